@@ -1,0 +1,65 @@
+# Questwall: the two commands are `make run` and `make test`. Both install what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+TOOLS  := .tools
+BIN    := $(VENV)/bin
+
+# Node.js 22 and bun for the portal's build come from the npm registry into .tools/.
+export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
+export REFLEX_TELEMETRY_ENABLED := false
+export REFLEX_USE_SYSTEM_BUN := true
+
+.PHONY: help run test install install-dev lint typecheck bench lock clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+run: install ## Install, migrate the database and start Questwall on http://localhost:8000
+	$(BIN)/questwall migrate
+	$(BIN)/questwall serve
+
+test: install-dev ## Install test tools, lint, type-check and run the whole test suite
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+install: $(VENV)/.installed $(TOOLS)/.installed ## Python packages, Node.js 22 and bun
+
+install-dev: install $(VENV)/.installed-dev chromium
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+
+$(VENV)/.installed: $(BIN)/python requirements.txt pyproject.toml
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements-dev.txt
+	@touch $@
+
+$(TOOLS)/.installed: $(TOOLS)/package.json $(TOOLS)/package-lock.json
+	@command -v npm >/dev/null || scripts/apt-install.sh nodejs npm
+	cd $(TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	@node --version && bun --version
+	@touch $@
+
+chromium: ## Debian's Chromium for the browser tests
+	@test -x /usr/bin/chromium || scripts/apt-install.sh chromium
+
+bench: install ## Run the benchmarks (prints figures; see bench/README.md)
+	$(BIN)/python bench/ingest.py
+
+lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
+	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
+	$(BIN)/uv pip compile pyproject.toml --extra dev --no-header --no-annotate --quiet -o requirements-dev.txt
+
+clean: ## Remove installed tools and build outputs (keeps data/)
+	rm -rf $(VENV) $(TOOLS)/node_modules $(TOOLS)/.installed .web

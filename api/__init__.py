@@ -1,0 +1,1 @@
+"""Questwall's API: settings, domain services and the FastAPI routes."""

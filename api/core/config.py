@@ -1,0 +1,70 @@
+"""One settings object, read from the environment (and an optional `.env` file)."""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    # Where the embedded defaults keep their files (SQLite database, generated master key).
+    data_dir: Path = Field(default=PROJECT_ROOT / "data", alias="QUESTWALL_DATA_DIR")
+    database_url: str = Field(default="", alias="DATABASE_URL")
+    # Master key. Empty: the embedded default creates one under data/ on first use.
+    secret_key: str = Field(default="", alias="SECRET_KEY", repr=False)
+    # Earlier master keys, comma-separated, still accepted for decryption after a rotation.
+    secret_key_previous: str = Field(default="", alias="SECRET_KEY_PREVIOUS", repr=False)
+    base_url: str = Field(default="http://localhost:8000", alias="BASE_URL")
+    # Production refuses the generated master key (set QUESTWALL_ENV=production).
+    environment: str = Field(default="development", alias="QUESTWALL_ENV")
+
+    signature_window_seconds: int = 300
+    max_body_bytes: int = 1024 * 1024
+    max_items_per_request: int = 1000
+    max_future_event_seconds: int = 300
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'questwall.db'}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    def master_keys(self) -> list[str]:
+        """The current master key first, then any previous ones."""
+        current = self.secret_key or _embedded_secret_key(self)
+        previous = [k.strip() for k in self.secret_key_previous.split(",") if k.strip()]
+        return [current, *previous]
+
+
+def _embedded_secret_key(settings: Settings) -> str:
+    if settings.environment == "production":
+        raise RuntimeError("SECRET_KEY must be set when QUESTWALL_ENV=production")
+    path = settings.data_dir / "secret_key"
+    if not path.exists():
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        # Written with owner-only permissions; never printed.
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(48))
+    return path.read_text().strip()
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

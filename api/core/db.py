@@ -1,0 +1,142 @@
+"""The one engine and session factory, shared by the API, the portal and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import Engine, event, text
+from sqlalchemy.engine import make_url
+from sqlmodel import Session, create_engine
+
+from api.core.config import PROJECT_ROOT, get_settings
+
+_WRITE = "questwall_write"
+
+
+def build_engine(url: str) -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout and explicit write locks."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=20
+        )
+        _configure_sqlite(engine)
+        return engine
+    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        # A write transaction takes the write lock up front (BEGIN IMMEDIATE), so two
+        # writers queue on the busy timeout instead of failing to upgrade a read lock.
+        if conn.get_execution_options().get(_WRITE):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+@lru_cache
+def get_engine() -> Engine:
+    return build_engine(get_settings().resolved_database_url)
+
+
+def new_session(engine: Engine | None = None, *, write: bool = False) -> Session:
+    session = Session(engine or get_engine(), expire_on_commit=False)
+    if write:
+        session.connection(execution_options={_WRITE: True})
+    return session
+
+
+@contextmanager
+def write_session(engine: Engine | None = None) -> Iterator[Session]:
+    """One use case, one transaction: commits on success, rolls back on error."""
+    session = new_session(engine, write=True)
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def get_db() -> Iterator[Session]:
+    """FastAPI dependency: a read session (services open write sessions as they need)."""
+    session = new_session()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+# --- migrations -----------------------------------------------------------------------
+
+ALEMBIC_INI = PROJECT_ROOT / "alembic.ini"
+MIGRATE_COMMAND = "questwall migrate"
+
+
+def alembic_config(url: str | None = None):
+    from alembic.config import Config
+
+    config = Config(str(ALEMBIC_INI))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    config.attributes["database_url"] = url or get_settings().resolved_database_url
+    return config
+
+
+def migrate(url: str | None = None, revision: str = "head") -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(url), revision)
+
+
+def pending_migrations(engine: Engine | None = None) -> list[str]:
+    """Revisions the database lacks; empty when it is at head."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    with (engine or get_engine()).connect() as conn:
+        current = set(MigrationContext.configure(conn).get_current_heads())
+    heads = set(script.get_heads())
+    if current == heads:
+        return []
+    return [rev.revision for rev in script.walk_revisions() if rev.revision not in current]
+
+
+class DatabaseNotMigrated(RuntimeError):
+    pass
+
+
+def ensure_migrated(engine: Engine | None = None) -> None:
+    """Refuse to serve an unmigrated database, naming the command that fixes it."""
+    missing = pending_migrations(engine)
+    if missing:
+        url = (engine or get_engine()).url.render_as_string(hide_password=True)
+        raise DatabaseNotMigrated(
+            f"The database at {url} is not migrated ({len(missing)} migration(s) pending). "
+            f"Run `{MIGRATE_COMMAND}` first."
+        )
+
+
+def ping(engine: Engine | None = None) -> None:
+    with (engine or get_engine()).connect() as conn:
+        conn.execute(text("SELECT 1"))

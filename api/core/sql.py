@@ -1,0 +1,42 @@
+"""Portable INSERT … ON CONFLICT for SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session
+
+
+def _insert(session: Session, table: sa.Table) -> Any:
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(table)
+    if dialect == "sqlite":
+        return sqlite.insert(table)
+    raise NotImplementedError(f"unsupported database dialect {dialect}")
+
+
+def insert_ignore(
+    session: Session, table: sa.Table, values: dict[str, Any], conflict: Sequence[str]
+) -> None:
+    """Insert a row unless one with the same `conflict` columns exists."""
+    stmt = _insert(session, table).values(**values).on_conflict_do_nothing(index_elements=conflict)
+    session.execute(stmt)
+
+
+def upsert(
+    session: Session,
+    table: sa.Table,
+    values: dict[str, Any],
+    conflict: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """Insert a row, or update `update` columns of the row that has the same `conflict` columns."""
+    stmt = _insert(session, table).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=conflict, set_={c: stmt.excluded[c] for c in update}
+    )
+    session.execute(stmt)

@@ -1,0 +1,28 @@
+"""FastAPI dependencies: the engine, the secret box and settings, swappable in tests."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy import Engine
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+
+
+def get_engine_dep(request: Request) -> Engine:
+    return request.app.state.engine
+
+
+def get_box(request: Request) -> SecretBox:
+    return request.app.state.box
+
+
+def get_settings_dep(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+EngineDep = Annotated[Engine, Depends(get_engine_dep)]
+BoxDep = Annotated[SecretBox, Depends(get_box)]
+SettingsDep = Annotated[Settings, Depends(get_settings_dep)]

@@ -1,0 +1,104 @@
+"""Games and their credentials: create, list, add, rotate and revoke."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, select
+
+from api.core.crypto import SecretBox, new_token
+from models import Game, GameCredential
+from models.types import utcnow
+
+MAX_LIVE_CREDENTIALS = 2
+
+
+class CredentialError(ValueError):
+    """A credential operation that the rules forbid (e.g. a third live credential)."""
+
+
+@dataclass(frozen=True)
+class IssuedCredential:
+    """A credential as shown once, at creation: the only time the secret is visible."""
+
+    game_id: str
+    credential_id: str
+    client_id: str
+    client_secret: str
+
+
+def create_game(*, session: Session, box: SecretBox, name: str) -> IssuedCredential:
+    """Create a game and its first credential."""
+    name = name.strip()
+    if not 1 <= len(name) <= 200:
+        raise ValueError("a game's name must be 1 to 200 characters")
+    game = Game(name=name)
+    session.add(game)
+    session.flush()
+    return add_credential(session=session, box=box, game_id=game.id)
+
+
+def add_credential(*, session: Session, box: SecretBox, game_id: str) -> IssuedCredential:
+    """Issue a new credential; a game may hold two live ones at once."""
+    if session.get(Game, game_id) is None:
+        raise CredentialError(f"no game with id {game_id}")
+    live = live_credentials(session=session, game_id=game_id)
+    if len(live) >= MAX_LIVE_CREDENTIALS:
+        raise CredentialError(
+            "this game already has two live credentials; revoke one first (or use rotate)"
+        )
+    secret = new_token("qw_cs_")
+    credential = GameCredential(
+        game_id=game_id,
+        client_id=new_token("qw_ci_", 12),
+        secret_sealed=box.seal(secret, context="game_credential"),
+        secret_digest=box.digest(secret),
+    )
+    session.add(credential)
+    session.flush()
+    return IssuedCredential(game_id, credential.id, credential.client_id, secret)
+
+
+def rotate_credential(
+    *, session: Session, box: SecretBox, game_id: str, revoke_client_id: str | None = None
+) -> IssuedCredential:
+    """Issue a new credential. With `revoke_client_id`, revoke that one in the same step;
+    without it, the older credential stays live until it is revoked (zero-downtime rotation)."""
+    if revoke_client_id:
+        revoke_credential(session=session, game_id=game_id, client_id=revoke_client_id)
+    return add_credential(session=session, box=box, game_id=game_id)
+
+
+def revoke_credential(*, session: Session, game_id: str, client_id: str) -> GameCredential:
+    """Revoke a credential: it stops working at once."""
+    credential = session.exec(
+        select(GameCredential).where(
+            GameCredential.game_id == game_id, GameCredential.client_id == client_id
+        )
+    ).first()
+    if credential is None:
+        raise CredentialError(f"game {game_id} has no credential {client_id}")
+    if credential.revoked_at is None:
+        credential.revoked_at = utcnow()
+        session.add(credential)
+        session.flush()
+    return credential
+
+
+def live_credentials(*, session: Session, game_id: str) -> list[GameCredential]:
+    return list(
+        session.exec(
+            select(GameCredential)
+            .where(GameCredential.game_id == game_id, GameCredential.revoked_at.is_(None))  # type: ignore[union-attr]
+            .order_by(GameCredential.created_at)  # type: ignore[arg-type]
+        )
+    )
+
+
+def list_games(*, session: Session) -> list[tuple[Game, list[GameCredential]]]:
+    games = session.exec(select(Game).order_by(Game.created_at)).all()  # type: ignore[arg-type]
+    result = []
+    for game in games:
+        creds = session.exec(select(GameCredential).where(GameCredential.game_id == game.id)).all()
+        result.append((game, list(creds)))
+    return result

@@ -1,0 +1,371 @@
+"""POST /v2/custom-events: identifiers and events, applied in one transaction.
+
+Order of checks: signature → retry of a committed request → JSON envelope → gameId →
+Idempotency-Key → items. Identifiers are applied before events, so events in the
+same request see the new links. Valid items are stored; invalid ones are reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.core.db import new_session, write_session
+from api.core.errors import ApiError, error_body, validation_failed
+from api.services.identifiers import apply_identifiers
+from api.services.signing import SignedCaller, authenticate
+from models import Event, IdempotencyRecord, SignedRequest
+from models.schemas import EventIn, IdentifierIn
+from models.types import utcnow
+
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+ENVELOPE_KEYS = frozenset({"gameId", "identifiers", "events"})
+_event = Event.__table__  # type: ignore[attr-defined]
+_signed = SignedRequest.__table__  # type: ignore[attr-defined]
+_idem = IdempotencyRecord.__table__  # type: ignore[attr-defined]
+
+# Pydantic's built-in error types, in the product's words.
+_BUILTIN_CODES = {
+    "missing": "missing_field",
+    "extra_forbidden": "unknown_field",
+    "string_type": "invalid_type",
+    "float_type": "invalid_value",
+    "float_parsing": "invalid_value",
+    "dict_type": "invalid_traits",
+    "model_type": "invalid_item",
+}
+
+
+@dataclass
+class Outcome:
+    """An answer to send: HTTP status and JSON body."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Batch:
+    identifiers: list[tuple[int, IdentifierIn]] = field(default_factory=list)
+    events: list[tuple[int, EventIn]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    submitted: int = 0
+
+
+def ingest_custom_events(
+    *,
+    engine: Engine,
+    box: SecretBox,
+    settings: Settings,
+    client_id: str | None,
+    timestamp: str | None,
+    signature: str | None,
+    body: bytes,
+    idempotency_key: str | None = None,
+) -> Outcome:
+    """Authenticate, validate and store one signed batch; return the answer to send."""
+    with new_session(engine) as session:
+        caller = authenticate(
+            session,
+            box=box,
+            client_id=client_id,
+            timestamp=timestamp,
+            signature=signature,
+            body=body,
+            window_seconds=settings.signature_window_seconds,
+        )
+        replay = _stored_answer(session, caller)
+        if replay is not None:
+            return replay
+
+    envelope = parse_envelope(body, max_items=settings.max_items_per_request)
+    if envelope["gameId"] != caller.game_id:
+        raise ApiError(403, "game_mismatch", "gameId is not the game this client id belongs to.")
+
+    request_digest = hashlib.sha256(body).hexdigest()
+    if idempotency_key is not None:
+        _check_idempotency_key(idempotency_key)
+        with new_session(engine) as session:
+            earlier = _idempotent_answer(session, caller.game_id, idempotency_key, request_digest)
+        if earlier is not None:
+            return earlier
+
+    batch = _validate_items(envelope)
+    try:
+        outcome = _store(engine, caller, batch, idempotency_key, request_digest)
+    except IntegrityError:
+        # The same request (or key) committed in parallel: answer as it was answered.
+        with new_session(engine) as session:
+            again = _stored_answer(session, caller) or (
+                _idempotent_answer(session, caller.game_id, idempotency_key, request_digest)
+                if idempotency_key
+                else None
+            )
+        if again is None:
+            raise
+        return again
+    _maybe_prune(engine, settings)
+    return outcome
+
+
+def parse_envelope(body: bytes, *, max_items: int) -> dict[str, Any]:
+    """Parse and check the request envelope; the whole request is refused on any error."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise validation_failed(
+            "The body must be a JSON object.", [{"path": "", "message": "expected an object"}]
+        )
+    problems = [
+        {"path": key, "message": "unknown field"} for key in sorted(set(data) - ENVELOPE_KEYS)
+    ]
+    if not isinstance(data.get("gameId"), str) or not data.get("gameId"):
+        problems.append({"path": "gameId", "message": "required, a non-empty string"})
+    for key in ("identifiers", "events"):
+        if data.get(key) is None:
+            data[key] = []
+        elif not isinstance(data[key], list):
+            problems.append({"path": key, "message": "must be an array"})
+    if problems:
+        raise validation_failed("The request envelope is invalid.", problems)
+    for key in ("identifiers", "events"):
+        if len(data[key]) > max_items:
+            raise ApiError(
+                413,
+                "too_many_items",
+                f"At most {max_items} {key} are accepted in one request.",
+                [{"path": key, "count": len(data[key]), "limit": max_items}],
+            )
+    return data
+
+
+def _validate_items(envelope: dict[str, Any]) -> _Batch:
+    batch = _Batch()
+    for kind, items, model, sink in (
+        ("identifier", envelope["identifiers"], IdentifierIn, batch.identifiers),
+        ("event", envelope["events"], EventIn, batch.events),
+    ):
+        batch.submitted += len(items)
+        for index, raw in enumerate(items):
+            parsed, problem = _validate_one(model, raw)
+            if problem is None:
+                sink.append((index, parsed))  # type: ignore[arg-type]
+            else:
+                batch.rejected.append({"kind": kind, "index": index, **problem})
+    return batch
+
+
+def _validate_one(model: type[BaseModel], raw: Any) -> tuple[BaseModel | None, dict | None]:
+    if not isinstance(raw, dict):
+        return None, {"code": "invalid_item", "message": "each item must be a JSON object"}
+    try:
+        return model.model_validate(raw), None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        code = _BUILTIN_CODES.get(first["type"], first["type"])
+        message = (
+            first["msg"] if first["type"] not in _BUILTIN_CODES else f"{where}: {first['msg']}"
+        )
+        return None, {"code": code, "message": message, "field": where or None}
+
+
+def _store(
+    engine: Engine,
+    caller: SignedCaller,
+    batch: _Batch,
+    idempotency_key: str | None,
+    request_digest: str,
+) -> Outcome:
+    with write_session(engine) as session:
+        # Claim the signature (and key) first: a parallel twin waits here, then fails.
+        _claim(session, caller, idempotency_key, request_digest)
+        accepted_identifiers = 0
+        for index, item in batch.identifiers:
+            refusal = apply_identifiers(session=session, game_id=caller.game_id, item=item)
+            if refusal is None:
+                accepted_identifiers += 1
+            else:
+                batch.rejected.append(
+                    {
+                        "kind": "identifier",
+                        "index": index,
+                        "code": refusal.code,
+                        "message": refusal.message,
+                        "field": refusal.field,
+                    }
+                )
+        _insert_events(session, caller.game_id, batch.events)
+        outcome = _answer(batch, accepted_identifiers, len(batch.events))
+        if outcome.status == 422:
+            session.rollback()  # all invalid: nothing is stored, not even the claim
+            return outcome
+        _record(session, caller, idempotency_key, outcome)
+    return outcome
+
+
+def _insert_events(session: Session, game_id: str, events: list[tuple[int, EventIn]]) -> None:
+    if not events:
+        return
+    received = utcnow()
+    rows = [
+        {
+            "game_id": game_id,
+            "user_id": e.userId,
+            "name": e.event,
+            "time": e.time,
+            "value": e.value,
+            "traits": e.traits,
+            "group_id": e.groupId,
+            "received_at": received,
+        }
+        for _, e in events
+    ]
+    session.execute(_event.insert(), rows)
+
+
+def _answer(batch: _Batch, identifiers: int, events: int) -> Outcome:
+    rejected = sorted(batch.rejected, key=lambda r: (r["kind"] != "identifier", r["index"]))
+    for item in rejected:
+        if item.get("field") is None:
+            item.pop("field", None)
+    accepted = {"identifiers": identifiers, "events": events}
+    if not rejected:
+        return Outcome(
+            200, {"statusCode": 200, "message": "OK", "accepted": accepted, "rejected": []}
+        )
+    if identifiers + events > 0:
+        return Outcome(
+            207,
+            {
+                "statusCode": 207,
+                "message": "Partially accepted",
+                "accepted": accepted,
+                "rejected": rejected,
+            },
+        )
+    body = error_body(
+        422, "validation_failed", "No item of the request is valid; nothing was stored.", rejected
+    )
+    body.update({"accepted": accepted, "rejected": rejected})
+    return Outcome(422, body)
+
+
+def _claim(
+    session: Session, caller: SignedCaller, idempotency_key: str | None, request_digest: str
+) -> None:
+    now = utcnow()
+    session.execute(
+        _signed.insert().values(
+            client_id=caller.client_id,
+            signature=caller.signature,
+            status_code=0,
+            response={},
+            created_at=now,
+        )
+    )
+    if idempotency_key is not None:
+        expired = now - timedelta(seconds=IDEMPOTENCY_TTL_SECONDS)
+        session.execute(
+            sa.delete(_idem).where(
+                _idem.c.game_id == caller.game_id,
+                _idem.c.key == idempotency_key,
+                _idem.c.created_at < expired,
+            )
+        )
+        session.execute(
+            _idem.insert().values(
+                game_id=caller.game_id,
+                key=idempotency_key,
+                request_digest=request_digest,
+                status_code=0,
+                response={},
+                created_at=now,
+            )
+        )
+
+
+def _record(
+    session: Session, caller: SignedCaller, idempotency_key: str | None, outcome: Outcome
+) -> None:
+    session.execute(
+        _signed.update()
+        .where(_signed.c.client_id == caller.client_id, _signed.c.signature == caller.signature)
+        .values(status_code=outcome.status, response=outcome.body)
+    )
+    if idempotency_key is not None:
+        session.execute(
+            _idem.update()
+            .where(_idem.c.game_id == caller.game_id, _idem.c.key == idempotency_key)
+            .values(status_code=outcome.status, response=outcome.body)
+        )
+
+
+def _stored_answer(session: Session, caller: SignedCaller) -> Outcome | None:
+    row = session.get(SignedRequest, (caller.client_id, caller.signature))
+    if row is None or row.status_code == 0:
+        return None
+    return Outcome(row.status_code, row.response, {"Questwall-Replayed": "true"})
+
+
+def _check_idempotency_key(key: str) -> None:
+    if not 1 <= len(key) <= 255 or not key.isprintable():
+        raise ApiError(
+            400, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable characters."
+        )
+
+
+def _idempotent_answer(
+    session: Session, game_id: str, key: str, request_digest: str
+) -> Outcome | None:
+    row = session.get(IdempotencyRecord, (game_id, key))
+    if row is None or row.status_code == 0:
+        return None
+    if (utcnow() - row.created_at).total_seconds() > IDEMPOTENCY_TTL_SECONDS:
+        return None
+    if row.request_digest != request_digest:
+        raise ApiError(
+            409,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used for a different request body.",
+        )
+    return Outcome(row.status_code, row.response, {"Idempotent-Replayed": "true"})
+
+
+_last_prune = 0.0
+
+
+def _maybe_prune(engine: Engine, settings: Settings) -> None:
+    """Forget expired retry records, at most once a minute per process."""
+    global _last_prune
+    if time.monotonic() - _last_prune < 60:
+        return
+    _last_prune = time.monotonic()
+    prune_expired(engine=engine, settings=settings)
+
+
+def prune_expired(*, engine: Engine, settings: Settings) -> int:
+    """Delete signed-request records past any valid resend, and idempotency keys past 24 h."""
+    now = utcnow()
+    # A request signed up to `window` in the future stays valid until 2 × window from now.
+    signed_cutoff = now - timedelta(seconds=2 * settings.signature_window_seconds + 60)
+    idem_cutoff = now - timedelta(seconds=IDEMPOTENCY_TTL_SECONDS)
+    with write_session(engine) as session:
+        a = session.execute(sa.delete(_signed).where(_signed.c.created_at < signed_cutoff))
+        b = session.execute(sa.delete(_idem).where(_idem.c.created_at < idem_cutoff))
+        return int(a.rowcount or 0) + int(b.rowcount or 0)  # type: ignore[attr-defined]

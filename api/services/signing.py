@@ -1,0 +1,63 @@
+"""Authentication of signed requests (SERVICE.md 2)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqlmodel import Session, select
+
+from api.core.crypto import SecretBox, sign_request, signature_matches
+from api.core.errors import ApiError, invalid_signature
+from models import GameCredential
+
+SIGNATURE_LENGTH = 64  # hex digits of HMAC-SHA256
+
+
+@dataclass(frozen=True)
+class SignedCaller:
+    """Who sent a correctly signed request."""
+
+    game_id: str
+    client_id: str
+    signature: str  # lower-case hex, the key of retry detection
+
+
+def authenticate(
+    session: Session,
+    *,
+    box: SecretBox,
+    client_id: str | None,
+    timestamp: str | None,
+    signature: str | None,
+    body: bytes,
+    window_seconds: int,
+    now_ms: int | None = None,
+) -> SignedCaller:
+    """Check the headers and HMAC of a signed request; raise ApiError(401) otherwise."""
+    if not client_id or not timestamp or not signature:
+        raise invalid_signature()
+    if len(signature) != SIGNATURE_LENGTH or not timestamp.isdigit() or len(client_id) > 64:
+        raise invalid_signature()
+    credential = session.exec(
+        select(GameCredential).where(GameCredential.client_id == client_id)
+    ).first()
+    if credential is None or credential.revoked_at is not None:
+        # Spend the same HMAC work as a real check, so timing does not tell ids apart.
+        signature_matches(sign_request("x" * 43, client_id, timestamp, body), signature)
+        raise invalid_signature()
+    secret = box.open(credential.secret_sealed, context="game_credential")
+    expected = sign_request(secret, client_id, timestamp, body)
+    if not signature_matches(expected, signature):
+        raise invalid_signature()
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    if abs(now_ms - int(timestamp)) > window_seconds * 1000:
+        raise ApiError(
+            401,
+            "timestamp_out_of_window",
+            f"x-timestamp must be within {window_seconds} seconds of the server's clock.",
+            [{"serverTime": now_ms}],
+        )
+    return SignedCaller(
+        game_id=credential.game_id, client_id=client_id, signature=signature.lower()
+    )

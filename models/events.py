@@ -1,0 +1,57 @@
+"""Stored game events, and the records that make ingestion safe to retry."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from models.types import BigIntPK, JSONDoc, UTCDateTime, utcnow
+
+
+class Event(SQLModel, table=True):
+    __tablename__ = "event"
+    __table_args__ = (sa.Index("ix_event_game_user_time", "game_id", "user_id", "time"),)
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    game_id: str = Field(foreign_key="game.id", max_length=36, ondelete="CASCADE")
+    user_id: str = Field(max_length=128)
+    name: str = Field(max_length=64)
+    # When it happened (UTC, millisecond precision) and when it arrived.
+    time: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    value: float | None = Field(default=None)
+    traits: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
+    group_id: str | None = Field(default=None, max_length=128)
+    received_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class SignedRequest(SQLModel, table=True):
+    """A committed signed request, so a byte-identical resend is answered, not re-applied."""
+
+    __tablename__ = "signed_request"
+
+    client_id: str = Field(primary_key=True, max_length=64)
+    signature: str = Field(primary_key=True, max_length=64)
+    status_code: int
+    response: dict[str, Any] = Field(sa_type=JSONDoc)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_type=UTCDateTime, nullable=False, index=True
+    )
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """The first answer to a request with an Idempotency-Key, kept for 24 hours."""
+
+    __tablename__ = "idempotency_record"
+
+    game_id: str = Field(foreign_key="game.id", primary_key=True, max_length=36, ondelete="CASCADE")
+    key: str = Field(primary_key=True, max_length=255)
+    # SHA-256 of the body, to refuse the same key reused for a different request.
+    request_digest: str = Field(max_length=64)
+    status_code: int
+    response: dict[str, Any] = Field(sa_type=JSONDoc)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_type=UTCDateTime, nullable=False, index=True
+    )

@@ -1,0 +1,244 @@
+"""Request and response schemas of the ingestion API, shared by the API and its docs.
+
+Validators raise `PydanticCustomError(code, message)`, so each rejected item is
+reported with a stable machine code (see docs/errors.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from email_validator import EmailNotValidError, validate_email
+from eth_hash.auto import keccak
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+EVENT_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+# RFC 3339 date-time: a zone (Z or an offset) is required, fractions are optional.
+RFC3339 = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})"
+)
+DIGITS_1_20 = re.compile(r"\d{1,20}")
+WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
+MAX_FUTURE = timedelta(minutes=5)
+
+# The identifier fields besides userId, in the order they are applied.
+IDENTIFIER_KINDS = (
+    "discordId",
+    "twitterId",
+    "appleId",
+    "steamId",
+    "email",
+    "epicGamesId",
+    "telegramId",
+    "walletAddress",
+    "platformUserId",
+)
+
+
+def _fail(code: str, message: str) -> PydanticCustomError:
+    return PydanticCustomError(code, message)
+
+
+def parse_event_time(raw: str, *, now: datetime | None = None) -> datetime:
+    """RFC 3339 with a zone → aware UTC datetime truncated to milliseconds."""
+    match = RFC3339.fullmatch(raw)
+    if match is None:
+        raise _fail(
+            "invalid_time", "time must be RFC 3339 with a zone, e.g. 2026-01-31T12:00:00.000Z"
+        )
+    date, clock, fraction, zone = match.groups()
+    micros = (fraction or "").ljust(6, "0")[:6]
+    zone = "+00:00" if zone in ("Z", "z") else zone
+    try:
+        parsed = datetime.fromisoformat(f"{date}T{clock}.{micros}{zone}")
+    except ValueError:
+        raise _fail("invalid_time", "time is not a real date and time") from None
+    parsed = parsed.astimezone(UTC)
+    parsed = parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
+    if parsed - (now or datetime.now(UTC)) > MAX_FUTURE:
+        raise _fail("time_in_future", "time is more than 5 minutes in the future")
+    return parsed
+
+
+def _user_id(value: str) -> str:
+    if not 1 <= len(value) <= 128:
+        raise _fail("invalid_user_id", "userId must be 1 to 128 characters")
+    return value
+
+
+def is_eip55(address: str) -> bool:
+    """True when a mixed-case address carries a valid EIP-55 checksum."""
+    hex_part = address[2:]
+    digest = keccak(hex_part.lower().encode("ascii")).hex()
+    for char, nibble in zip(hex_part, digest[:40], strict=True):
+        if char.isalpha() and (char.isupper() != (int(nibble, 16) >= 8)):
+            return False
+    return True
+
+
+def normalize_identifier(kind: str, value: str) -> str:
+    """The canonical form identifiers are matched on."""
+    if kind == "walletAddress":
+        return value.lower()
+    return value
+
+
+class EventIn(BaseModel):
+    """One game event (SERVICE.md 4, Events)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    userId: str = Field(description="The game's own user id, 1-128 characters.")
+    event: str = Field(description="1-64 characters of letters, digits and _ . : -")
+    time: datetime = Field(
+        description="RFC 3339 with a zone; stored in UTC, millisecond precision."
+    )
+    value: float | None = Field(default=None, description="A finite number, e.g. a score.")
+    traits: dict[str, Any] | None = Field(default=None, description="Free-form details.")
+    groupId: str | None = Field(default=None, description='Match or group id; "" counts as absent.')
+
+    _check_user = field_validator("userId")(classmethod(lambda cls, v: _user_id(v)))
+
+    @field_validator("event")
+    @classmethod
+    def _event_name(cls, value: str) -> str:
+        if EVENT_NAME.fullmatch(value) is None:
+            raise _fail(
+                "invalid_event_name", "event must be 1-64 letters, digits or _ . : - characters"
+            )
+        return value
+
+    @field_validator("time", mode="plain")
+    @classmethod
+    def _time(cls, value: Any) -> datetime:
+        if not isinstance(value, str):
+            raise _fail("invalid_time", "time must be a string")
+        return parse_event_time(value)
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise _fail("invalid_value", "value must be a finite number")
+        return value
+
+    @field_validator("groupId")
+    @classmethod
+    def _group(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > 128:
+            raise _fail("invalid_group_id", "groupId must be at most 128 characters")
+        return value or None
+
+
+class IdentifierIn(BaseModel):
+    """Identifiers of one game user. Omitted: unchanged; null: removed; value: set."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    userId: str
+    discordId: str | None = Field(default=None, description="1-20 digits")
+    twitterId: str | None = Field(default=None, description="1-20 digits")
+    appleId: str | None = None
+    steamId: str | None = None
+    email: str | None = None
+    epicGamesId: str | None = None
+    telegramId: str | None = None
+    walletAddress: str | None = Field(default=None, description="0x + 40 hex digits (EIP-55)")
+    platformUserId: str | None = Field(default=None, description="UUID of a platform user")
+
+    _check_user = field_validator("userId")(classmethod(lambda cls, v: _user_id(v)))
+
+    @field_validator("discordId", "twitterId")
+    @classmethod
+    def _digits(cls, value: str | None, info: Any) -> str | None:
+        if value is not None and DIGITS_1_20.fullmatch(value) is None:
+            raise _fail("invalid_identifier", f"{info.field_name} must be 1 to 20 digits")
+        return value
+
+    @field_validator("appleId", "steamId", "epicGamesId", "telegramId")
+    @classmethod
+    def _plain(cls, value: str | None, info: Any) -> str | None:
+        if value is not None and not 1 <= len(value) <= 255:
+            raise _fail("invalid_identifier", f"{info.field_name} must be 1 to 255 characters")
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            checked = validate_email(value, check_deliverability=False)
+        except EmailNotValidError as exc:
+            raise _fail("invalid_email", f"email is not a valid address: {exc}") from None
+        return f"{checked.local_part}@{checked.domain.lower()}"
+
+    @field_validator("walletAddress")
+    @classmethod
+    def _wallet(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if WALLET.fullmatch(value) is None:
+            raise _fail(
+                "invalid_wallet_address", "walletAddress must be 0x followed by 40 hex digits"
+            )
+        hex_part = value[2:]
+        mixed = hex_part != hex_part.lower() and hex_part != hex_part.upper()
+        if mixed and not is_eip55(value):
+            raise _fail("invalid_wallet_address", "walletAddress fails its EIP-55 checksum")
+        return value
+
+    @field_validator("platformUserId")
+    @classmethod
+    def _platform_user(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            raise _fail("invalid_platform_user_id", "platformUserId must be a UUID") from None
+
+    def provided(self) -> dict[str, str | None]:
+        """The identifier fields this item sets (a value) or removes (None)."""
+        return {k: getattr(self, k) for k in IDENTIFIER_KINDS if k in self.model_fields_set}
+
+
+class CustomEventsRequest(BaseModel):
+    """The envelope of POST /v2/custom-events (documentation schema)."""
+
+    gameId: str
+    identifiers: list[IdentifierIn] = Field(default_factory=list, max_length=1000)
+    events: list[EventIn] = Field(default_factory=list, max_length=1000)
+
+
+class Accepted(BaseModel):
+    identifiers: int
+    events: int
+
+
+class RejectedItem(BaseModel):
+    kind: Literal["event", "identifier"]
+    index: int
+    code: str
+    message: str
+    field: str | None = None
+
+
+class CustomEventsResponse(BaseModel):
+    statusCode: int = 200
+    message: str = "OK"
+    accepted: Accepted
+    rejected: list[RejectedItem] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    statusCode: int
+    error: str
+    message: str
+    code: str
+    details: list[dict[str, Any]] = Field(default_factory=list)

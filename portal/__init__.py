@@ -1,0 +1,1 @@
+"""The Questwall portal (Reflex)."""

@@ -1,0 +1,12 @@
+"""The only module that joins the halves: the Reflex portal with the API mounted in front."""
+
+import reflex as rx
+
+from api.app import create_api
+from portal.pages.home import home
+
+app = rx.App(
+    api_transformer=create_api(),
+    theme=rx.theme(accent_color="violet", radius="medium"),
+)
+app.add_page(home, route="/", title="Questwall")

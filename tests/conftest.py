@@ -1,0 +1,109 @@
+"""Test fixtures: every test gets its own migrated database, on SQLite and on PostgreSQL.
+
+PostgreSQL comes from TEST_POSTGRES_URL (default: the local server). Without a server
+its tests skip with a message, unless QUESTWALL_REQUIRE_POSTGRES=1 (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlmodel import SQLModel
+
+# Never touch a developer's data/ or master key from tests.
+os.environ.setdefault("SECRET_KEY", "test-master-key-not-for-production")
+os.environ["REFLEX_TELEMETRY_ENABLED"] = "false"
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.core.db import build_engine, migrate
+
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+PG_URL = os.environ.get("TEST_POSTGRES_URL", DEFAULT_PG)
+REQUIRE_PG = os.environ.get("QUESTWALL_REQUIRE_POSTGRES") == "1"
+MASTER_KEY = "test-master-key-not-for-production"
+
+
+def _postgres_problem() -> str | None:
+    try:
+        engine = sa.create_engine(PG_URL, connect_args={"connect_timeout": 3})
+        with engine.connect():
+            pass
+        engine.dispose()
+        return None
+    except Exception as exc:  # any failure to connect
+        return f"PostgreSQL at {make_url(PG_URL).render_as_string(hide_password=True)}: {exc}"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    migrate(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    problem = _postgres_problem()
+    if problem:
+        if REQUIRE_PG:
+            pytest.fail(
+                f"PostgreSQL is required (QUESTWALL_REQUIRE_POSTGRES=1) but unreachable: {problem}"
+            )
+        pytest.skip(f"PostgreSQL not available, its tests are skipped ({problem})")
+    # A database of our own, migrated once; each test truncates what it wrote.
+    name = f"questwall_test_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    migrate(url)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _truncate_all(engine: Engine) -> None:
+    tables = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        path = tmp_path / "questwall.db"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
+    else:
+        yield request.getfixturevalue("postgres_server_url")
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = build_engine(db_url)
+    yield engine
+    if engine.dialect.name == "postgresql":
+        _truncate_all(engine)
+    engine.dispose()
+
+
+@pytest.fixture
+def box() -> SecretBox:
+    return SecretBox([MASTER_KEY])
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        DATABASE_URL=db_url, SECRET_KEY=MASTER_KEY, QUESTWALL_DATA_DIR=tmp_path / "data"
+    )
