@@ -10,12 +10,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy import Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from api.core.config import Settings, get_settings
 from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
-from api.core.responses import OrjsonResponse
+from api.responses import OrjsonResponse
 from api.routes import events
 from api.routes.docs import add_raw_body_schemas
 
@@ -85,16 +86,25 @@ def _add_error_handlers(app: FastAPI) -> None:
 def _add_catch_alls(app: FastAPI) -> None:
     """Unknown paths or methods under an API prefix answer JSON, never the portal's HTML."""
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
-    known = {getattr(r, "path", "") for r in app.routes}
 
     async def _fallback(request: Request) -> OrjsonResponse:
-        if request.url.path in known:
-            return _json_error(405, "method_not_allowed", f"{request.method} is not allowed here.")
+        # Another route that matches the path but not the method makes this a 405.
+        for route in app.router.routes:
+            if getattr(route, "name", None) == "api_fallback":
+                continue
+            if route.matches(request.scope)[0] == Match.PARTIAL:
+                return _json_error(
+                    405, "method_not_allowed", f"{request.method} is not allowed here."
+                )
         return _json_error(404, "not_found", f"No API endpoint at {request.url.path}.")
 
     for prefix in API_PREFIXES:
         app.add_api_route(
-            prefix + "/{rest:path}", _fallback, methods=methods, include_in_schema=False
+            prefix + "/{rest:path}",
+            _fallback,
+            methods=methods,
+            include_in_schema=False,
+            name="api_fallback",
         )
 
 

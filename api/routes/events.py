@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 from starlette.concurrency import run_in_threadpool
 
-from api.core.responses import OrjsonResponse
 from api.deps import BoxDep, EngineDep, SettingsDep
+from api.responses import OrjsonResponse
 from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
 from api.services.ingestion import ingest_custom_events
