@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -64,18 +65,26 @@ def new_session(engine: Engine | None = None, *, write: bool = False) -> Session
     return session
 
 
+# SQLite has one writer at a time. Threads of this process queue on a lock instead of
+# on SQLite's busy handler, which sleeps in growing steps and makes latency spiky.
+_sqlite_writer = threading.Lock()
+
+
 @contextmanager
 def write_session(engine: Engine | None = None) -> Iterator[Session]:
     """One use case, one transaction: commits on success, rolls back on error."""
-    session = new_session(engine, write=True)
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
+    engine = engine or get_engine()
+    lock = _sqlite_writer if engine.dialect.name == "sqlite" else nullcontext()
+    with lock:
+        session = new_session(engine, write=True)
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
 
 
 def get_db() -> Iterator[Session]:

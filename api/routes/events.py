@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
-from starlette.concurrency import run_in_threadpool
 
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.responses import OrjsonResponse
+from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
-from api.services.ingestion import ingest_custom_events
+from api.services.ingestion import parse_batch, store_batch
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])
@@ -50,8 +51,10 @@ async def custom_events(
     ] = None,
 ) -> OrjsonResponse:
     body = await read_limited_body(request, settings.max_body_bytes)
-    outcome = await run_in_threadpool(
-        ingest_custom_events,
+    # Parsing and validation are pure CPU: they run here, on the event loop.
+    parsed = parse_batch(body=body, settings=settings)
+    work = partial(
+        store_batch,
         engine=engine,
         box=box,
         settings=settings,
@@ -59,6 +62,8 @@ async def custom_events(
         timestamp=x_timestamp,
         signature=x_signature,
         body=body,
+        parsed=parsed,
         idempotency_key=idempotency_key,
     )
+    outcome = await run_db(engine, work)
     return OrjsonResponse(outcome.body, status_code=outcome.status, headers=outcome.headers)

@@ -24,15 +24,15 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.errors import ApiError, error_body, validation_failed
+from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers
 from api.services.signing import SignedCaller, authenticate
-from models import Event, IdempotencyRecord, SignedRequest
+from models import IdempotencyRecord, SignedRequest
 from models.schemas import EventIn, IdentifierIn
 from models.types import utcnow
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 ENVELOPE_KEYS = frozenset({"gameId", "identifiers", "events"})
-_event = Event.__table__  # type: ignore[attr-defined]
 _signed = SignedRequest.__table__  # type: ignore[attr-defined]
 _idem = IdempotencyRecord.__table__  # type: ignore[attr-defined]
 
@@ -65,6 +65,17 @@ class _Batch:
     submitted: int = 0
 
 
+@dataclass
+class ParsedBatch:
+    """The outcome of parsing a body: validated items, or the error to answer with
+    once the request has proven who sent it."""
+
+    batch: _Batch | None
+    game_id: str | None
+    request_digest: str
+    error: ApiError | None = None
+
+
 def ingest_custom_events(
     *,
     engine: Engine,
@@ -77,6 +88,48 @@ def ingest_custom_events(
     idempotency_key: str | None = None,
 ) -> Outcome:
     """Authenticate, validate and store one signed batch; return the answer to send."""
+    parsed = parse_batch(body=body, settings=settings)
+    return store_batch(
+        engine=engine,
+        box=box,
+        settings=settings,
+        client_id=client_id,
+        timestamp=timestamp,
+        signature=signature,
+        body=body,
+        parsed=parsed,
+        idempotency_key=idempotency_key,
+    )
+
+
+def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
+    """Step 1, CPU only (the API runs it on the event loop): parse and validate.
+
+    Errors are kept, not raised: the signature is checked first, so an unauthenticated
+    caller learns nothing but `invalid_signature`.
+    """
+    digest = hashlib.sha256(body).hexdigest()
+    try:
+        envelope = parse_envelope(body, max_items=settings.max_items_per_request)
+    except ApiError as exc:
+        return ParsedBatch(None, None, digest, exc)
+    return ParsedBatch(_validate_items(envelope), envelope["gameId"], digest)
+
+
+def store_batch(
+    *,
+    engine: Engine,
+    box: SecretBox,
+    settings: Settings,
+    client_id: str | None,
+    timestamp: str | None,
+    signature: str | None,
+    body: bytes,
+    parsed: ParsedBatch,
+    idempotency_key: str | None = None,
+) -> Outcome:
+    """Step 2, database (a worker thread): authenticate, answer a resend from its
+    record, then apply identifiers and store events in one transaction."""
     with new_session(engine) as session:
         caller = authenticate(
             session,
@@ -88,31 +141,27 @@ def ingest_custom_events(
             window_seconds=settings.signature_window_seconds,
         )
         replay = _stored_answer(session, caller)
-        if replay is not None:
-            return replay
-
-    envelope = parse_envelope(body, max_items=settings.max_items_per_request)
-    if envelope["gameId"] != caller.game_id:
+    if replay is not None:
+        return replay
+    if parsed.error is not None:
+        raise parsed.error
+    if parsed.game_id != caller.game_id:
         raise ApiError(403, "game_mismatch", "gameId is not the game this client id belongs to.")
-
-    request_digest = hashlib.sha256(body).hexdigest()
-    if idempotency_key is not None:
-        _check_idempotency_key(idempotency_key)
+    assert parsed.batch is not None
+    key, digest = idempotency_key, parsed.request_digest
+    if key is not None:
+        _check_idempotency_key(key)
         with new_session(engine) as session:
-            earlier = _idempotent_answer(session, caller.game_id, idempotency_key, request_digest)
+            earlier = _idempotent_answer(session, caller.game_id, key, digest)
         if earlier is not None:
             return earlier
-
-    batch = _validate_items(envelope)
     try:
-        outcome = _store(engine, caller, batch, idempotency_key, request_digest)
+        outcome = _store(engine, caller, parsed.batch, key, digest)
     except IntegrityError:
         # The same request (or key) committed in parallel: answer as it was answered.
         with new_session(engine) as session:
             again = _stored_answer(session, caller) or (
-                _idempotent_answer(session, caller.game_id, idempotency_key, request_digest)
-                if idempotency_key
-                else None
+                _idempotent_answer(session, caller.game_id, key, digest) if key else None
             )
         if again is None:
             raise
@@ -193,50 +242,30 @@ def _store(
     request_digest: str,
 ) -> Outcome:
     with write_session(engine) as session:
-        # Claim the signature (and key) first: a parallel twin waits here, then fails.
-        _claim(session, caller, idempotency_key, request_digest)
         accepted_identifiers = 0
         for index, item in batch.identifiers:
             refusal = apply_identifiers(session=session, game_id=caller.game_id, item=item)
             if refusal is None:
                 accepted_identifiers += 1
-            else:
-                batch.rejected.append(
-                    {
-                        "kind": "identifier",
-                        "index": index,
-                        "code": refusal.code,
-                        "message": refusal.message,
-                        "field": refusal.field,
-                    }
-                )
-        _insert_events(session, caller.game_id, batch.events)
+                continue
+            batch.rejected.append(
+                {
+                    "kind": "identifier",
+                    "index": index,
+                    "code": refusal.code,
+                    "message": refusal.message,
+                    "field": refusal.field,
+                }
+            )
+        insert_events(session=session, game_id=caller.game_id, events=[e for _, e in batch.events])
         outcome = _answer(batch, accepted_identifiers, len(batch.events))
         if outcome.status == 422:
-            session.rollback()  # all invalid: nothing is stored, not even the claim
+            session.rollback()  # all invalid: nothing is stored
             return outcome
-        _record(session, caller, idempotency_key, outcome)
+        # Recorded in the same transaction: a parallel twin of this request fails on
+        # the primary key here, rolls back, and answers from this record instead.
+        _remember(session, caller, idempotency_key, request_digest, outcome)
     return outcome
-
-
-def _insert_events(session: Session, game_id: str, events: list[tuple[int, EventIn]]) -> None:
-    if not events:
-        return
-    received = utcnow()
-    rows = [
-        {
-            "game_id": game_id,
-            "user_id": e.userId,
-            "name": e.event,
-            "time": e.time,
-            "value": e.value,
-            "traits": e.traits,
-            "group_id": e.groupId,
-            "received_at": received,
-        }
-        for _, e in events
-    ]
-    session.execute(_event.insert(), rows)
 
 
 def _answer(batch: _Batch, identifiers: int, events: int) -> Outcome:
@@ -266,59 +295,52 @@ def _answer(batch: _Batch, identifiers: int, events: int) -> Outcome:
     return Outcome(422, body)
 
 
-def _claim(
-    session: Session, caller: SignedCaller, idempotency_key: str | None, request_digest: str
+def _remember(
+    session: Session,
+    caller: SignedCaller,
+    idempotency_key: str | None,
+    request_digest: str,
+    outcome: Outcome,
 ) -> None:
     now = utcnow()
     session.execute(
         _signed.insert().values(
             client_id=caller.client_id,
             signature=caller.signature,
-            status_code=0,
-            response={},
+            status_code=outcome.status,
+            response=outcome.body,
             created_at=now,
         )
     )
-    if idempotency_key is not None:
-        expired = now - timedelta(seconds=IDEMPOTENCY_TTL_SECONDS)
-        session.execute(
-            sa.delete(_idem).where(
-                _idem.c.game_id == caller.game_id,
-                _idem.c.key == idempotency_key,
-                _idem.c.created_at < expired,
-            )
-        )
-        session.execute(
-            _idem.insert().values(
-                game_id=caller.game_id,
-                key=idempotency_key,
-                request_digest=request_digest,
-                status_code=0,
-                response={},
-                created_at=now,
-            )
-        )
-
-
-def _record(
-    session: Session, caller: SignedCaller, idempotency_key: str | None, outcome: Outcome
-) -> None:
+    if idempotency_key is None:
+        return
+    expired = now - timedelta(seconds=IDEMPOTENCY_TTL_SECONDS)
     session.execute(
-        _signed.update()
-        .where(_signed.c.client_id == caller.client_id, _signed.c.signature == caller.signature)
-        .values(status_code=outcome.status, response=outcome.body)
-    )
-    if idempotency_key is not None:
-        session.execute(
-            _idem.update()
-            .where(_idem.c.game_id == caller.game_id, _idem.c.key == idempotency_key)
-            .values(status_code=outcome.status, response=outcome.body)
+        sa.delete(_idem).where(
+            _idem.c.game_id == caller.game_id,
+            _idem.c.key == idempotency_key,
+            _idem.c.created_at < expired,
         )
+    )
+    session.execute(
+        _idem.insert().values(
+            game_id=caller.game_id,
+            key=idempotency_key,
+            request_digest=request_digest,
+            status_code=outcome.status,
+            response=outcome.body,
+            created_at=now,
+        )
+    )
 
 
 def _stored_answer(session: Session, caller: SignedCaller) -> Outcome | None:
-    row = session.get(SignedRequest, (caller.client_id, caller.signature))
-    if row is None or row.status_code == 0:
+    row = session.execute(
+        sa.select(_signed.c.status_code, _signed.c.response).where(
+            _signed.c.client_id == caller.client_id, _signed.c.signature == caller.signature
+        )
+    ).first()
+    if row is None:
         return None
     return Outcome(row.status_code, row.response, {"Questwall-Replayed": "true"})
 
@@ -334,7 +356,7 @@ def _idempotent_answer(
     session: Session, game_id: str, key: str, request_digest: str
 ) -> Outcome | None:
     row = session.get(IdempotencyRecord, (game_id, key))
-    if row is None or row.status_code == 0:
+    if row is None:
         return None
     if (utcnow() - row.created_at).total_seconds() > IDEMPOTENCY_TTL_SECONDS:
         return None

@@ -142,18 +142,18 @@ def test_resend_after_a_rolled_back_attempt_is_stored(client, game, engine, monk
 
     body = json.dumps({"gameId": game.game_id, "events": [_kill()]}).encode()
     headers = signed.headers(body)
-    real_insert = ingestion._insert_events
+    real_insert = ingestion.insert_events
 
     def failing_insert(*args, **kwargs):
         real_insert(*args, **kwargs)
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(ingestion, "_insert_events", failing_insert)
+    monkeypatch.setattr(ingestion, "insert_events", failing_insert)
     first = signed.client.post("/v2/custom-events", content=body, headers=headers)
     assert first.status_code == 500
     assert first.json()["code"] == "internal_error"
     assert _event_count(engine) == 0
-    monkeypatch.setattr(ingestion, "_insert_events", real_insert)
+    monkeypatch.setattr(ingestion, "insert_events", real_insert)
     second = signed.client.post("/v2/custom-events", content=body, headers=headers)
     assert second.status_code == 200
     assert _event_count(engine) == 1

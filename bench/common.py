@@ -1,0 +1,139 @@
+"""Shared benchmark helpers: a temporary Questwall, servers on loopback, a load client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]:
+    return {
+        **os.environ,
+        "QUESTWALL_DATA_DIR": str(data_dir),
+        "DATABASE_URL": database_url or f"sqlite:///{data_dir / 'bench.db'}",
+        "SECRET_KEY": "benchmark-master-key",
+        "REFLEX_TELEMETRY_ENABLED": "false",
+        "REFLEX_USE_SYSTEM_BUN": "true",
+        "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
+    }
+
+
+def questwall(env: dict[str, str], *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout
+
+
+def wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} did not come up in {timeout} s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+@dataclass
+class LoadResult:
+    requests: int
+    seconds: float
+    latencies_ms: list[float]
+    statuses: dict[int, int]
+
+    def pct(self, p: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms)
+
+
+async def _fire(
+    url: str, requests: list[tuple[bytes, dict[str, str]]], concurrency: int, method: str
+) -> LoadResult:
+    queue: asyncio.Queue[tuple[bytes, dict[str, str]]] = asyncio.Queue()
+    for item in requests:
+        queue.put_nowait(item)
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+
+        async def worker() -> None:
+            while not queue.empty():
+                body, headers = queue.get_nowait()
+                t0 = time.perf_counter()
+                r = await client.request(method, url, content=body or None, headers=headers)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - t0
+    return LoadResult(len(requests), elapsed, latencies, statuses)
+
+
+def fire(
+    url: str, requests: list[tuple[bytes, dict[str, str]]], concurrency: int, method: str = "POST"
+) -> LoadResult:
+    return asyncio.run(_fire(url, requests, concurrency, method))
+
+
+def temp_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="questwall-bench-"))
+
+
+def print_json(label: str, data: dict[str, object]) -> None:
+    print(f"{label}: {json.dumps(data)}")
