@@ -12,4 +12,6 @@ config = rx.Config(
     # The portal accepts calls only from its own origin (SERVICE.md 11).
     cors_allowed_origins=[_base_url],
     disable_plugins=["reflex.plugins.sitemap.SitemapPlugin"],
+    show_built_with_reflex=False,
+    plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="violet", radius="medium"))],
 )

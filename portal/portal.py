@@ -5,8 +5,5 @@ import reflex as rx
 from api.app import create_api
 from portal.pages.home import home
 
-app = rx.App(
-    api_transformer=create_api(),
-    theme=rx.theme(accent_color="violet", radius="medium"),
-)
+app = rx.App(api_transformer=create_api())
 app.add_page(home, route="/", title="Questwall")

@@ -1,0 +1,106 @@
+"""The real portal: the production build served by `questwall serve`, driven in Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live import ROOT, cli, free_port
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class Portal:
+    def __init__(self, url: str, env: dict[str, str], game: dict[str, str]):
+        self.url = url
+        self.env = env
+        self.game = game
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
+    tmp = tmp_path_factory.mktemp("portal")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    tools = ROOT / ".tools" / "node_modules" / ".bin"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp / 'portal.db'}",
+        "QUESTWALL_DATA_DIR": str(tmp / "data"),
+        "SECRET_KEY": "e2e-master-key",
+        "BASE_URL": url,
+        "REFLEX_TELEMETRY_ENABLED": "false",
+        "REFLEX_USE_SYSTEM_BUN": "true",
+        "PATH": f"{tools}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    cli(env, "migrate")
+    game = json.loads(cli(env, "game", "create", "E2E"))
+    log = (tmp / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 600  # the first build installs the frontend packages
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError((tmp / "serve.log").read_text()[-3000:])
+            try:
+                if httpx.get(url + "/", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError("the portal did not come up")
+            time.sleep(1)
+        yield Portal(url, env, game)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM}: run `make test`"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

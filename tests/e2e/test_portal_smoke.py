@@ -1,0 +1,60 @@
+"""One process, one port: the portal renders in Chromium and the API answers beside it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+
+from api.core.crypto import sign_request
+from tests.e2e.conftest import screenshot
+
+pytestmark = pytest.mark.e2e
+
+
+def test_home_page_renders_in_chromium(portal, page):
+    started = time.perf_counter()
+    page.goto(portal.url + "/")
+    page.get_by_role("heading", name="Questwall").wait_for()
+    elapsed = time.perf_counter() - started
+    print(f"\nfirst load of the home page: {elapsed * 1000:.0f} ms")
+    assert page.title() == "Questwall"
+    assert page.get_by_role("link", name="API reference").get_attribute("href") == "/v2/docs"
+    screenshot(page, "home")
+
+
+def test_api_is_served_on_the_portal_port(portal):
+    assert httpx.get(portal.url + "/v2/no-such-endpoint").json()["code"] == "not_found"
+    game = portal.game
+    body = json.dumps(
+        {
+            "gameId": game["gameId"],
+            "events": [{"userId": "e2e", "event": "START_GAME", "time": "2026-11-21T10:00:00Z"}],
+            "identifiers": [],
+        }
+    ).encode()
+    ts = str(int(time.time() * 1000))
+    headers = {
+        "content-type": "application/json",
+        "x-client-id": game["clientId"],
+        "x-timestamp": ts,
+        "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
+    }
+    response = httpx.post(portal.url + "/v2/custom-events", content=body, headers=headers)
+    assert response.status_code == 200
+    assert response.json()["message"] == "OK"
+
+
+def test_portal_refuses_other_origins(portal):
+    allowed = httpx.options(
+        portal.url + "/_event/",
+        headers={"Origin": portal.url, "Access-Control-Request-Method": "GET"},
+    )
+    foreign = httpx.options(
+        portal.url + "/_event/",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert allowed.headers.get("access-control-allow-origin") == portal.url
+    assert "access-control-allow-origin" not in foreign.headers

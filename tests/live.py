@@ -1,0 +1,71 @@
+"""A real Questwall API process on a loopback port, for tests that talk HTTP to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LiveApi:
+    url: str
+    env: dict[str, str]
+    game: dict[str, str]
+
+
+def cli(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env, check=True,
+        capture_output=True, text=True, timeout=120,
+    ).stdout
+
+
+@contextmanager
+def live_api(tmp_path: Path) -> Iterator[LiveApi]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'live.db'}",
+        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
+        "SECRET_KEY": "live-test-master-key",
+    }
+    cli(env, "migrate")
+    game = json.loads(cli(env, "game", "create", "Live"))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "api.asgi:app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url + "/v2/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the API process did not start") from None
+                time.sleep(0.2)
+        yield LiveApi(url, env, game)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
