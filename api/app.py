@@ -19,6 +19,7 @@ from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
 from api.routes import events
 from api.routes.docs import add_raw_body_schemas
+from api.services.ratelimit import RateLimiter
 
 log = logging.getLogger("questwall.api")
 
@@ -45,6 +46,7 @@ def create_api(
     app.state.settings = settings
     app.state.engine = engine or get_engine()
     app.state.box = box or get_secret_box()
+    app.state.ingest_limiter = RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst)
 
     app.include_router(events.router)
     _add_error_handlers(app)

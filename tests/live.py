@@ -33,8 +33,13 @@ class LiveApi:
 
 def cli(env: dict[str, str], *args: str) -> str:
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "api.cli", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     ).stdout
 
 
@@ -50,9 +55,20 @@ def live_api(tmp_path: Path) -> Iterator[LiveApi]:
     game = json.loads(cli(env, "game", "create", "Live"))
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "api.asgi:app", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "api.asgi:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     try:

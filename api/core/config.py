@@ -29,7 +29,9 @@ class Settings(BaseSettings):
     signature_window_seconds: int = 300
     max_body_bytes: int = 1024 * 1024
     max_items_per_request: int = 1000
-    max_future_event_seconds: int = 300
+    # Signed requests per second per client id (per API process), and the burst allowed.
+    ingest_rate_per_second: float = Field(default=500, alias="QUESTWALL_INGEST_RATE")
+    ingest_burst: float = Field(default=1000, alias="QUESTWALL_INGEST_BURST")
 
     @field_validator("base_url")
     @classmethod

@@ -23,6 +23,7 @@ _DESCRIPTIONS = {
     409: "`idempotency_key_reused`: the key was used for another body.",
     413: "`payload_too_large` (over 1 MiB) or `too_many_items` (over 1,000).",
     422: "`validation_failed`: the envelope, or every item, is invalid.",
+    429: "`rate_limited`: too many requests for this client id; see `Retry-After`.",
 }
 
 

@@ -30,7 +30,7 @@ router = APIRouter(tags=["ingestion"])
     response_model=CustomEventsResponse,
     responses={
         207: {"model": CustomEventsResponse, "description": "Some items were rejected."},
-        **error_responses(400, 401, 403, 409, 413, 422),
+        **error_responses(400, 401, 403, 409, 413, 422, 429),
     },
     openapi_extra=request_body(CustomEventsRequest),
 )
@@ -64,6 +64,7 @@ async def custom_events(
         body=body,
         parsed=parsed,
         idempotency_key=idempotency_key,
+        limiter=request.app.state.ingest_limiter,
     )
     outcome = await run_db(engine, work)
     return OrjsonResponse(outcome.body, status_code=outcome.status, headers=outcome.headers)

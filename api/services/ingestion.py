@@ -26,6 +26,7 @@ from api.core.db import new_session, write_session
 from api.core.errors import ApiError, error_body, validation_failed
 from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers
+from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedCaller, authenticate
 from models import IdempotencyRecord, SignedRequest
 from models.schemas import EventIn, IdentifierIn
@@ -127,9 +128,10 @@ def store_batch(
     body: bytes,
     parsed: ParsedBatch,
     idempotency_key: str | None = None,
+    limiter: RateLimiter | None = None,
 ) -> Outcome:
-    """Step 2, database (a worker thread): authenticate, answer a resend from its
-    record, then apply identifiers and store events in one transaction."""
+    """Step 2, database: authenticate, apply the client's rate limit, answer a resend
+    from its record, then apply identifiers and store events in one transaction."""
     with new_session(engine) as session:
         caller = authenticate(
             session,
@@ -140,6 +142,8 @@ def store_batch(
             body=body,
             window_seconds=settings.signature_window_seconds,
         )
+        if limiter is not None:
+            limiter.check(caller.client_id)
         replay = _stored_answer(session, caller)
     if replay is not None:
         return replay

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -11,7 +12,8 @@ from api.core.crypto import SecretBox, sign_request, signature_matches
 from api.core.errors import ApiError, invalid_signature
 from models import GameCredential
 
-SIGNATURE_LENGTH = 64  # hex digits of HMAC-SHA256
+SIGNATURE = re.compile(r"[0-9a-fA-F]{64}")  # hex HMAC-SHA256
+TIMESTAMP = re.compile(r"[0-9]{1,16}")  # Unix milliseconds
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,9 @@ def authenticate(
     """Check the headers and HMAC of a signed request; raise ApiError(401) otherwise."""
     if not client_id or not timestamp or not signature:
         raise invalid_signature()
-    if len(signature) != SIGNATURE_LENGTH or not timestamp.isdigit() or len(client_id) > 64:
+    if not SIGNATURE.fullmatch(signature) or not TIMESTAMP.fullmatch(timestamp):
+        raise invalid_signature()
+    if len(client_id) > 64:
         raise invalid_signature()
     credential = session.exec(
         select(GameCredential).where(GameCredential.client_id == client_id)

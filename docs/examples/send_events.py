@@ -35,7 +35,9 @@ def send(payload: dict) -> httpx.Response:
     # byte-identical resend with the first answer and stores nothing twice.
     for attempt in range(3):
         try:
-            return httpx.post(f"{BASE_URL}/v2/custom-events", content=body, headers=headers, timeout=10)
+            return httpx.post(
+                f"{BASE_URL}/v2/custom-events", content=body, headers=headers, timeout=10
+            )
         except httpx.TransportError:
             if attempt == 2:
                 raise

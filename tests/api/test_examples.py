@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -39,8 +38,11 @@ def _node() -> str:
 
 def test_python_example_sends_a_signed_batch(api):
     result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "send_events.py")], env=_env(api),
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, str(EXAMPLES / "send_events.py")],
+        env=_env(api),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("200 OK {'identifiers': 1, 'events': 2} []")
@@ -48,8 +50,11 @@ def test_python_example_sends_a_signed_batch(api):
 
 def test_node_example_sends_a_signed_batch(api):
     result = subprocess.run(
-        [_node(), str(EXAMPLES / "send_events.mjs")], env=_env(api),
-        capture_output=True, text=True, timeout=60,
+        [_node(), str(EXAMPLES / "send_events.mjs")],
+        env=_env(api),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == '200 OK {"identifiers":1,"events":2} []'
@@ -61,7 +66,13 @@ def test_readme_curl_example_is_accepted(api):
     script = "CLIENT_ID=" + block
     script = script.replace("CLIENT_ID=qw_ci_…; SECRET=qw_cs_…; GAME_ID=…", "")
     script = script.replace("http://localhost:8000", api.url)
-    env = {**_env(api), "CLIENT_ID": api.game["clientId"], "SECRET": api.game["clientSecret"],
-           "GAME_ID": api.game["gameId"]}
-    result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **_env(api),
+        "CLIENT_ID": api.game["clientId"],
+        "SECRET": api.game["clientSecret"],
+        "GAME_ID": api.game["gameId"],
+    }
+    result = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
     assert '"message":"OK"' in result.stdout, result.stdout + result.stderr

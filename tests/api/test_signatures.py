@@ -233,3 +233,19 @@ def test_official_node_client_request_is_accepted(client, game, engine):
     )
     assert response.json()["message"] == "OK"
     assert _event_count(engine) == 1
+
+
+def test_over_the_rate_is_429_with_retry_after(engine, box, game, settings):
+    from fastapi.testclient import TestClient
+
+    from api.app import create_api
+
+    strict = settings.model_copy(update={"ingest_rate_per_second": 0.01, "ingest_burst": 2})
+    client = SignedClient(TestClient(create_api(engine=engine, settings=strict, box=box)), game)
+    assert client.events(_kill()).status_code == 200
+    assert client.events(_kill()).status_code == 200
+    limited = client.events(_kill())
+    assert limited.status_code == 429
+    assert limited.json()["code"] == "rate_limited"
+    assert 1 <= int(limited.headers["retry-after"]) <= 60
+    assert _event_count(engine) == 2

@@ -56,7 +56,11 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
     log = (tmp / "serve.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 600  # the first build installs the frontend packages
