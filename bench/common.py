@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -16,13 +14,12 @@ from pathlib import Path
 
 import httpx
 
+from tests.live import cli as questwall
+from tests.live import free_port
+
+__all__ = ["free_port", "questwall"]
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]:
@@ -35,18 +32,6 @@ def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]
         "REFLEX_USE_SYSTEM_BUN": "true",
         "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
     }
-
-
-def questwall(env: dict[str, str], *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout
 
 
 def wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:

@@ -13,6 +13,7 @@ from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
 from api.services.ingestion import parse_batch, store_batch
+from api.services.signing import SignedRequest
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])
@@ -53,15 +54,13 @@ async def custom_events(
     body = await read_limited_body(request, settings.max_body_bytes)
     # Parsing and validation are pure CPU: they run here, on the event loop.
     parsed = parse_batch(body=body, settings=settings)
+    signed = SignedRequest(x_client_id, x_timestamp, x_signature, body)
     work = partial(
         store_batch,
         engine=engine,
         box=box,
         settings=settings,
-        client_id=x_client_id,
-        timestamp=x_timestamp,
-        signature=x_signature,
-        body=body,
+        request=signed,
         parsed=parsed,
         idempotency_key=idempotency_key,
         limiter=request.app.state.ingest_limiter,

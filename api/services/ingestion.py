@@ -27,14 +27,15 @@ from api.core.errors import ApiError, error_body, validation_failed
 from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers
 from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedCaller, authenticate
-from models import IdempotencyRecord, SignedRequest
+from api.services.signing import SignedCaller, SignedRequest, authenticate
+from models import IdempotencyRecord
+from models import SignedRequest as SignedRequestRecord
 from models.schemas import EventIn, IdentifierIn
 from models.types import utcnow
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 ENVELOPE_KEYS = frozenset({"gameId", "identifiers", "events"})
-_signed = SignedRequest.__table__  # type: ignore[attr-defined]
+_signed = SignedRequestRecord.__table__  # type: ignore[attr-defined]
 _idem = IdempotencyRecord.__table__  # type: ignore[attr-defined]
 
 # Pydantic's built-in error types, in the product's words.
@@ -82,22 +83,16 @@ def ingest_custom_events(
     engine: Engine,
     box: SecretBox,
     settings: Settings,
-    client_id: str | None,
-    timestamp: str | None,
-    signature: str | None,
-    body: bytes,
+    request: SignedRequest,
     idempotency_key: str | None = None,
 ) -> Outcome:
     """Authenticate, validate and store one signed batch; return the answer to send."""
-    parsed = parse_batch(body=body, settings=settings)
+    parsed = parse_batch(body=request.body, settings=settings)
     return store_batch(
         engine=engine,
         box=box,
         settings=settings,
-        client_id=client_id,
-        timestamp=timestamp,
-        signature=signature,
-        body=body,
+        request=request,
         parsed=parsed,
         idempotency_key=idempotency_key,
     )
@@ -122,10 +117,7 @@ def store_batch(
     engine: Engine,
     box: SecretBox,
     settings: Settings,
-    client_id: str | None,
-    timestamp: str | None,
-    signature: str | None,
-    body: bytes,
+    request: SignedRequest,
     parsed: ParsedBatch,
     idempotency_key: str | None = None,
     limiter: RateLimiter | None = None,
@@ -134,13 +126,7 @@ def store_batch(
     from its record, then apply identifiers and store events in one transaction."""
     with new_session(engine) as session:
         caller = authenticate(
-            session,
-            box=box,
-            client_id=client_id,
-            timestamp=timestamp,
-            signature=signature,
-            body=body,
-            window_seconds=settings.signature_window_seconds,
+            session, box=box, request=request, window_seconds=settings.signature_window_seconds
         )
         if limiter is not None:
             limiter.check(caller.client_id)

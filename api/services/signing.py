@@ -17,6 +17,16 @@ TIMESTAMP = re.compile(r"[0-9]{1,16}")  # Unix milliseconds
 
 
 @dataclass(frozen=True)
+class SignedRequest:
+    """What a signed request carries: the three signing headers and the raw body."""
+
+    client_id: str | None
+    timestamp: str | None
+    signature: str | None
+    body: bytes
+
+
+@dataclass(frozen=True)
 class SignedCaller:
     """Who sent a correctly signed request."""
 
@@ -29,14 +39,13 @@ def authenticate(
     session: Session,
     *,
     box: SecretBox,
-    client_id: str | None,
-    timestamp: str | None,
-    signature: str | None,
-    body: bytes,
+    request: SignedRequest,
     window_seconds: int,
     now_ms: int | None = None,
 ) -> SignedCaller:
     """Check the headers and HMAC of a signed request; raise ApiError(401) otherwise."""
+    client_id, timestamp, signature = request.client_id, request.timestamp, request.signature
+    body = request.body
     if not client_id or not timestamp or not signature:
         raise invalid_signature()
     if not SIGNATURE.fullmatch(signature) or not TIMESTAMP.fullmatch(timestamp):

@@ -10,6 +10,7 @@ from sqlmodel import func, select
 from api.core.db import new_session
 from api.services.identifiers import identifiers_of
 from api.services.ingestion import ingest_custom_events
+from api.services.signing import SignedRequest
 from models import GameUser, GameUserIdentifier
 from tests.factories import SignedClient, iso_now, make_platform_user, now_ms
 
@@ -141,15 +142,10 @@ def test_ten_parallel_requests_for_one_new_user_leave_one_consistent_user(
 
     def send(body: bytes, headers: dict[str, str]) -> None:
         barrier.wait()
-        outcome = ingest_custom_events(
-            engine=engine,
-            box=box,
-            settings=settings,
-            client_id=headers["x-client-id"],
-            timestamp=headers["x-timestamp"],
-            signature=headers["x-signature"],
-            body=body,
+        signed = SignedRequest(
+            headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
         )
+        outcome = ingest_custom_events(engine=engine, box=box, settings=settings, request=signed)
         results.append(outcome.status)
 
     threads = [threading.Thread(target=send, args=pair) for pair in bodies]
