@@ -5,12 +5,15 @@ import os
 import reflex as rx
 
 _base_url = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+_origins = [_base_url]
+if "//localhost:" in _base_url:  # the same machine, reached either way
+    _origins.append(_base_url.replace("//localhost:", "//127.0.0.1:"))
 
 config = rx.Config(
     app_name="portal",
     telemetry_enabled=False,
     # The portal accepts calls only from its own origin (SERVICE.md 11).
-    cors_allowed_origins=[_base_url],
+    cors_allowed_origins=_origins,
     disable_plugins=["reflex.plugins.sitemap.SitemapPlugin"],
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="violet", radius="medium"))],
