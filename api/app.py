@@ -17,8 +17,9 @@ from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
-from api.routes import events
+from api.routes import events, lookup, tracking
 from api.routes.docs import add_raw_body_schemas
+from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import RateLimiter
 
 log = logging.getLogger("questwall.api")
@@ -32,6 +33,7 @@ def create_api(
     engine: Engine | None = None,
     settings: Settings | None = None,
     box: SecretBox | None = None,
+    countries: CountryLookup | None = None,
 ) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(
@@ -47,8 +49,11 @@ def create_api(
     app.state.engine = engine or get_engine()
     app.state.box = box or get_secret_box()
     app.state.ingest_limiter = RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst)
+    app.state.countries = countries or country_lookup(settings.geoip_database or None)
 
     app.include_router(events.router)
+    app.include_router(lookup.router)
+    app.include_router(tracking.router)
     _add_error_handlers(app)
     _add_catch_alls(app)
     _customize_openapi(app)

@@ -12,7 +12,8 @@ import click
 from api.core.config import PROJECT_ROOT, get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import DatabaseNotMigrated, ensure_migrated, get_engine, migrate, write_session
-from api.services import games
+from api.services import games, offers, offerwalls
+from models import OfferwallStatus
 
 
 def _print_json(data: Any) -> None:
@@ -139,6 +140,238 @@ def credential_revoke(game_id: str, client_id: str) -> None:
     except games.CredentialError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"Revoked {client_id}.")
+
+
+@main.group("offerwall")
+def offerwall_group() -> None:
+    """Create, approve, suspend and configure offerwalls."""
+
+
+def _offerwall_json(ow: Any) -> dict[str, Any]:
+    return {
+        "id": ow.id,
+        "name": ow.name,
+        "status": ow.status,
+        "owid": ow.owid,
+        "currency": {
+            "name": ow.currency_name,
+            "code": ow.currency_code,
+            "exchangeRate": ow.exchange_rate,
+            "decimals": ow.currency_decimals,
+        },
+        "postbackUrl": ow.postback_url,
+    }
+
+
+def _with_offerwall(ref: str, fn: Any) -> Any:
+    _require_migrated()
+    try:
+        with write_session() as session:
+            ow = offerwalls.get_offerwall(session=session, ref=ref)
+            return fn(session, ow)
+    except (offerwalls.OfferwallError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@offerwall_group.command("create")
+@click.argument("name")
+def offerwall_create(name: str) -> None:
+    """Create a pending offerwall."""
+    _require_migrated()
+    with write_session() as session:
+        ow = offerwalls.create_offerwall(session=session, name=name)
+        _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("approve")
+@click.argument("offerwall")
+def offerwall_approve(offerwall: str) -> None:
+    """Approve OFFERWALL (id or owid); prints its owid and API key (shown only this once)."""
+    issued = _with_offerwall(
+        offerwall, lambda s, ow: offerwalls.approve(session=s, box=get_secret_box(), offerwall=ow)
+    )
+    _print_json({"offerwallId": issued.offerwall_id, "owid": issued.owid, "apiKey": issued.api_key})
+
+
+@offerwall_group.command("rotate-key")
+@click.argument("offerwall")
+def offerwall_rotate_key(offerwall: str) -> None:
+    """Issue a new API key for OFFERWALL; the old one stops working at once."""
+    issued = _with_offerwall(
+        offerwall,
+        lambda s, ow: offerwalls.rotate_key(session=s, box=get_secret_box(), offerwall=ow),
+    )
+    _print_json({"offerwallId": issued.offerwall_id, "owid": issued.owid, "apiKey": issued.api_key})
+
+
+@offerwall_group.command("set-status")
+@click.argument("offerwall")
+@click.argument("status", type=click.Choice(["rejected", "suspended", "approved"]))
+def offerwall_set_status(offerwall: str, status: str) -> None:
+    """Reject a pending OFFERWALL, suspend an approved one, or reinstate a suspended one."""
+    ow = _with_offerwall(
+        offerwall,
+        lambda s, ow: offerwalls.set_status(
+            session=s, offerwall=ow, status=OfferwallStatus(status)
+        ),
+    )
+    _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("suspend")
+@click.argument("offerwall")
+def offerwall_suspend(offerwall: str) -> None:
+    """Suspend OFFERWALL: its API key and tracking links stop working at once."""
+    ow = _with_offerwall(
+        offerwall,
+        lambda s, ow: offerwalls.set_status(
+            session=s, offerwall=ow, status=OfferwallStatus.SUSPENDED
+        ),
+    )
+    _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("set-postback")
+@click.argument("offerwall")
+@click.argument("url")
+def offerwall_set_postback(offerwall: str, url: str) -> None:
+    """Set the postback URL template of OFFERWALL (macros such as {transaction_id})."""
+    ow = _with_offerwall(
+        offerwall, lambda s, ow: offerwalls.set_postback_url(session=s, offerwall=ow, url=url)
+    )
+    _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("set-currency")
+@click.argument("offerwall")
+@click.option("--name", required=True, help="e.g. Gems")
+@click.option("--code", required=True, help="3 capital letters, e.g. GEM")
+@click.option("--rate", required=True, type=float, help="units per USD")
+@click.option("--decimals", default=0, show_default=True, type=int)
+def offerwall_set_currency(
+    offerwall: str, name: str, code: str, rate: float, decimals: int
+) -> None:
+    """Set the currency payouts are shown and posted back in."""
+    ow = _with_offerwall(
+        offerwall,
+        lambda s, ow: offerwalls.set_currency(
+            session=s, offerwall=ow, name=name, code=code, exchange_rate=rate, decimals=decimals
+        ),
+    )
+    _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("list")
+def offerwall_list() -> None:
+    """List offerwalls (never their API keys)."""
+    _require_migrated()
+    from sqlmodel import select
+
+    from models import Offerwall
+
+    with write_session() as session:
+        _print_json([_offerwall_json(ow) for ow in session.exec(select(Offerwall))])
+
+
+@main.group("offers")
+def offers_group() -> None:
+    """Import, list, activate and deactivate missions and quests."""
+
+
+@offers_group.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def offers_import(path: str) -> None:
+    """Create or update the missions and quests of a JSON or YAML file (see docs/)."""
+    import yaml
+    from pydantic import ValidationError
+
+    from models.offer_schemas import CatalogFile
+
+    _require_migrated()
+    with open(path, encoding="utf-8") as handle:
+        raw = yaml.safe_load(handle) if path.endswith((".yaml", ".yml")) else json.load(handle)
+    try:
+        data = CatalogFile.model_validate(raw)
+        with write_session() as session:
+            missions, quests = offers.import_catalog(session=session, data=data)
+            result = {
+                "missions": [{"id": m.id, "title": m.title} for m in missions],
+                "quests": [{"id": q.id, "name": q.name} for q in quests],
+            }
+    except ValidationError as exc:
+        lines = [f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise click.ClickException("the file is invalid:\n" + "\n".join(lines)) from None
+    except offers.OfferError as exc:
+        raise click.ClickException(str(exc)) from None
+    _print_json(result)
+
+
+@offers_group.command("list")
+@click.option("--game", "game_id", help="Only this game's offers.")
+def offers_list(game_id: str | None) -> None:
+    """List missions and quests with their state."""
+    _require_migrated()
+    with write_session() as session:
+        missions, quests = offers.list_offers(session=session, game_id=game_id)
+    _print_json(
+        {
+            "missions": [
+                {
+                    "id": m.id,
+                    "gameId": m.game_id,
+                    "questId": m.quest_id,
+                    "title": m.title,
+                    "isActive": m.is_active,
+                    "conversions": m.conversions,
+                    "cap": m.cap,
+                    "rule": {
+                        "event": m.rule_event,
+                        "conditions": m.rule_conditions,
+                        "completion": m.rule_completion,
+                        "threshold": m.rule_threshold,
+                    },
+                }
+                for m in missions
+            ],
+            "quests": [
+                {
+                    "id": q.id,
+                    "gameId": q.game_id,
+                    "name": q.name,
+                    "isActive": q.is_active,
+                    "starts": q.starts,
+                    "startCap": q.start_cap,
+                }
+                for q in quests
+            ],
+        }
+    )
+
+
+def _set_active(kind: str, offer_id: str, active: bool) -> None:
+    _require_migrated()
+    try:
+        with write_session() as session:
+            offers.set_active(session=session, kind=kind, offer_id=offer_id, active=active)
+    except offers.OfferError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{kind} {offer_id} is {'active' if active else 'inactive'}.")
+
+
+@offers_group.command("activate")
+@click.argument("kind", type=click.Choice(["mission", "quest"]))
+@click.argument("offer_id")
+def offers_activate(kind: str, offer_id: str) -> None:
+    """Activate a mission or quest."""
+    _set_active(kind, offer_id, True)
+
+
+@offers_group.command("deactivate")
+@click.argument("kind", type=click.Choice(["mission", "quest"]))
+@click.argument("offer_id")
+def offers_deactivate(kind: str, offer_id: str) -> None:
+    """Deactivate a mission or quest: it starts and converts no one."""
+    _set_active(kind, offer_id, False)
 
 
 @main.command("prune")

@@ -2,16 +2,28 @@
 
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
+from models.offers import CatalogVersion, Mission, Quest
+from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
+from models.tracking import Click, Conversion, Progress, ProgressStatus
 
 __all__ = [
+    "CatalogVersion",
+    "Click",
+    "Conversion",
     "Event",
     "Game",
     "GameCredential",
     "GameUser",
     "GameUserIdentifier",
     "IdempotencyRecord",
+    "Mission",
+    "Offerwall",
+    "OfferwallStatus",
     "PlatformUser",
     "PlatformUserIdentifier",
+    "Progress",
+    "ProgressStatus",
+    "Quest",
     "SignedRequest",
 ]

@@ -11,11 +11,17 @@ from models.types import BigIntPK, UTCDateTime, new_uuid, utcnow
 
 
 class PlatformUser(SQLModel, table=True):
-    """Questwall's own account for a person (a UUID)."""
+    """Questwall's own account for a person (a UUID). One per (offerwall, uid); a click
+    that carries only a clickid gets a platform user of its own."""
 
     __tablename__ = "platform_user"
+    __table_args__ = (
+        sa.UniqueConstraint("offerwall_id", "uid", name="uq_platform_user_offerwall_uid"),
+    )
 
     id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    offerwall_id: str | None = Field(default=None, foreign_key="offerwall.id", max_length=36)
+    uid: str | None = Field(default=None, max_length=255)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 

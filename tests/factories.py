@@ -97,3 +97,82 @@ class SignedClient:
 
     def identifiers(self, *items: dict[str, Any], **kwargs: Any) -> Response:
         return self.send({"gameId": self.credential.game_id, "identifiers": list(items)}, **kwargs)
+
+
+# --- offerwalls, missions, quests, clicks --------------------------------------------
+
+
+def make_offerwall(
+    engine: Engine, box: SecretBox, *, name: str = "Wall", approve: bool = True, **currency: Any
+):
+    """An offerwall (approved by default); returns (offerwall, api_key or None)."""
+    from api.services import offerwalls
+
+    with write_session(engine) as session:
+        wall = offerwalls.create_offerwall(session=session, name=name)
+        key = (
+            offerwalls.approve(session=session, box=box, offerwall=wall).api_key
+            if approve
+            else None
+        )
+        if currency:
+            offerwalls.set_currency(session=session, offerwall=wall, **currency)
+        return wall, key
+
+
+def mission_data(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "title": "Kill 10 players in one game",
+        "payout": "1.50",
+        "destinationUrl": "https://game.example/play?source=qw",
+        "rule": {
+            "event": "GAME_END",
+            "conditions": [{"field": "traits.kills", "op": ">=", "value": 10}],
+            "completion": {"kind": "count", "threshold": 1},
+        },
+    }
+    data.update(overrides)
+    return data
+
+
+def make_mission(engine: Engine, game_id: str, **overrides: Any):
+    from api.services import offers
+    from models.offer_schemas import MissionIn
+
+    with write_session(engine) as session:
+        return offers.save_mission(
+            session=session,
+            game_id=game_id,
+            data=MissionIn.model_validate(mission_data(**overrides)),
+        )
+
+
+def make_quest(engine: Engine, game_id: str, missions: list[dict[str, Any]], **overrides: Any):
+    from api.services import offers
+    from models.offer_schemas import QuestIn
+
+    data = {
+        "name": "Season opener",
+        "destinationUrl": "https://game.example/quest",
+        "missions": missions,
+        **overrides,
+    }
+    with write_session(engine) as session:
+        return offers.save_quest(
+            session=session, game_id=game_id, data=QuestIn.model_validate(data)
+        )
+
+
+class FixedCountries:
+    """A country lookup for tests: IP → country as given, anything else unknown."""
+
+    def __init__(self, table: dict[str, str] | None = None):
+        self.table = table or {"203.0.113.7": "US", "198.51.100.9": "DE", "192.0.2.44": "BR"}
+
+    def country(self, ip: str) -> str | None:
+        return self.table.get(ip)
+
+
+ANDROID_UA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36"
+IPHONE_UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1"
+WINDOWS_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"

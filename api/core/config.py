@@ -26,6 +26,12 @@ class Settings(BaseSettings):
     # Production refuses the generated master key (set QUESTWALL_ENV=production).
     environment: str = Field(default="development", alias="QUESTWALL_ENV")
 
+    # Proxies whose X-Forwarded-For is believed for the client IP (comma-separated IPs or
+    # CIDR networks). Empty: the socket's address is the client's.
+    trusted_proxies: str = Field(default="", alias="TRUSTED_PROXIES")
+    # A MaxMind country database (.mmdb) to use instead of the bundled one.
+    geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
+
     signature_window_seconds: int = 300
     max_body_bytes: int = 1024 * 1024
     max_items_per_request: int = 1000

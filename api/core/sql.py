@@ -21,10 +21,17 @@ def _insert(session: Session, table: sa.Table) -> Any:
 
 def insert_ignore(
     session: Session, table: sa.Table, values: dict[str, Any], conflict: Sequence[str]
-) -> None:
-    """Insert a row unless one with the same `conflict` columns exists."""
-    stmt = _insert(session, table).values(**values).on_conflict_do_nothing(index_elements=conflict)
-    session.execute(stmt)
+) -> bool:
+    """Insert a row unless one with the same `conflict` columns exists; True if inserted."""
+    stmt = (
+        _insert(session, table)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=conflict)
+        .returning(*(table.c[name] for name in conflict))
+    )
+    # RETURNING, not rowcount: with an implicit RETURNING of the key, drivers differ
+    # on what rowcount says.
+    return session.execute(stmt).first() is not None
 
 
 def upsert(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -24,11 +25,17 @@ class ItemRejection:
 
 
 def apply_identifiers(
-    *, session: Session, game_id: str, item: IdentifierIn
+    *,
+    session: Session,
+    game_id: str,
+    item: IdentifierIn,
+    on_link: Callable[[str], object] | None = None,
 ) -> ItemRejection | None:
     """Apply one validated identifiers item; return why it was refused, or None.
 
     Omitted fields stay as they were, `null` removes, a value adds or replaces.
+    `on_link(platform_user_id)` is called when the item links the user to a platform
+    user it was not linked to before (so stored events can be evaluated then).
     """
     changes = item.provided()
     platform_user_id = changes.get("platformUserId")
@@ -80,6 +87,8 @@ def apply_identifiers(
         .where(_game_user.c.id == user.id)
         .values(platform_user_id=link, updated_at=now)
     )
+    if link is not None and link != user.platform_user_id and on_link is not None:
+        on_link(link)
     return None
 
 

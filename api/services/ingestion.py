@@ -24,8 +24,10 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.errors import ApiError, error_body, validation_failed
+from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers
+from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedCaller, SignedRequest, authenticate
 from models import IdempotencyRecord
@@ -231,10 +233,25 @@ def _store(
     idempotency_key: str | None,
     request_digest: str,
 ) -> Outcome:
+    game_id = caller.game_id
     with write_session(engine) as session:
+        now = utcnow()
+        catalog = CATALOG.current(session)
+
+        def on_link(platform_user_id: str) -> None:
+            replay_for_link(
+                session,
+                catalog=catalog,
+                game_id=game_id,
+                platform_user_id=platform_user_id,
+                now=now,
+            )
+
         accepted_identifiers = 0
         for index, item in batch.identifiers:
-            refusal = apply_identifiers(session=session, game_id=caller.game_id, item=item)
+            refusal = apply_identifiers(
+                session=session, game_id=game_id, item=item, on_link=on_link
+            )
             if refusal is None:
                 accepted_identifiers += 1
                 continue
@@ -247,7 +264,9 @@ def _store(
                     "field": refusal.field,
                 }
             )
-        insert_events(session=session, game_id=caller.game_id, events=[e for _, e in batch.events])
+        events = [e for _, e in batch.events]
+        insert_events(session=session, game_id=game_id, events=events)
+        evaluate_events(session, catalog=catalog, game_id=game_id, events=events, now=now)
         outcome = _answer(batch, accepted_identifiers, len(batch.events))
         if outcome.status == 422:
             session.rollback()  # all invalid: nothing is stored

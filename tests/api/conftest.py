@@ -4,12 +4,20 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_api
-from tests.factories import SignedClient, make_game
+from tests.factories import FixedCountries, SignedClient, make_game, make_offerwall
+
+PROXY = "127.0.0.1"  # the test client connects from here; tracking tests pass X-Forwarded-For
 
 
 @pytest.fixture
-def client(engine, settings, box) -> TestClient:
-    return TestClient(create_api(engine=engine, settings=settings, box=box))
+def api_settings(settings):
+    return settings.model_copy(update={"trusted_proxies": PROXY})
+
+
+@pytest.fixture
+def client(engine, api_settings, box) -> TestClient:
+    app = create_api(engine=engine, settings=api_settings, box=box, countries=FixedCountries())
+    return TestClient(app, client=(PROXY, 50000), follow_redirects=False)
 
 
 @pytest.fixture
@@ -20,3 +28,9 @@ def game(engine, box):
 @pytest.fixture
 def signed(client, game) -> SignedClient:
     return SignedClient(client, game)
+
+
+@pytest.fixture
+def wall(engine, box):
+    """An approved offerwall: (offerwall, api_key)."""
+    return make_offerwall(engine, box)

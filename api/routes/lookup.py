@@ -1,0 +1,61 @@
+"""POST /v2/platform-users/lookup."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from pydantic import BaseModel, Field
+
+from api.deps import BoxDep, EngineDep, SettingsDep
+from api.responses import OrjsonResponse
+from api.routes.blocking import run_db
+from api.routes.body import read_limited_body
+from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
+from api.services.lookup import lookup_platform_users
+from api.services.signing import SignedRequest
+
+router = APIRouter(tags=["lookup"])
+
+
+class LookupRequest(BaseModel):
+    gameId: str
+    userIds: list[str] = Field(min_length=1, max_length=1000)
+
+
+class LookupResponse(BaseModel):
+    message: str = "OK"
+    statusCode: int = 200
+    platformUserIds: dict[str, str | None]
+
+
+@router.post(
+    "/v2/platform-users/lookup",
+    summary="Map a game's user ids to platform user ids",
+    description="Every submitted id is a key of `platformUserIds`; its value is the platform "
+    "user's UUID, or null when the user is not linked. " + SIGNED_HEADERS_DOC,
+    response_model=LookupResponse,
+    responses=error_responses(400, 401, 403, 413, 422, 429),
+    openapi_extra=request_body(LookupRequest),
+)
+async def lookup(
+    request: Request,
+    engine: EngineDep,
+    box: BoxDep,
+    settings: SettingsDep,
+    x_client_id: Annotated[str | None, Header()] = None,
+    x_timestamp: Annotated[str | None, Header()] = None,
+    x_signature: Annotated[str | None, Header()] = None,
+) -> OrjsonResponse:
+    body = await read_limited_body(request, settings.max_body_bytes)
+    signed = SignedRequest(x_client_id, x_timestamp, x_signature, body)
+    work = partial(
+        lookup_platform_users,
+        engine=engine,
+        box=box,
+        settings=settings,
+        request=signed,
+        limiter=request.app.state.ingest_limiter,
+    )
+    return OrjsonResponse(await run_db(engine, work))

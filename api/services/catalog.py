@@ -1,0 +1,129 @@
+"""The in-memory index of active missions, per game and event name.
+
+Every change to a mission or quest bumps `catalog_version` in the same transaction
+(`bump`). Each ingestion reads that one row and reloads the index when it moved, so a
+change made by any process is followed by every process at its next request.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from api.core.sql import insert_ignore
+from api.services.rules import Rule
+from models import CatalogVersion, Mission, Quest
+
+_version = CatalogVersion.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class MissionSpec:
+    """What evaluation needs to know of an active mission."""
+
+    id: str
+    game_id: str
+    quest_id: str | None
+    rule: Rule
+    cap: int | None
+    allow_multiple: bool
+    time_limit_seconds: int | None
+    expiration_date: datetime | None
+    payout_micros: int
+
+    def expired(self, now: datetime) -> bool:
+        return self.expiration_date is not None and self.expiration_date <= now
+
+
+@dataclass
+class Catalog:
+    version: int
+    missions: dict[str, MissionSpec] = field(default_factory=dict)
+    by_event: dict[tuple[str, str], list[MissionSpec]] = field(default_factory=dict)
+    by_game: dict[str, list[MissionSpec]] = field(default_factory=dict)
+
+    def for_event(self, game_id: str, event: str) -> list[MissionSpec]:
+        return self.by_event.get((game_id, event), [])
+
+    def for_game(self, game_id: str) -> list[MissionSpec]:
+        return self.by_game.get(game_id, [])
+
+
+def spec_of(mission: Mission) -> MissionSpec:
+    rule = Rule.build(
+        event=mission.rule_event,
+        conditions=mission.rule_conditions,
+        completion=mission.rule_completion,
+        threshold=mission.rule_threshold,
+        sum_field=mission.rule_sum_field,
+    )
+    return MissionSpec(
+        id=mission.id,
+        game_id=mission.game_id,
+        quest_id=mission.quest_id,
+        rule=rule,
+        cap=mission.cap,
+        allow_multiple=mission.allow_multiple_conversions,
+        time_limit_seconds=mission.time_limit_seconds,
+        expiration_date=mission.expiration_date,
+        payout_micros=mission.payout_micros,
+    )
+
+
+def load(session: Session, version: int) -> Catalog:
+    """Build the index from the database: active missions of active quests (or none)."""
+    rows = session.exec(
+        select(Mission)
+        .outerjoin(Quest, Quest.id == Mission.quest_id)  # type: ignore[arg-type]
+        .where(Mission.is_active, sa.or_(Mission.quest_id.is_(None), Quest.is_active))  # type: ignore[union-attr, arg-type]
+    ).all()
+    catalog = Catalog(version)
+    for mission in rows:
+        spec = spec_of(mission)
+        catalog.missions[spec.id] = spec
+        catalog.by_event.setdefault((spec.game_id, spec.rule.event), []).append(spec)
+        catalog.by_game.setdefault(spec.game_id, []).append(spec)
+    return catalog
+
+
+def read_version(session: Session) -> int:
+    version = session.execute(sa.select(_version.c.version).where(_version.c.id == 1)).scalar()
+    return int(version or 0)
+
+
+def bump(session: Session) -> None:
+    """Mark the catalog changed; call in the transaction that changes missions or quests."""
+    insert_ignore(session, _version, {"id": 1, "version": 0}, conflict=("id",))
+    session.execute(
+        sa.update(_version).where(_version.c.id == 1).values(version=_version.c.version + 1)
+    )
+
+
+class CatalogCache:
+    """One index per database engine, reloaded when the stored version moves."""
+
+    def __init__(self) -> None:
+        self._by_engine: weakref.WeakKeyDictionary[Engine, Catalog] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def current(self, session: Session) -> Catalog:
+        engine = session.get_bind()
+        assert isinstance(engine, Engine) or hasattr(engine, "engine")
+        engine = engine.engine  # a Connection's engine, or the engine itself
+        version = read_version(session)
+        catalog = self._by_engine.get(engine)
+        if catalog is not None and catalog.version == version:
+            return catalog
+        with self._lock:
+            catalog = load(session, version)
+            self._by_engine[engine] = catalog
+            return catalog
+
+
+CATALOG = CatalogCache()

@@ -1,0 +1,85 @@
+"""POST /v2/platform-users/lookup: a game's user ids → platform user ids (SERVICE.md 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import Engine
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.core.db import new_session
+from api.core.errors import ApiError, validation_failed
+from api.services.ratelimit import RateLimiter
+from api.services.signing import SignedRequest, authenticate
+from models import GameUser
+
+MAX_IDS = 1000
+_game_user = GameUser.__table__  # type: ignore[attr-defined]
+
+
+def parse_lookup(body: bytes) -> tuple[str, list[str]]:
+    """The gameId and user ids of a lookup body, or the error to answer with."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise validation_failed(
+            "The body must be a JSON object.", [{"path": "", "message": "expected an object"}]
+        )
+    problems = [
+        {"path": k, "message": "unknown field"} for k in sorted(set(data) - {"gameId", "userIds"})
+    ]
+    game_id, user_ids = data.get("gameId"), data.get("userIds")
+    if not isinstance(game_id, str) or not game_id:
+        problems.append({"path": "gameId", "message": "required, a non-empty string"})
+    if not isinstance(user_ids, list) or not 1 <= len(user_ids) <= MAX_IDS:
+        problems.append(
+            {"path": "userIds", "message": f"required, an array of 1 to {MAX_IDS} strings"}
+        )
+    else:
+        problems += [
+            {"path": f"userIds.{i}", "message": "must be a string of 1 to 128 characters"}
+            for i, u in enumerate(user_ids)
+            if not isinstance(u, str) or not 1 <= len(u) <= 128
+        ][:20]
+    if problems:
+        raise validation_failed("The lookup request is invalid.", problems)
+    return game_id, user_ids  # type: ignore[return-value]
+
+
+def lookup_platform_users(
+    *,
+    engine: Engine,
+    box: SecretBox,
+    settings: Settings,
+    request: SignedRequest,
+    limiter: RateLimiter | None = None,
+) -> dict[str, Any]:
+    """Authenticate, then map every submitted user id to its platform user id or None."""
+    with new_session(engine) as session:
+        caller = authenticate(
+            session, box=box, request=request, window_seconds=settings.signature_window_seconds
+        )
+        if limiter is not None:
+            limiter.check(caller.client_id)
+        game_id, user_ids = parse_lookup(request.body)
+        if game_id != caller.game_id:
+            raise ApiError(
+                403, "game_mismatch", "gameId is not the game this client id belongs to."
+            )
+        wanted = list(dict.fromkeys(user_ids))
+        rows = session.execute(
+            sa.select(_game_user.c.user_id, _game_user.c.platform_user_id).where(
+                _game_user.c.game_id == game_id, _game_user.c.user_id.in_(wanted)
+            )
+        ).all()
+    found = {row.user_id: row.platform_user_id for row in rows}
+    return {
+        "message": "OK",
+        "statusCode": 200,
+        "platformUserIds": {user_id: found.get(user_id) for user_id in wanted},
+    }

@@ -1,0 +1,157 @@
+"""Mission and quest definitions as designers write them (import files, later the portal).
+
+Field names follow the offers API of the original spec (camelCase), plus the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+COUNTRY = re.compile(r"[A-Z]{2}")
+OPERATING_SYSTEMS = ("Android", "iOS", "Windows", "macOS", "Linux", "ChromeOS")
+_OS_BY_LOWER = {name.lower(): name for name in OPERATING_SYSTEMS}
+
+
+class Geotargeting(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    countriesInclude: list[str] = Field(default_factory=list)
+    countriesExclude: list[str] = Field(default_factory=list)
+
+    @field_validator("countriesInclude", "countriesExclude")
+    @classmethod
+    def _countries(cls, value: list[str]) -> list[str]:
+        codes = [c.strip().upper() for c in value]
+        bad = [c for c in codes if not COUNTRY.fullmatch(c)]
+        if bad:
+            raise ValueError(f"country codes are ISO 3166-1 alpha-2 (e.g. US, DE): {bad}")
+        return sorted(set(codes))
+
+
+class ConditionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(description='"value" (the event\'s value) or "traits.<name>"')
+    op: Literal[">=", ">", "<=", "<", "==", "!=", "exists", "not exists"]
+    value: float | str | bool | None = None
+
+
+class CompletionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["count", "consecutive", "sum"] = "count"
+    threshold: float = Field(default=1, gt=0)
+    field: str | None = Field(default=None, description="for sum: value or traits.<name>")
+
+
+class RuleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    event: str = Field(pattern=r"^[A-Za-z0-9_.:\-]{1,64}$")
+    conditions: list[ConditionIn] = Field(default_factory=list)
+    completion: CompletionIn = Field(default_factory=CompletionIn)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RuleIn:
+        # The engine (api/services/rules.py) checks the rule again when it is saved.
+        for condition in self.conditions:
+            if not _is_field(condition.field):
+                raise ValueError('a condition field is "value" or "traits.<name>"')
+            if condition.op in ("exists", "not exists"):
+                continue
+            if condition.value is None:
+                raise ValueError(f"the condition on {condition.field} needs a value")
+            is_text = isinstance(condition.value, str | bool)
+            if is_text and condition.op not in ("==", "!="):
+                raise ValueError(f"{condition.op} compares numbers; strings use == or !=")
+        if self.completion.kind == "sum" and not (
+            self.completion.field and _is_field(self.completion.field)
+        ):
+            raise ValueError('a sum completion needs "field": "value" or "traits.<name>"')
+        return self
+
+
+def _is_field(name: str) -> bool:
+    return name == "value" or (name.startswith("traits.") and len(name) > len("traits."))
+
+
+class _OfferCommon(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(default=None, description="Give an id to update an existing offer.")
+    description: str | None = None
+    thumbnail: str = ""
+    previewUrl: str = ""
+    destinationUrl: str = Field(min_length=1, max_length=2048)
+    expirationDate: datetime | None = None
+    isActive: bool = True
+    operatingSystem: list[str] = Field(default_factory=list)
+    geotargeting: Geotargeting = Field(default_factory=Geotargeting)
+    tags: list[str] = Field(default_factory=list)
+    instructions: str = ""
+    requirements: str = ""
+
+    @field_validator("destinationUrl", "previewUrl", "thumbnail")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if value and not value.lower().startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value
+
+    @field_validator("operatingSystem")
+    @classmethod
+    def _os(cls, value: list[str]) -> list[str]:
+        known = []
+        for name in value:
+            canonical = _OS_BY_LOWER.get(name.strip().lower())
+            if canonical is None:
+                raise ValueError(
+                    f"unknown operating system {name!r}; one of {', '.join(OPERATING_SYSTEMS)}"
+                )
+            known.append(canonical)
+        return sorted(set(known))
+
+    @field_validator("expirationDate")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("expirationDate needs a zone, e.g. 2027-01-31T00:00:00Z")
+        return value
+
+
+class MissionIn(_OfferCommon):
+    title: str = Field(min_length=1, max_length=200)
+    payout: Decimal = Field(ge=0, max_digits=14, decimal_places=6, description="USD")
+    cap: int | None = Field(default=None, ge=1)
+    allowMultipleConversions: bool = False
+    timeLimitSeconds: int | None = Field(default=None, ge=1)
+    rule: RuleIn
+
+    @property
+    def payout_micros(self) -> int:
+        return int(self.payout * 1_000_000)
+
+
+class QuestIn(_OfferCommon):
+    name: str = Field(min_length=1, max_length=200)
+    startCap: int | None = Field(default=None, ge=1)
+    missions: list[MissionIn] = Field(min_length=1)
+
+
+class CatalogFile(BaseModel):
+    """An import file: a game's missions and quests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gameId: str
+    missions: list[MissionIn] = Field(default_factory=list)
+    quests: list[QuestIn] = Field(default_factory=list)
+
+
+def as_plain(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")

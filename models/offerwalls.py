@@ -1,0 +1,39 @@
+"""Offerwalls: a publisher's listing of offers, its API key, currency and postback URL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from models.types import UTCDateTime, new_uuid, utcnow
+
+
+class OfferwallStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    SUSPENDED = "suspended"
+
+
+class Offerwall(SQLModel, table=True):
+    __tablename__ = "offerwall"
+
+    id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    name: str = Field(max_length=200)
+    status: str = Field(default=OfferwallStatus.PENDING, max_length=16, index=True)
+    # Public offerwall id, issued on approval; carried by tracking links as `owid`.
+    owid: str | None = Field(default=None, unique=True, max_length=32)
+    # The API key, AES-GCM sealed, and its keyed digest for look-ups (api/core/crypto.py).
+    api_key_sealed: str | None = Field(default=None, sa_type=sa.Text)
+    api_key_digest: str | None = Field(default=None, unique=True, max_length=64)
+    currency_name: str = Field(default="US Dollar", max_length=64)
+    currency_code: str = Field(default="USD", max_length=3)
+    # Units of the offerwall's currency per USD, and the decimals payouts are rounded to.
+    exchange_rate: float = Field(default=1.0)
+    currency_decimals: int = Field(default=2)
+    postback_url: str | None = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    approved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

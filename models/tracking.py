@@ -1,0 +1,95 @@
+"""Clicks on tracking links, players' progress on missions, and conversions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from models.types import BigIntPK, UTCDateTime, new_uuid, utcnow
+
+
+class Click(SQLModel, table=True):
+    __tablename__ = "click"
+    __table_args__ = (sa.Index("ix_click_offerwall_created", "offerwall_id", "created_at"),)
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    offerwall_id: str = Field(foreign_key="offerwall.id", max_length=36)
+    mission_id: str | None = Field(
+        default=None, foreign_key="mission.id", index=True, max_length=36, ondelete="SET NULL"
+    )
+    quest_id: str | None = Field(
+        default=None, foreign_key="quest.id", index=True, max_length=36, ondelete="SET NULL"
+    )
+    platform_user_id: str = Field(foreign_key="platform_user.id", index=True, max_length=36)
+    uid: str | None = Field(default=None, max_length=255)
+    clickid: str | None = Field(default=None, max_length=255)
+    sub1: str | None = Field(default=None, max_length=255)
+    sub2: str | None = Field(default=None, max_length=255)
+    sub3: str | None = Field(default=None, max_length=255)
+    ip: str = Field(max_length=64)
+    user_agent: str = Field(default="", max_length=1024)
+    country: str | None = Field(default=None, max_length=2)
+    os: str | None = Field(default=None, max_length=32)
+    # Whether this click started the player's progress (the first click does).
+    started: bool = Field(default=False)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class ProgressStatus:
+    STARTED = "started"
+    COMPLETED = "completed"
+    EXPIRED = "expired"
+    CAPPED = "capped"
+
+
+class Progress(SQLModel, table=True):
+    """One player's progress on one mission, from the click that started it."""
+
+    __tablename__ = "progress"
+    __table_args__ = (
+        sa.UniqueConstraint("mission_id", "platform_user_id", name="uq_progress_mission_player"),
+    )
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    mission_id: str = Field(foreign_key="mission.id", max_length=36, ondelete="CASCADE")
+    platform_user_id: str = Field(foreign_key="platform_user.id", index=True, max_length=36)
+    quest_id: str | None = Field(
+        default=None, foreign_key="quest.id", max_length=36, ondelete="SET NULL"
+    )
+    offerwall_id: str = Field(foreign_key="offerwall.id", max_length=36)
+    # The click the progress (and so its conversions) is attributed to.
+    click_id: int = Field(sa_type=sa.BigInteger, foreign_key="click.id")
+    status: str = Field(default=ProgressStatus.STARTED, max_length=16)
+    started_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The rule's tally since the start (or since the last conversion, when repeatable).
+    count: int = Field(default=0)
+    run: int = Field(default=0)
+    total: float = Field(default=0)
+    completions: int = Field(default=0)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class Conversion(SQLModel, table=True):
+    """One completed, paid mission for one player."""
+
+    __tablename__ = "conversion"
+    __table_args__ = (
+        # A completion converts once, also under concurrent requests and processes.
+        sa.UniqueConstraint("progress_id", "sequence", name="uq_conversion_progress_sequence"),
+        sa.Index("ix_conversion_offerwall_created", "offerwall_id", "created_at"),
+    )
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    transaction_id: str = Field(default_factory=new_uuid, unique=True, max_length=36)
+    progress_id: int = Field(sa_type=sa.BigInteger, foreign_key="progress.id")
+    sequence: int = Field(default=1)
+    mission_id: str = Field(foreign_key="mission.id", index=True, max_length=36)
+    quest_id: str | None = Field(default=None, foreign_key="quest.id", max_length=36)
+    platform_user_id: str = Field(foreign_key="platform_user.id", index=True, max_length=36)
+    offerwall_id: str = Field(foreign_key="offerwall.id", max_length=36)
+    click_id: int = Field(sa_type=sa.BigInteger, foreign_key="click.id")
+    payout_micros: int = Field(sa_type=sa.BigInteger)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
