@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,16 +15,56 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def run(tmp_path):
-    env = {
-        **os.environ,
+def env(tmp_path, monkeypatch):
+    values = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
         "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
         "SECRET_KEY": "cli-test-master-key",
     }
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    _clear_caches()
+    yield {**os.environ, **values}
+    _clear_caches()
 
-    def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
+
+def _clear_caches() -> None:
+    from api.core.config import get_settings
+    from api.core.crypto import get_secret_box
+    from api.core.db import get_engine
+
+    get_settings.cache_clear()
+    get_secret_box.cache_clear()
+    get_engine.cache_clear()
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(env):
+    """Runs `questwall …` in this process (fast); test_real_command_line runs the real one."""
+    from click.testing import CliRunner
+
+    from api.cli import main
+
+    def _run(*args: str, check: bool = True) -> Result:
+        outcome = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = Result(outcome.exit_code, outcome.stdout, outcome.stderr)
+        if check and result.returncode != 0:
+            raise AssertionError(result.stderr)
+        return result
+
+    return _run
+
+
+def test_real_command_line(env):
+    def real(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, "-m", "api.cli", *args],
             cwd=ROOT,
             env=env,
@@ -31,11 +72,12 @@ def run(tmp_path):
             text=True,
             timeout=120,
         )
-        if check and result.returncode != 0:
-            raise AssertionError(result.stderr)
-        return result
 
-    return _run
+    refused = real("game", "list")
+    assert refused.returncode != 0 and "questwall migrate" in refused.stderr
+    assert real("migrate").returncode == 0
+    created = json.loads(real("game", "create", "Real").stdout)
+    assert created["clientSecret"].startswith("qw_cs_")
 
 
 def test_every_command_has_help():
@@ -106,3 +148,139 @@ def test_secret_is_encrypted_at_rest(run, tmp_path):
     created = json.loads(run("game", "create", "Vault").stdout)
     raw = sqlite3.connect(tmp_path / "cli.db").execute("SELECT * FROM game_credential").fetchall()
     assert created["clientSecret"] not in repr(raw)
+
+
+def test_offerwall_lifecycle(run, tmp_path):
+    import sqlite3
+
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Coins Wall").stdout)
+    assert created["status"] == "pending" and created["owid"] is None
+    approved = json.loads(run("offerwall", "approve", created["id"]).stdout)
+    assert approved["owid"].startswith("ow") and approved["apiKey"].startswith("qw_ak_")
+    again = run("offerwall", "approve", approved["owid"], check=False)
+    assert again.returncode != 0 and "only a pending one" in again.stderr
+    rotated = json.loads(run("offerwall", "rotate-key", approved["owid"]).stdout)
+    assert rotated["apiKey"] != approved["apiKey"] and rotated["owid"] == approved["owid"]
+    currency = json.loads(
+        run(
+            "offerwall",
+            "set-currency",
+            approved["owid"],
+            "--name",
+            "Coins",
+            "--code",
+            "CNS",
+            "--rate",
+            "250",
+            "--decimals",
+            "0",
+        ).stdout
+    )
+    assert currency["currency"] == {
+        "name": "Coins",
+        "code": "CNS",
+        "exchangeRate": 250.0,
+        "decimals": 0,
+    }
+    bad = run(
+        "offerwall",
+        "set-currency",
+        approved["owid"],
+        "--name",
+        "x",
+        "--code",
+        "usd",
+        "--rate",
+        "1",
+        check=False,
+    )
+    assert bad.returncode != 0 and "3 capital letters" in bad.stderr
+    url = "https://pub.example/pb?tx={transaction_id}&h={hash_key}"
+    assert (
+        json.loads(run("offerwall", "set-postback", approved["owid"], url).stdout)["postbackUrl"]
+        == url
+    )
+    assert json.loads(run("offerwall", "suspend", approved["owid"]).stdout)["status"] == "suspended"
+    assert (
+        json.loads(run("offerwall", "set-status", approved["owid"], "approved").stdout)["status"]
+        == "approved"
+    )
+    raw = repr(sqlite3.connect(tmp_path / "cli.db").execute("SELECT * FROM offerwall").fetchall())
+    assert rotated["apiKey"] not in raw and approved["apiKey"] not in raw
+    assert rotated["apiKey"] not in run("offerwall", "list").stdout
+
+
+def test_import_list_and_deactivate_offers(run, tmp_path):
+    run("migrate")
+    game = json.loads(run("game", "create", "Arena").stdout)
+    example = (ROOT / "docs" / "missions.example.yaml").read_text()
+    path = tmp_path / "offers.yaml"
+    path.write_text(example.replace("REPLACE-WITH-YOUR-GAME-ID", game["gameId"]))
+    imported = json.loads(run("offers", "import", str(path)).stdout)
+    assert [m["title"] for m in imported["missions"]] == [
+        "Kill 10 players in one game",
+        "Score 1000+ in 3 matches in a row",
+    ]
+    assert [q["name"] for q in imported["quests"]] == ["Season opener"]
+    listed = json.loads(run("offers", "list", "--game", game["gameId"]).stdout)
+    assert len(listed["missions"]) == 5 and len(listed["quests"]) == 1
+    kills = next(m for m in listed["missions"] if m["title"].startswith("Kill"))
+    assert kills["rule"]["conditions"] == [{"field": "traits.kills", "op": ">=", "value": 10.0}]
+    run("offers", "deactivate", "mission", kills["id"])
+    listed = json.loads(run("offers", "list").stdout)
+    assert not next(m for m in listed["missions"] if m["id"] == kills["id"])["isActive"]
+    run("offers", "activate", "mission", kills["id"])
+    # Importing again with ids updates instead of duplicating.
+    json_path = tmp_path / "update.json"
+    json_path.write_text(
+        json.dumps(
+            {
+                "gameId": game["gameId"],
+                "missions": [
+                    {
+                        "id": kills["id"],
+                        "title": "Kill 12",
+                        "payout": 2,
+                        "destinationUrl": "https://g.example/",
+                        "rule": {
+                            "event": "GAME_END",
+                            "conditions": [{"field": "traits.kills", "op": ">=", "value": 12}],
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    run("offers", "import", str(json_path))
+    listed = json.loads(run("offers", "list").stdout)
+    assert len(listed["missions"]) == 5
+    assert next(m for m in listed["missions"] if m["id"] == kills["id"])["title"] == "Kill 12"
+
+
+def test_import_reports_what_is_wrong(run, tmp_path):
+    run("migrate")
+    game = json.loads(run("game", "create", "Arena").stdout)
+    path = tmp_path / "bad.json"
+    path.write_text(
+        json.dumps(
+            {
+                "gameId": game["gameId"],
+                "missions": [
+                    {
+                        "title": "x",
+                        "payout": -1,
+                        "destinationUrl": "ftp://nope",
+                        "rule": {
+                            "event": "bad name",
+                            "conditions": [{"field": "traits.w", "op": ">", "value": "bow"}],
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    result = run("offers", "import", str(path), check=False)
+    assert result.returncode != 0
+    for fragment in ("missions.0.payout", "missions.0.destinationUrl", "missions.0.rule"):
+        assert fragment in result.stderr
