@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -122,3 +123,53 @@ def temp_dir() -> Path:
 
 def print_json(label: str, data: dict[str, object]) -> None:
     print(f"{label}: {json.dumps(data)}")
+
+
+# --- a lean HTTP/1.1 load client -------------------------------------------------------
+# Pre-built requests over keep-alive sockets: a few microseconds of client CPU per request,
+# so the server, not the client, is what a benchmark measures on a 2-core machine.
+
+_LENGTH = re.compile(rb"(?i)\r\ncontent-length: *(\d+)")
+
+
+def http_request(
+    method: str, path: str, *, headers: dict[str, str] | None = None, body: bytes = b""
+) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def _fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadResult:
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for item in requests:
+        queue.put_nowait(item)
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while not queue.empty():
+                request = queue.get_nowait()
+                t0 = time.perf_counter()
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = _LENGTH.search(head)
+                if length:
+                    await reader.readexactly(int(length.group(1)))
+                latencies.append((time.perf_counter() - t0) * 1000)
+                status = int(head[9:12])
+                statuses[status] = statuses.get(status, 0) + 1
+        finally:
+            writer.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return LoadResult(len(requests), time.perf_counter() - t0, latencies, statuses)
+
+
+def fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadResult:
+    return asyncio.run(_fire_raw(port, requests, concurrency))

@@ -1,4 +1,4 @@
-"""Ingestion benchmark (issue: foundation).
+"""Ingestion benchmark.
 
 Signed 100-event batches from 50 users, sent concurrently to the running all-in-one
 server (`questwall serve`, SQLite). Prints events stored per second and p50/p99 latency,
@@ -16,6 +16,8 @@ import json
 import sqlite3
 import sys
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,8 +27,9 @@ from api.core.crypto import sign_request
 from bench.common import (
     ROOT,
     bench_env,
-    fire,
+    fire_raw,
     free_port,
+    http_request,
     questwall,
     start,
     stop,
@@ -36,26 +39,39 @@ from bench.common import (
 
 USERS = 50
 EVENTS_PER_BATCH = 100
+DEFAULT_NAMES = ("KILL_PLAYER", "MATCH_END")
 
 
-def make_batches(game: dict[str, str], count: int) -> list[tuple[bytes, dict[str, str]]]:
+def make_batches(
+    game: dict[str, str],
+    count: int,
+    *,
+    users: Sequence[str] | None = None,
+    names: Sequence[str] = DEFAULT_NAMES,
+) -> list[bytes]:
     """Pre-signed requests, so the client spends its CPU on sending, not signing."""
-    base = datetime.now(UTC) - timedelta(minutes=30)
-    batches = []
+    users = users or [f"player-{i}" for i in range(USERS)]
+    base = datetime.now(UTC) + timedelta(seconds=1)
+    requests = []
     for b in range(count):
+        batch_users = [users[(b * USERS + i) % len(users)] for i in range(USERS)]
         events = []
         for i in range(EVENTS_PER_BATCH):
             n = b * EVENTS_PER_BATCH + i
+            moment = base + timedelta(microseconds=n * 10)
             events.append(
                 {
-                    "userId": f"player-{n % USERS}",
-                    "event": "MATCH_END" if i % 2 else "KILL_PLAYER",
-                    "time": (base + timedelta(milliseconds=n))
-                    .isoformat(timespec="milliseconds")
-                    .replace("+00:00", "Z"),
+                    "userId": batch_users[i % USERS],
+                    "event": names[n % len(names)],
+                    "time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                     "value": n % 2000,
                     "groupId": f"match-{b}",
-                    "traits": {"score": n % 2000, "isSurvivor": bool(n % 3), "weapon": "bow"},
+                    "traits": {
+                        "score": n % 2000,
+                        "isSurvivor": bool(n % 3),
+                        "weapon": "bow",
+                        "kills": n % 13,
+                    },
                 }
             )
         body = json.dumps(
@@ -63,13 +79,33 @@ def make_batches(game: dict[str, str], count: int) -> list[tuple[bytes, dict[str
         ).encode()
         ts = str(int(time.time() * 1000))
         headers = {
-            "content-type": "application/json",
+            "Content-Type": "application/json",
             "x-client-id": game["clientId"],
             "x-timestamp": ts,
             "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
         }
-        batches.append((body, headers))
-    return batches
+        requests.append(http_request("POST", "/v2/custom-events", headers=headers, body=body))
+    return requests
+
+
+@contextmanager
+def all_in_one(env: dict[str, str], data: Path) -> Iterator[int]:
+    """`questwall serve` on a free port, stopped on exit."""
+    port = free_port()
+    server = start(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--host", "127.0.0.1"],
+        env,
+        data / f"serve-{port}.log",
+    )
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/ping", server)
+        yield port
+    finally:
+        stop(server)
+
+
+def stored_events(data: Path) -> int:
+    return sqlite3.connect(data / "bench.db").execute("SELECT count(*) FROM event").fetchone()[0]
 
 
 def main() -> None:
@@ -84,25 +120,15 @@ def main() -> None:
     env = bench_env(data)
     questwall(env, "migrate")
     game = json.loads(questwall(env, "game", "create", "Benchmark"))
-    warmup = make_batches(game, 20)
-    batches = make_batches(game, args.batches)
+    # One stream, warm-up first: each user's event times keep increasing, as a game's do.
+    stream = make_batches(game, 20 + args.batches)
+    warmup, batches = stream[:20], stream[20:]
 
     # 1. The all-in-one server (portal + API, one process, SQLite).
-    port = free_port()
-    server = start(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--host", "127.0.0.1"],
-        env,
-        data / "serve.log",
-    )
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/ping", server)
-        url = f"http://127.0.0.1:{port}/v2/custom-events"
-        fire(url, warmup, 4)
-        full = fire(url, batches, args.concurrency)
-    finally:
-        stop(server)
-    db = sqlite3.connect(data / "bench.db")
-    stored = db.execute("SELECT count(*) FROM event").fetchone()[0] - len(warmup) * EVENTS_PER_BATCH
+    with all_in_one(env, data) as port:
+        fire_raw(port, warmup, 4)
+        full = fire_raw(port, batches, args.concurrency)
+    stored = stored_events(data) - len(warmup) * EVENTS_PER_BATCH
 
     # 2. The parse-only ceiling, served by granian with one worker like the server above.
     port = free_port()
@@ -131,9 +157,8 @@ def main() -> None:
     )
     try:
         wait_until_up(f"http://127.0.0.1:{port}/docs", ceiling)
-        url = f"http://127.0.0.1:{port}/v2/custom-events"
-        fire(url, warmup, 4)
-        parse = fire(url, batches, args.concurrency)
+        fire_raw(port, warmup, 4)
+        parse = fire_raw(port, batches, args.concurrency)
     finally:
         stop(ceiling)
 

@@ -41,6 +41,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA cache_size=-32768")
+        cursor.execute("PRAGMA mmap_size=268435456")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -32,8 +32,11 @@ def _compiled(dialect: Dialect) -> tuple[str, tuple[str, ...] | None]:
 
 
 def _sqlite_time(moment: datetime) -> str:
-    # The exact text SQLAlchemy's SQLite DateTime writes, so comparisons stay consistent.
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    # The exact text SQLAlchemy's SQLite DateTime writes (always with microseconds), so
+    # comparisons stay consistent. Event times are already UTC.
+    if moment.utcoffset():
+        moment = moment.astimezone(UTC)
+    return moment.replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def _pg_time(moment: datetime) -> datetime:

@@ -4,7 +4,8 @@ and conversions (SERVICE.md 5).
 Runs inside the ingestion transaction. Progress rows are locked (FOR UPDATE on
 PostgreSQL; SQLite has one writer) so parallel requests never evaluate the same
 progress twice, and a mission's conversion counter is raised with a conditional UPDATE,
-so its cap holds under any concurrency.
+so its cap holds under any concurrency. Rows are read and written with Core statements,
+the changed ones in one executemany: a batch may touch hundreds of them.
 """
 
 from __future__ import annotations
@@ -16,17 +17,36 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from api.services.catalog import Catalog, MissionSpec
 from api.services.rules import Tally, step
 from models import Conversion, GameUser, Mission, Progress, ProgressStatus
 from models.events import Event
 from models.schemas import EventIn
+from models.types import new_uuid
 
 _mission = Mission.__table__  # type: ignore[attr-defined]
 _game_user = GameUser.__table__  # type: ignore[attr-defined]
 _event = Event.__table__  # type: ignore[attr-defined]
+_progress = Progress.__table__  # type: ignore[attr-defined]
+_conversion = Conversion.__table__  # type: ignore[attr-defined]
+
+_PROGRESS_COLUMNS = (
+    "id",
+    "mission_id",
+    "platform_user_id",
+    "quest_id",
+    "offerwall_id",
+    "click_id",
+    "status",
+    "started_at",
+    "expires_at",
+    "count",
+    "run",
+    "total",
+    "completions",
+)
 
 
 @dataclass(frozen=True)
@@ -43,10 +63,27 @@ class EngineEvent:
         return {"event": self.event, "value": self.value, "traits": self.traits}
 
 
+@dataclass
+class ProgressRow:
+    id: int
+    mission_id: str
+    platform_user_id: str
+    quest_id: str | None
+    offerwall_id: str
+    click_id: int
+    status: str
+    started_at: datetime
+    expires_at: datetime | None
+    count: int
+    run: int
+    total: float
+    completions: int
+
+
 def evaluate_events(
     session: Session, *, catalog: Catalog, game_id: str, events: Sequence[EventIn], now: datetime
 ) -> int:
-    """Evaluate a request's stored events against started progress; returns conversions made."""
+    """Evaluate a request's events against started progress; returns conversions made."""
     relevant = [(i, e) for i, e in enumerate(events) if catalog.for_event(game_id, e.event)]
     if not relevant:
         return 0
@@ -68,13 +105,16 @@ def evaluate_events(
         if player is not None:
             by_player[player].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
     mission_ids = {m.id for _, e in relevant for m in catalog.for_event(game_id, e.event)}
-    made = 0
-    for progress in _started(session, by_player.keys(), mission_ids):
-        spec = catalog.missions[progress.mission_id]
+    rows = _started(session, by_player.keys(), mission_ids)
+    changed, made = [], 0
+    for row in rows:
+        spec = catalog.missions[row.mission_id]
         if spec.expired(now):
             continue
-        ordered = sorted(by_player[progress.platform_user_id], key=lambda ev: (ev.time, ev.order))
-        made += _advance(session, progress, spec, ordered, now=now, fresh=False)
+        ordered = sorted(by_player[row.platform_user_id], key=lambda ev: (ev.time, ev.order))
+        made += _advance(session, row, spec, ordered, now=now, fresh=False)
+        changed.append(row)
+    _save(session, changed, now)
     return made
 
 
@@ -86,8 +126,8 @@ def replay_for_link(
     specs = {m.id: m for m in catalog.for_game(game_id)}
     if not specs:
         return 0
-    progresses = _started(session, [platform_user_id], specs.keys())
-    if not progresses:
+    rows = _started(session, [platform_user_id], specs.keys())
+    if not rows:
         return 0
     user_ids = (
         session.execute(
@@ -99,45 +139,48 @@ def replay_for_link(
         .all()
     )
     made = 0
-    for progress in progresses:
-        spec = specs[progress.mission_id]
+    for row in rows:
+        spec = specs[row.mission_id]
         if spec.expired(now):
             continue
-        rows = session.execute(
+        stored = session.execute(
             sa.select(_event.c.name, _event.c.time, _event.c.value, _event.c.traits, _event.c.id)
             .where(
                 _event.c.game_id == game_id,
                 _event.c.user_id.in_(user_ids),
                 _event.c.name == spec.rule.event,
-                _event.c.time >= progress.started_at,
+                _event.c.time >= row.started_at,
             )
             .order_by(_event.c.time, _event.c.id)
         ).all()
-        events = [EngineEvent(r.name, r.time, r.value, r.traits, r.id) for r in rows]
-        made += _advance(session, progress, spec, events, now=now, fresh=True)
+        events = [EngineEvent(r.name, r.time, r.value, r.traits, r.id) for r in stored]
+        made += _advance(session, row, spec, events, now=now, fresh=True)
+    _save(session, rows, now)
     return made
 
 
-def _started(session: Session, players: Iterable[str], missions: Iterable[str]) -> list[Progress]:
+def _started(
+    session: Session, players: Iterable[str], missions: Iterable[str]
+) -> list[ProgressRow]:
     players, missions = list(players), list(missions)
     if not players or not missions:
         return []
     query = (
-        select(Progress)
+        sa.select(*(_progress.c[name] for name in _PROGRESS_COLUMNS))
         .where(
-            Progress.platform_user_id.in_(players),  # type: ignore[attr-defined]
-            Progress.mission_id.in_(missions),  # type: ignore[attr-defined]
-            Progress.status == ProgressStatus.STARTED,
+            _progress.c.platform_user_id.in_(players),
+            _progress.c.mission_id.in_(missions),
+            _progress.c.status == ProgressStatus.STARTED,
         )
-        .order_by(Progress.id)  # type: ignore[arg-type]
+        .order_by(_progress.c.id)
         .with_for_update()
     )
-    return list(session.exec(query))
+    return [ProgressRow(*row) for row in session.execute(query)]
 
 
 def _advance(
     session: Session,
-    progress: Progress,
+    row: ProgressRow,
     spec: MissionSpec,
     events: Sequence[EngineEvent],
     *,
@@ -146,37 +189,66 @@ def _advance(
 ) -> int:
     """Run events through the rule. `fresh` recomputes from the start (late linking):
     completions already converted are recognised by their number and not paid again."""
-    tally = Tally() if fresh else Tally(progress.count, progress.run, progress.total)
-    reached = 0 if fresh else progress.completions
+    tally = Tally() if fresh else Tally(row.count, row.run, row.total)
+    reached = 0 if fresh else row.completions
     made = 0
     for event in events:
-        if event.time < progress.started_at:
+        if event.time < row.started_at:
             continue
-        if progress.expires_at is not None and event.time > progress.expires_at:
-            progress.status = ProgressStatus.EXPIRED
+        if row.expires_at is not None and event.time > row.expires_at:
+            row.status = ProgressStatus.EXPIRED
             break
         result = step(spec.rule, tally, event.as_mapping())
         tally = result.tally
         if not result.completed:
             continue
         reached += 1
-        if reached > progress.completions:
-            if not _convert(session, progress, spec, now):
-                progress.status = ProgressStatus.CAPPED
+        if reached > row.completions:
+            if not _convert(session, row, spec, now):
+                row.status = ProgressStatus.CAPPED
                 break
             made += 1
         if not spec.allow_multiple:
-            progress.status = ProgressStatus.COMPLETED
+            row.status = ProgressStatus.COMPLETED
             break
         tally = Tally()  # a repeatable mission starts again from zero
-    progress.count, progress.run, progress.total = tally.count, tally.run, tally.total
-    progress.updated_at = now
-    session.add(progress)
-    session.flush()
+    row.count, row.run, row.total = tally.count, tally.run, tally.total
     return made
 
 
-def _convert(session: Session, progress: Progress, spec: MissionSpec, now: datetime) -> bool:
+def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
+    if not rows:
+        return
+    statement = (
+        sa.update(_progress)
+        .where(_progress.c.id == sa.bindparam("row_id"))
+        .values(
+            status=sa.bindparam("new_status"),
+            count=sa.bindparam("new_count"),
+            run=sa.bindparam("new_run"),
+            total=sa.bindparam("new_total"),
+            completions=sa.bindparam("new_completions"),
+            updated_at=sa.bindparam("now", type_=_progress.c.updated_at.type),
+        )
+    )
+    session.execute(
+        statement,
+        [
+            {
+                "row_id": r.id,
+                "new_status": r.status,
+                "new_count": r.count,
+                "new_run": r.run,
+                "new_total": r.total,
+                "new_completions": r.completions,
+                "now": now,
+            }
+            for r in rows
+        ],
+    )
+
+
+def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetime) -> bool:
     """Record a conversion unless the mission's cap is reached (atomically)."""
     raised = session.execute(
         sa.update(_mission)
@@ -188,17 +260,17 @@ def _convert(session: Session, progress: Progress, spec: MissionSpec, now: datet
     )
     if raised.rowcount != 1:  # type: ignore[attr-defined]
         return False
-    progress.completions += 1
-    assert progress.id is not None
-    session.add(
-        Conversion(
-            progress_id=progress.id,
-            sequence=progress.completions,
+    row.completions += 1
+    session.execute(
+        _conversion.insert().values(
+            transaction_id=new_uuid(),
+            progress_id=row.id,
+            sequence=row.completions,
             mission_id=spec.id,
-            quest_id=progress.quest_id,
-            platform_user_id=progress.platform_user_id,
-            offerwall_id=progress.offerwall_id,
-            click_id=progress.click_id,
+            quest_id=row.quest_id,
+            platform_user_id=row.platform_user_id,
+            offerwall_id=row.offerwall_id,
+            click_id=row.click_id,
             payout_micros=spec.payout_micros,
             created_at=now,
         )
