@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
@@ -19,19 +21,23 @@ def _insert(session: Session, table: sa.Table) -> Any:
     raise NotImplementedError(f"unsupported database dialect {dialect}")
 
 
-def insert_ignore(
-    session: Session, table: sa.Table, values: dict[str, Any], conflict: Sequence[str]
-) -> bool:
-    """Insert a row unless one with the same `conflict` columns exists; True if inserted."""
-    stmt = (
-        _insert(session, table)
-        .values(**values)
-        .on_conflict_do_nothing(index_elements=conflict)
-        .returning(*(table.c[name] for name in conflict))
-    )
+@lru_cache(maxsize=64)
+def _insert_ignore_statement(dialect: str, table: sa.Table, conflict: tuple[str, ...]) -> Any:
+    insert = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
     # RETURNING, not rowcount: with an implicit RETURNING of the key, drivers differ
     # on what rowcount says.
-    return session.execute(stmt).first() is not None
+    return insert.on_conflict_do_nothing(index_elements=conflict).returning(
+        *(table.c[name] for name in conflict)
+    )
+
+
+def insert_ignore(
+    db: Session | Connection, table: sa.Table, values: dict[str, Any], conflict: Sequence[str]
+) -> bool:
+    """Insert a row unless one with the same `conflict` columns exists; True if inserted."""
+    dialect = db.dialect.name if isinstance(db, Connection) else db.get_bind().dialect.name
+    stmt = _insert_ignore_statement(dialect, table, tuple(conflict))
+    return db.execute(stmt, values).first() is not None
 
 
 def upsert(

@@ -7,7 +7,7 @@ import html
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from api.core.db import write_session
+from api.core.db import write_connection
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
@@ -51,8 +51,8 @@ async def _track(
     countries: CountryLookup = request.app.state.countries
 
     def work() -> str:
-        with write_session(engine) as session:
-            return track_click(session, click=click, countries=countries, now=utcnow()).redirect_url
+        with write_connection(engine) as db:
+            return track_click(db, click=click, countries=countries, now=utcnow()).redirect_url
 
     try:
         url = await run_db(engine, work)

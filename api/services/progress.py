@@ -104,16 +104,23 @@ def evaluate_events(
         player = links.get(e.userId)
         if player is not None:
             by_player[player].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
-    mission_ids = {m.id for _, e in relevant for m in catalog.for_event(game_id, e.event)}
-    rows = _started(session, by_player.keys(), mission_ids)
+    # Only the (mission, player) pairs this batch can move: the player's event names.
+    pairs = {
+        (spec.id, player)
+        for player, player_events in by_player.items()
+        for name in {ev.event for ev in player_events}
+        for spec in catalog.for_event(game_id, name)
+    }
     changed, made = [], 0
-    for row in rows:
+    for row in _started_pairs(session, pairs):
         spec = catalog.missions[row.mission_id]
         if spec.expired(now):
             continue
+        before = (row.status, row.count, row.run, row.total, row.completions)
         ordered = sorted(by_player[row.platform_user_id], key=lambda ev: (ev.time, ev.order))
         made += _advance(session, row, spec, ordered, now=now, fresh=False)
-        changed.append(row)
+        if (row.status, row.count, row.run, row.total, row.completions) != before:
+            changed.append(row)
     _save(session, changed, now)
     return made
 
@@ -157,6 +164,17 @@ def replay_for_link(
         made += _advance(session, row, spec, events, now=now, fresh=True)
     _save(session, rows, now)
     return made
+
+
+def _started_pairs(session: Session, pairs: set[tuple[str, str]]) -> list[ProgressRow]:
+    """Started progress rows for exactly these (mission, player) pairs, locked.
+
+    Queried as missions IN (…) AND players IN (…) (an indexed probe per combination, and
+    a statement whose compiled form is cached), then narrowed to the pairs themselves."""
+    if not pairs:
+        return []
+    rows = _started(session, {p for _, p in pairs}, {m for m, _ in pairs})
+    return [row for row in rows if (row.mission_id, row.platform_user_id) in pairs]
 
 
 def _started(

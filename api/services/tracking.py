@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlalchemy import Connection
+from sqlalchemy.engine import Row
 
 from api.core.sql import insert_ignore
 from api.services.geo import CountryLookup, detect_os
@@ -24,10 +26,52 @@ from models import (
 from models.types import new_uuid
 
 MAX_PARAM = 255
+SUB_NAMES = ("platform_sub1", "platform_sub2", "platform_sub3")
 _platform_users = PlatformUser.__table__  # type: ignore[attr-defined]
 _progress = Progress.__table__  # type: ignore[attr-defined]
 _quest = Quest.__table__  # type: ignore[attr-defined]
 _click = Click.__table__  # type: ignore[attr-defined]
+
+
+_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
+_mission = Mission.__table__  # type: ignore[attr-defined]
+
+# Built once: a click runs these on every request.
+_OFFER_COLUMNS = (
+    "id",
+    "destination_url",
+    "expiration_date",
+    "is_active",
+    "operating_systems",
+    "countries_include",
+    "countries_exclude",
+)
+_FIND_OFFERWALL = sa.select(_offerwall.c.id, _offerwall.c.status).where(
+    _offerwall.c.owid == sa.bindparam("owid")
+)
+_FIND_MISSION = sa.select(
+    *(_mission.c[c] for c in _OFFER_COLUMNS),
+    _mission.c.quest_id,
+    _mission.c.cap,
+    _mission.c.conversions,
+    _mission.c.time_limit_seconds,
+).where(_mission.c.id == sa.bindparam("offer_id"))
+_FIND_QUEST = sa.select(*(_quest.c[c] for c in _OFFER_COLUMNS), _quest.c.start_cap).where(
+    _quest.c.id == sa.bindparam("offer_id")
+)
+_QUEST_MISSIONS = (
+    sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)
+    .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
+    .order_by(_mission.c.quest_position)
+)
+_FIND_PLAYER = sa.select(_platform_users.c.id).where(
+    _platform_users.c.offerwall_id == sa.bindparam("offerwall_id"),
+    _platform_users.c.uid == sa.bindparam("uid"),
+)
+_INSERT_CLICK = _click.insert().returning(_click.c.id)
+_MARK_STARTED = (
+    sa.update(_click).where(_click.c.id == sa.bindparam("click_id")).values(started=True)
+)
 
 
 class TrackingRefusal(Exception):
@@ -58,19 +102,16 @@ class Tracked:
 
 
 def track_click(
-    session: Session, *, click: ClickIn, countries: CountryLookup, now: datetime
+    db: Connection, *, click: ClickIn, countries: CountryLookup, now: datetime
 ) -> Tracked:
     """Validate a click, record it, start the player's progress, and say where to go."""
-    offerwall = _approved_offerwall(session, click.owid)
-    offer, missions = _offer(session, click)
+    offerwall_id = _approved_offerwall(db, click.owid)
+    offer, missions = _offer(db, click)
     uid, clickid = click.uid or None, click.clickid or None
     if uid is None and clickid is None:
         raise TrackingRefusal(400, "Missing player", "The link needs a uid or a clickid parameter.")
-    for name, value in (
-        ("uid", uid),
-        ("clickid", clickid),
-        *zip(("platform_sub1", "platform_sub2", "platform_sub3"), click.subs, strict=True),
-    ):
+    named = (("uid", uid), ("clickid", clickid), *zip(SUB_NAMES, click.subs, strict=True))
+    for name, value in named:
         if value is not None and len(value) > MAX_PARAM:
             raise TrackingRefusal(
                 400, "Invalid link", f"{name} must be at most {MAX_PARAM} characters."
@@ -80,31 +121,30 @@ def track_click(
     os_name = detect_os(click.user_agent)
     _check_targeting(offer, country, os_name)
 
-    player = _platform_user(session, offerwall.id, uid, now)
-    click_id = session.execute(
-        _click.insert()
-        .values(
-            offerwall_id=offerwall.id,
-            mission_id=offer.id if click.kind == "mission" else None,
-            quest_id=offer.id if click.kind == "quest" else None,
-            platform_user_id=player,
-            uid=uid,
-            clickid=clickid,
-            sub1=click.subs[0],
-            sub2=click.subs[1],
-            sub3=click.subs[2],
-            ip=click.ip,
-            user_agent=click.user_agent[:1024],
-            country=country,
-            os=os_name,
-            started=False,
-            created_at=now,
-        )
-        .returning(_click.c.id)
+    player, new_player = _platform_user(db, offerwall_id, uid, now)
+    click_id = db.execute(
+        _INSERT_CLICK,
+        {
+            "offerwall_id": offerwall_id,
+            "mission_id": offer.id if click.kind == "mission" else None,
+            "quest_id": offer.id if click.kind == "quest" else None,
+            "platform_user_id": player,
+            "uid": uid,
+            "clickid": clickid,
+            "sub1": click.subs[0],
+            "sub2": click.subs[1],
+            "sub3": click.subs[2],
+            "ip": click.ip,
+            "user_agent": click.user_agent[:1024],
+            "country": country,
+            "os": os_name,
+            "started": new_player,
+            "created_at": now,
+        },
     ).scalar_one()
-    started = _start(session, offer, missions, click, player, offerwall.id, click_id, now)
-    if started:
-        session.execute(sa.update(_click).where(_click.c.id == click_id).values(started=True))
+    started = _start(db, offer, missions, click, player, offerwall_id, click_id, now)
+    if started and not new_player:  # a known player starting another offer
+        db.execute(_MARK_STARTED, {"click_id": click_id})
     return Tracked(with_platform_id(offer.destination_url, player), player, started)
 
 
@@ -116,42 +156,38 @@ def with_platform_id(url: str, platform_user_id: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def _approved_offerwall(session: Session, owid: str | None) -> Offerwall:
-    offerwall = (
-        session.exec(select(Offerwall).where(Offerwall.owid == owid)).first() if owid else None
-    )
-    if offerwall is None or offerwall.status != OfferwallStatus.APPROVED:
+def _approved_offerwall(db: Connection, owid: str | None) -> str:
+    row = db.execute(_FIND_OFFERWALL, {"owid": owid}).first() if owid else None
+    if row is None or row.status != OfferwallStatus.APPROVED:
         raise TrackingRefusal(404, "Offer not found", "This offerwall link is not valid.")
-    return offerwall
+    return str(row.id)
 
 
-def _offer(session: Session, click: ClickIn) -> tuple[Mission | Quest, list[Mission]]:
+def _offer(db: Connection, click: ClickIn) -> tuple[Any, list[Any]]:
     if click.kind == "mission":
-        mission = session.get(Mission, click.offer_id)
+        mission = db.execute(_FIND_MISSION, {"offer_id": click.offer_id}).first()
         # A mission inside a quest is offered only through the quest's link.
         if mission is None or mission.quest_id is not None:
             raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
         return mission, [mission]
-    quest = session.get(Quest, click.offer_id)
+    quest = db.execute(_FIND_QUEST, {"offer_id": click.offer_id}).first()
     if quest is None:
         raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
-    missions = session.exec(
-        select(Mission)
-        .where(Mission.quest_id == quest.id, Mission.is_active)
-        .order_by(Mission.quest_position)  # type: ignore[arg-type]
-    ).all()
-    return quest, list(missions)
+    return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
 
 
-def _check_available(offer: Mission | Quest, missions: list[Mission], now: datetime) -> None:
+def _is_open(mission: Row[Any]) -> bool:
+    return mission.cap is None or mission.conversions < mission.cap
+
+
+def _check_available(offer: Row[Any], missions: list[Row[Any]], now: datetime) -> None:
     if not offer.is_active or (offer.expiration_date is not None and offer.expiration_date <= now):
         raise TrackingRefusal(410, "Offer ended", "This offer is no longer available.")
-    open_missions = [m for m in missions if m.cap is None or m.conversions < m.cap]
-    if not open_missions:
+    if not any(_is_open(m) for m in missions):
         raise TrackingRefusal(410, "Offer ended", "This offer has reached its limit.")
 
 
-def _check_targeting(offer: Mission | Quest, country: str | None, os_name: str | None) -> None:
+def _check_targeting(offer: Row[Any], country: str | None, os_name: str | None) -> None:
     include, exclude = offer.countries_include, offer.countries_exclude
     if (include and country not in include) or (exclude and country in exclude):
         raise TrackingRefusal(
@@ -163,31 +199,30 @@ def _check_targeting(offer: Mission | Quest, country: str | None, os_name: str |
         )
 
 
-def _platform_user(session: Session, offerwall_id: str, uid: str | None, now: datetime) -> str:
-    """The platform user for (offerwall, uid), created on first sight; a click with only
-    a clickid gets a platform user of its own."""
+def _platform_user(
+    db: Connection, offerwall_id: str, uid: str | None, now: datetime
+) -> tuple[str, bool]:
+    """The platform user for (offerwall, uid), created on first sight (then True); a
+    click with only a clickid gets a platform user of its own."""
+    values = {"id": new_uuid(), "offerwall_id": offerwall_id, "uid": uid, "created_at": now}
     if uid is None:
-        user = PlatformUser(offerwall_id=offerwall_id, created_at=now)
-        session.add(user)
-        session.flush()
-        return user.id
-    insert_ignore(
-        session,
-        _platform_users,
-        {"id": new_uuid(), "offerwall_id": offerwall_id, "uid": uid, "created_at": now},
-        conflict=("offerwall_id", "uid"),
-    )
-    return session.execute(
-        sa.select(_platform_users.c.id).where(
-            _platform_users.c.offerwall_id == offerwall_id, _platform_users.c.uid == uid
-        )
-    ).scalar_one()
+        db.execute(_platform_users.insert(), values)
+        return values["id"], True  # type: ignore[return-value]
+    found = db.execute(_FIND_PLAYER, {"offerwall_id": offerwall_id, "uid": uid}).scalar()
+    if found is not None:
+        return str(found), False
+    if insert_ignore(db, _platform_users, values, conflict=("offerwall_id", "uid")):
+        return values["id"], True  # type: ignore[return-value]
+    # Created by a parallel click a moment ago.
+    return str(
+        db.execute(_FIND_PLAYER, {"offerwall_id": offerwall_id, "uid": uid}).scalar_one()
+    ), False
 
 
 def _start(
-    session: Session,
-    offer: Mission | Quest,
-    missions: list[Mission],
+    db: Connection,
+    offer: Row[Any],
+    missions: list[Row[Any]],
     click: ClickIn,
     player: str,
     offerwall_id: str,
@@ -198,15 +233,11 @@ def _start(
     quest_id = offer.id if click.kind == "quest" else None
     started_any = False
     for mission in missions:
-        if mission.cap is not None and mission.conversions >= mission.cap:
+        if not _is_open(mission):
             continue
-        expires = (
-            now + timedelta(seconds=mission.time_limit_seconds)
-            if mission.time_limit_seconds
-            else None
-        )
+        limit = mission.time_limit_seconds
         inserted = insert_ignore(
-            session,
+            db,
             _progress,
             {
                 "mission_id": mission.id,
@@ -216,7 +247,7 @@ def _start(
                 "click_id": click_id,
                 "status": ProgressStatus.STARTED,
                 "started_at": now,
-                "expires_at": expires,
+                "expires_at": now + timedelta(seconds=limit) if limit else None,
                 "count": 0,
                 "run": 0,
                 "total": 0.0,
@@ -226,18 +257,18 @@ def _start(
             conflict=("mission_id", "platform_user_id"),
         )
         started_any = started_any or inserted
-    if started_any and isinstance(offer, Quest) and offer.start_cap is not None:
-        raised = session.execute(
+    if started_any and quest_id is not None:
+        # A new player of the quest: counted against its start cap, atomically.
+        counted = db.execute(
             sa.update(_quest)
-            .where(_quest.c.id == offer.id, _quest.c.starts < _quest.c.start_cap)
+            .where(
+                _quest.c.id == quest_id,
+                sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
+            )
             .values(starts=_quest.c.starts + 1)
         )
-        if raised.rowcount != 1:  # type: ignore[attr-defined]
+        if counted.rowcount != 1:
             raise TrackingRefusal(
                 410, "Offer ended", "This quest has reached its limit of players."
             )
-    elif started_any and isinstance(offer, Quest):
-        session.execute(
-            sa.update(_quest).where(_quest.c.id == offer.id).values(starts=_quest.c.starts + 1)
-        )
     return started_any
