@@ -169,27 +169,29 @@ def replay_for_link(
 def _started_pairs(session: Session, pairs: set[tuple[str, str]]) -> list[ProgressRow]:
     """Started progress rows for exactly these (mission, player) pairs, locked.
 
-    Queried as missions IN (…) AND players IN (…) (an indexed probe per combination, and
-    a statement whose compiled form is cached), then narrowed to the pairs themselves."""
+    Looked up by player (a player has started few offers), then narrowed to the pairs:
+    probing the (mission, player) key for every combination costs more."""
     if not pairs:
         return []
-    rows = _started(session, {p for _, p in pairs}, {m for m, _ in pairs})
+    rows = _started(session, {p for _, p in pairs}, None)
     return [row for row in rows if (row.mission_id, row.platform_user_id) in pairs]
 
 
 def _started(
-    session: Session, players: Iterable[str], missions: Iterable[str]
+    session: Session, players: Iterable[str], missions: Iterable[str] | None
 ) -> list[ProgressRow]:
-    players, missions = list(players), list(missions)
-    if not players or not missions:
+    players = list(players)
+    if not players:
         return []
+    conditions = [
+        _progress.c.platform_user_id.in_(players),
+        _progress.c.status == ProgressStatus.STARTED,
+    ]
+    if missions is not None:
+        conditions.append(_progress.c.mission_id.in_(list(missions)))
     query = (
         sa.select(*(_progress.c[name] for name in _PROGRESS_COLUMNS))
-        .where(
-            _progress.c.platform_user_id.in_(players),
-            _progress.c.mission_id.in_(missions),
-            _progress.c.status == ProgressStatus.STARTED,
-        )
+        .where(*conditions)
         .order_by(_progress.c.id)
         .with_for_update()
     )
