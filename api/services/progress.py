@@ -49,6 +49,22 @@ _PROGRESS_COLUMNS = (
 )
 
 
+# Built once (every batch with a mission event runs it). Locks the progress rows only.
+_STARTED_FOR_USERS = (
+    sa.select(_game_user.c.user_id, *(_progress.c[name] for name in _PROGRESS_COLUMNS))
+    .select_from(
+        _game_user.join(_progress, _progress.c.platform_user_id == _game_user.c.platform_user_id)
+    )
+    .where(
+        _game_user.c.game_id == sa.bindparam("game_id"),
+        _game_user.c.user_id.in_(sa.bindparam("users", expanding=True)),
+        _progress.c.status == ProgressStatus.STARTED,
+    )
+    .order_by(_progress.c.id)
+    .with_for_update(of=_progress)
+)
+
+
 @dataclass(frozen=True)
 class EngineEvent:
     """An event as the rule engine sees it, with its place in arrival order."""
@@ -87,38 +103,37 @@ def evaluate_events(
     relevant = [(i, e) for i, e in enumerate(events) if catalog.for_event(game_id, e.event)]
     if not relevant:
         return 0
-    users = {e.userId for _, e in relevant}
-    links = dict(
-        session.execute(
-            sa.select(_game_user.c.user_id, _game_user.c.platform_user_id).where(
-                _game_user.c.game_id == game_id,
-                _game_user.c.user_id.in_(users),
-                _game_user.c.platform_user_id.is_not(None),
-            )
-        ).all()
-    )
-    if not links:
+    # One statement: the started progress of every player linked to a user of the batch.
+    by_id: dict[int, ProgressRow] = {}
+    users_of: dict[str, set[str]] = defaultdict(set)
+    users = sorted({e.userId for _, e in relevant})
+    for user_id, *columns in session.execute(
+        _STARTED_FOR_USERS, {"game_id": game_id, "users": users}
+    ).all():
+        row = by_id.setdefault(columns[0], ProgressRow(*columns))
+        users_of[row.platform_user_id].add(user_id)
+    if not by_id:
         return 0
-    by_player: dict[str, list[EngineEvent]] = defaultdict(list)
+    by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
-        player = links.get(e.userId)
-        if player is not None:
-            by_player[player].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
-    # Only the (mission, player) pairs this batch can move: the player's event names.
-    pairs = {
-        (spec.id, player)
-        for player, player_events in by_player.items()
-        for name in {ev.event for ev in player_events}
-        for spec in catalog.for_event(game_id, name)
-    }
+        by_user[e.userId].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
     changed, made = [], 0
-    for row in _started_pairs(session, pairs):
-        spec = catalog.missions[row.mission_id]
-        if spec.expired(now):
-            continue
+    for row in by_id.values():
+        spec = catalog.missions.get(row.mission_id)
+        if spec is None or spec.game_id != game_id or spec.expired(now):
+            continue  # inactive, another game's, or expired
+        mine = [ev for user in users_of[row.platform_user_id] for ev in by_user[user]]
+        if not any(ev.event == spec.rule.event for ev in mine):
+            continue  # nothing in this batch for this mission
         before = (row.status, row.count, row.run, row.total, row.completions)
-        ordered = sorted(by_player[row.platform_user_id], key=lambda ev: (ev.time, ev.order))
-        made += _advance(session, row, spec, ordered, now=now, fresh=False)
+        made += _advance(
+            session,
+            row,
+            spec,
+            sorted(mine, key=lambda ev: (ev.time, ev.order)),
+            now=now,
+            fresh=False,
+        )
         if (row.status, row.count, row.run, row.total, row.completions) != before:
             changed.append(row)
     _save(session, changed, now)
@@ -164,17 +179,6 @@ def replay_for_link(
         made += _advance(session, row, spec, events, now=now, fresh=True)
     _save(session, rows, now)
     return made
-
-
-def _started_pairs(session: Session, pairs: set[tuple[str, str]]) -> list[ProgressRow]:
-    """Started progress rows for exactly these (mission, player) pairs, locked.
-
-    Looked up by player (a player has started few offers), then narrowed to the pairs:
-    probing the (mission, player) key for every combination costs more."""
-    if not pairs:
-        return []
-    rows = _started(session, {p for _, p in pairs}, None)
-    return [row for row in rows if (row.mission_id, row.platform_user_id) in pairs]
 
 
 def _started(
