@@ -117,23 +117,22 @@ def evaluate_events(
     by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
         by_user[e.userId].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
+    # Each player's events of this batch, in time order, and the names among them.
+    player_events: dict[str, tuple[list[EngineEvent], set[str]]] = {}
+    for player, player_users in users_of.items():
+        mine = [ev for user in player_users for ev in by_user[user]]
+        mine.sort(key=lambda ev: (ev.time, ev.order))
+        player_events[player] = (mine, {ev.event for ev in mine})
     changed, made = [], 0
     for row in by_id.values():
         spec = catalog.missions.get(row.mission_id)
         if spec is None or spec.game_id != game_id or spec.expired(now):
             continue  # inactive, another game's, or expired
-        mine = [ev for user in users_of[row.platform_user_id] for ev in by_user[user]]
-        if not any(ev.event == spec.rule.event for ev in mine):
+        mine, names = player_events[row.platform_user_id]
+        if spec.rule.event not in names:
             continue  # nothing in this batch for this mission
         before = (row.status, row.count, row.run, row.total, row.completions)
-        made += _advance(
-            session,
-            row,
-            spec,
-            sorted(mine, key=lambda ev: (ev.time, ev.order)),
-            now=now,
-            fresh=False,
-        )
+        made += _advance(session, row, spec, mine, now=now, fresh=False)
         if (row.status, row.count, row.run, row.total, row.completions) != before:
             changed.append(row)
     _save(session, changed, now)
