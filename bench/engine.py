@@ -178,16 +178,26 @@ def main() -> None:
         action="store_true",
         help="start every player on all 20 missions of their game",
     )
+    parser.add_argument(
+        "--started-share",
+        type=float,
+        default=1.0,
+        help="share of the batches' users who started offers (1.0: every user, the worst case)",
+    )
     args = parser.parse_args()
     per_player = MISSIONS_PER_GAME if args.all_missions else STARTED_PER_PLAYER
+    # Users who never clicked an offer play too: mixed in at the requested share.
+    started_users = [f"user-{p}" for p in range(0, PLAYERS, GAMES)]
+    casual = round(len(started_users) * (1 / args.started_share - 1))
+    population = started_users + [f"casual-{i}" for i in range(casual)]
+    random.Random(3).shuffle(population)
 
     # Baseline: the same batches (same users, same event names) on a database without missions.
     base_dir = temp_dir()
     base_env = bench_env(base_dir)
     questwall(base_env, "migrate")
     base_game = json.loads(questwall(base_env, "game", "create", "Baseline"))
-    users = [f"user-{p}" for p in range(0, PLAYERS, GAMES)]
-    stream = make_batches(base_game, 20 + args.batches, users=users, names=NAMES)
+    stream = make_batches(base_game, 20 + args.batches, users=population, names=NAMES)
     with all_in_one(base_env, base_dir) as port:
         fire_raw(port, stream[:20], 4)
         baseline = fire_raw(port, stream[20:], args.concurrency)
@@ -203,7 +213,7 @@ def main() -> None:
         f"seeded {GAMES} games, {GAMES * MISSIONS_PER_GAME} missions, {PLAYERS} players, "
         f"{PLAYERS * per_player} progress rows in {time.perf_counter() - t0:.1f} s"
     )
-    stream = make_batches(game, 20 + args.batches, users=users, names=NAMES)
+    stream = make_batches(game, 20 + args.batches, users=population, names=NAMES)
     clicks = [
         http_request(
             "GET",
@@ -217,7 +227,9 @@ def main() -> None:
         fire_raw(port, stream[:20], 4)
         with_missions = fire_raw(port, stream[20:], args.concurrency)
         fire_raw(port, clicks[:200], 4)
-        tracked = fire_raw(port, clicks[200:], args.concurrency)
+        half = 200 + args.clicks // 2
+        tracked = fire_raw(port, clicks[200:half], args.concurrency)
+        tracked_light = fire_raw(port, clicks[half:], 4)
         fire_raw(port, lookups[:20], 1)
         looked = fire_raw(port, lookups[20:], 1)  # one at a time: latency, not throughput
 
@@ -230,7 +242,9 @@ def main() -> None:
         f"ingestion with {GAMES * MISSIONS_PER_GAME} missions / {PLAYERS} started players: {with_missions.statuses}, "
         f"{rate1:,.0f} events/s, p50 {with_missions.p50:.1f} ms, p99 {with_missions.pct(99):.1f} ms"
     )
-    print(f"  with missions / without: {rate1 / rate0:.0%}")
+    print(
+        f"  with missions / without: {rate1 / rate0:.0%} (share of batch users with started offers: {args.started_share:.0%})"
+    )
     print(
         f"tracking links: {tracked.statuses}, {tracked.requests / tracked.seconds:,.0f} clicks/s, "
         f"p50 {tracked.p50:.1f} ms, p99 {tracked.pct(99):.1f} ms (concurrency {args.concurrency})"
