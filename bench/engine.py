@@ -250,6 +250,11 @@ def main() -> None:
         f"p50 {tracked.p50:.1f} ms, p99 {tracked.pct(99):.1f} ms (concurrency {args.concurrency})"
     )
     print(
+        f"tracking links at concurrency 4: {tracked_light.statuses}, "
+        f"{tracked_light.requests / tracked_light.seconds:,.0f} clicks/s, "
+        f"p50 {tracked_light.p50:.1f} ms, p99 {tracked_light.pct(99):.1f} ms"
+    )
+    print(
         f"lookup of 1,000 ids: {looked.statuses}, p50 {looked.p50:.1f} ms, p99 {looked.pct(99):.1f} ms"
     )
 
