@@ -11,21 +11,17 @@ from sqlmodel import Field, SQLModel
 from models.types import JSONDoc, UTCDateTime, new_uuid, utcnow
 
 
-class Quest(SQLModel, table=True):
-    __tablename__ = "quest"
+class OfferFields(SQLModel):
+    """What missions and quests both are: an offer shown on offerwalls."""
 
     id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
     game_id: str = Field(foreign_key="game.id", index=True, max_length=36, ondelete="CASCADE")
-    name: str = Field(max_length=200)
     description: str | None = Field(default=None, sa_type=sa.Text)
     thumbnail: str = Field(default="", max_length=2048)
     preview_url: str = Field(default="", max_length=2048)
     destination_url: str = Field(max_length=2048)
     expiration_date: datetime | None = Field(default=None, sa_type=UTCDateTime)
     is_active: bool = Field(default=True)
-    # How many distinct players may start it (None: no limit), and how many did.
-    start_cap: int | None = Field(default=None)
-    starts: int = Field(default=0)
     operating_systems: list[str] = Field(default_factory=list, sa_type=JSONDoc)
     countries_include: list[str] = Field(default_factory=list, sa_type=JSONDoc)
     countries_exclude: list[str] = Field(default_factory=list, sa_type=JSONDoc)
@@ -36,35 +32,30 @@ class Quest(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
-class Mission(SQLModel, table=True):
+class Quest(OfferFields, table=True):
+    __tablename__ = "quest"
+
+    name: str = Field(max_length=200)
+    # How many distinct players may start it (None: no limit), and how many did.
+    start_cap: int | None = Field(default=None)
+    starts: int = Field(default=0)
+
+
+class Mission(OfferFields, table=True):
     __tablename__ = "mission"
 
-    id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
-    game_id: str = Field(foreign_key="game.id", index=True, max_length=36, ondelete="CASCADE")
     # Set when the mission is part of a quest: it is then offered only inside it.
     quest_id: str | None = Field(
         default=None, foreign_key="quest.id", index=True, max_length=36, ondelete="CASCADE"
     )
     quest_position: int = Field(default=0)
     title: str = Field(max_length=200)
-    description: str | None = Field(default=None, sa_type=sa.Text)
-    thumbnail: str = Field(default="", max_length=2048)
-    preview_url: str = Field(default="", max_length=2048)
-    destination_url: str = Field(max_length=2048)
-    expiration_date: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    is_active: bool = Field(default=True)
     # Payout in millionths of a USD (exact on every database).
     payout_micros: int = Field(default=0, sa_type=sa.BigInteger)
     # Maximum conversions in total (None: unlimited), and how many there were.
     cap: int | None = Field(default=None)
     conversions: int = Field(default=0)
     allow_multiple_conversions: bool = Field(default=False)
-    operating_systems: list[str] = Field(default_factory=list, sa_type=JSONDoc)
-    countries_include: list[str] = Field(default_factory=list, sa_type=JSONDoc)
-    countries_exclude: list[str] = Field(default_factory=list, sa_type=JSONDoc)
-    tags: list[str] = Field(default_factory=list, sa_type=JSONDoc)
-    instructions: str = Field(default="", sa_type=sa.Text)
-    requirements: str = Field(default="", sa_type=sa.Text)
     # The player must complete within this many seconds of starting (None: no limit).
     time_limit_seconds: int | None = Field(default=None)
     # The rule: which event, which conditions (AND), when it completes (api/services/rules.py).
@@ -73,8 +64,6 @@ class Mission(SQLModel, table=True):
     rule_completion: str = Field(default="count", max_length=16)
     rule_threshold: float = Field(default=1)
     rule_sum_field: str | None = Field(default=None, max_length=200)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
 class CatalogVersion(SQLModel, table=True):

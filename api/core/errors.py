@@ -5,6 +5,8 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
+import orjson
+
 
 class ApiError(Exception):
     """An error a client sees: HTTP status, stable machine code, human message."""
@@ -48,3 +50,21 @@ def invalid_signature() -> ApiError:
 
 def validation_failed(message: str, details: list[dict[str, Any]]) -> ApiError:
     return ApiError(422, "validation_failed", message, details)
+
+
+def json_object(
+    body: bytes, *, known: frozenset[str]
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Parse a JSON object body: 400 `invalid_json`, 422 when it is not an object.
+
+    Returns the object and a problem for each unknown top-level field."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise validation_failed(
+            "The body must be a JSON object.", [{"path": "", "message": "expected an object"}]
+        )
+    problems = [{"path": key, "message": "unknown field"} for key in sorted(set(data) - known)]
+    return data, problems

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-import orjson
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import Engine
@@ -23,7 +22,7 @@ from sqlmodel import Session
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.core.errors import ApiError, error_body, validation_failed
+from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers
@@ -164,17 +163,7 @@ def store_batch(
 
 def parse_envelope(body: bytes, *, max_items: int) -> dict[str, Any]:
     """Parse and check the request envelope; the whole request is refused on any error."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise validation_failed(
-            "The body must be a JSON object.", [{"path": "", "message": "expected an object"}]
-        )
-    problems = [
-        {"path": key, "message": "unknown field"} for key in sorted(set(data) - ENVELOPE_KEYS)
-    ]
+    data, problems = json_object(body, known=ENVELOPE_KEYS)
     if not isinstance(data.get("gameId"), str) or not data.get("gameId"):
         problems.append({"path": "gameId", "message": "required, a non-empty string"})
     for key in ("identifiers", "events"):

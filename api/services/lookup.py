@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.core.errors import ApiError, validation_failed
+from api.core.errors import ApiError, json_object, validation_failed
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedRequest, authenticate
 from models import GameUser
@@ -22,17 +21,7 @@ _game_user = GameUser.__table__  # type: ignore[attr-defined]
 
 def parse_lookup(body: bytes) -> tuple[str, list[str]]:
     """The gameId and user ids of a lookup body, or the error to answer with."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise validation_failed(
-            "The body must be a JSON object.", [{"path": "", "message": "expected an object"}]
-        )
-    problems = [
-        {"path": k, "message": "unknown field"} for k in sorted(set(data) - {"gameId", "userIds"})
-    ]
+    data, problems = json_object(body, known=frozenset({"gameId", "userIds"}))
     game_id, user_ids = data.get("gameId"), data.get("userIds")
     if not isinstance(game_id, str) or not game_id:
         problems.append({"path": "gameId", "message": "required, a non-empty string"})
