@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlalchemy.engine import Row
 
-from api.core.sql import insert_ignore
+from api.core.sql import get_or_create, insert_ignore
 from api.services.geo import CountryLookup, detect_os
 from models import (
     Click,
@@ -46,27 +46,33 @@ _OFFER_COLUMNS = (
     "countries_include",
     "countries_exclude",
 )
-_FIND_OFFERWALL = sa.select(_offerwall.c.id, _offerwall.c.status).where(
-    _offerwall.c.owid == sa.bindparam("owid")
+# The offer and the offerwall in one statement (the offerwall's columns are NULL when
+# no offerwall has that owid).
+_OFFERWALL_JOIN = (
+    _offerwall.c.id.label("offerwall_id"),
+    _offerwall.c.status.label("offerwall_status"),
 )
-_FIND_MISSION = sa.select(
-    *(_mission.c[c] for c in _OFFER_COLUMNS),
-    _mission.c.quest_id,
-    _mission.c.cap,
-    _mission.c.conversions,
-    _mission.c.time_limit_seconds,
-).where(_mission.c.id == sa.bindparam("offer_id"))
-_FIND_QUEST = sa.select(*(_quest.c[c] for c in _OFFER_COLUMNS), _quest.c.start_cap).where(
-    _quest.c.id == sa.bindparam("offer_id")
+_FIND_MISSION = (
+    sa.select(
+        *(_mission.c[c] for c in _OFFER_COLUMNS),
+        _mission.c.quest_id,
+        _mission.c.cap,
+        _mission.c.conversions,
+        _mission.c.time_limit_seconds,
+        *_OFFERWALL_JOIN,
+    )
+    .select_from(_mission.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
+    .where(_mission.c.id == sa.bindparam("offer_id"))
+)
+_FIND_QUEST = (
+    sa.select(*(_quest.c[c] for c in _OFFER_COLUMNS), _quest.c.start_cap, *_OFFERWALL_JOIN)
+    .select_from(_quest.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
+    .where(_quest.c.id == sa.bindparam("offer_id"))
 )
 _QUEST_MISSIONS = (
     sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)
     .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
     .order_by(_mission.c.quest_position)
-)
-_FIND_PLAYER = sa.select(_platform_users.c.id).where(
-    _platform_users.c.offerwall_id == sa.bindparam("offerwall_id"),
-    _platform_users.c.uid == sa.bindparam("uid"),
 )
 _INSERT_CLICK = _click.insert().returning(_click.c.id)
 _MARK_STARTED = (
@@ -105,8 +111,10 @@ def track_click(
     db: Connection, *, click: ClickIn, countries: CountryLookup, now: datetime
 ) -> Tracked:
     """Validate a click, record it, start the player's progress, and say where to go."""
-    offerwall_id = _approved_offerwall(db, click.owid)
     offer, missions = _offer(db, click)
+    if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
+        raise TrackingRefusal(404, "Offer not found", "This offerwall link is not valid.")
+    offerwall_id = offer.offerwall_id
     uid, clickid = click.uid or None, click.clickid or None
     if uid is None and clickid is None:
         raise TrackingRefusal(400, "Missing player", "The link needs a uid or a clickid parameter.")
@@ -156,21 +164,16 @@ def with_platform_id(url: str, platform_user_id: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def _approved_offerwall(db: Connection, owid: str | None) -> str:
-    row = db.execute(_FIND_OFFERWALL, {"owid": owid}).first() if owid else None
-    if row is None or row.status != OfferwallStatus.APPROVED:
-        raise TrackingRefusal(404, "Offer not found", "This offerwall link is not valid.")
-    return str(row.id)
-
-
 def _offer(db: Connection, click: ClickIn) -> tuple[Any, list[Any]]:
+    """The offer (with its offerwall's id and status joined in) and its missions."""
+    params = {"offer_id": click.offer_id, "owid": click.owid or ""}
     if click.kind == "mission":
-        mission = db.execute(_FIND_MISSION, {"offer_id": click.offer_id}).first()
+        mission = db.execute(_FIND_MISSION, params).first()
         # A mission inside a quest is offered only through the quest's link.
         if mission is None or mission.quest_id is not None:
             raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
         return mission, [mission]
-    quest = db.execute(_FIND_QUEST, {"offer_id": click.offer_id}).first()
+    quest = db.execute(_FIND_QUEST, params).first()
     if quest is None:
         raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
     return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
@@ -208,15 +211,8 @@ def _platform_user(
     if uid is None:
         db.execute(_platform_users.insert(), values)
         return values["id"], True  # type: ignore[return-value]
-    found = db.execute(_FIND_PLAYER, {"offerwall_id": offerwall_id, "uid": uid}).scalar()
-    if found is not None:
-        return str(found), False
-    if insert_ignore(db, _platform_users, values, conflict=("offerwall_id", "uid")):
-        return values["id"], True  # type: ignore[return-value]
-    # Created by a parallel click a moment ago.
-    return str(
-        db.execute(_FIND_PLAYER, {"offerwall_id": offerwall_id, "uid": uid}).scalar_one()
-    ), False
+    player, created = get_or_create(db, _platform_users, values, conflict=("offerwall_id", "uid"))
+    return str(player), created
 
 
 def _start(
