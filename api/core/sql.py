@@ -53,22 +53,3 @@ def upsert(
         index_elements=conflict, set_={c: stmt.excluded[c] for c in update}
     )
     session.execute(stmt)
-
-
-@lru_cache(maxsize=64)
-def _get_or_create_statement(dialect: str, table: sa.Table, conflict: tuple[str, ...]) -> Any:
-    insert = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
-    # A no-op update on conflict, so RETURNING yields the existing row's key too.
-    touch = {conflict[-1]: insert.excluded[conflict[-1]]}
-    return insert.on_conflict_do_update(index_elements=conflict, set_=touch).returning(table.c.id)
-
-
-def get_or_create(
-    db: Session | Connection, table: sa.Table, values: dict[str, Any], conflict: Sequence[str]
-) -> tuple[Any, bool]:
-    """In one statement: the id of the row with these `conflict` columns, inserting
-    `values` if there is none; True when it was inserted (the id is the one given)."""
-    dialect = db.dialect.name if isinstance(db, Connection) else db.get_bind().dialect.name
-    stmt = _get_or_create_statement(dialect, table, tuple(conflict))
-    found = db.execute(stmt, values).scalar_one()
-    return found, found == values["id"]

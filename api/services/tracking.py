@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -9,9 +10,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
-from sqlalchemy.engine import Row
+from sqlalchemy.dialects import postgresql, sqlite
 
-from api.core.sql import get_or_create, insert_ignore
+from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
 from api.services.geo import CountryLookup, detect_os
 from models import (
     Click,
@@ -47,34 +48,123 @@ _OFFER_COLUMNS = (
     "countries_exclude",
 )
 # The offer and the offerwall in one statement (the offerwall's columns are NULL when
-# no offerwall has that owid).
-_OFFERWALL_JOIN = (
-    _offerwall.c.id.label("offerwall_id"),
-    _offerwall.c.status.label("offerwall_status"),
-)
-_FIND_MISSION = (
+# no offerwall has that owid). The hottest statements run straight on the driver.
+_OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status)
+_FIND_MISSION = DriverStatement(
     sa.select(
         *(_mission.c[c] for c in _OFFER_COLUMNS),
         _mission.c.quest_id,
         _mission.c.cap,
         _mission.c.conversions,
         _mission.c.time_limit_seconds,
+        sa.null(),  # start_cap: quests only
         *_OFFERWALL_JOIN,
     )
     .select_from(_mission.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
     .where(_mission.c.id == sa.bindparam("offer_id"))
 )
-_FIND_QUEST = (
-    sa.select(*(_quest.c[c] for c in _OFFER_COLUMNS), _quest.c.start_cap, *_OFFERWALL_JOIN)
+_FIND_QUEST = DriverStatement(
+    sa.select(
+        *(_quest.c[c] for c in _OFFER_COLUMNS),
+        sa.null(),  # quest_id
+        sa.null(),  # cap
+        sa.null(),  # conversions
+        sa.null(),  # time_limit_seconds
+        _quest.c.start_cap,
+        *_OFFERWALL_JOIN,
+    )
     .select_from(_quest.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
     .where(_quest.c.id == sa.bindparam("offer_id"))
+)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A mission or quest as a click needs it, with its offerwall's id and status."""
+
+    id: str
+    destination_url: str
+    expiration_date: datetime | None
+    is_active: bool
+    operating_systems: list[str]
+    countries_include: list[str]
+    countries_exclude: list[str]
+    quest_id: str | None
+    cap: int | None
+    conversions: int | None
+    time_limit_seconds: int | None
+    start_cap: int | None
+    offerwall_id: str | None
+    offerwall_status: str | None
+
+    @classmethod
+    def from_driver(cls, row: Sequence[Any]) -> Offer:
+        values = list(row)
+        values[2] = from_db_time(values[2])
+        values[3] = bool(values[3])
+        values[4:7] = [from_db_json(v) or [] for v in values[4:7]]
+        return cls(*values)
+
+
+def _insert_on_conflict(dialect: str, table: sa.Table) -> Any:
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
+
+
+_GET_OR_CREATE_PLAYER = DriverStatement(
+    lambda dialect: (
+        (insert := _insert_on_conflict(dialect, _platform_users))
+        .on_conflict_do_update(
+            index_elements=("offerwall_id", "uid"), set_={"uid": insert.excluded.uid}
+        )
+        .returning(_platform_users.c.id)
+    ),
+    column_keys=("id", "offerwall_id", "uid", "created_at"),
+)
+_START_PROGRESS = DriverStatement(
+    lambda dialect: (
+        _insert_on_conflict(dialect, _progress)
+        .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
+        .returning(_progress.c.id)
+    ),
+    column_keys=(
+        "mission_id",
+        "platform_user_id",
+        "quest_id",
+        "offerwall_id",
+        "click_id",
+        "status",
+        "started_at",
+        "expires_at",
+        "count",
+        "run",
+        "total",
+        "completions",
+        "updated_at",
+    ),
 )
 _QUEST_MISSIONS = (
     sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)
     .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
     .order_by(_mission.c.quest_position)
 )
-_INSERT_CLICK = _click.insert().returning(_click.c.id)
+_CLICK_COLUMNS = (
+    "offerwall_id",
+    "mission_id",
+    "quest_id",
+    "platform_user_id",
+    "uid",
+    "clickid",
+    "sub1",
+    "sub2",
+    "sub3",
+    "ip",
+    "user_agent",
+    "country",
+    "os",
+    "started",
+    "created_at",
+)
+_INSERT_CLICK = DriverStatement(_click.insert().returning(_click.c.id), column_keys=_CLICK_COLUMNS)
 _MARK_STARTED = (
     sa.update(_click).where(_click.c.id == sa.bindparam("click_id")).values(started=True)
 )
@@ -130,8 +220,8 @@ def track_click(
     _check_targeting(offer, country, os_name)
 
     player, new_player = _platform_user(db, offerwall_id, uid, now)
-    click_id = db.execute(
-        _INSERT_CLICK,
+    click_id = _INSERT_CLICK.execute(
+        db,
         {
             "offerwall_id": offerwall_id,
             "mission_id": offer.id if click.kind == "mission" else None,
@@ -147,9 +237,9 @@ def track_click(
             "country": country,
             "os": os_name,
             "started": new_player,
-            "created_at": now,
+            "created_at": to_db_time(db.dialect, now),
         },
-    ).scalar_one()
+    ).fetchone()[0]
     started = _start(db, offer, missions, click, player, offerwall_id, click_id, now)
     if started and not new_player:  # a known player starting another offer
         db.execute(_MARK_STARTED, {"click_id": click_id})
@@ -164,33 +254,35 @@ def with_platform_id(url: str, platform_user_id: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def _offer(db: Connection, click: ClickIn) -> tuple[Any, list[Any]]:
+def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
     """The offer (with its offerwall's id and status joined in) and its missions."""
     params = {"offer_id": click.offer_id, "owid": click.owid or ""}
     if click.kind == "mission":
-        mission = db.execute(_FIND_MISSION, params).first()
+        row = _FIND_MISSION.execute(db, params).fetchone()
+        mission = Offer.from_driver(row) if row is not None else None
         # A mission inside a quest is offered only through the quest's link.
         if mission is None or mission.quest_id is not None:
             raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
         return mission, [mission]
-    quest = db.execute(_FIND_QUEST, params).first()
-    if quest is None:
+    row = _FIND_QUEST.execute(db, params).fetchone()
+    if row is None:
         raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
+    quest = Offer.from_driver(row)
     return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
 
 
-def _is_open(mission: Row[Any]) -> bool:
+def _is_open(mission: Any) -> bool:
     return mission.cap is None or mission.conversions < mission.cap
 
 
-def _check_available(offer: Row[Any], missions: list[Row[Any]], now: datetime) -> None:
+def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
     if not offer.is_active or (offer.expiration_date is not None and offer.expiration_date <= now):
         raise TrackingRefusal(410, "Offer ended", "This offer is no longer available.")
     if not any(_is_open(m) for m in missions):
         raise TrackingRefusal(410, "Offer ended", "This offer has reached its limit.")
 
 
-def _check_targeting(offer: Row[Any], country: str | None, os_name: str | None) -> None:
+def _check_targeting(offer: Offer, country: str | None, os_name: str | None) -> None:
     include, exclude = offer.countries_include, offer.countries_exclude
     if (include and country not in include) or (exclude and country in exclude):
         raise TrackingRefusal(
@@ -207,18 +299,24 @@ def _platform_user(
 ) -> tuple[str, bool]:
     """The platform user for (offerwall, uid), created on first sight (then True); a
     click with only a clickid gets a platform user of its own."""
-    values = {"id": new_uuid(), "offerwall_id": offerwall_id, "uid": uid, "created_at": now}
+    values = {
+        "id": new_uuid(),
+        "offerwall_id": offerwall_id,
+        "uid": uid,
+        "created_at": to_db_time(db.dialect, now),
+    }
     if uid is None:
-        db.execute(_platform_users.insert(), values)
-        return values["id"], True  # type: ignore[return-value]
-    player, created = get_or_create(db, _platform_users, values, conflict=("offerwall_id", "uid"))
-    return str(player), created
+        db.execute(_platform_users.insert(), {**values, "created_at": now})
+        return str(values["id"]), True
+    # One statement: insert, or (on conflict, a no-op update) return the existing id.
+    player = _GET_OR_CREATE_PLAYER.execute(db, values).fetchone()[0]
+    return str(player), player == values["id"]
 
 
 def _start(
     db: Connection,
-    offer: Row[Any],
-    missions: list[Row[Any]],
+    offer: Offer,
+    missions: list[Any],
     click: ClickIn,
     player: str,
     offerwall_id: str,
@@ -232,9 +330,8 @@ def _start(
         if not _is_open(mission):
             continue
         limit = mission.time_limit_seconds
-        inserted = insert_ignore(
+        row = _START_PROGRESS.execute(
             db,
-            _progress,
             {
                 "mission_id": mission.id,
                 "platform_user_id": player,
@@ -242,16 +339,18 @@ def _start(
                 "offerwall_id": offerwall_id,
                 "click_id": click_id,
                 "status": ProgressStatus.STARTED,
-                "started_at": now,
-                "expires_at": now + timedelta(seconds=limit) if limit else None,
+                "started_at": to_db_time(db.dialect, now),
+                "expires_at": to_db_time(db.dialect, now + timedelta(seconds=limit))
+                if limit
+                else None,
                 "count": 0,
                 "run": 0,
                 "total": 0.0,
                 "completions": 0,
-                "updated_at": now,
+                "updated_at": to_db_time(db.dialect, now),
             },
-            conflict=("mission_id", "platform_user_id"),
-        )
+        ).fetchone()
+        inserted = row is not None
         started_any = started_any or inserted
     if started_any and quest_id is not None:
         # A new player of the quest: counted against its start cap, atomically.
