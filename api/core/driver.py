@@ -32,9 +32,11 @@ class DriverStatement:
     ):
         self._statement = statement
         self._column_keys = list(column_keys) if column_keys else None
-        self._compiled: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+        # Per dialect: the SQL, the order of positional parameters (None: named), and the
+        # values of literals the statement binds itself (e.g. status == 'started').
+        self._compiled: dict[str, tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
 
-    def _for(self, dialect: Dialect) -> tuple[str, tuple[str, ...] | None]:
+    def _for(self, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
         found = self._compiled.get(dialect.name)
         if found is None:
             statement = self._statement
@@ -46,18 +48,23 @@ class DriverStatement:
                 if compiled.positional and compiled.positiontup
                 else None
             )
-            found = self._compiled[dialect.name] = (str(compiled), order)
+            literals = {k: v for k, v in compiled.params.items() if v is not None}
+            found = self._compiled[dialect.name] = (str(compiled), order, literals)
         return found
 
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
         """Run with one set of parameters; returns the driver's cursor (rows are tuples)."""
-        sql, order = self._for(conn.dialect)
+        sql, order, literals = self._for(conn.dialect)
+        if literals:
+            params = {**literals, **params}
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         cursor.execute(sql, tuple(params[name] for name in order) if order else params)
         return cursor
 
     def executemany(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-        sql, order = self._for(conn.dialect)
+        sql, order, literals = self._for(conn.dialect)
+        if literals:
+            rows = [{**literals, **r} for r in rows]
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         cursor.executemany(sql, [tuple(r[name] for name in order) for r in rows] if order else rows)
 

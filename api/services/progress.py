@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
+from api.core.driver import DriverStatement, from_db_time
 from api.services.catalog import Catalog, MissionSpec
 from api.services.rules import Tally, step
 from models import Conversion, GameUser, Mission, Progress, ProgressStatus
@@ -50,19 +53,37 @@ _PROGRESS_COLUMNS = (
 
 
 # Built once (every batch with a mission event runs it). Locks the progress rows only.
-_STARTED_FOR_USERS = (
-    sa.select(_game_user.c.user_id, *(_progress.c[name] for name in _PROGRESS_COLUMNS))
-    .select_from(
-        _game_user.join(_progress, _progress.c.platform_user_id == _game_user.c.platform_user_id)
+def _started_for_users(dialect: str) -> sa.Select[Any]:
+    """The started progress of every platform user linked to one of a game's users.
+
+    The user ids travel as one parameter (a JSON array on SQLite, an array on
+    PostgreSQL), so the statement is compiled once. Locks the progress rows only."""
+    if dialect == "postgresql":
+        users = _game_user.c.user_id == sa.any_(sa.bindparam("users", type_=ARRAY(sa.String)))
+    else:
+        listed: Any = sa.select(sa.column("value")).select_from(
+            sa.func.json_each(sa.bindparam("users"))
+        )
+        users = _game_user.c.user_id.in_(listed.scalar_subquery())
+    return (
+        sa.select(_game_user.c.user_id, *(_progress.c[name] for name in _PROGRESS_COLUMNS))
+        .select_from(
+            _game_user.join(
+                _progress, _progress.c.platform_user_id == _game_user.c.platform_user_id
+            )
+        )
+        .where(
+            _game_user.c.game_id == sa.bindparam("game_id"),
+            users,
+            _progress.c.status == ProgressStatus.STARTED,
+        )
+        .order_by(_progress.c.id)
+        .with_for_update(of=_progress)
     )
-    .where(
-        _game_user.c.game_id == sa.bindparam("game_id"),
-        _game_user.c.user_id.in_(sa.bindparam("users", expanding=True)),
-        _progress.c.status == ProgressStatus.STARTED,
-    )
-    .order_by(_progress.c.id)
-    .with_for_update(of=_progress)
-)
+
+
+# Runs for every batch that carries a mission's event: straight on the driver.
+_STARTED_FOR_USERS = DriverStatement(_started_for_users)
 
 
 @dataclass(frozen=True)
@@ -106,11 +127,16 @@ def evaluate_events(
     # One statement: the started progress of every player linked to a user of the batch.
     by_id: dict[int, ProgressRow] = {}
     users_of: dict[str, set[str]] = defaultdict(set)
+    connection = session.connection()
     users = sorted({e.userId for _, e in relevant})
-    for user_id, *columns in session.execute(
-        _STARTED_FOR_USERS, {"game_id": game_id, "users": users}
-    ).all():
-        row = by_id.setdefault(columns[0], ProgressRow(*columns))
+    param = users if connection.dialect.name == "postgresql" else orjson.dumps(users).decode()
+    cursor = _STARTED_FOR_USERS.execute(connection, {"game_id": game_id, "users": param})
+    for user_id, *columns in cursor.fetchall():
+        row = by_id.get(columns[0])
+        if row is None:
+            columns[7] = from_db_time(columns[7])  # started_at
+            columns[8] = from_db_time(columns[8])  # expires_at
+            row = by_id[columns[0]] = ProgressRow(*columns)
         users_of[row.platform_user_id].add(user_id)
     if not by_id:
         return 0
