@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test install install-dev lint typecheck bench lock clean
+.PHONY: help run test install install-dev chromium bench lock clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,7 @@ chromium: ## Debian's Chromium for the browser tests
 
 bench: install ## Run the benchmarks (prints figures; see bench/README.md)
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/engine.py
 
 lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
