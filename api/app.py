@@ -17,7 +17,7 @@ from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
-from api.routes import events, lookup, tracking
+from api.routes import events, lookup, offerwall, tracking
 from api.routes.docs import add_raw_body_schemas
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import RateLimiter
@@ -54,6 +54,7 @@ def create_api(
     app.include_router(events.router)
     app.include_router(lookup.router)
     app.include_router(tracking.router)
+    app.include_router(offerwall.router)
     _add_error_handlers(app)
     _add_catch_alls(app)
     _customize_openapi(app)

@@ -1,0 +1,47 @@
+"""GET /offerwall/offers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
+
+from api.core.db import new_session
+from api.deps import BoxDep, EngineDep, SettingsDep
+from api.responses import OrjsonResponse
+from api.routes.blocking import run_db
+from api.routes.docs import error_responses
+from api.services.offer_listing import approved_offerwall, list_offers, parse_page
+
+router = APIRouter(tags=["offerwall"])
+
+
+@router.get(
+    "/offerwall/offers",
+    summary="List offers (missions and quests)",
+    description=(
+        "Standalone missions and quests, newest first; `total` counts both and a page cuts "
+        "across the combined list. Only active, unexpired, uncapped offers. `payout` is in the "
+        "offerwall's currency; `trackingLink` carries its owid. `limit` defaults to 20 and is "
+        "clamped to 100 (the envelope reports the value used); `offset` defaults to 0."
+    ),
+    responses=error_responses(400, 401, 403),
+)
+async def offers(
+    engine: EngineDep,
+    box: BoxDep,
+    settings: SettingsDep,
+    x_api_key: Annotated[str | None, Header(description="The offerwall's API key.")] = None,
+    limit: Annotated[str | None, Query(description="Page size, 0-100 (default 20).")] = None,
+    offset: Annotated[str | None, Query(description="Offers to skip (default 0).")] = None,
+) -> OrjsonResponse:
+    page = parse_page(limit, offset)
+
+    def work() -> dict[str, Any]:
+        with new_session(engine) as session:
+            wall = approved_offerwall(session=session, box=box, api_key=x_api_key)
+            return list_offers(
+                session=session, offerwall=wall, page=page, base_url=settings.base_url
+            )
+
+    return OrjsonResponse(await run_db(engine, work))
