@@ -259,7 +259,7 @@ def test_suspended_or_rejected_offerwall_is_403(client, engine, box, status):
 
 
 def test_pending_offerwall_has_no_key_and_a_rotated_key_replaces_the_old(client, engine, box):
-    pending, none = make_offerwall(engine, box, approve=False)
+    _pending, none = make_offerwall(engine, box, approve=False)
     assert none is None
     wall, old = make_offerwall(engine, box)
     with write_session(engine) as session:
