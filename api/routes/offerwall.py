@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 
-from api.core.db import new_session
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
@@ -38,10 +37,8 @@ async def offers(
     page = parse_page(limit, offset)
 
     def work() -> dict[str, Any]:
-        with new_session(engine) as session:
-            wall = approved_offerwall(session=session, box=box, api_key=x_api_key)
-            return list_offers(
-                session=session, offerwall=wall, page=page, base_url=settings.base_url
-            )
+        with engine.connect() as conn:
+            wall = approved_offerwall(conn=conn, box=box, api_key=x_api_key)
+            return list_offers(conn=conn, offerwall=wall, page=page, base_url=settings.base_url)
 
     return OrjsonResponse(await run_db(engine, work))

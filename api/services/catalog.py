@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlmodel import Session, select
 
 from api.core.sql import insert_ignore
@@ -92,13 +92,17 @@ def load(session: Session, version: int) -> Catalog:
     return catalog
 
 
-def read_version(session: Session) -> int:
-    version = session.execute(sa.select(_version.c.version).where(_version.c.id == 1)).scalar()
+_READ_VERSION = sa.select(_version.c.version).where(_version.c.id == 1)  # every request reads it
+
+
+def read_version(session: Session | Connection) -> int:
+    version = session.execute(_READ_VERSION).scalar()
     return int(version or 0)
 
 
-def bump(session: Session) -> None:
-    """Mark the catalog changed; call in the transaction that changes missions or quests."""
+def bump(session: Session | Connection) -> None:
+    """Mark the catalog changed; call in the transaction that changes missions or quests,
+    or that fills one up (a cap or start cap reached)."""
     insert_ignore(session, _version, {"id": 1, "version": 0}, conflict=("id",))
     session.execute(
         sa.update(_version).where(_version.c.id == 1).values(version=_version.c.version + 1)

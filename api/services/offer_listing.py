@@ -7,17 +7,20 @@ Payouts are in the offerwall's currency; tracking links carry its owid.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import Connection
 from sqlmodel import Session
 
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
-from api.services.offerwalls import find_by_api_key
+from api.services import catalog
 from models import Mission, Offerwall, OfferwallStatus, Quest
 
 MAX_LIMIT = 100
@@ -51,18 +54,44 @@ def parse_page(limit: str | None, offset: str | None) -> Page:
     return Page(limit=min(values[0], MAX_LIMIT), offset=values[1])
 
 
-def approved_offerwall(*, session: Session, box: SecretBox, api_key: str | None) -> Offerwall:
+_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
+# Built once; every request runs it. The key is found by its keyed digest (any configured
+# master key's, during a rotation).
+_FIND_BY_KEY = sa.select(
+    _offerwall.c.status,
+    _offerwall.c.owid,
+    _offerwall.c.exchange_rate,
+    _offerwall.c.currency_decimals,
+).where(_offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)))
+
+
+@dataclass(frozen=True)
+class ListingOfferwall:
+    """What a listing needs of the calling offerwall."""
+
+    owid: str
+    exchange_rate: float
+    currency_decimals: int
+
+
+def approved_offerwall(
+    *, conn: Connection, box: SecretBox, api_key: str | None
+) -> ListingOfferwall:
     """The offerwall of an API key: 401 missing or unknown, 403 not approved."""
-    offerwall = find_by_api_key(session=session, box=box, api_key=api_key) if api_key else None
-    if offerwall is None:
+    row = (
+        conn.execute(_FIND_BY_KEY, {"digests": box.candidate_digests(api_key)}).first()
+        if api_key
+        else None
+    )
+    if row is None:
         raise ApiError(401, "invalid_api_key", "The x-api-key header is missing or not valid.")
-    if offerwall.status != OfferwallStatus.APPROVED:
+    if row.status != OfferwallStatus.APPROVED:
         raise ApiError(
             403,
             "offerwall_not_approved",
-            f"This offerwall is {offerwall.status}; only an approved offerwall lists offers.",
+            f"This offerwall is {row.status}; only an approved offerwall lists offers.",
         )
-    return offerwall
+    return ListingOfferwall(row.owid, row.exchange_rate, row.currency_decimals)
 
 
 def _open_mission(now: datetime) -> Any:
@@ -73,16 +102,18 @@ def _open_mission(now: datetime) -> Any:
     )
 
 
-def list_offers(
-    *,
-    session: Session,
-    offerwall: Offerwall,
-    page: Page,
-    base_url: str,
-    now: datetime | None = None,
-) -> dict[str, Any]:
-    """The offers envelope of the original spec, for one page."""
-    now = now or datetime.now(UTC)
+@dataclass(frozen=True)
+class Listed:
+    """One offer of the combined list, its document in USD micros (rendered per offerwall)."""
+
+    kind: str  # "mission" or "quest"
+    id: str
+    doc: dict[str, Any]
+
+
+def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
+    """Every open offer, newest first (standalone missions, and quests with their open
+    missions), and the moment the first of them expires."""
     open_mission = _open_mission(now)
     inner = _mission.alias("inner")
     quest_has_open_mission = sa.exists().where(
@@ -91,67 +122,108 @@ def list_offers(
         sa.or_(inner.c.expiration_date.is_(None), inner.c.expiration_date > now),
         sa.or_(inner.c.cap.is_(None), inner.c.conversions < inner.c.cap),
     )
-    standalone = sa.select(
-        _mission.c.id, _mission.c.created_at, sa.literal("mission").label("kind")
-    ).where(_mission.c.quest_id.is_(None), open_mission)
-    quests = sa.select(_quest.c.id, _quest.c.created_at, sa.literal("quest").label("kind")).where(
-        _quest.c.is_active,
-        sa.or_(_quest.c.expiration_date.is_(None), _quest.c.expiration_date > now),
-        sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
-        quest_has_open_mission,
-    )
-    offers = sa.union_all(standalone, quests).subquery("offers")
-    total = session.execute(sa.select(sa.func.count()).select_from(offers)).scalar_one()
-    rows = (
-        session.execute(
-            sa.select(offers.c.id, offers.c.kind)
-            .order_by(offers.c.created_at.desc(), offers.c.id.desc())
-            .limit(page.limit)
-            .offset(page.offset)
-        ).all()
-        if page.limit
-        else []
-    )
-    mission_ids = [r.id for r in rows if r.kind == "mission"]
-    quest_ids = [r.id for r in rows if r.kind == "quest"]
-    missions = {m.id: m for m in _load(session, Mission, mission_ids)}
-    quest_rows = {q.id: q for q in _load(session, Quest, quest_ids)}
-    inside: dict[str, list[Mission]] = {q: [] for q in quest_ids}
-    if quest_ids:
+    missions = session.scalars(
+        sa.select(Mission).where(_mission.c.quest_id.is_(None), open_mission)
+    ).all()
+    quests = session.scalars(
+        sa.select(Quest).where(
+            _quest.c.is_active,
+            sa.or_(_quest.c.expiration_date.is_(None), _quest.c.expiration_date > now),
+            sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
+            quest_has_open_mission,
+        )
+    ).all()
+    inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
+    if quests:
         query = (
             sa.select(Mission)
-            .where(_mission.c.quest_id.in_(quest_ids), open_mission)
+            .where(_mission.c.quest_id.in_(list(inside)), open_mission)
             .order_by(_mission.c.quest_position)
         )
         for m in session.scalars(query):
             inside[str(m.quest_id)].append(m)
+    listed = [(m.created_at, m.id, Listed("mission", m.id, _mission_doc(m))) for m in missions]
+    listed += [
+        (q.created_at, q.id, Listed("quest", q.id, _quest_doc(q, inside[q.id]))) for q in quests
+    ]
+    listed.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    expiries = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
+    expiries += [m.expiration_date for ms in inside.values() for m in ms if m.expiration_date]
+    valid_until = min(expiries, default=datetime.max.replace(tzinfo=UTC))
+    return [item[2] for item in listed], valid_until
+
+
+class ListingCache:
+    """The combined list, one per database engine, rebuilt when the catalog version moves
+    (any process changed a mission or quest, or one reached its cap) or when an offer in it
+    expires."""
+
+    def __init__(self) -> None:
+        self._by_engine: weakref.WeakKeyDictionary[Any, tuple[int, datetime, list[Listed]]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, conn: Connection) -> list[Listed]:
+        engine = conn.engine
+        version = catalog.read_version(conn)
+        now = datetime.now(UTC)
+        cached = self._by_engine.get(engine)
+        if cached and cached[0] == version and now < cached[1]:
+            return cached[2]
+        with self._lock:
+            with Session(bind=conn) as session:
+                listing, valid_until = build_listing(session, now)
+            self._by_engine[engine] = (version, valid_until, listing)
+            return listing
+
+
+LISTINGS = ListingCache()
+
+
+def list_offers(
+    *, conn: Connection, offerwall: ListingOfferwall, page: Page, base_url: str
+) -> dict[str, Any]:
+    """The offers envelope of the original spec, for one page, in the offerwall's currency."""
+    listing = LISTINGS.get(conn)
+    chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
     money = _Money(offerwall)
     owid = offerwall.owid
     return {
         "statusCode": 200,
         "message": "OK",
-        "total": total,
+        "total": len(listing),
         "offset": page.offset,
         "limit": page.limit,
         "data": {
-            "missions": [_mission_json(missions[i], money, base_url, owid) for i in mission_ids],
+            "missions": [
+                _render_mission(o.doc, money, f"{base_url}/missions/{o.id}?owid={owid}")
+                for o in chosen
+                if o.kind == "mission"
+            ],
             "quests": [
-                _quest_json(quest_rows[i], inside[i], money, base_url, owid) for i in quest_ids
+                _render_quest(o.doc, money, f"{base_url}/quests/{o.id}?owid={owid}")
+                for o in chosen
+                if o.kind == "quest"
             ],
         },
     }
 
 
-def _load(session: Session, model: Any, ids: list[str]) -> list[Any]:
-    if not ids:
-        return []
-    return list(session.scalars(sa.select(model).where(model.__table__.c.id.in_(ids))))
+def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
+    out = {**doc, "trackingLink": link, "payout": money(doc["payout"])}
+    return out
+
+
+def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
+    missions = [{**m, "payout": money(m["payout"])} for m in doc["missions"]]
+    return {**doc, "trackingLink": link, "missions": missions}
 
 
 class _Money:
     """USD micros → the offerwall's currency, rounded to its decimals."""
 
-    def __init__(self, offerwall: Offerwall):
+    def __init__(self, offerwall: ListingOfferwall):
         self.rate = Decimal(str(offerwall.exchange_rate))
         self.quantum = Decimal(1).scaleb(-offerwall.currency_decimals)
 
@@ -173,7 +245,8 @@ def _geo(offer: Mission | Quest) -> dict[str, list[str]]:
     }
 
 
-def _mission_json(m: Mission, money: _Money, base_url: str, owid: str | None) -> dict[str, Any]:
+def _mission_doc(m: Mission) -> dict[str, Any]:
+    """The original spec's mission record; payout in USD micros, trackingLink per offerwall."""
     return {
         "id": m.id,
         "title": m.title,
@@ -181,8 +254,8 @@ def _mission_json(m: Mission, money: _Money, base_url: str, owid: str | None) ->
         "thumbnail": m.thumbnail,
         "expirationDate": _iso(m.expiration_date),
         "previewUrl": m.preview_url,
-        "trackingLink": f"{base_url}/missions/{m.id}?owid={owid}",
-        "payout": money(m.payout_micros),
+        "trackingLink": None,
+        "payout": m.payout_micros,
         "cap": m.cap,
         "isActive": m.is_active,
         "operatingSystem": m.operating_systems,
@@ -194,16 +267,14 @@ def _mission_json(m: Mission, money: _Money, base_url: str, owid: str | None) ->
     }
 
 
-def _quest_json(
-    q: Quest, missions: list[Mission], money: _Money, base_url: str, owid: str | None
-) -> dict[str, Any]:
+def _quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
     return {
         "id": q.id,
         "name": q.name,
         "description": q.description,
         "thumbnail": q.thumbnail,
         "expirationDate": _iso(q.expiration_date),
-        "trackingLink": f"{base_url}/quests/{q.id}?owid={owid}",
+        "trackingLink": None,
         "previewUrl": q.preview_url,
         "startCap": q.start_cap,
         "isActive": q.is_active,
@@ -217,7 +288,7 @@ def _quest_json(
                 "id": m.id,
                 "title": m.title,
                 "description": m.description,
-                "payout": money(m.payout_micros),
+                "payout": m.payout_micros,
                 "cap": m.cap,
                 "instructions": m.instructions,
                 "requirements": m.requirements,

@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_time
-from api.services.catalog import Catalog, MissionSpec
+from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
 from models import Conversion, GameUser, Mission, Progress, ProgressStatus
 from models.events import Event
@@ -306,9 +306,13 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
             sa.or_(_mission.c.cap.is_(None), _mission.c.conversions < _mission.c.cap),
         )
         .values(conversions=_mission.c.conversions + 1)
-    )
-    if raised.rowcount != 1:  # type: ignore[attr-defined]
+        .returning(_mission.c.conversions, _mission.c.cap)
+    ).first()
+    if raised is None:
         return False
+    if raised.cap is not None and raised.conversions >= raised.cap:
+        bump(session)  # capped now: offer listings drop it
+
     row.completions += 1
     session.execute(
         _conversion.insert().values(

@@ -13,6 +13,7 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
+from api.services.catalog import bump
 from api.services.geo import CountryLookup, detect_os
 from models import (
     Click,
@@ -361,9 +362,12 @@ def _start(
                 sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
             )
             .values(starts=_quest.c.starts + 1)
-        )
-        if counted.rowcount != 1:
+            .returning(_quest.c.starts, _quest.c.start_cap)
+        ).first()
+        if counted is None:
             raise TrackingRefusal(
                 410, "Offer ended", "This quest has reached its limit of players."
             )
+        if counted.start_cap is not None and counted.starts >= counted.start_cap:
+            bump(db)  # full now: offer listings drop it
     return started_any

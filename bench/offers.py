@@ -1,0 +1,143 @@
+"""Offers API benchmark: pages of 20 out of 1,000 offers (target 2,000 requests/s, p99 <= 20 ms).
+
+Seeds 700 standalone missions and 300 quests of 3 missions each, and an approved offerwall,
+then sends GET /offerwall/offers?limit=20&offset=… with its API key to the all-in-one server.
+
+    .venv/bin/python bench/offers.py [--requests 6000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import sqlalchemy as sa
+
+from api.core.crypto import SecretBox
+from api.core.db import build_engine, write_session
+from api.services import games, offerwalls
+from bench.common import bench_env, fire_raw, http_request, questwall, temp_dir
+from bench.ingest import all_in_one
+from models import Mission, Quest
+from models.types import new_uuid
+
+MISSIONS, QUESTS = 700, 300
+
+
+def seed(url: str, box: SecretBox) -> str:
+    engine = build_engine(url)
+    now = datetime.now(UTC)
+    with write_session(engine) as session:
+        game = games.create_game(session=session, box=box, name="Offers bench")
+        wall = offerwalls.create_offerwall(session=session, name="Bench wall")
+        key = offerwalls.approve(session=session, box=box, offerwall=wall).api_key
+        common = {
+            "game_id": game.game_id,
+            "description": "An offer",
+            "thumbnail": "https://cdn.example/t.png",
+            "preview_url": "https://game.example/p",
+            "destination_url": "https://game.example/",
+            "is_active": True,
+            "operating_systems": ["Android", "iOS"],
+            "countries_include": ["US", "GB"],
+            "countries_exclude": [],
+            "tags": ["bench"],
+            "instructions": "Play",
+            "requirements": "None",
+            "expiration_date": now + timedelta(days=30),
+            "updated_at": now,
+        }
+        rule = {
+            "rule_event": "GAME_END",
+            "rule_conditions": [{"field": "traits.kills", "op": ">=", "value": 10}],
+            "rule_completion": "count",
+            "rule_threshold": 1,
+        }
+        quests, missions = [], []
+        for i in range(QUESTS):
+            quest_id = new_uuid()
+            quests.append(
+                {
+                    **common,
+                    "id": quest_id,
+                    "name": f"Quest {i}",
+                    "start_cap": 100_000,
+                    "starts": 0,
+                    "created_at": now - timedelta(seconds=random.random() * 1e5),
+                }
+            )
+            for p in range(3):
+                missions.append(
+                    {
+                        **common,
+                        **rule,
+                        "id": new_uuid(),
+                        "quest_id": quest_id,
+                        "quest_position": p,
+                        "title": f"Q{i} step {p}",
+                        "payout_micros": 500_000,
+                        "conversions": 0,
+                        "allow_multiple_conversions": False,
+                        "created_at": now,
+                    }
+                )
+        for i in range(MISSIONS):
+            missions.append(
+                {
+                    **common,
+                    **rule,
+                    "id": new_uuid(),
+                    "quest_id": None,
+                    "quest_position": 0,
+                    "title": f"Mission {i}",
+                    "payout_micros": 1_250_000,
+                    "cap": 10_000,
+                    "conversions": 0,
+                    "allow_multiple_conversions": bool(i % 2),
+                    "created_at": now - timedelta(seconds=random.random() * 1e5),
+                }
+            )
+        session.execute(sa.insert(Quest.__table__), quests)  # type: ignore[attr-defined]
+        session.execute(sa.insert(Mission.__table__), missions)  # type: ignore[attr-defined]
+    engine.dispose()
+    return key
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=6000)
+    args = parser.parse_args()
+    data = temp_dir()
+    env = bench_env(data)
+    questwall(env, "migrate")
+    key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]))
+    rng = random.Random(5)
+    requests = [
+        http_request(
+            "GET",
+            f"/offerwall/offers?limit=20&offset={rng.randrange(0, 980)}",
+            headers={"x-api-key": key},
+        )
+        for _ in range(args.requests + 200)
+    ]
+    half = 200 + args.requests // 2
+    with all_in_one(env, data) as port:
+        fire_raw(port, requests[:200], 4)
+        busy = fire_raw(port, requests[200:half], 16)
+        light = fire_raw(port, requests[half:], 4)
+    for label, result in (("16 connections", busy), ("4 connections", light)):
+        print(
+            f"offers, page of 20 of {MISSIONS + QUESTS}, {label}: {result.statuses}, "
+            f"{result.requests / result.seconds:,.0f} requests/s, p50 {result.p50:.1f} ms, p99 {result.pct(99):.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
