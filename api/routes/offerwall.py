@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Response
 
 from api.deps import BoxDep, EngineDep, SettingsDep
-from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import error_responses
 from api.services.offer_listing import approved_offerwall, list_offers, parse_page
@@ -33,12 +32,12 @@ async def offers(
     x_api_key: Annotated[str | None, Header(description="The offerwall's API key.")] = None,
     limit: Annotated[str | None, Query(description="Page size, 0-100 (default 20).")] = None,
     offset: Annotated[str | None, Query(description="Offers to skip (default 0).")] = None,
-) -> OrjsonResponse:
+) -> Response:
     page = parse_page(limit, offset)
 
-    def work() -> dict[str, Any]:
+    def work() -> bytes:
         with engine.connect() as conn:
             wall = approved_offerwall(conn=conn, box=box, api_key=x_api_key)
             return list_offers(conn=conn, offerwall=wall, page=page, base_url=settings.base_url)
 
-    return OrjsonResponse(await run_db(engine, work))
+    return Response(await run_db(engine, work), media_type="application/json")

@@ -93,6 +93,8 @@ def load(session: Session, version: int) -> Catalog:
 
 
 _READ_VERSION = sa.select(_version.c.version).where(_version.c.id == 1)  # every request reads it
+# The same, to read alongside another query in one round trip.
+VERSION_SUBQUERY = _READ_VERSION.scalar_subquery().label("version")
 
 
 def read_version(session: Session | Connection) -> int:

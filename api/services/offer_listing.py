@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlmodel import Session
@@ -62,16 +63,18 @@ _FIND_BY_KEY = sa.select(
     _offerwall.c.owid,
     _offerwall.c.exchange_rate,
     _offerwall.c.currency_decimals,
+    catalog.VERSION_SUBQUERY,  # read in the same round trip
 ).where(_offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)))
 
 
 @dataclass(frozen=True)
 class ListingOfferwall:
-    """What a listing needs of the calling offerwall."""
+    """What a listing needs of the calling offerwall (and the catalog version, read with it)."""
 
     owid: str
     exchange_rate: float
     currency_decimals: int
+    catalog_version: int
 
 
 def approved_offerwall(
@@ -91,7 +94,9 @@ def approved_offerwall(
             "offerwall_not_approved",
             f"This offerwall is {row.status}; only an approved offerwall lists offers.",
         )
-    return ListingOfferwall(row.owid, row.exchange_rate, row.currency_decimals)
+    return ListingOfferwall(
+        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0)
+    )
 
 
 def _open_mission(now: datetime) -> Any:
@@ -164,9 +169,8 @@ class ListingCache:
         )
         self._lock = threading.Lock()
 
-    def get(self, conn: Connection) -> list[Listed]:
+    def get(self, conn: Connection, version: int) -> list[Listed]:
         engine = conn.engine
-        version = catalog.read_version(conn)
         now = datetime.now(UTC)
         cached = self._by_engine.get(engine)
         if cached and cached[0] == version and now < cached[1]:
@@ -183,9 +187,39 @@ LISTINGS = ListingCache()
 
 def list_offers(
     *, conn: Connection, offerwall: ListingOfferwall, page: Page, base_url: str
+) -> bytes:
+    """The offers envelope of the original spec for one page, in the offerwall's currency,
+    serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
+    listing = LISTINGS.get(conn, offerwall.catalog_version)
+    key = (
+        offerwall.owid,
+        offerwall.exchange_rate,
+        offerwall.currency_decimals,
+        base_url,
+        page.offset,
+        page.limit,
+    )
+    pages = _PAGES.get(id(listing))
+    if pages is None or pages[0] is not listing:
+        pages = (listing, {})
+        _PAGES.clear()
+        _PAGES[id(listing)] = pages
+    body = pages[1].get(key)
+    if body is None:
+        body = orjson.dumps(render_page(listing, offerwall, page, base_url))
+        if len(pages[1]) < MAX_CACHED_PAGES:
+            pages[1][key] = body
+    return body
+
+
+# Rendered pages of the current listing: {id(listing): (listing, {page key: bytes})}.
+_PAGES: dict[int, tuple[list[Listed], dict[tuple[Any, ...], bytes]]] = {}
+MAX_CACHED_PAGES = 1024
+
+
+def render_page(
+    listing: list[Listed], offerwall: ListingOfferwall, page: Page, base_url: str
 ) -> dict[str, Any]:
-    """The offers envelope of the original spec, for one page, in the offerwall's currency."""
-    listing = LISTINGS.get(conn)
     chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
     money = _Money(offerwall)
     owid = offerwall.owid
