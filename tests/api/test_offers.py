@@ -270,3 +270,48 @@ def test_pending_offerwall_has_no_key_and_a_rotated_key_replaces_the_old(client,
         ).api_key
     assert offers(client, old).status_code == 401
     assert offers(client, new).status_code == 200
+
+
+def _listed_ids(client, key) -> set[str]:
+    data = offers(client, key).json()["data"]
+    return {o["id"] for o in data["missions"]} | {o["id"] for o in data["quests"]}
+
+
+def test_listing_follows_a_deactivation_at_once(client, game, wall, engine):
+    from api.services import offers as offer_service
+
+    mission = make_mission(engine, game.game_id)
+    assert _listed_ids(client, wall[1]) == {mission.id}
+    with write_session(engine) as session:
+        offer_service.set_active(session=session, kind="mission", offer_id=mission.id, active=False)
+    assert _listed_ids(client, wall[1]) == set()
+
+
+def test_listing_drops_a_mission_when_a_conversion_fills_its_cap(
+    client, signed, game, wall, engine
+):
+    from tests.api.test_missions import KILLS, at, start
+
+    mission = make_mission(engine, game.game_id, **{**KILLS, "cap": 1})
+    other = make_mission(engine, game.game_id, title="Other")
+    start(client, signed, wall, mission.id, "p1")
+    assert _listed_ids(client, wall[1]) == {mission.id, other.id}
+    signed.events({"userId": "p1", "event": "GAME_END", "time": at(1), "traits": {"kills": 12}})
+    assert _listed_ids(client, wall[1]) == {other.id}
+
+
+def test_listing_drops_a_quest_when_its_start_cap_fills(client, game, wall, engine):
+    from tests.api.tracking_helpers import click
+
+    quest = make_quest(engine, game.game_id, [mission_data()], startCap=1)
+    assert _listed_ids(client, wall[1]) == {quest.id}
+    assert click(client, "quest", quest.id, wall[0].owid, uid="first").status_code == 302
+    assert _listed_ids(client, wall[1]) == set()
+
+
+def test_listing_drops_an_offer_when_it_expires(client, game, wall, engine):
+    soon = datetime.now(UTC) + timedelta(seconds=1.5)
+    mission = make_mission(engine, game.game_id, expirationDate=soon.isoformat())
+    assert _listed_ids(client, wall[1]) == {mission.id}
+    time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.1)
+    assert _listed_ids(client, wall[1]) == set()
