@@ -57,6 +57,7 @@ chromium: ## Debian's Chromium for the browser tests
 bench: install ## Run the benchmarks (prints figures; see bench/README.md)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/offers.py
 
 lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
