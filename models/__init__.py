@@ -5,6 +5,7 @@ from models.games import Game, GameCredential
 from models.offers import CatalogVersion, Mission, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
+from models.postbacks import Postback, PostbackAttempt, PostbackStatus
 from models.tracking import Click, Conversion, Progress, ProgressStatus
 
 __all__ = [
@@ -22,6 +23,9 @@ __all__ = [
     "OfferwallStatus",
     "PlatformUser",
     "PlatformUserIdentifier",
+    "Postback",
+    "PostbackAttempt",
+    "PostbackStatus",
     "Progress",
     "ProgressStatus",
     "Quest",

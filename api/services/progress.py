@@ -24,7 +24,15 @@ from sqlmodel import Session
 from api.core.driver import DriverStatement, from_db_time
 from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
-from models import Conversion, GameUser, Mission, Progress, ProgressStatus
+from models import (
+    Conversion,
+    GameUser,
+    Mission,
+    Postback,
+    PostbackStatus,
+    Progress,
+    ProgressStatus,
+)
 from models.events import Event
 from models.schemas import EventIn
 from models.types import new_uuid
@@ -34,6 +42,7 @@ _game_user = GameUser.__table__  # type: ignore[attr-defined]
 _event = Event.__table__  # type: ignore[attr-defined]
 _progress = Progress.__table__  # type: ignore[attr-defined]
 _conversion = Conversion.__table__  # type: ignore[attr-defined]
+_postback = Postback.__table__  # type: ignore[attr-defined]
 
 _PROGRESS_COLUMNS = (
     "id",
@@ -314,8 +323,9 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
         bump(session)  # capped now: offer listings drop it
 
     row.completions += 1
-    session.execute(
-        _conversion.insert().values(
+    conversion_id = session.execute(
+        _conversion.insert()
+        .values(
             transaction_id=new_uuid(),
             progress_id=row.id,
             sequence=row.completions,
@@ -325,6 +335,18 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
             offerwall_id=row.offerwall_id,
             click_id=row.click_id,
             payout_micros=spec.payout_micros,
+            created_at=now,
+        )
+        .returning(_conversion.c.id)
+    ).scalar_one()
+    # The postback, in the conversion's transaction: the dispatcher delivers it.
+    session.execute(
+        _postback.insert().values(
+            conversion_id=conversion_id,
+            offerwall_id=row.offerwall_id,
+            status=PostbackStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now,
             created_at=now,
         )
     )

@@ -1,0 +1,48 @@
+"""The postback outbox: one row per attributed conversion, and every delivery attempt."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from models.types import BigIntPK, UTCDateTime, utcnow
+
+
+class PostbackStatus:
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class Postback(SQLModel, table=True):
+    __tablename__ = "postback"
+    __table_args__ = (sa.Index("ix_postback_due", "status", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    conversion_id: int = Field(sa_type=sa.BigInteger, foreign_key="conversion.id", unique=True)
+    offerwall_id: str = Field(foreign_key="offerwall.id", index=True, max_length=36)
+    # The URL as rendered at the first attempt (macros and hash_key filled in) and sent
+    # unchanged on every retry; None until then.
+    url: str | None = Field(default=None, sa_type=sa.Text)
+    status: str = Field(default=PostbackStatus.PENDING, max_length=16)
+    attempts: int = Field(default=0)
+    next_attempt_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    # A dispatcher that claimed the postback holds it until then; after, another may.
+    lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class PostbackAttempt(SQLModel, table=True):
+    __tablename__ = "postback_attempt"
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    postback_id: int = Field(sa_type=sa.BigInteger, foreign_key="postback.id", index=True)
+    started_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    duration_ms: int
+    status_code: int | None = Field(default=None)
+    # The first KiB of the answer, and what went wrong when there was no answer.
+    body_excerpt: str | None = Field(default=None, sa_type=sa.Text)
+    error: str | None = Field(default=None, sa_type=sa.Text)
