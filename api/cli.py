@@ -384,6 +384,24 @@ def prune_cmd() -> None:
     click.echo(f"Removed {removed} expired record(s).")
 
 
+@main.command("worker")
+@click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
+def worker_cmd(threads: int) -> None:
+    """Deliver postbacks (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
+    import signal
+
+    from api.services.postbacks import Dispatcher
+
+    _require_migrated()
+    dispatcher = Dispatcher(
+        engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
+    )
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: dispatcher.stop())
+    click.echo(f"Delivering postbacks with {threads} threads. Stop with Ctrl-C.")
+    dispatcher.run()
+
+
 @main.command("serve")
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104

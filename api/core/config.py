@@ -32,6 +32,16 @@ class Settings(BaseSettings):
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 
+    # Postbacks: private, loopback and other non-public targets are refused unless allowed
+    # (tests and closed networks allow them); the source address for publishers' allow-lists.
+    postback_allow_private: bool = Field(default=False, alias="POSTBACK_ALLOW_PRIVATE")
+    postback_source_address: str = Field(default="", alias="POSTBACK_SOURCE_ADDRESS")
+    postback_connect_timeout: float = 5.0
+    postback_total_timeout: float = 10.0
+    postback_lease_seconds: float = 60.0
+    # The in-process dispatcher of `questwall serve` (off for scaled API processes).
+    postback_dispatcher: bool = Field(default=True, alias="POSTBACK_DISPATCHER")
+
     signature_window_seconds: int = 300
     max_body_bytes: int = 1024 * 1024
     max_items_per_request: int = 1000

@@ -1,0 +1,346 @@
+"""Postback delivery (SERVICE.md 9): claim due postbacks with a lease, send them, keep
+every attempt, retry on a schedule.
+
+At least once: a dispatcher that dies mid-delivery holds its lease until it expires, then
+another claims the postback. Several dispatchers (processes or threads) share the outbox:
+claims are one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)` on PostgreSQL,
+and serialized by the single writer on SQLite.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import sqlalchemy as sa
+from sqlalchemy import Engine
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.core.db import new_session, write_session
+from api.services.offerwalls import API_KEY_CONTEXT
+from api.services.postback_url import render
+from models import (
+    Click,
+    Conversion,
+    Mission,
+    Offerwall,
+    Postback,
+    PostbackAttempt,
+    PostbackStatus,
+    Quest,
+)
+from models.types import utcnow
+
+log = logging.getLogger("questwall.postbacks")
+
+# Waits after the 1st, 2nd, … failed attempt; after the last, the postback has failed.
+RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+BODY_EXCERPT = 1024
+
+_postback = Postback.__table__  # type: ignore[attr-defined]
+_attempt = PostbackAttempt.__table__  # type: ignore[attr-defined]
+_conversion = Conversion.__table__  # type: ignore[attr-defined]
+_click = Click.__table__  # type: ignore[attr-defined]
+_mission = Mission.__table__  # type: ignore[attr-defined]
+_quest = Quest.__table__  # type: ignore[attr-defined]
+_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    status_code: int | None
+    body_excerpt: str | None
+    error: str | None
+    duration_ms: int
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def claim(engine: Engine, *, limit: int, lease_seconds: float) -> list[int]:
+    """Take up to `limit` due postbacks for this dispatcher until the lease ends."""
+    now = utcnow()
+    due = (
+        sa.select(_postback.c.id)
+        .where(
+            _postback.c.status == PostbackStatus.PENDING,
+            _postback.c.next_attempt_at <= now,
+            sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
+        )
+        .order_by(_postback.c.next_attempt_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    with write_session(engine) as session:
+        return list(
+            session.execute(
+                sa.update(_postback)
+                .where(_postback.c.id.in_(due.scalar_subquery()))
+                .values(lease_until=now + timedelta(seconds=lease_seconds))
+                .returning(_postback.c.id)
+            ).scalars()
+        )
+
+
+def target_problem(url: str, *, allow_private: bool) -> str | None:
+    """Why a URL must not be requested (scheme, or a host that is not public), or None."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "only http and https URLs are sent"
+    if allow_private:
+        return None
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        return f"the host does not resolve: {exc}"
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if not address.is_global or address.is_multicast:
+            return f"{parts.hostname} resolves to {address}, which is not a public address"
+    return None
+
+
+def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
+    """One GET, redirects not followed; success is any 2xx."""
+    started = time.perf_counter()
+    problem = target_problem(url, allow_private=allow_private)
+    if problem is not None:
+        return AttemptResult(None, None, problem, 0)
+    try:
+        with client.stream("GET", url) as response:
+            excerpt = b""
+            for chunk in response.iter_bytes():
+                excerpt += chunk
+                if len(excerpt) >= BODY_EXCERPT:
+                    break
+            status = response.status_code
+        text = excerpt[:BODY_EXCERPT].decode("utf-8", "replace")
+        return AttemptResult(status, text, None, _ms(started))
+    except httpx.TimeoutException as exc:
+        return AttemptResult(None, None, f"timed out: {type(exc).__name__}", _ms(started))
+    except httpx.HTTPError as exc:
+        return AttemptResult(None, None, f"{type(exc).__name__}: {exc}", _ms(started))
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def deliver(
+    engine: Engine, box: SecretBox, settings: Settings, client: httpx.Client, postback_id: int
+) -> AttemptResult:
+    """Make one attempt at a claimed postback and record it."""
+    started_at = utcnow()
+    url, problem = _url_for(engine, box, postback_id)
+    if url is None:
+        result = AttemptResult(None, None, problem, 0)
+    else:
+        result = send(client, url, allow_private=settings.postback_allow_private)
+    _record(engine, postback_id, url, started_at, result, final=url is None)
+    return result
+
+
+def _url_for(engine: Engine, box: SecretBox, postback_id: int) -> tuple[str | None, str]:
+    """The stored URL, or rendered now from the offerwall's template (first attempt)."""
+    with new_session(engine) as session:
+        row = session.execute(
+            sa.select(
+                _postback.c.url,
+                _offerwall.c.postback_url,
+                _offerwall.c.api_key_sealed,
+                _offerwall.c.owid,
+                _offerwall.c.exchange_rate,
+                _offerwall.c.currency_decimals,
+                _offerwall.c.currency_code,
+                _conversion.c.transaction_id,
+                _conversion.c.payout_micros,
+                _conversion.c.created_at,
+                _conversion.c.quest_id,
+                _mission.c.id.label("mission_id"),
+                _mission.c.title,
+                _quest.c.name.label("quest_name"),
+                _click.c.uid,
+                _click.c.clickid,
+                _click.c.ip,
+                _click.c.sub1,
+                _click.c.sub2,
+                _click.c.sub3,
+            )
+            .select_from(
+                _postback.join(_conversion, _conversion.c.id == _postback.c.conversion_id)
+                .join(_offerwall, _offerwall.c.id == _postback.c.offerwall_id)
+                .join(_mission, _mission.c.id == _conversion.c.mission_id)
+                .join(_click, _click.c.id == _conversion.c.click_id)
+                .outerjoin(_quest, _quest.c.id == _conversion.c.quest_id)
+            )
+            .where(_postback.c.id == postback_id)
+        ).one()
+    if row.url:
+        return row.url, ""
+    if not row.postback_url or not row.api_key_sealed:
+        return None, "the offerwall has no postback URL"
+    api_key = box.open(row.api_key_sealed, context=API_KEY_CONTEXT)
+    usd = Decimal(row.payout_micros) / Decimal(1_000_000)
+    quantum = Decimal(1).scaleb(-row.currency_decimals)
+    payout = (usd * Decimal(str(row.exchange_rate))).quantize(quantum, rounding=ROUND_HALF_UP)
+    values: dict[str, object] = {
+        "uid": row.uid or "",
+        "owid": row.owid,
+        "mission_id": row.mission_id,
+        "mission_name": row.title,
+        "quest_id": row.quest_id or "",
+        "quest_name": row.quest_name or "",
+        "payout": f"{payout:f}",
+        "payout_usd": f"{usd.normalize():f}",
+        "clickid": row.clickid or "",
+        "session_ip": row.ip,
+        "transaction_id": row.transaction_id,
+        "timestamp": int(row.created_at.timestamp()),
+        "currency": row.currency_code,
+        "platform_sub1": row.sub1 or "",
+        "platform_sub2": row.sub2 or "",
+        "platform_sub3": row.sub3 or "",
+    }
+    return render(row.postback_url, values, api_key), ""
+
+
+def _record(
+    engine: Engine,
+    postback_id: int,
+    url: str | None,
+    started_at: datetime,
+    result: AttemptResult,
+    *,
+    final: bool,
+) -> None:
+    with write_session(engine) as session:
+        attempts = (
+            session.execute(
+                sa.select(_postback.c.attempts).where(_postback.c.id == postback_id)
+            ).scalar_one()
+            + 1
+        )
+        session.execute(
+            _attempt.insert().values(
+                postback_id=postback_id,
+                started_at=started_at,
+                duration_ms=result.duration_ms,
+                status_code=result.status_code,
+                body_excerpt=result.body_excerpt,
+                error=result.error,
+            )
+        )
+        values: dict[str, Any] = {"attempts": attempts, "lease_until": None}
+        if url is not None:
+            values["url"] = url
+        if result.delivered:
+            values.update(status=PostbackStatus.DELIVERED, delivered_at=utcnow())
+        elif final or attempts >= MAX_ATTEMPTS:
+            values.update(status=PostbackStatus.FAILED)
+        else:
+            values["next_attempt_at"] = utcnow() + timedelta(seconds=RETRY_DELAYS[attempts - 1])
+        session.execute(sa.update(_postback).where(_postback.c.id == postback_id).values(**values))
+
+
+def resend(engine: Engine, postback_id: int) -> None:
+    """Queue a postback for one more attempt now (the portal's "resend")."""
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_postback)
+            .where(_postback.c.id == postback_id)
+            .values(
+                status=PostbackStatus.PENDING,
+                next_attempt_at=utcnow(),
+                lease_until=None,
+                attempts=sa.case(
+                    (_postback.c.attempts >= MAX_ATTEMPTS, MAX_ATTEMPTS - 1),
+                    else_=_postback.c.attempts,
+                ),
+            )
+        )
+
+
+def http_client(settings: Settings, *, pool: int = 32) -> httpx.Client:
+    timeout = httpx.Timeout(
+        settings.postback_total_timeout, connect=settings.postback_connect_timeout
+    )
+    transport = httpx.HTTPTransport(
+        local_address=settings.postback_source_address or None,
+        limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+        retries=0,
+    )
+    return httpx.Client(
+        timeout=timeout,
+        transport=transport,
+        follow_redirects=False,
+        headers={"User-Agent": "Questwall-Postback/1.0"},
+    )
+
+
+class Dispatcher:
+    """Claims due postbacks and delivers them with a pool of threads, until stopped."""
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        box: SecretBox,
+        settings: Settings,
+        threads: int = 16,
+        batch: int = 64,
+        idle_wait: float = 0.2,
+        on_attempt: Callable[[int, AttemptResult], None] | None = None,
+    ):
+        self.engine, self.box, self.settings = engine, box, settings
+        self.threads, self.batch, self.idle_wait = threads, batch, idle_wait
+        self.on_attempt = on_attempt
+        self.stop_event = threading.Event()
+
+    def run_once(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
+        ids = claim(
+            self.engine, limit=self.batch, lease_seconds=self.settings.postback_lease_seconds
+        )
+        futures = [pool.submit(self._one, client, i) for i in ids]
+        for future in futures:
+            future.result()
+        return len(ids)
+
+    def _one(self, client: httpx.Client, postback_id: int) -> None:
+        try:
+            result = deliver(self.engine, self.box, self.settings, client, postback_id)
+        except Exception:  # one bad postback must not stop the dispatcher
+            log.exception("postback %s could not be attempted", postback_id)
+            return
+        if self.on_attempt:
+            self.on_attempt(postback_id, result)
+
+    def run(self) -> None:
+        with (
+            ThreadPoolExecutor(self.threads, thread_name_prefix="postback") as pool,
+            http_client(self.settings, pool=self.threads) as client,
+        ):
+            while not self.stop_event.is_set():
+                try:
+                    handled = self.run_once(pool, client)
+                except Exception:
+                    log.exception("claiming postbacks failed; retrying")
+                    handled = 0
+                if not handled:
+                    self.stop_event.wait(self.idle_wait)
+
+    def stop(self) -> None:
+        self.stop_event.set()

@@ -1,0 +1,61 @@
+"""A real HTTP receiver on 127.0.0.1 for postback tests: records what it gets, answers as told."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.requests: list[str] = []  # path + query, as received
+        self.statuses: list[int] = []  # answers to give, in order; then 200
+        self.hang_seconds = 0.0
+        self.lock = threading.Lock()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def queries(self) -> list[list[tuple[str, str]]]:
+        return [parse_qsl(urlsplit(r).query, keep_blank_values=True) for r in self.requests]
+
+
+@contextmanager
+def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterator[Receiver]:
+    receiver = receiver or Receiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            with receiver.lock:
+                receiver.requests.append(self.path)
+                status = receiver.statuses.pop(0) if receiver.statuses else 200
+            if receiver.hang_seconds:
+                time.sleep(receiver.hang_seconds)
+            body = b"ok" if status < 300 else b"try again"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 256  # many dispatcher threads connect at once
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", port), Handler)
+    receiver.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
