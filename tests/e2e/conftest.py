@@ -47,6 +47,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
         "QUESTWALL_DATA_DIR": str(tmp / "data"),
         "SECRET_KEY": "e2e-master-key",
         "BASE_URL": url,
+        "POSTBACK_ALLOW_PRIVATE": "true",  # the tests' receiver listens on 127.0.0.1
         "REFLEX_TELEMETRY_ENABLED": "false",
         "REFLEX_USE_SYSTEM_BUN": "true",
         "PATH": f"{tools}:{Path(sys.executable).parent}:{os.environ['PATH']}",
