@@ -31,6 +31,8 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
     receiver = receiver or Receiver()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real receivers do
+
         def do_GET(self) -> None:
             with receiver.lock:
                 receiver.requests.append(self.path)

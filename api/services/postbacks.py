@@ -140,25 +140,39 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
-def deliver(
-    engine: Engine, box: SecretBox, settings: Settings, client: httpx.Client, postback_id: int
-) -> AttemptResult:
-    """Make one attempt at a claimed postback and record it."""
+def deliver_batch(
+    engine: Engine,
+    box: SecretBox,
+    settings: Settings,
+    client: httpx.Client,
+    ids: list[int],
+    pool: ThreadPoolExecutor,
+) -> dict[int, AttemptResult]:
+    """Make one attempt at each claimed postback and record them: one query to render,
+    the requests in parallel, one transaction to record."""
+    if not ids:
+        return {}
     started_at = utcnow()
-    url, problem = _url_for(engine, box, postback_id)
-    if url is None:
-        result = AttemptResult(None, None, problem, 0)
-    else:
-        result = send(client, url, allow_private=settings.postback_allow_private)
-    _record(engine, postback_id, url, started_at, result, final=url is None)
-    return result
+    urls = urls_for(engine, box, ids)
+
+    def attempt(postback_id: int) -> AttemptResult:
+        url, problem = urls[postback_id]
+        if url is None:
+            return AttemptResult(None, None, problem, 0)
+        return send(client, url, allow_private=settings.postback_allow_private)
+
+    results = dict(zip(ids, pool.map(attempt, ids), strict=True))
+    _record(engine, [(i, urls[i][0], started_at, results[i]) for i in ids])
+    return results
 
 
-def _url_for(engine: Engine, box: SecretBox, postback_id: int) -> tuple[str | None, str]:
-    """The stored URL, or rendered now from the offerwall's template (first attempt)."""
+def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[str | None, str]]:
+    """For each postback: its stored URL, or one rendered now from the offerwall's template
+    (first attempt); None and the reason when it cannot be sent."""
     with new_session(engine) as session:
-        row = session.execute(
+        rows = session.execute(
             sa.select(
+                _postback.c.id,
                 _postback.c.url,
                 _offerwall.c.postback_url,
                 _offerwall.c.api_key_sealed,
@@ -187,13 +201,23 @@ def _url_for(engine: Engine, box: SecretBox, postback_id: int) -> tuple[str | No
                 .join(_click, _click.c.id == _conversion.c.click_id)
                 .outerjoin(_quest, _quest.c.id == _conversion.c.quest_id)
             )
-            .where(_postback.c.id == postback_id)
-        ).one()
-    if row.url:
-        return row.url, ""
-    if not row.postback_url or not row.api_key_sealed:
-        return None, "the offerwall has no postback URL"
-    api_key = box.open(row.api_key_sealed, context=API_KEY_CONTEXT)
+            .where(_postback.c.id.in_(ids))
+        ).all()
+    keys: dict[str, str] = {}
+    found: dict[int, tuple[str | None, str]] = {}
+    for row in rows:
+        if row.url:
+            found[row.id] = (row.url, "")
+        elif not row.postback_url or not row.api_key_sealed:
+            found[row.id] = (None, "the offerwall has no postback URL")
+        else:
+            if row.api_key_sealed not in keys:
+                keys[row.api_key_sealed] = box.open(row.api_key_sealed, context=API_KEY_CONTEXT)
+            found[row.id] = (_render_row(row, keys[row.api_key_sealed]), "")
+    return found
+
+
+def _render_row(row: Any, api_key: str) -> str:
     usd = Decimal(row.payout_micros) / Decimal(1_000_000)
     quantum = Decimal(1).scaleb(-row.currency_decimals)
     payout = (usd * Decimal(str(row.exchange_rate))).quantize(quantum, rounding=ROUND_HALF_UP)
@@ -215,45 +239,48 @@ def _url_for(engine: Engine, box: SecretBox, postback_id: int) -> tuple[str | No
         "platform_sub2": row.sub2 or "",
         "platform_sub3": row.sub3 or "",
     }
-    return render(row.postback_url, values, api_key), ""
+    return render(row.postback_url, values, api_key)
 
 
-def _record(
-    engine: Engine,
-    postback_id: int,
-    url: str | None,
-    started_at: datetime,
-    result: AttemptResult,
-    *,
-    final: bool,
-) -> None:
+def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptResult]]) -> None:
+    """Keep the attempts and move each postback on: delivered, retried later, or failed."""
+    now = utcnow()
     with write_session(engine) as session:
-        attempts = (
+        counts = dict(
             session.execute(
-                sa.select(_postback.c.attempts).where(_postback.c.id == postback_id)
-            ).scalar_one()
-            + 1
+                sa.select(_postback.c.id, _postback.c.attempts).where(
+                    _postback.c.id.in_([d[0] for d in done])
+                )
+            ).all()
         )
         session.execute(
-            _attempt.insert().values(
-                postback_id=postback_id,
-                started_at=started_at,
-                duration_ms=result.duration_ms,
-                status_code=result.status_code,
-                body_excerpt=result.body_excerpt,
-                error=result.error,
-            )
+            _attempt.insert(),
+            [
+                {
+                    "postback_id": i,
+                    "started_at": at,
+                    "duration_ms": r.duration_ms,
+                    "status_code": r.status_code,
+                    "body_excerpt": r.body_excerpt,
+                    "error": r.error,
+                }
+                for i, _, at, r in done
+            ],
         )
-        values: dict[str, Any] = {"attempts": attempts, "lease_until": None}
-        if url is not None:
-            values["url"] = url
-        if result.delivered:
-            values.update(status=PostbackStatus.DELIVERED, delivered_at=utcnow())
-        elif final or attempts >= MAX_ATTEMPTS:
-            values.update(status=PostbackStatus.FAILED)
-        else:
-            values["next_attempt_at"] = utcnow() + timedelta(seconds=RETRY_DELAYS[attempts - 1])
-        session.execute(sa.update(_postback).where(_postback.c.id == postback_id).values(**values))
+        for postback_id, url, _, result in done:
+            attempts = counts[postback_id] + 1
+            values: dict[str, Any] = {"attempts": attempts, "lease_until": None}
+            if url is not None:
+                values["url"] = url
+            if result.delivered:
+                values.update(status=PostbackStatus.DELIVERED, delivered_at=now)
+            elif url is None or attempts >= MAX_ATTEMPTS:
+                values.update(status=PostbackStatus.FAILED)
+            else:
+                values["next_attempt_at"] = now + timedelta(seconds=RETRY_DELAYS[attempts - 1])
+            session.execute(
+                sa.update(_postback).where(_postback.c.id == postback_id).values(**values)
+            )
 
 
 def resend(engine: Engine, postback_id: int) -> None:
@@ -301,12 +328,13 @@ class Dispatcher:
         box: SecretBox,
         settings: Settings,
         threads: int = 16,
-        batch: int = 64,
+        batch: int | None = None,
         idle_wait: float = 0.2,
         on_attempt: Callable[[int, AttemptResult], None] | None = None,
     ):
         self.engine, self.box, self.settings = engine, box, settings
-        self.threads, self.batch, self.idle_wait = threads, batch, idle_wait
+        # A batch is claimed, rendered and recorded together; its requests run in parallel.
+        self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
         self.on_attempt = on_attempt
         self.stop_event = threading.Event()
 
@@ -314,19 +342,11 @@ class Dispatcher:
         ids = claim(
             self.engine, limit=self.batch, lease_seconds=self.settings.postback_lease_seconds
         )
-        futures = [pool.submit(self._one, client, i) for i in ids]
-        for future in futures:
-            future.result()
-        return len(ids)
-
-    def _one(self, client: httpx.Client, postback_id: int) -> None:
-        try:
-            result = deliver(self.engine, self.box, self.settings, client, postback_id)
-        except Exception:  # one bad postback must not stop the dispatcher
-            log.exception("postback %s could not be attempted", postback_id)
-            return
+        results = deliver_batch(self.engine, self.box, self.settings, client, ids, pool)
         if self.on_attempt:
-            self.on_attempt(postback_id, result)
+            for postback_id, result in results.items():
+                self.on_attempt(postback_id, result)
+        return len(ids)
 
     def run(self) -> None:
         with (
