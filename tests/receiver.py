@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 class Receiver:
     def __init__(self) -> None:
         self.requests: list[str] = []  # path + query, as received
+        self.clients: list[str] = []  # the address each request came from
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
         self.lock = threading.Lock()
@@ -36,6 +37,7 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
         def do_GET(self) -> None:
             with receiver.lock:
                 receiver.requests.append(self.path)
+                receiver.clients.append(self.client_address[0])
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)

@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     postback_source_address: str = Field(default="", alias="POSTBACK_SOURCE_ADDRESS")
     postback_connect_timeout: float = 5.0
     postback_total_timeout: float = 10.0
-    postback_lease_seconds: float = 60.0
+    postback_lease_seconds: float = Field(default=60.0, alias="POSTBACK_LEASE_SECONDS")
     # The in-process dispatcher of `questwall serve` (off for scaled API processes).
     postback_dispatcher: bool = Field(default=True, alias="POSTBACK_DISPATCHER")
 

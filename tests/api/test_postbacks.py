@@ -313,3 +313,72 @@ def test_three_dispatchers_deliver_1000_postbacks_exactly_once(
     assert len(set(transaction_ids)) == 1000
     states = {(p.status, p.attempts) for p in _postbacks(engine)}
     assert states == {("delivered", 1)}
+
+
+def test_a_worker_killed_mid_delivery_is_replaced_after_its_lease(
+    client, signed, game, wall, engine, box, db_url, tmp_path
+):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.live import ROOT
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "SECRET_KEY": "test-master-key-not-for-production",
+        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
+        "POSTBACK_ALLOW_PRIVATE": "true",
+        "POSTBACK_LEASE_SECONDS": "3",
+    }
+
+    def worker() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "api.cli", "worker", "--threads", "2"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    with running_receiver() as receiver:
+        receiver.hang_seconds = 8  # the first delivery is still in flight when its worker dies
+        _configure(engine, wall, TEMPLATE.replace("{base}", receiver.url))
+        _convert(client, signed, game, wall, engine)
+        first = worker()
+        deadline = time.monotonic() + 30
+        while not receiver.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert receiver.requests, "the first worker never sent the postback"
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=10)
+        receiver.hang_seconds = 0
+        assert _postbacks(engine)[0].status == "pending"  # nothing was recorded
+        second = worker()
+        try:
+            deadline = time.monotonic() + 30
+            while _postbacks(engine)[0].status != "delivered" and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            second.terminate()
+            second.wait(timeout=20)
+    [postback] = _postbacks(engine)
+    assert postback.status == "delivered"
+    # At least once: the receiver saw the same transaction twice and dedupes on it.
+    transactions = [dict(q)["tx"] for q in receiver.queries()]
+    assert len(transactions) == 2 and len(set(transactions)) == 1
+
+
+def test_postbacks_leave_from_the_configured_source_address(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    # 127.0.0.2 is a local address of its own (the loopback range), so the receiver can tell.
+    from_source = pb_settings.model_copy(update={"postback_source_address": "127.0.0.2"})
+    with running_receiver() as receiver:
+        _configure(engine, wall, TEMPLATE.replace("{base}", receiver.url))
+        _convert(client, signed, game, wall, engine)
+        _run(engine, box, from_source)
+    assert receiver.clients == ["127.0.0.2"]
