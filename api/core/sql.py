@@ -12,8 +12,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 
-def _insert(session: Session, table: sa.Table) -> Any:
-    dialect = session.get_bind().dialect.name
+def dialect_insert(dialect: str, table: sa.Table) -> Any:
+    """The INSERT construct of a dialect, which knows ON CONFLICT."""
     if dialect == "postgresql":
         return postgresql.insert(table)
     if dialect == "sqlite":
@@ -21,9 +21,13 @@ def _insert(session: Session, table: sa.Table) -> Any:
     raise NotImplementedError(f"unsupported database dialect {dialect}")
 
 
+def _insert(session: Session, table: sa.Table) -> Any:
+    return dialect_insert(session.get_bind().dialect.name, table)
+
+
 @lru_cache(maxsize=64)
 def _insert_ignore_statement(dialect: str, table: sa.Table, conflict: tuple[str, ...]) -> Any:
-    insert = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    insert = dialect_insert(dialect, table)
     # RETURNING, not rowcount: with an implicit RETURNING of the key, drivers differ
     # on what rowcount says.
     return insert.on_conflict_do_nothing(index_elements=conflict).returning(

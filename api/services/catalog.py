@@ -119,9 +119,7 @@ class CatalogCache:
         self._lock = threading.Lock()
 
     def current(self, session: Session) -> Catalog:
-        engine = session.get_bind()
-        assert isinstance(engine, Engine) or hasattr(engine, "engine")
-        engine = engine.engine  # a Connection's engine, or the engine itself
+        engine = session.get_bind().engine  # an Engine's .engine is itself
         version = read_version(session)
         catalog = self._by_engine.get(engine)
         if catalog is not None and catalog.version == version:

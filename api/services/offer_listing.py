@@ -11,7 +11,6 @@ import threading
 import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import orjson
@@ -22,6 +21,7 @@ from sqlmodel import Session
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.services import catalog
+from api.services.money import in_currency
 from models import Mission, Offerwall, OfferwallStatus, Quest
 
 MAX_LIMIT = 100
@@ -255,15 +255,13 @@ def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, An
 
 
 class _Money:
-    """USD micros → the offerwall's currency, rounded to its decimals."""
+    """USD micros → the offerwall's currency, as the JSON number the API shows."""
 
     def __init__(self, offerwall: ListingOfferwall):
-        self.rate = Decimal(str(offerwall.exchange_rate))
-        self.quantum = Decimal(1).scaleb(-offerwall.currency_decimals)
+        self.rate, self.decimals = offerwall.exchange_rate, offerwall.currency_decimals
 
     def __call__(self, payout_micros: int) -> float:
-        usd = Decimal(payout_micros) / Decimal(1_000_000)
-        return float((usd * self.rate).quantize(self.quantum, rounding=ROUND_HALF_UP))
+        return float(in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals))
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +28,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.services.money import in_currency, usd
 from api.services.offerwalls import API_KEY_CONTEXT
 from api.services.postback_url import render
 from models import (
@@ -218,9 +218,9 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[
 
 
 def _render_row(row: Any, api_key: str) -> str:
-    usd = Decimal(row.payout_micros) / Decimal(1_000_000)
-    quantum = Decimal(1).scaleb(-row.currency_decimals)
-    payout = (usd * Decimal(str(row.exchange_rate))).quantize(quantum, rounding=ROUND_HALF_UP)
+    payout = in_currency(
+        row.payout_micros, exchange_rate=row.exchange_rate, decimals=row.currency_decimals
+    )
     values: dict[str, object] = {
         "uid": row.uid or "",
         "owid": row.owid,
@@ -229,7 +229,7 @@ def _render_row(row: Any, api_key: str) -> str:
         "quest_id": row.quest_id or "",
         "quest_name": row.quest_name or "",
         "payout": f"{payout:f}",
-        "payout_usd": f"{usd.normalize():f}",
+        "payout_usd": f"{usd(row.payout_micros).normalize():f}",
         "clickid": row.clickid or "",
         "session_ip": row.ip,
         "transaction_id": row.transaction_id,

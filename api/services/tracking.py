@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
-from sqlalchemy.dialects import postgresql, sqlite
 
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
+from api.core.sql import dialect_insert
 from api.services.catalog import bump
 from api.services.geo import CountryLookup, detect_os
 from models import (
@@ -107,13 +107,9 @@ class Offer:
         return cls(*values)
 
 
-def _insert_on_conflict(dialect: str, table: sa.Table) -> Any:
-    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
-
-
 _GET_OR_CREATE_PLAYER = DriverStatement(
     lambda dialect: (
-        (insert := _insert_on_conflict(dialect, _platform_users))
+        (insert := dialect_insert(dialect, _platform_users))
         .on_conflict_do_update(
             index_elements=("offerwall_id", "uid"), set_={"uid": insert.excluded.uid}
         )
@@ -123,7 +119,7 @@ _GET_OR_CREATE_PLAYER = DriverStatement(
 )
 _START_PROGRESS = DriverStatement(
     lambda dialect: (
-        _insert_on_conflict(dialect, _progress)
+        dialect_insert(dialect, _progress)
         .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
         .returning(_progress.c.id)
     ),
