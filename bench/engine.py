@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa
 
-from api.core.crypto import SecretBox, sign_request
+from api.core.crypto import SecretBox, signed_headers
 from api.core.db import build_engine, write_session
 from api.services import games, offers, offerwalls
 from bench.common import bench_env, fire_raw, http_request, questwall, temp_dir
@@ -153,13 +153,7 @@ def lookup_requests(game: dict[str, str], users: list[str], count: int) -> list[
     for i in range(count):
         ids = users[:500] + [f"unknown-{i}-{j}" for j in range(500)]
         body = json.dumps({"gameId": game["gameId"], "userIds": ids}).encode()
-        ts = str(int(time.time() * 1000))
-        headers = {
-            "Content-Type": "application/json",
-            "x-client-id": game["clientId"],
-            "x-timestamp": ts,
-            "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
-        }
+        headers = signed_headers(game["clientId"], game["clientSecret"], body)
         requests.append(
             http_request("POST", "/v2/platform-users/lookup", headers=headers, body=body)
         )

@@ -15,7 +15,6 @@ import argparse
 import json
 import sqlite3
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -23,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.core.crypto import sign_request
+from api.core.crypto import signed_headers
 from bench.common import (
     ROOT,
     bench_env,
@@ -77,13 +76,7 @@ def make_batches(
         body = json.dumps(
             {"gameId": game["gameId"], "events": events, "identifiers": []}, separators=(",", ":")
         ).encode()
-        ts = str(int(time.time() * 1000))
-        headers = {
-            "Content-Type": "application/json",
-            "x-client-id": game["clientId"],
-            "x-timestamp": ts,
-            "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
-        }
+        headers = signed_headers(game["clientId"], game["clientSecret"], body)
         requests.append(http_request("POST", "/v2/custom-events", headers=headers, body=body))
     return requests
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import sqlalchemy as sa
 
-from api.core.crypto import SecretBox, sign_request
+from api.core.crypto import SecretBox, signed_headers
 from api.core.db import build_engine, write_session
 from api.services import games, offers, offerwalls
 from bench.common import bench_env, questwall, start, stop, temp_dir
@@ -204,13 +204,7 @@ def conversion_latency(conversions: int) -> None:
 
             def post(payload: dict) -> None:
                 body = json.dumps(payload).encode()
-                ts = str(int(time.time() * 1000))
-                headers = {
-                    "content-type": "application/json",
-                    "x-client-id": ids["clientId"],
-                    "x-timestamp": ts,
-                    "x-signature": sign_request(ids["clientSecret"], ids["clientId"], ts, body),
-                }
+                headers = signed_headers(ids["clientId"], ids["clientSecret"], body)
                 assert (
                     httpx.post(
                         f"{base}/v2/custom-events", content=body, headers=headers

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import Engine
 
-from api.core.crypto import SecretBox, sign_request
+from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.services import games
 from api.services.games import IssuedCredential
@@ -61,15 +61,12 @@ class SignedClient:
         secret: str | None = None,
         client_id: str | None = None,
     ) -> dict[str, str]:
-        ts = str(timestamp if timestamp is not None else now_ms())
-        cid = client_id or self.credential.client_id
-        signature = sign_request(secret or self.credential.client_secret, cid, ts, body)
-        return {
-            "x-client-id": cid,
-            "x-timestamp": ts,
-            "x-signature": signature,
-            "content-type": "application/json",
-        }
+        return signed_headers(
+            client_id or self.credential.client_id,
+            secret or self.credential.client_secret,
+            body,
+            timestamp=timestamp,
+        )
 
     def post_raw(self, path: str, body: bytes, **kwargs: Any) -> Response:
         extra = kwargs.pop("extra_headers", {})

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -114,6 +115,19 @@ def sign_request(secret: str, client_id: str, timestamp: str, body: bytes) -> st
     """HMAC-SHA256 over clientId + timestamp + rawBody, lowercase hex (SERVICE.md 2)."""
     message = client_id.encode("utf-8") + timestamp.encode("utf-8") + body
     return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def signed_headers(
+    client_id: str, secret: str, body: bytes, *, timestamp: int | None = None
+) -> dict[str, str]:
+    """The headers a client sends with a signed request (what the official clients do)."""
+    ts = str(timestamp if timestamp is not None else int(time.time() * 1000))
+    return {
+        "Content-Type": "application/json",
+        "x-client-id": client_id,
+        "x-timestamp": ts,
+        "x-signature": sign_request(secret, client_id, ts, body),
+    }
 
 
 def signature_matches(expected_hex: str, provided: str) -> bool:

@@ -75,7 +75,6 @@ class ParsedBatch:
 
     batch: _Batch | None
     game_id: str | None
-    request_digest: str
     error: ApiError | None = None
 
 
@@ -105,12 +104,11 @@ def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
     Errors are kept, not raised: the signature is checked first, so an unauthenticated
     caller learns nothing but `invalid_signature`.
     """
-    digest = hashlib.sha256(body).hexdigest()
     try:
         envelope = parse_envelope(body, max_items=settings.max_items_per_request)
     except ApiError as exc:
-        return ParsedBatch(None, None, digest, exc)
-    return ParsedBatch(_validate_items(envelope), envelope["gameId"], digest)
+        return ParsedBatch(None, None, exc)
+    return ParsedBatch(_validate_items(envelope), envelope["gameId"])
 
 
 def store_batch(
@@ -139,7 +137,9 @@ def store_batch(
     if parsed.game_id != caller.game_id:
         raise ApiError(403, "game_mismatch", "gameId is not the game this client id belongs to.")
     assert parsed.batch is not None
-    key, digest = idempotency_key, parsed.request_digest
+    key = idempotency_key
+    # Only an Idempotency-Key needs the body's hash (to refuse the key for another body).
+    digest = hashlib.sha256(request.body).hexdigest() if key is not None else ""
     if key is not None:
         _check_idempotency_key(key)
         with new_session(engine) as session:

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from api.core.crypto import sign_request
+from api.core.crypto import signed_headers
 from tests.e2e.conftest import screenshot
 
 pytestmark = pytest.mark.e2e
@@ -35,13 +35,7 @@ def test_api_is_served_on_the_portal_port(portal):
             "identifiers": [],
         }
     ).encode()
-    ts = str(int(time.time() * 1000))
-    headers = {
-        "content-type": "application/json",
-        "x-client-id": game["clientId"],
-        "x-timestamp": ts,
-        "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
-    }
+    headers = signed_headers(game["clientId"], game["clientSecret"], body)
     response = httpx.post(portal.url + "/v2/custom-events", content=body, headers=headers)
     assert response.status_code == 200
     assert response.json()["message"] == "OK"

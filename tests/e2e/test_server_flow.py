@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from api.core.crypto import sign_request
+from api.core.crypto import signed_headers
 from tests.live import cli
 from tests.receiver import running_receiver
 
@@ -20,13 +20,7 @@ pytestmark = pytest.mark.e2e
 def _signed_post(portal, path: str, payload: dict) -> httpx.Response:
     game = portal.game
     body = json.dumps(payload).encode()
-    ts = str(int(time.time() * 1000))
-    headers = {
-        "content-type": "application/json",
-        "x-client-id": game["clientId"],
-        "x-timestamp": ts,
-        "x-signature": sign_request(game["clientSecret"], game["clientId"], ts, body),
-    }
+    headers = signed_headers(game["clientId"], game["clientSecret"], body)
     return httpx.post(portal.url + path, content=body, headers=headers)
 
 
