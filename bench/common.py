@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 
 from tests.live import cli as questwall
-from tests.live import free_port
+from tests.live import free_port, wait_until_up
 
-__all__ = ["free_port", "questwall"]
+__all__ = ["free_port", "questwall", "wait_until_up"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,20 +33,6 @@ def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]
         "REFLEX_USE_SYSTEM_BUN": "true",
         "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
     }
-
-
-def wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=1).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"{url} did not come up in {timeout} s")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

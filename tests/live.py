@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -22,6 +23,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_until_up(
+    url: str, proc: subprocess.Popen[Any], *, timeout: float = 300, log: Path | None = None
+) -> None:
+    """Poll `url` until it answers below 500; fail early if the process exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text()[-3000:] if log and log.exists() else ""
+            raise RuntimeError(f"the server exited with {proc.returncode}\n{tail}")
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not come up in {timeout} s")
 
 
 @dataclass
@@ -72,15 +91,7 @@ def live_api(tmp_path: Path) -> Iterator[LiveApi]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(url + "/v2/openapi.json", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the API process did not start") from None
-                time.sleep(0.2)
+        wait_until_up(url + "/v2/openapi.json", proc, timeout=60)
         yield LiveApi(url, env, game)
     finally:
         proc.terminate()

@@ -7,14 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.live import ROOT, cli, free_port
+from tests.live import ROOT, cli, free_port, wait_until_up
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -64,18 +62,8 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 600  # the first build installs the frontend packages
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError((tmp / "serve.log").read_text()[-3000:])
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError("the portal did not come up")
-            time.sleep(1)
+        # The first build installs the frontend packages: allow it time.
+        wait_until_up(url + "/", proc, timeout=600, log=tmp / "serve.log")
         yield Portal(url, env, game)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
