@@ -374,13 +374,50 @@ def offers_deactivate(kind: str, offer_id: str) -> None:
     _set_active(kind, offer_id, False)
 
 
+@main.group("user")
+def user_group() -> None:
+    """Portal accounts (the first staff account comes from here)."""
+
+
+@user_group.command("create-staff")
+@click.argument("email")
+@click.option("--name", default="", help="Display name.")
+@click.option(
+    "--password-stdin",
+    is_flag=True,
+    help="Read the password from standard input instead of prompting (for scripts).",
+)
+def user_create_staff(email: str, name: str, password_stdin: bool) -> None:
+    """Create a staff account; the password is prompted for (never an argument)."""
+    from api.services.accounts import AccountError, create_user
+    from models import Role
+
+    _require_migrated()
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        with write_session() as session:
+            user = create_user(
+                session=session, email=email, password=password, role=Role.STAFF, name=name
+            )
+            created = user.email
+    except AccountError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"Staff account {created} created. Sign in at {get_settings().base_url}/login.")
+
+
 @main.command("prune")
 def prune_cmd() -> None:
-    """Delete expired retry and idempotency records."""
+    """Delete expired retry and idempotency records, portal sessions and sign-in failures."""
+    from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
 
     _require_migrated()
     removed = prune_expired(engine=get_engine(), settings=get_settings())
+    with write_session() as session:
+        removed += prune_sessions(session=session)
     click.echo(f"Removed {removed} expired record(s).")
 
 

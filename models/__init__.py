@@ -1,5 +1,6 @@
 """SQLModel tables shared by the API and the portal. Imports no web framework."""
 
+from models.accounts import LoginFailure, PortalSession, Role, Studio, User
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
 from models.offers import CatalogVersion, Mission, Quest
@@ -18,16 +19,21 @@ __all__ = [
     "GameUser",
     "GameUserIdentifier",
     "IdempotencyRecord",
+    "LoginFailure",
     "Mission",
     "Offerwall",
     "OfferwallStatus",
     "PlatformUser",
     "PlatformUserIdentifier",
+    "PortalSession",
     "Postback",
     "PostbackAttempt",
     "PostbackStatus",
     "Progress",
     "ProgressStatus",
     "Quest",
+    "Role",
     "SignedRequest",
+    "Studio",
+    "User",
 ]

@@ -15,6 +15,8 @@ class Game(SQLModel, table=True):
 
     id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
     name: str = Field(max_length=200)
+    # The studio whose designers manage the game; None for games made from the command line.
+    studio_id: str | None = Field(default=None, foreign_key="studio.id", index=True, max_length=36)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 

@@ -22,7 +22,12 @@ class Offerwall(SQLModel, table=True):
     __tablename__ = "offerwall"
 
     id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    # The publisher's company.
     name: str = Field(max_length=200)
+    website: str | None = Field(default=None, max_length=2048)
+    contact_name: str | None = Field(default=None, max_length=200)
+    # Why staff rejected the application (shown to the publisher).
+    rejection_reason: str | None = Field(default=None, sa_type=sa.Text)
     status: str = Field(default=OfferwallStatus.PENDING, max_length=16, index=True)
     # Public offerwall id, issued on approval; carried by tracking links as `owid`.
     owid: str | None = Field(default=None, unique=True, max_length=32)

@@ -1,0 +1,59 @@
+"""Who may do what in the portal (SERVICE.md 10). Every portal event handler resolves the
+signed-in account from its session token and asks here, on the server, before acting:
+what the browser shows or hides is never the check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session
+
+from api.core.crypto import SecretBox
+from api.services.accounts import user_for_token
+from models import Offerwall, Role
+
+
+class Forbidden(PermissionError):
+    """The account may not do this (or is not signed in)."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """The signed-in user as the portal needs it: no password hash, no token."""
+
+    id: str
+    email: str
+    name: str
+    role: str
+    studio_id: str | None
+    offerwall_id: str | None
+
+
+def account_for(*, session: Session, box: SecretBox, token: str) -> Account | None:
+    user = user_for_token(session=session, box=box, token=token)
+    if user is None:
+        return None
+    return Account(user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id)
+
+
+def require(account: Account | None, *roles: Role) -> Account:
+    if account is None:
+        raise Forbidden("Sign in to continue.")
+    if roles and account.role not in roles:
+        raise Forbidden("Your account may not do this.")
+    return account
+
+
+def offerwall_for(*, session: Session, account: Account | None, requested: str = "") -> Offerwall:
+    """The offerwall the account acts on: a publisher's own (whatever was requested), or
+    for staff the requested one. Publishers asking for another offerwall are refused."""
+    account = require(account, Role.PUBLISHER, Role.STAFF)
+    if account.role == Role.PUBLISHER:
+        if requested and requested != account.offerwall_id:
+            raise Forbidden("Your account may not do this.")
+        offerwall = session.get(Offerwall, account.offerwall_id) if account.offerwall_id else None
+    else:
+        offerwall = session.get(Offerwall, requested) if requested else None
+    if offerwall is None:
+        raise Forbidden("No such publisher.")
+    return offerwall

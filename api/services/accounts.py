@@ -1,0 +1,278 @@
+"""Portal accounts: password rules, sign-in with throttling, sessions, publisher signup.
+
+Every function takes the session it works in; the portal's states call them and
+never touch password hashes or session tokens themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+import sqlalchemy as sa
+from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import Engine
+from sqlmodel import Session, col, select
+
+from api.core.crypto import SecretBox, hash_password, new_token, verify_password
+from api.core.db import new_session, write_session
+from api.services.offerwalls import create_offerwall
+from models import LoginFailure, Offerwall, PortalSession, Role, User
+from models.types import utcnow
+
+# A session ends after this long without use, and in any case this long after sign-in.
+SESSION_IDLE = timedelta(hours=12)
+SESSION_MAX = timedelta(days=7)
+# Last-seen is written at most this often (a page view is not a write).
+SESSION_TOUCH = timedelta(minutes=5)
+# After this many failed sign-ins for one address within the window, sign-in pauses.
+MAX_FAILURES = 5
+FAILURE_WINDOW = timedelta(minutes=15)
+
+PASSWORD_MIN = 10
+PASSWORD_MAX = 128
+COMMON_PASSWORDS = frozenset(
+    {
+        "password123",
+        "1234567890",
+        "qwertyuiop",
+        "password1234",
+        "iloveyou123",
+        "letmein1234",
+        "12345678910",
+        "abcdefghij",
+        "questwall123",
+    }
+)
+
+
+class AccountError(ValueError):
+    """A refused account operation; `field` names the form input it is about, if any."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class LoginThrottled(AccountError):
+    """Too many failed sign-ins for this address; `retry_after` seconds to wait."""
+
+    def __init__(self, retry_after: int):
+        minutes = max(1, (retry_after + 59) // 60)
+        super().__init__(
+            f"Too many failed sign-ins. Try again in {minutes} minute{'s' * (minutes > 1)}."
+        )
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    user_id: str
+    role: str
+    token: str
+
+
+def normalize_email(email: str) -> str:
+    """The address as stored: validated syntax, lower-cased. Raises AccountError."""
+    try:
+        valid = validate_email(email.strip(), check_deliverability=False)
+    except EmailNotValidError as exc:
+        raise AccountError(f"Enter a valid email address ({exc}).", "email") from None
+    return valid.normalized.lower()
+
+
+def password_problem(password: str, *, email: str = "") -> str | None:
+    """Why a new password is refused, in words a user can act on; None if it is fine."""
+    if len(password) < PASSWORD_MIN:
+        return f"Use at least {PASSWORD_MIN} characters."
+    if len(password) > PASSWORD_MAX:
+        return f"Use at most {PASSWORD_MAX} characters."
+    if len(set(password)) < 4:
+        return "Use more than three different characters."
+    if password.lower() in COMMON_PASSWORDS:
+        return "This password is too common; choose another."
+    local = email.split("@")[0].lower()
+    if len(local) >= 4 and local in password.lower():
+        return "Do not use your email address in the password."
+    return None
+
+
+def create_user(
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    role: Role,
+    name: str = "",
+    studio_id: str | None = None,
+    offerwall_id: str | None = None,
+) -> User:
+    """A new account. Designers belong to a studio, publishers to an offerwall."""
+    email = normalize_email(email)
+    problem = password_problem(password, email=email)
+    if problem:
+        raise AccountError(problem, "password")
+    if role == Role.DESIGNER and not studio_id:
+        raise AccountError("A designer belongs to a studio.", "studio")
+    if session.exec(select(User.id).where(User.email == email)).first():
+        raise AccountError("An account with this email already exists.", "email")
+    user = User(
+        email=email,
+        name=name.strip()[:200],
+        password_hash=hash_password(password),
+        role=role,
+        studio_id=studio_id if role == Role.DESIGNER else None,
+        offerwall_id=offerwall_id if role == Role.PUBLISHER else None,
+    )
+    session.add(user)
+    session.flush()
+    return user
+
+
+def signup_publisher(
+    *,
+    session: Session,
+    company: str,
+    website: str,
+    contact: str,
+    email: str,
+    password: str,
+) -> User:
+    """A publisher's application: a pending offerwall and its account."""
+    company, contact, website = company.strip(), contact.strip(), website.strip()
+    if not 2 <= len(company) <= 200:
+        raise AccountError("Enter your company's name (2 to 200 characters).", "company")
+    if not website.lower().startswith(("http://", "https://")) or len(website) > 2048:
+        raise AccountError("Enter your website as a full URL, e.g. https://example.com.", "website")
+    if not 2 <= len(contact) <= 200:
+        raise AccountError("Enter the name of a contact person.", "contact")
+    email = normalize_email(email)
+    problem = password_problem(password, email=email)
+    if problem:
+        raise AccountError(problem, "password")
+    if session.exec(select(User.id).where(User.email == email)).first():
+        raise AccountError("An account with this email already exists.", "email")
+    offerwall = create_offerwall(session=session, name=company)
+    offerwall.website = website
+    offerwall.contact_name = contact
+    return create_user(
+        session=session,
+        email=email,
+        password=password,
+        role=Role.PUBLISHER,
+        name=contact,
+        offerwall_id=offerwall.id,
+    )
+
+
+def sign_in(*, engine: Engine, box: SecretBox, email: str, password: str) -> SignedIn:
+    """Check the password and open a session (its own transactions: a failure is recorded
+    even though the caller gets an exception). A throttled address is refused before the
+    password is checked; the Argon2 check runs outside any write transaction."""
+    now = utcnow()
+    address = email.strip().lower()
+    key = box.digest(address)
+    with new_session(engine) as session:
+        failures = session.exec(
+            select(LoginFailure.at)
+            .where(LoginFailure.email_digest == key, col(LoginFailure.at) > now - FAILURE_WINDOW)
+            .order_by(col(LoginFailure.at))
+        ).all()
+        found = session.exec(
+            select(User.id, User.role, User.password_hash).where(User.email == address)
+        ).first()
+    if len(failures) >= MAX_FAILURES:
+        oldest = failures[-MAX_FAILURES]
+        raise LoginThrottled(int((oldest + FAILURE_WINDOW - now).total_seconds()) + 1)
+    # Verify against a dummy hash when there is no such user: the same work either way.
+    valid = verify_password(password, found[2] if found else _dummy_hash())
+    with write_session(engine) as session:
+        if found is None or not valid:
+            session.add(LoginFailure(email_digest=key, at=now))
+        else:
+            session.execute(sa.delete(LoginFailure).where(col(LoginFailure.email_digest) == key))
+            session.execute(
+                sa.update(User).where(col(User.id) == found[0]).values(last_login_at=now)
+            )
+            token = new_token("qw_s_")
+            session.add(
+                PortalSession(
+                    token_digest=box.digest(token),
+                    user_id=found[0],
+                    created_at=now,
+                    last_seen_at=now,
+                )
+            )
+    if found is None or not valid:
+        raise AccountError("Wrong email or password.")
+    return SignedIn(found[0], found[1], token)
+
+
+def user_for_token(*, session: Session, box: SecretBox, token: str) -> User | None:
+    """The account a browser's session token belongs to, if the session is still open."""
+    if not token:
+        return None
+    found = session.exec(
+        select(PortalSession, User)
+        .join(User, User.id == PortalSession.user_id)  # type: ignore[arg-type]
+        .where(PortalSession.token_digest.in_(box.candidate_digests(token)))  # type: ignore[attr-defined]
+    ).first()
+    if found is None:
+        return None
+    portal_session, user = found
+    now = utcnow()
+    if session_expired(portal_session, now):
+        return None
+    if now - portal_session.last_seen_at > SESSION_TOUCH:
+        portal_session.last_seen_at = now
+        session.add(portal_session)
+        session.flush()
+    return user
+
+
+def session_expired(portal_session: PortalSession, now: datetime) -> bool:
+    return (
+        now - portal_session.last_seen_at > SESSION_IDLE
+        or now - portal_session.created_at > SESSION_MAX
+    )
+
+
+def sign_out(*, session: Session, box: SecretBox, token: str) -> None:
+    if token:
+        session.execute(
+            sa.delete(PortalSession).where(
+                PortalSession.token_digest.in_(box.candidate_digests(token))  # type: ignore[attr-defined]
+            )
+        )
+
+
+def prune_sessions(*, session: Session) -> int:
+    """Delete sessions past their lifetime and sign-in failures past the window."""
+    now = utcnow()
+    sessions = session.execute(
+        sa.delete(PortalSession).where(
+            sa.or_(
+                col(PortalSession.last_seen_at) < now - SESSION_IDLE,
+                col(PortalSession.created_at) < now - SESSION_MAX,
+            )
+        )
+    )
+    failures = session.execute(
+        sa.delete(LoginFailure).where(col(LoginFailure.at) < now - FAILURE_WINDOW)
+    )
+    return int(sessions.rowcount or 0) + int(failures.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def check_password(user: User, password: str) -> bool:
+    """Re-authentication before revealing a secret."""
+    return verify_password(password, user.password_hash)
+
+
+def publisher_offerwall(*, session: Session, user: User) -> Offerwall | None:
+    return session.get(Offerwall, user.offerwall_id) if user.offerwall_id else None
+
+
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return hash_password("not a real password: equalises sign-in timing")

@@ -1,0 +1,289 @@
+"""Publishers in the portal: the staff queue, the workspace's settings, the test postback
+and the delivery log. Ownership is decided by the caller (portal/state/access.py); these
+functions take the offerwall they act on and check that rows belong to it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Generic, TypeVar
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.services import offerwalls
+from api.services.money import in_currency
+from api.services.offerwalls import API_KEY_CONTEXT, OfferwallError
+from api.services.postback_url import render
+from api.services.postbacks import http_client, send
+from models import Conversion, Mission, Offerwall, OfferwallStatus, Postback, PostbackAttempt, User
+from models.types import utcnow
+
+PAGE_SIZE = 20
+T = TypeVar("T")
+SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50
+
+
+@dataclass(frozen=True)
+class PublisherRow:
+    id: str
+    company: str
+    website: str
+    contact: str
+    email: str
+    status: str
+    owid: str
+    created_at: str
+    rejection_reason: str
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    rows: list[T]
+    total: int
+    page: int
+    pages: int
+
+
+def list_publishers(
+    *, session: Session, status: str = "", search: str = "", page: int = 1
+) -> Page[PublisherRow]:
+    """Publishers newest first, by status and a search over company, email, website, owid."""
+    query = sa.select(Offerwall, col(User.email)).outerjoin(
+        User, col(User.offerwall_id) == col(Offerwall.id)
+    )
+    if status:
+        query = query.where(col(Offerwall.status) == status)
+    if search.strip():
+        like = f"%{search.strip().lower()}%"
+        query = query.where(
+            sa.or_(
+                sa.func.lower(col(Offerwall.name)).like(like),
+                sa.func.lower(col(User.email)).like(like),
+                sa.func.lower(sa.func.coalesce(col(Offerwall.website), "")).like(like),
+                sa.func.lower(sa.func.coalesce(col(Offerwall.owid), "")).like(like),
+            )
+        )
+    total = session.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
+    pages = max(1, -(-total // PAGE_SIZE))
+    page = min(max(1, page), pages)
+    rows = session.execute(
+        query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id))
+        .limit(PAGE_SIZE)
+        .offset((page - 1) * PAGE_SIZE)
+    ).all()
+    return Page([_row(o, email) for o, email in rows], total, page, pages)
+
+
+def status_counts(*, session: Session) -> dict[str, int]:
+    counted = session.execute(
+        sa.select(col(Offerwall.status), sa.func.count()).group_by(col(Offerwall.status))
+    ).all()
+    return {status: count for status, count in counted}
+
+
+def _row(offerwall: Offerwall, email: str | None) -> PublisherRow:
+    return PublisherRow(
+        id=offerwall.id,
+        company=offerwall.name,
+        website=offerwall.website or "",
+        contact=offerwall.contact_name or "",
+        email=email or "",
+        status=offerwall.status,
+        owid=offerwall.owid or "",
+        created_at=_when(offerwall.created_at),
+        rejection_reason=offerwall.rejection_reason or "",
+    )
+
+
+def reject(*, session: Session, offerwall: Offerwall, reason: str) -> Offerwall:
+    reason = reason.strip()
+    if not 3 <= len(reason) <= 1000:
+        raise OfferwallError("Give the publisher a reason (3 to 1000 characters).")
+    offerwalls.set_status(session=session, offerwall=offerwall, status=OfferwallStatus.REJECTED)
+    offerwall.rejection_reason = reason
+    session.add(offerwall)
+    session.flush()
+    return offerwall
+
+
+def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Offerwall:
+    offerwalls.approve(session=session, box=box, offerwall=offerwall)
+    offerwall.rejection_reason = None
+    session.add(offerwall)
+    session.flush()
+    return offerwall
+
+
+def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:
+    if offerwall.api_key_sealed is None:
+        raise OfferwallError("The offerwall has no API key until it is approved.")
+    return box.open(offerwall.api_key_sealed, context=API_KEY_CONTEXT)
+
+
+def sample_values(offerwall: Offerwall) -> dict[str, object]:
+    """The values of a made-up conversion, for the preview and the test postback."""
+    payout = in_currency(
+        SAMPLE_PAYOUT_MICROS,
+        exchange_rate=offerwall.exchange_rate,
+        decimals=offerwall.currency_decimals,
+    )
+    return {
+        "uid": "player-123",
+        "owid": offerwall.owid or "",
+        "mission_id": "00000000-0000-4000-8000-000000000001",
+        "mission_name": "Win 3 matches in a row",
+        "quest_id": "",
+        "quest_name": "",
+        "payout": f"{payout:f}",
+        "payout_usd": "1.5",
+        "clickid": "test-click",
+        "session_ip": "203.0.113.7",
+        "transaction_id": "test-00000000-0000-4000-8000-000000000000",
+        "timestamp": int(utcnow().timestamp()),
+        "currency": offerwall.currency_code,
+        "platform_sub1": "",
+        "platform_sub2": "",
+        "platform_sub3": "",
+    }
+
+
+def preview_url(*, template: str, offerwall: Offerwall, api_key: str) -> str:
+    return render(template, sample_values(offerwall), api_key)
+
+
+@dataclass(frozen=True)
+class TestPostback:
+    url: str
+    status_code: int | None
+    latency_ms: int
+    answer: str
+    error: str
+
+
+def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwall) -> TestPostback:
+    """Send the sample postback to the saved URL once, with the dispatcher's rules; nothing
+    is stored (a test transaction id tells the publisher it is not a real conversion)."""
+    if not offerwall.postback_url:
+        raise OfferwallError("Save a postback URL first.")
+    url = preview_url(
+        template=offerwall.postback_url,
+        offerwall=offerwall,
+        api_key=api_key(box=box, offerwall=offerwall),
+    )
+    started = time.perf_counter()
+    with http_client(settings, pool=1) as client:
+        result = send(client, url, allow_private=settings.postback_allow_private)
+    latency = result.duration_ms or int((time.perf_counter() - started) * 1000)
+    return TestPostback(
+        url, result.status_code, latency, result.body_excerpt or "", result.error or ""
+    )
+
+
+@dataclass(frozen=True)
+class DeliveryRow:
+    id: int
+    transaction_id: str
+    mission: str
+    payout: str
+    status: str
+    attempts: int
+    created_at: str
+    next_attempt_at: str
+    last_status: str
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    started_at: str
+    status_code: str
+    duration_ms: int
+    answer: str
+    error: str
+
+
+def delivery_log(
+    *, session: Session, offerwall: Offerwall, status: str = "", search: str = "", page: int = 1
+) -> Page[DeliveryRow]:
+    """The offerwall's postbacks newest first, by status, searched by transaction id."""
+    last_code = (
+        sa.select(col(PostbackAttempt.status_code))
+        .where(col(PostbackAttempt.postback_id) == col(Postback.id))
+        .order_by(col(PostbackAttempt.id).desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    query = (
+        sa.select(
+            Postback,
+            col(Conversion.transaction_id),
+            col(Conversion.payout_micros),
+            col(Mission.title),
+            last_code,
+        )
+        .join(Conversion, col(Conversion.id) == col(Postback.conversion_id))
+        .join(Mission, col(Mission.id) == col(Conversion.mission_id))
+        .where(col(Postback.offerwall_id) == offerwall.id)
+    )
+    if status:
+        query = query.where(col(Postback.status) == status)
+    if search.strip():
+        query = query.where(col(Conversion.transaction_id).like(f"%{search.strip()}%"))
+    total = session.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
+    pages = max(1, -(-total // PAGE_SIZE))
+    page = min(max(1, page), pages)
+    rows = session.execute(
+        query.order_by(col(Postback.id).desc()).limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)
+    ).all()
+    return Page(
+        [
+            DeliveryRow(
+                id=pb.id,
+                transaction_id=txn,
+                mission=title,
+                payout=f"{in_currency(micros, exchange_rate=offerwall.exchange_rate, decimals=offerwall.currency_decimals):f} {offerwall.currency_code}",
+                status=pb.status,
+                attempts=pb.attempts,
+                created_at=_when(pb.created_at),
+                next_attempt_at=_when(pb.next_attempt_at) if pb.status == "pending" else "",
+                last_status="" if code is None else str(code),
+            )
+            for pb, txn, micros, title, code in rows
+        ],
+        total,
+        page,
+        pages,
+    )
+
+
+def owned_postback(*, session: Session, offerwall: Offerwall, postback_id: int) -> Postback:
+    """The postback if it belongs to the offerwall; the same error whether it exists or not."""
+    postback = session.get(Postback, postback_id)
+    if postback is None or postback.offerwall_id != offerwall.id:
+        raise OfferwallError("No such postback.")
+    return postback
+
+
+def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:
+    found = session.exec(
+        select(PostbackAttempt)
+        .where(PostbackAttempt.postback_id == postback.id)
+        .order_by(col(PostbackAttempt.id))
+    ).all()
+    return [
+        AttemptRow(
+            started_at=_when(a.started_at),
+            status_code="" if a.status_code is None else str(a.status_code),
+            duration_ms=a.duration_ms,
+            answer=a.body_excerpt or "",
+            error=a.error or "",
+        )
+        for a in found
+    ]
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""

@@ -1,0 +1,185 @@
+"""Accounts: password rules, sign-in, throttling, sessions, publisher signup."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlmodel import select
+
+from api.core.db import write_session
+from api.services import accounts
+from api.services.access import Forbidden, account_for, offerwall_for, require
+from api.services.accounts import AccountError, LoginThrottled
+from models import LoginFailure, Offerwall, OfferwallStatus, PortalSession, Role, User
+
+PASSWORD = "correct horse battery"
+
+
+def signup(engine, email="pub@example.com", company="Acme Rewards"):
+    with write_session(engine) as session:
+        user = accounts.signup_publisher(
+            session=session,
+            company=company,
+            website="https://acme.example",
+            contact="Ada Lovelace",
+            email=email,
+            password=PASSWORD,
+        )
+        return user.id, user.offerwall_id
+
+
+@pytest.mark.parametrize(
+    ("password", "message"),
+    [
+        ("short1", "at least 10"),
+        ("aaaaaaaaaaaa", "more than three different"),
+        ("Password123", "too common"),
+        ("x" * 129, "at most 128"),
+        ("my-pubmaster-2026", "email address"),
+    ],
+)
+def test_password_rules_explain_the_refusal(password, message):
+    assert message in (accounts.password_problem(password, email="pubmaster@example.com") or "")
+
+
+def test_a_good_password_passes():
+    assert accounts.password_problem(PASSWORD, email="a@example.com") is None
+
+
+def test_signup_creates_a_pending_offerwall_and_its_publisher(engine):
+    user_id, offerwall_id = signup(engine, email="Pub@Example.COM")
+    with write_session(engine) as session:
+        user = session.get(User, user_id)
+        wall = session.get(Offerwall, offerwall_id)
+        assert user.email == "pub@example.com"
+        assert user.role == Role.PUBLISHER
+        assert user.password_hash.startswith("$argon2id$")
+        assert (wall.name, wall.status, wall.owid, wall.api_key_sealed) == (
+            "Acme Rewards",
+            OfferwallStatus.PENDING,
+            None,
+            None,
+        )
+
+
+@pytest.mark.parametrize(
+    ("field", "overrides"),
+    [
+        ("company", {"company": " "}),
+        ("website", {"website": "acme.example"}),
+        ("contact", {"contact": ""}),
+        ("email", {"email": "not-an-email"}),
+        ("password", {"password": "short"}),
+    ],
+)
+def test_signup_names_the_field_it_refuses(engine, field, overrides):
+    data = {
+        "company": "Acme",
+        "website": "https://acme.example",
+        "contact": "Ada",
+        "email": "a@example.com",
+        "password": PASSWORD,
+    } | overrides
+    with pytest.raises(AccountError) as refused, write_session(engine) as session:
+        accounts.signup_publisher(session=session, **data)
+    assert refused.value.field == field
+    with write_session(engine) as session:
+        assert session.exec(select(Offerwall)).all() == []
+
+
+def test_one_account_per_email(engine):
+    signup(engine)
+    with pytest.raises(AccountError, match="already exists"):
+        signup(engine, email="PUB@example.com", company="Other")
+
+
+def test_sign_in_opens_a_session_the_token_finds(engine, box):
+    signup(engine)
+    signed = accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+    with write_session(engine) as session:
+        account = account_for(session=session, box=box, token=signed.token)
+        stored = session.exec(select(PortalSession)).one()
+    assert account is not None and account.email == "pub@example.com"
+    assert signed.token not in stored.token_digest  # only the digest is kept
+    with write_session(engine) as session:
+        accounts.sign_out(session=session, box=box, token=signed.token)
+        assert account_for(session=session, box=box, token=signed.token) is None
+
+
+def test_wrong_password_and_unknown_email_get_the_same_answer(engine, box):
+    signup(engine)
+    for email in ("pub@example.com", "nobody@example.com"):
+        with pytest.raises(AccountError, match=r"^Wrong email or password\.$"):
+            accounts.sign_in(engine=engine, box=box, email=email, password="wrong pass 1")
+
+
+def test_five_failures_pause_sign_in_even_with_the_right_password(engine, box):
+    signup(engine)
+    for _ in range(accounts.MAX_FAILURES):
+        with pytest.raises(AccountError):
+            accounts.sign_in(engine=engine, box=box, email="pub@example.com", password="nope 1234")
+    with pytest.raises(LoginThrottled) as throttled:
+        accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+    assert 0 < throttled.value.retry_after <= 15 * 60
+    assert "Try again in 15 minutes" in str(throttled.value)
+    # The window passes: sign-in works again and clears the failures.
+    with write_session(engine) as session:
+        for failure in session.exec(select(LoginFailure)).all():
+            failure.at -= accounts.FAILURE_WINDOW
+            session.add(failure)
+    accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+    with write_session(engine) as session:
+        assert session.exec(select(LoginFailure)).all() == []
+
+
+def test_sessions_expire_when_idle_and_at_their_maximum_age(engine, box):
+    signup(engine)
+    tokens = []
+    for _ in range(2):
+        signed = accounts.sign_in(
+            engine=engine, box=box, email="pub@example.com", password=PASSWORD
+        )
+        tokens.append(signed.token)
+    with write_session(engine) as session:
+        idle, old = session.exec(select(PortalSession).order_by(PortalSession.created_at)).all()
+        idle.last_seen_at -= accounts.SESSION_IDLE + timedelta(seconds=1)
+        old.created_at -= accounts.SESSION_MAX + timedelta(seconds=1)
+        session.add_all([idle, old])
+    with write_session(engine) as session:
+        assert [account_for(session=session, box=box, token=t) for t in tokens] == [None, None]
+        assert accounts.prune_sessions(session=session) == 2
+
+
+def test_a_publisher_acts_only_on_their_own_offerwall(engine, box):
+    _, mine = signup(engine)
+    _, theirs = signup(engine, email="other@example.com", company="Other")
+    token = accounts.sign_in(
+        engine=engine, box=box, email="pub@example.com", password=PASSWORD
+    ).token
+    with write_session(engine) as session:
+        account = account_for(session=session, box=box, token=token)
+        assert offerwall_for(session=session, account=account).id == mine
+        assert offerwall_for(session=session, account=account, requested=mine).id == mine
+        with pytest.raises(Forbidden):
+            offerwall_for(session=session, account=account, requested=theirs)
+        with pytest.raises(Forbidden):
+            require(account, Role.STAFF)
+        with pytest.raises(Forbidden):
+            require(None)
+
+
+def test_staff_act_on_any_offerwall_they_name(engine, box):
+    _, wall = signup(engine)
+    with write_session(engine) as session:
+        accounts.create_user(
+            session=session, email="staff@example.com", password=PASSWORD, role=Role.STAFF
+        )
+    token = accounts.sign_in(
+        engine=engine, box=box, email="staff@example.com", password=PASSWORD
+    ).token
+    with write_session(engine) as session:
+        account = account_for(session=session, box=box, token=token)
+        assert offerwall_for(session=session, account=account, requested=wall).id == wall
+        with pytest.raises(Forbidden, match="No such publisher"):
+            offerwall_for(session=session, account=account, requested="nope")
