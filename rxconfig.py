@@ -14,7 +14,7 @@ config = rx.Config(
     telemetry_enabled=False,
     # The portal accepts calls only from its own origin (SERVICE.md 11).
     cors_allowed_origins=_origins,
-    disable_plugins=["reflex.plugins.sitemap.SitemapPlugin"],
+    disable_plugins=[rx.plugins.SitemapPlugin],
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="violet", radius="medium"))],
 )

@@ -4,9 +4,49 @@ import reflex as rx
 
 from api.app import create_api
 from api.worker import background_dispatcher
-from portal.pages.home import home
+from portal import routes
+from portal.pages import home, login, publisher, staff
+from portal.state.auth import AuthState
+from portal.state.login import LoginState
+from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.staff import StaffState
+from portal.state.workspace import ApplicationState, WorkspaceState
 
 app = rx.App(api_transformer=create_api())
-app.add_page(home, route="/", title="Questwall")
+
+app.add_page(home.home, route=routes.HOME, title="Questwall", on_load=AuthState.load_home)
+app.add_page(login.login, route=routes.LOGIN, title="Sign in · Questwall", on_load=LoginState.load)
+app.add_page(login.signup, route=routes.SIGNUP, title="Become a publisher · Questwall")
+app.add_page(
+    publisher.application,
+    route=routes.APPLICATION,
+    title="Your application · Questwall",
+    on_load=ApplicationState.load,
+)
+app.add_page(
+    publisher.overview,
+    route=routes.PUBLISHER,
+    title="Offerwall · Questwall",
+    on_load=WorkspaceState.load,
+)
+app.add_page(
+    publisher.postback,
+    route=routes.PUBLISHER_POSTBACK,
+    title="Postback · Questwall",
+    on_load=PostbackState.load,
+)
+app.add_page(
+    publisher.deliveries,
+    route=routes.PUBLISHER_DELIVERIES,
+    title="Deliveries · Questwall",
+    on_load=DeliveryState.load,
+)
+app.add_page(
+    staff.publishers,
+    route=routes.STAFF_PUBLISHERS,
+    title="Publishers · Questwall",
+    on_load=StaffState.load,
+)
+
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)

@@ -50,7 +50,7 @@ class LiveApi:
     game: dict[str, str]
 
 
-def cli(env: dict[str, str], *args: str) -> str:
+def cli(env: dict[str, str], *args: str, input: str | None = None) -> str:
     return subprocess.run(
         [sys.executable, "-m", "api.cli", *args],
         cwd=ROOT,
@@ -59,6 +59,7 @@ def cli(env: dict[str, str], *args: str) -> str:
         capture_output=True,
         text=True,
         timeout=120,
+        input=input,
     ).stdout
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from api.core.crypto import SecretBox
@@ -29,8 +30,8 @@ class Account:
     offerwall_id: str | None
 
 
-def account_for(*, session: Session, box: SecretBox, token: str) -> Account | None:
-    user = user_for_token(session=session, box=box, token=token)
+def account_for(*, engine: Engine, box: SecretBox, token: str) -> Account | None:
+    user = user_for_token(engine=engine, box=box, token=token)
     if user is None:
         return None
     return Account(user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id)

@@ -209,15 +209,18 @@ def sign_in(*, engine: Engine, box: SecretBox, email: str, password: str) -> Sig
     return SignedIn(found[0], found[1], token)
 
 
-def user_for_token(*, session: Session, box: SecretBox, token: str) -> User | None:
-    """The account a browser's session token belongs to, if the session is still open."""
+def user_for_token(*, engine: Engine, box: SecretBox, token: str) -> User | None:
+    """The account a browser's session token belongs to, if the session is still open.
+    Marks the session as used (a short write, at most every few minutes)."""
     if not token:
         return None
-    found = session.exec(
-        select(PortalSession, User)
-        .join(User, User.id == PortalSession.user_id)  # type: ignore[arg-type]
-        .where(PortalSession.token_digest.in_(box.candidate_digests(token)))  # type: ignore[attr-defined]
-    ).first()
+    digests = box.candidate_digests(token)
+    with new_session(engine) as session:
+        found = session.exec(
+            select(PortalSession, User)
+            .join(User, col(User.id) == col(PortalSession.user_id))
+            .where(col(PortalSession.token_digest).in_(digests))
+        ).first()
     if found is None:
         return None
     portal_session, user = found
@@ -225,9 +228,12 @@ def user_for_token(*, session: Session, box: SecretBox, token: str) -> User | No
     if session_expired(portal_session, now):
         return None
     if now - portal_session.last_seen_at > SESSION_TOUCH:
-        portal_session.last_seen_at = now
-        session.add(portal_session)
-        session.flush()
+        with write_session(engine) as session:
+            session.execute(
+                sa.update(PortalSession)
+                .where(col(PortalSession.id) == portal_session.id)
+                .values(last_seen_at=now)
+            )
     return user
 
 
@@ -238,8 +244,10 @@ def session_expired(portal_session: PortalSession, now: datetime) -> bool:
     )
 
 
-def sign_out(*, session: Session, box: SecretBox, token: str) -> None:
-    if token:
+def sign_out(*, engine: Engine, box: SecretBox, token: str) -> None:
+    if not token:
+        return
+    with write_session(engine) as session:
         session.execute(
             sa.delete(PortalSession).where(
                 PortalSession.token_digest.in_(box.candidate_digests(token))  # type: ignore[attr-defined]

@@ -26,11 +26,22 @@ CHROMIUM_ARGS = [
 ]
 
 
+STAFF_EMAIL = "staff@questwall.example"
+STAFF_PASSWORD = "quartz-lantern-2026"
+
+
 class Portal:
     def __init__(self, url: str, env: dict[str, str], game: dict[str, str]):
         self.url = url
         self.env = env
         self.game = game
+        self.staff = (STAFF_EMAIL, STAFF_PASSWORD)
+
+    def engine(self):
+        """A read-only look at the server's database, for asserting what it stored."""
+        from api.core.db import build_engine
+
+        return build_engine(self.env["DATABASE_URL"])
 
 
 @pytest.fixture(scope="session")
@@ -52,6 +63,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
     }
     cli(env, "migrate")
     game = json.loads(cli(env, "game", "create", "E2E"))
+    cli(env, "user", "create-staff", STAFF_EMAIL, "--password-stdin", input=STAFF_PASSWORD + "\n")
     log = (tmp / "serve.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -90,6 +102,21 @@ def page(browser):
     page = context.new_page()
     yield page
     context.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """Pages in separate browser contexts (separate local storage: separate sign-ins)."""
+    contexts = []
+
+    def make(width: int = 1280, height: int = 800):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
 
 
 def screenshot(page, name: str) -> Path:

@@ -1,0 +1,497 @@
+"""The publisher workspace: application status, offerwall overview, postback editor,
+delivery log. Staff see the same pages for any publisher (`?offerwall=<id>`)."""
+
+import reflex as rx
+
+from api.services.postback_url import LEGACY, MACROS
+from portal import routes
+from portal.components.forms import field, form_error
+from portal.components.layout import card, empty_state, page, status_badge
+from portal.components.tables import pager
+from portal.state.postbacks import EXAMPLE_TEMPLATE, DeliveryState, PostbackState
+from portal.state.workspace import ApplicationState, OfferwallScoped, WorkspaceState
+
+
+def application() -> rx.Component:
+    return page(
+        "Your application",
+        card(
+            rx.hstack(
+                rx.heading(ApplicationState.company, size="5"),
+                status_badge(ApplicationState.status),
+            ),
+            rx.match(
+                ApplicationState.status,
+                (
+                    "pending",
+                    rx.text(
+                        "Thank you for applying. Our staff review applications within two working days; "
+                        "this page shows the decision as soon as it is made."
+                    ),
+                ),
+                (
+                    "rejected",
+                    rx.vstack(
+                        rx.text("We could not approve your application."),
+                        rx.callout(
+                            ApplicationState.reason, icon="info", color_scheme="red", width="100%"
+                        ),
+                    ),
+                ),
+                (
+                    "suspended",
+                    rx.text(
+                        "Your offerwall is suspended: its API key does not work and no offers are listed. "
+                        "Contact us to have it reinstated."
+                    ),
+                ),
+                rx.fragment(),
+            ),
+        ),
+    )
+
+
+def _tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
+    def tab(label: str, href: str) -> rx.Component:
+        return rx.link(
+            rx.button(label, variant="solid" if href == current else "soft", size="2"),
+            href=href + state.query,
+        )
+
+    return rx.vstack(
+        rx.cond(
+            state.staff_view,
+            rx.callout(
+                rx.hstack(
+                    rx.text("You are viewing this publisher as staff."),
+                    rx.link("Back to publishers", href=routes.STAFF_PUBLISHERS),
+                    spacing="2",
+                    wrap="wrap",
+                ),
+                icon="shield",
+                width="100%",
+            ),
+        ),
+        rx.hstack(
+            tab("Offerwall", routes.PUBLISHER),
+            tab("Postback", routes.PUBLISHER_POSTBACK),
+            tab("Deliveries", routes.PUBLISHER_DELIVERIES),
+            spacing="2",
+            wrap="wrap",
+        ),
+        width="100%",
+    )
+
+
+def _copyable(label: str, value: rx.Var, test_id: str) -> rx.Component:
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        rx.hstack(
+            rx.code(value, size="3", data_testid=test_id, word_break="break-all"),
+            rx.icon_button(
+                rx.icon("copy", size=14),
+                size="1",
+                variant="ghost",
+                aria_label=f"Copy {label.lower()}",
+                on_click=[rx.set_clipboard(value), rx.toast.info("Copied.")],
+            ),
+            align="center",
+        ),
+        spacing="1",
+        width="100%",
+    )
+
+
+def _api_key_card() -> rx.Component:
+    s = WorkspaceState
+    return card(
+        rx.heading("API key", size="4", as_="h2"),
+        rx.text(
+            "Send it as the ",
+            rx.code("X-API-Key"),
+            " header to ",
+            rx.code("GET /offerwall/offers"),
+            ". It also signs your postbacks (hash_key).",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.cond(
+            s.revealed_key != "",
+            rx.vstack(
+                _copyable("Your API key", s.revealed_key, "api-key"),
+                rx.button("Hide", variant="soft", size="2", on_click=s.hide_key),
+            ),
+            rx.form(
+                rx.hstack(
+                    rx.input(
+                        name="password",
+                        type="password",
+                        placeholder="Your password",
+                        required=True,
+                        aria_label="Your password",
+                        auto_complete="current-password",
+                        size="2",
+                    ),
+                    rx.button("Reveal key", type="submit", size="2"),
+                    wrap="wrap",
+                ),
+                rx.cond(
+                    s.reveal_error != "",
+                    rx.text(s.reveal_error, color_scheme="red", size="2", role="alert"),
+                ),
+                on_submit=s.reveal_key,
+                reset_on_submit=True,
+            ),
+        ),
+        rx.alert_dialog.root(
+            rx.alert_dialog.trigger(
+                rx.button("Rotate key", color_scheme="red", variant="soft", size="2")
+            ),
+            rx.alert_dialog.content(
+                rx.alert_dialog.title("Rotate the API key?"),
+                rx.alert_dialog.description(
+                    "A new key is issued and the current one stops working immediately: offer requests and "
+                    "postback hashes use the new key from now on."
+                ),
+                rx.hstack(
+                    rx.alert_dialog.cancel(
+                        rx.button("Cancel", variant="soft", color_scheme="gray")
+                    ),
+                    rx.alert_dialog.action(
+                        rx.button("Rotate", color_scheme="red", on_click=s.rotate_key)
+                    ),
+                    justify="end",
+                    spacing="3",
+                    margin_top="4",
+                ),
+            ),
+        ),
+    )
+
+
+def _currency_card() -> rx.Component:
+    s = WorkspaceState
+    return card(
+        rx.heading("Currency", size="4", as_="h2"),
+        rx.text(
+            "Payouts in offers and postbacks are USD × exchange rate, rounded to the decimals.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.form(
+            rx.vstack(
+                form_error(s.currency_error),
+                rx.grid(
+                    field(
+                        "Name", "currency_name", default_value=s.currency_name, key=s.currency_name
+                    ),
+                    field(
+                        "Code",
+                        "currency_code",
+                        default_value=s.currency_code,
+                        max_length=3,
+                        key=s.currency_code,
+                    ),
+                    field(
+                        "Units per USD",
+                        "exchange_rate",
+                        default_value=s.exchange_rate,
+                        key=s.exchange_rate,
+                        input_mode="decimal",
+                    ),
+                    field(
+                        "Decimals",
+                        "decimals",
+                        default_value=s.decimals,
+                        type="number",
+                        min=0,
+                        max=8,
+                        key=s.decimals,
+                    ),
+                    columns=rx.breakpoints(initial="1", sm="2", md="4"),
+                    spacing="3",
+                    width="100%",
+                ),
+                rx.button("Save currency", type="submit", size="2"),
+                width="100%",
+            ),
+            on_submit=s.save_currency,
+            width="100%",
+        ),
+    )
+
+
+def overview() -> rx.Component:
+    s = WorkspaceState
+    return page(
+        s.company,
+        _tabs(s, routes.PUBLISHER),
+        card(
+            rx.hstack(rx.heading("Offerwall", size="4", as_="h2"), status_badge(s.status)),
+            _copyable("Offerwall id (owid)", s.owid, "owid"),
+            _copyable("Tracking link", s.tracking_link, "tracking-link"),
+            rx.text(
+                "The offers API returns each offer's link ready to use; replace {uid} with your user's id.",
+                size="2",
+                color_scheme="gray",
+            ),
+        ),
+        _api_key_card(),
+        _currency_card(),
+    )
+
+
+def postback() -> rx.Component:
+    s = PostbackState
+    return page(
+        s.company,
+        _tabs(s, routes.PUBLISHER_POSTBACK),
+        card(
+            rx.heading("Postback URL", size="4", as_="h2"),
+            rx.text(
+                "Questwall requests this URL (GET) for every conversion, filling in the macros.",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.form(
+                rx.vstack(
+                    form_error(s.error),
+                    rx.el.label(rx.text("URL", size="2", weight="medium"), html_for="postback_url"),
+                    rx.text_area(
+                        name="postback_url",
+                        id="postback_url",
+                        default_value=s.saved_url,
+                        key=s.saved_url,
+                        placeholder=EXAMPLE_TEMPLATE,
+                        on_change=s.edit.debounce(250),
+                        rows="3",
+                        width="100%",
+                        font_family="monospace",
+                    ),
+                    rx.cond(
+                        s.unknown.length() > 0,
+                        rx.callout(
+                            rx.text(
+                                "Unknown macros stay as written: ",
+                                rx.foreach(s.unknown, lambda m: rx.code("{" + m + "} ")),
+                            ),
+                            icon="triangle-alert",
+                            color_scheme="amber",
+                            width="100%",
+                            data_testid="unknown-macros",
+                        ),
+                    ),
+                    rx.hstack(
+                        rx.button("Save", type="submit", size="2"),
+                        rx.button(
+                            "Send test postback",
+                            type="button",
+                            variant="soft",
+                            size="2",
+                            on_click=s.send_test,
+                            loading=s.sending,
+                            disabled=s.saved_url == "",
+                        ),
+                        spacing="3",
+                    ),
+                    width="100%",
+                ),
+                on_submit=s.save,
+                width="100%",
+            ),
+            rx.cond(
+                s.preview != "",
+                rx.vstack(
+                    rx.text("Preview of a sample postback", size="2", weight="medium"),
+                    rx.code(s.preview, word_break="break-all", data_testid="preview", width="100%"),
+                    width="100%",
+                ),
+            ),
+        ),
+        rx.cond(
+            s.tested,
+            card(
+                rx.heading("Test postback", size="4", as_="h2"),
+                rx.data_list.root(
+                    rx.data_list.item(
+                        rx.data_list.label("Request"),
+                        rx.data_list.value(rx.code(s.test_url, word_break="break-all")),
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Status"),
+                        rx.data_list.value(rx.text(s.test_status, data_testid="test-status")),
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Latency"), rx.data_list.value(s.test_latency)
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Answer"),
+                        rx.data_list.value(rx.code(s.test_answer, data_testid="test-answer")),
+                    ),
+                    rx.cond(
+                        s.test_error != "",
+                        rx.data_list.item(
+                            rx.data_list.label("Error"), rx.data_list.value(s.test_error)
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        card(
+            rx.heading("Macros", size="4", as_="h2"),
+            rx.flex(*[rx.code("{" + m + "}") for m in MACROS], wrap="wrap", gap="2"),
+            rx.text(
+                "Also accepted (older names): " + ", ".join("{" + m + "}" for m in sorted(LEGACY)),
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.text(
+                "Without a {hash_key} macro, hash_key is appended as a query parameter.",
+                size="2",
+                color_scheme="gray",
+            ),
+        ),
+    )
+
+
+def _attempts_panel() -> rx.Component:
+    s = DeliveryState
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Postback attempts"),
+            rx.vstack(
+                rx.hstack(status_badge(s.open_status), rx.code(s.open_url, word_break="break-all")),
+                rx.cond(
+                    s.attempts.length() > 0,
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in ("When", "Status", "Time", "Answer or error")
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.attempts,
+                                lambda a: rx.table.row(
+                                    rx.table.cell(a.started_at),
+                                    rx.table.cell(a.status_code),
+                                    rx.table.cell(a.duration_ms.to_string() + " ms"),
+                                    rx.table.cell(rx.cond(a.error != "", a.error, a.answer)),
+                                ),
+                            )
+                        ),
+                        width="100%",
+                        size="1",
+                    ),
+                    rx.text("No attempt yet.", color_scheme="gray"),
+                ),
+                rx.hstack(
+                    rx.button("Resend now", on_click=s.resend(s.open_id)),
+                    rx.dialog.close(
+                        rx.button("Close", variant="soft", color_scheme="gray", on_click=s.close)
+                    ),
+                    justify="end",
+                    spacing="3",
+                    width="100%",
+                ),
+                spacing="3",
+            ),
+            max_width="900px",
+        ),
+        open=s.open_id != 0,
+        on_open_change=lambda _open: s.close(),
+    )
+
+
+def deliveries() -> rx.Component:
+    s = DeliveryState
+    return page(
+        s.company,
+        _tabs(s, routes.PUBLISHER_DELIVERIES),
+        card(
+            rx.flex(
+                rx.heading("Delivery log", size="4", as_="h2"),
+                rx.hstack(
+                    rx.select(
+                        ["all", "pending", "delivered", "failed"],
+                        default_value="all",
+                        on_change=s.filter_status,
+                        aria_label="Filter by status",
+                        size="2",
+                    ),
+                    rx.form(
+                        rx.hstack(
+                            rx.input(
+                                name="search",
+                                placeholder="Transaction id",
+                                size="2",
+                                aria_label="Search by transaction id",
+                            ),
+                            rx.button("Search", type="submit", size="2", variant="soft"),
+                        ),
+                        on_submit=s.find,
+                    ),
+                    wrap="wrap",
+                ),
+                justify="between",
+                wrap="wrap",
+                gap="3",
+                width="100%",
+            ),
+            rx.cond(
+                s.rows.length() > 0,
+                rx.box(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in (
+                                        "Created",
+                                        "Transaction",
+                                        "Mission",
+                                        "Payout",
+                                        "Status",
+                                        "Attempts",
+                                        "Last answer",
+                                        "",
+                                    )
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.rows,
+                                lambda r: rx.table.row(
+                                    rx.table.cell(r.created_at, white_space="nowrap"),
+                                    rx.table.cell(rx.code(r.transaction_id, size="1")),
+                                    rx.table.cell(r.mission),
+                                    rx.table.cell(r.payout, white_space="nowrap"),
+                                    rx.table.cell(status_badge(r.status)),
+                                    rx.table.cell(r.attempts),
+                                    rx.table.cell(r.last_status),
+                                    rx.table.cell(
+                                        rx.button(
+                                            "Open", size="1", variant="soft", on_click=s.open(r.id)
+                                        )
+                                    ),
+                                ),
+                            )
+                        ),
+                        width="100%",
+                        size="2",
+                    ),
+                    overflow_x="auto",
+                    width="100%",
+                ),
+                empty_state(
+                    "inbox", "No postbacks yet", "Each conversion of your users appears here."
+                ),
+            ),
+            pager(s.page, s.pages, s.total, s.go),
+        ),
+        _attempts_panel(),
+    )

@@ -1,0 +1,203 @@
+"""Staff: publishers by status, approve, reject with a reason, suspend, reinstate."""
+
+import reflex as rx
+
+from portal import routes
+from portal.components.layout import card, empty_state, page, status_badge
+from portal.components.tables import pager
+from portal.state.staff import STATUSES, StaffState
+
+
+def _actions(row) -> rx.Component:
+    s = StaffState
+    return rx.hstack(
+        rx.match(
+            row.status,
+            (
+                "pending",
+                rx.hstack(
+                    rx.button(
+                        "Approve", size="1", color_scheme="green", on_click=s.approve(row.id)
+                    ),
+                    rx.button(
+                        "Reject",
+                        size="1",
+                        color_scheme="red",
+                        variant="soft",
+                        on_click=s.start_reject(row.id, row.company),
+                    ),
+                ),
+            ),
+            (
+                "approved",
+                rx.button(
+                    "Suspend",
+                    size="1",
+                    color_scheme="red",
+                    variant="soft",
+                    on_click=s.suspend(row.id),
+                ),
+            ),
+            (
+                "suspended",
+                rx.button("Reinstate", size="1", variant="soft", on_click=s.reinstate(row.id)),
+            ),
+            (
+                "rejected",
+                rx.button("Approve", size="1", variant="soft", on_click=s.approve(row.id)),
+            ),
+            rx.fragment(),
+        ),
+        rx.cond(
+            row.owid != "",
+            rx.link(
+                rx.button("Open", size="1", variant="outline"),
+                href=routes.PUBLISHER + "?offerwall=" + row.id,
+            ),
+        ),
+        spacing="2",
+    )
+
+
+def _reject_dialog() -> rx.Component:
+    s = StaffState
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Reject " + s.rejecting_company),
+            rx.dialog.description("The publisher sees this reason on their application page."),
+            rx.form(
+                rx.vstack(
+                    rx.text_area(
+                        name="reason",
+                        placeholder="Reason",
+                        required=True,
+                        rows="3",
+                        width="100%",
+                        aria_label="Reason",
+                        auto_focus=True,
+                    ),
+                    rx.cond(
+                        s.reject_error != "", rx.text(s.reject_error, color_scheme="red", size="2")
+                    ),
+                    rx.hstack(
+                        rx.button(
+                            "Cancel",
+                            type="button",
+                            variant="soft",
+                            color_scheme="gray",
+                            on_click=s.cancel_reject,
+                        ),
+                        rx.button("Reject", type="submit", color_scheme="red"),
+                        justify="end",
+                        spacing="3",
+                        width="100%",
+                    ),
+                    spacing="3",
+                ),
+                on_submit=s.reject,
+            ),
+        ),
+        open=s.rejecting_id != "",
+        on_open_change=lambda _open: s.cancel_reject(),
+    )
+
+
+def publishers() -> rx.Component:
+    s = StaffState
+    return page(
+        "Publishers",
+        rx.box(
+            rx.segmented_control.root(
+                *[
+                    rx.segmented_control.item(
+                        f"{status.capitalize()} (", s.counts[status].to_string(), ")", value=status
+                    )
+                    for status in STATUSES
+                ],
+                rx.segmented_control.item("All", value="all"),
+                default_value="pending",
+                on_change=s.filter_status,
+                aria_label="Filter by status",
+            ),
+            overflow_x="auto",
+            max_width="100%",
+        ),
+        card(
+            rx.form(
+                rx.hstack(
+                    rx.input(
+                        name="search",
+                        placeholder="Company, email, website or owid",
+                        size="2",
+                        aria_label="Search publishers",
+                        width="320px",
+                        max_width="100%",
+                    ),
+                    rx.button("Search", type="submit", size="2", variant="soft"),
+                    wrap="wrap",
+                ),
+                on_submit=s.find,
+            ),
+            rx.cond(
+                s.rows.length() > 0,
+                rx.box(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in (
+                                        "Company",
+                                        "Contact",
+                                        "Website",
+                                        "Status",
+                                        "Applied",
+                                        "",
+                                    )
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.rows,
+                                lambda r: rx.table.row(
+                                    rx.table.cell(
+                                        rx.vstack(
+                                            rx.text(r.company, weight="medium"),
+                                            rx.cond(r.owid != "", rx.code(r.owid, size="1")),
+                                            spacing="1",
+                                        )
+                                    ),
+                                    rx.table.cell(
+                                        rx.vstack(
+                                            rx.text(r.contact),
+                                            rx.text(r.email, size="1", color_scheme="gray"),
+                                            spacing="1",
+                                        )
+                                    ),
+                                    rx.table.cell(
+                                        rx.link(
+                                            r.website, href=r.website, is_external=True, size="2"
+                                        )
+                                    ),
+                                    rx.table.cell(status_badge(r.status)),
+                                    rx.table.cell(r.created_at, white_space="nowrap"),
+                                    rx.table.cell(_actions(r)),
+                                    data_testid="publisher-row",
+                                ),
+                            )
+                        ),
+                        width="100%",
+                        size="2",
+                    ),
+                    overflow_x="auto",
+                    width="100%",
+                ),
+                empty_state(
+                    "users", "No publishers here", "Applications appear here as publishers sign up."
+                ),
+            ),
+            pager(s.page, s.pages, s.total, s.go),
+        ),
+        _reject_dialog(),
+    )

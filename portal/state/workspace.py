@@ -1,0 +1,183 @@
+"""The publisher workspace: the offerwall's ids, its API key and its currency.
+
+Publishers see their own offerwall; staff open any with `?offerwall=<id>`. Either way
+the server decides which offerwall an event acts on (access.offerwall_for)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import reflex as rx
+from sqlmodel import Session
+
+from api.core.crypto import verify_password
+from api.services import offerwalls, publishers
+from api.services.access import Account, Forbidden, offerwall_for
+from api.services.offerwalls import OfferwallError
+from models import Offerwall, OfferwallStatus, Role, User
+from portal import routes
+from portal.backend import box, settings
+from portal.state.auth import AuthState
+
+T = TypeVar("T")
+
+
+class OfferwallScoped(AuthState):
+    """Base of the workspace states: which offerwall, and its header."""
+
+    company: str = ""
+    status: str = ""
+    owid: str = ""
+    staff_view: bool = False
+    # Appended to workspace links so staff stay on the publisher they opened.
+    query: str = ""
+
+    def _requested(self) -> str:
+        return self.router.url.query_parameters.get("offerwall", "")
+
+    async def _on_offerwall(
+        self, work: Callable[[Session, Offerwall, Account], T], *, write: bool = False
+    ) -> T:
+        requested = self._requested()
+
+        def inner(session: Session, account: Account) -> T:
+            offerwall = offerwall_for(session=session, account=account, requested=requested)
+            return work(session, offerwall, account)
+
+        return await self._run(inner, Role.PUBLISHER, Role.STAFF, write=write)
+
+    async def _open(self) -> Any:
+        """on_load: check access, fill the header; publishers not yet approved go to
+        their application page."""
+        guard = await self._guard(Role.PUBLISHER, Role.STAFF)
+        if guard is not None:
+            return guard
+        if self.user_role == Role.STAFF and not self._requested():
+            return rx.redirect(routes.STAFF_PUBLISHERS)
+        try:
+            wall = await self._on_offerwall(lambda _s, o, _a: o)
+        except Forbidden as exc:
+            return [rx.redirect(routes.home_for(self.user_role)), rx.toast.error(str(exc))]
+        if self.user_role == Role.PUBLISHER and wall.status != OfferwallStatus.APPROVED:
+            return rx.redirect(routes.APPLICATION)
+        self.company, self.status, self.owid = wall.name, wall.status, wall.owid or ""
+        self.staff_view = self.user_role == Role.STAFF
+        self.query = f"?offerwall={wall.id}" if self.staff_view else ""
+        return None
+
+
+class WorkspaceState(OfferwallScoped):
+    tracking_link: str = ""
+    has_key: bool = False
+    revealed_key: str = ""
+    reveal_error: str = ""
+    currency_name: str = ""
+    currency_code: str = ""
+    exchange_rate: str = ""
+    decimals: str = ""
+    currency_error: str = ""
+
+    @rx.event
+    async def load(self):
+        self.revealed_key = self.reveal_error = self.currency_error = ""
+        redirect = await self._open()
+        if redirect is not None:
+            return redirect
+        wall = await self._on_offerwall(lambda _s, o, _a: o)
+        self.has_key = wall.api_key_sealed is not None
+        base = settings().base_url
+        self.tracking_link = f"{base}/missions/{{mission_id}}?owid={self.owid}&uid={{uid}}"
+        self.currency_name, self.currency_code = wall.currency_name, wall.currency_code
+        self.exchange_rate = f"{wall.exchange_rate:g}"
+        self.decimals = str(wall.currency_decimals)
+        return None
+
+    @rx.event
+    async def reveal_key(self, form: dict[str, str]):
+        """Show the API key after the signed-in user re-enters their password."""
+        password = form.get("password", "")
+
+        def work(session: Session, offerwall: Offerwall, account: Account) -> str | None:
+            user = session.get(User, account.id)
+            if user is None or not verify_password(password, user.password_hash):
+                return None
+            return publishers.api_key(box=box(), offerwall=offerwall)
+
+        try:
+            key = await self._on_offerwall(work)
+        except (Forbidden, OfferwallError) as exc:
+            return rx.toast.error(str(exc))
+        if key is None:
+            self.reveal_error = "Wrong password."
+            return None
+        self.revealed_key, self.reveal_error = key, ""
+        return None
+
+    @rx.event
+    def hide_key(self):
+        self.revealed_key = ""
+
+    @rx.event
+    async def rotate_key(self):
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> str:
+            return offerwalls.rotate_key(session=session, box=box(), offerwall=offerwall).api_key
+
+        try:
+            self.revealed_key = await self._on_offerwall(work, write=True)
+        except (Forbidden, OfferwallError) as exc:
+            return rx.toast.error(str(exc))
+        return rx.toast.success("New API key issued. The old key no longer works.")
+
+    @rx.event
+    async def save_currency(self, form: dict[str, str]):
+        self.currency_error = ""
+        try:
+            rate, decimals = float(form.get("exchange_rate", "")), int(form.get("decimals", ""))
+        except ValueError:
+            self.currency_error = "The exchange rate is a number and decimals a whole number."
+            return None
+
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> Offerwall:
+            return offerwalls.set_currency(
+                session=session,
+                offerwall=offerwall,
+                name=form.get("currency_name", ""),
+                code=form.get("currency_code", "").strip().upper(),
+                exchange_rate=rate,
+                decimals=decimals,
+            )
+
+        try:
+            wall = await self._on_offerwall(work, write=True)
+        except Forbidden as exc:
+            return rx.toast.error(str(exc))
+        except OfferwallError as exc:
+            self.currency_error = str(exc)
+            return None
+        self.currency_name, self.currency_code = wall.currency_name, wall.currency_code
+        self.exchange_rate, self.decimals = f"{wall.exchange_rate:g}", str(wall.currency_decimals)
+        return rx.toast.success("Currency saved.")
+
+
+class ApplicationState(AuthState):
+    """A publisher's application page: pending, rejected (with the reason) or suspended."""
+
+    company: str = ""
+    status: str = ""
+    reason: str = ""
+
+    @rx.event
+    async def load(self):
+        guard = await self._guard(Role.PUBLISHER)
+        if guard is not None:
+            return guard
+
+        def work(session: Session, account: Account) -> Offerwall:
+            return offerwall_for(session=session, account=account)
+
+        wall = await self._run(work, Role.PUBLISHER)
+        if wall.status == OfferwallStatus.APPROVED:
+            return rx.redirect(routes.PUBLISHER)
+        self.company, self.status, self.reason = wall.name, wall.status, wall.rejection_reason or ""
+        return None

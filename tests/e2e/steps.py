@@ -1,0 +1,99 @@
+"""What a user does in the portal, step by step, shared by the browser tests."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from api.core.crypto import signed_headers
+from tests.live import cli
+
+PUBLISHER_PASSWORD = "publisher-pass-2026"
+_numbers = itertools.count(1)
+
+
+def sign_in(page: Page, url: str, email: str, password: str) -> None:
+    page.goto(url + "/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def sign_up(page: Page, url: str, company: str) -> str:
+    """Apply as a publisher; returns the email used. Ends on the application page."""
+    email = f"pub{next(_numbers)}-{re.sub(r'[^a-z]', '', company.lower())}@example.com"
+    page.goto(url + "/signup")
+    page.get_by_label("Company").fill(company)
+    page.get_by_label("Website").fill("https://" + company.lower().replace(" ", "") + ".example")
+    page.get_by_label("Contact person").fill("Ada Lovelace")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password", exact=True).fill(PUBLISHER_PASSWORD)
+    page.get_by_label("Repeat the password").fill(PUBLISHER_PASSWORD)
+    page.get_by_role("button", name="Apply").click()
+    expect(page.get_by_role("heading", name="Your application")).to_be_visible()
+    return email
+
+
+def staff_row(page: Page, company: str):
+    return page.get_by_test_id("publisher-row").filter(has_text=company)
+
+
+def staff_approve(page: Page, url: str, company: str) -> None:
+    page.goto(url + "/staff/publishers")
+    page.get_by_placeholder("Company, email, website or owid").fill(company)
+    page.get_by_role("button", name="Search").click()
+    staff_row(page, company).get_by_role("button", name="Approve").click()
+    expect(page.get_by_text(f"{company} is approved")).to_be_visible()
+
+
+def reveal_key(page: Page, password: str = PUBLISHER_PASSWORD) -> str:
+    page.get_by_label("Your password").fill(password)
+    page.get_by_role("button", name="Reveal key").click()
+    key = page.get_by_test_id("api-key")
+    expect(key).to_be_visible()
+    return key.inner_text()
+
+
+def offers_status(url: str, api_key: str) -> int:
+    return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
+
+
+def convert(portal, owid: str, uid: str, tmp_path) -> None:
+    """A player of `owid` clicks a new mission and completes it with a signed event."""
+    offers_file = tmp_path / f"offers-{uid}.json"
+    offers_file.write_text(
+        json.dumps(
+            {
+                "gameId": portal.game["gameId"],
+                "missions": [
+                    {
+                        "title": f"Win once ({uid})",
+                        "payout": 2,
+                        "destinationUrl": "https://game.example/",
+                        "rule": {"event": "WIN"},
+                    }
+                ],
+            }
+        )
+    )
+    [mission] = json.loads(cli(portal.env, "offers", "import", str(offers_file)))["missions"]
+    click = httpx.get(f"{portal.url}/missions/{mission['id']}", params={"owid": owid, "uid": uid})
+    assert click.status_code == 302
+    player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+    when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    body = json.dumps(
+        {
+            "gameId": portal.game["gameId"],
+            "identifiers": [{"userId": f"g-{uid}", "platformUserId": player}],
+            "events": [{"userId": f"g-{uid}", "event": "WIN", "time": when}],
+        }
+    ).encode()
+    headers = signed_headers(portal.game["clientId"], portal.game["clientSecret"], body)
+    answer = httpx.post(portal.url + "/v2/custom-events", content=body, headers=headers)
+    assert answer.json()["message"] == "OK", answer.text

