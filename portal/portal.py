@@ -5,11 +5,13 @@ import reflex as rx
 from api.app import create_api
 from api.worker import background_dispatcher
 from portal import routes
-from portal.pages import home, login, publisher, staff
+from portal.pages import games, home, login, publisher, staff
 from portal.state.auth import AuthState
+from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
 from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.staff import StaffState
+from portal.state.studios import StudioState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
 app = rx.App(api_transformer=create_api())
@@ -47,6 +49,11 @@ app.add_page(
     title="Publishers · Questwall",
     on_load=StaffState.load,
 )
+app.add_page(
+    games.studios, route=routes.STAFF_STUDIOS, title="Studios · Questwall", on_load=StudioState.load
+)
+app.add_page(games.games, route=routes.GAMES, title="Games · Questwall", on_load=GamesState.load)
+app.add_page(games.game, route=routes.GAME, title="Game · Questwall", on_load=GameState.load)
 
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)

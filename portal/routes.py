@@ -13,6 +13,9 @@ PUBLISHER = "/publisher"
 PUBLISHER_POSTBACK = "/publisher/postback"
 PUBLISHER_DELIVERIES = "/publisher/deliveries"
 STAFF_PUBLISHERS = "/staff/publishers"
+STAFF_STUDIOS = "/staff/studios"
+GAMES = "/studio/games"
+GAME = "/studio/game"
 
 
 def login_for(next_path: str) -> str:
@@ -27,4 +30,4 @@ def safe_next(value: str | None, default: str) -> str:
 
 
 def home_for(role: str) -> str:
-    return {"staff": STAFF_PUBLISHERS, "publisher": PUBLISHER}.get(role, HOME)
+    return {"staff": STAFF_PUBLISHERS, "publisher": PUBLISHER, "designer": GAMES}.get(role, HOME)

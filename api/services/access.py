@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from api.core.crypto import SecretBox
 from api.services.accounts import user_for_token
-from models import Offerwall, Role
+from models import Game, Offerwall, Role
 
 
 class Forbidden(PermissionError):
@@ -58,3 +58,13 @@ def offerwall_for(*, session: Session, account: Account | None, requested: str =
     if offerwall is None:
         raise Forbidden("No such publisher.")
     return offerwall
+
+
+def game_for(*, session: Session, account: Account | None, game_id: str) -> Game:
+    """A game the account manages: staff any, a designer their studio's. The same answer
+    for a game that does not exist and one of another studio."""
+    account = require(account, Role.DESIGNER, Role.STAFF)
+    game = session.get(Game, game_id) if game_id else None
+    if game is None or (account.role == Role.DESIGNER and game.studio_id != account.studio_id):
+        raise Forbidden("No such game.")
+    return game

@@ -27,12 +27,14 @@ class IssuedCredential:
     client_secret: str
 
 
-def create_game(*, session: Session, box: SecretBox, name: str) -> IssuedCredential:
-    """Create a game and its first credential."""
+def create_game(
+    *, session: Session, box: SecretBox, name: str, studio_id: str | None = None
+) -> IssuedCredential:
+    """Create a game (for a studio, from the portal) and its first credential."""
     name = name.strip()
     if not 1 <= len(name) <= 200:
         raise ValueError("a game's name must be 1 to 200 characters")
-    game = Game(name=name)
+    game = Game(name=name, studio_id=studio_id)
     session.add(game)
     session.flush()
     return add_credential(session=session, box=box, game_id=game.id)

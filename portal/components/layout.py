@@ -17,7 +17,16 @@ def _nav_link(label: str, href: str) -> rx.Component:
 def _role_links() -> rx.Component:
     return rx.match(
         AuthState.user_role,
-        ("staff", rx.hstack(_nav_link("Publishers", routes.STAFF_PUBLISHERS), spacing="4")),
+        (
+            "staff",
+            rx.hstack(
+                _nav_link("Publishers", routes.STAFF_PUBLISHERS),
+                _nav_link("Studios", routes.STAFF_STUDIOS),
+                _nav_link("Games", routes.GAMES),
+                spacing="4",
+            ),
+        ),
+        ("designer", rx.hstack(_nav_link("Games", routes.GAMES), spacing="4")),
         (
             "publisher",
             rx.hstack(

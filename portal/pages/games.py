@@ -1,0 +1,297 @@
+"""Studios (staff), games and their credentials (designers)."""
+
+import reflex as rx
+
+from portal import routes
+from portal.components.forms import field, form_error
+from portal.components.layout import card, empty_state, page
+from portal.state.games import GamesState, GameState
+from portal.state.studios import StudioState
+
+
+def studios() -> rx.Component:
+    s = StudioState
+    return page(
+        "Studios",
+        rx.grid(
+            card(
+                rx.heading("New studio", size="4", as_="h2"),
+                rx.form(
+                    rx.vstack(
+                        field("Studio name", "name", errors=s.studio_errors),
+                        rx.button("Create studio", type="submit"),
+                        width="100%",
+                    ),
+                    on_submit=s.create_studio,
+                    reset_on_submit=True,
+                ),
+            ),
+            card(
+                rx.heading("New designer", size="4", as_="h2"),
+                rx.form(
+                    rx.vstack(
+                        rx.el.label(
+                            rx.text("Studio", size="2", weight="medium"), html_for="studio"
+                        ),
+                        rx.el.select(
+                            rx.foreach(s.rows, lambda r: rx.el.option(r.name, value=r.id)),
+                            name="studio",
+                            id="studio",
+                            required=True,
+                            style={"padding": "0.5rem", "border-radius": "6px", "width": "100%"},
+                        ),
+                        field("Name", "designer_name", required=False),
+                        field("Email", "email", type="email", errors=s.designer_errors),
+                        field(
+                            "Initial password",
+                            "password",
+                            type="password",
+                            errors=s.designer_errors,
+                            hint="Give it to the designer over a safe channel.",
+                        ),
+                        rx.button("Create designer", type="submit"),
+                        width="100%",
+                    ),
+                    on_submit=s.add_designer,
+                    reset_on_submit=True,
+                ),
+            ),
+            columns=rx.breakpoints(initial="1", md="2"),
+            spacing="4",
+            width="100%",
+        ),
+        card(
+            rx.cond(
+                s.rows.length() > 0,
+                rx.table.root(
+                    rx.table.header(
+                        rx.table.row(
+                            *[
+                                rx.table.column_header_cell(h)
+                                for h in ("Studio", "Designers", "Games")
+                            ]
+                        )
+                    ),
+                    rx.table.body(
+                        rx.foreach(
+                            s.rows,
+                            lambda r: rx.table.row(
+                                rx.table.cell(r.name),
+                                rx.table.cell(r.designers),
+                                rx.table.cell(r.games),
+                                data_testid="studio-row",
+                            ),
+                        )
+                    ),
+                    width="100%",
+                ),
+                empty_state("building", "No studios yet", "Create one, then its designers."),
+            )
+        ),
+    )
+
+
+def games() -> rx.Component:
+    s = GamesState
+    return page(
+        "Games",
+        rx.cond(
+            s.can_create,
+            card(
+                rx.heading("New game", size="4", as_="h2"),
+                rx.form(
+                    rx.vstack(
+                        form_error(s.error),
+                        rx.hstack(
+                            rx.input(
+                                name="name",
+                                placeholder="Game name",
+                                required=True,
+                                aria_label="Game name",
+                                size="2",
+                                width="320px",
+                                max_width="100%",
+                            ),
+                            rx.button("Create game", type="submit", size="2"),
+                            wrap="wrap",
+                        ),
+                        width="100%",
+                    ),
+                    on_submit=s.create,
+                ),
+            ),
+        ),
+        card(
+            rx.cond(
+                s.rows.length() > 0,
+                rx.box(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in ("Game", "Studio", "Live credentials", "Created")
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.rows,
+                                lambda g: rx.table.row(
+                                    rx.table.cell(
+                                        rx.link(g.name, href=routes.GAME + "?game=" + g.id)
+                                    ),
+                                    rx.table.cell(g.studio),
+                                    rx.table.cell(g.live_credentials),
+                                    rx.table.cell(g.created_at),
+                                    data_testid="game-row",
+                                ),
+                            )
+                        ),
+                        width="100%",
+                    ),
+                    overflow_x="auto",
+                    width="100%",
+                ),
+                empty_state("gamepad-2", "No games yet", "Create your studio's first game above."),
+            )
+        ),
+    )
+
+
+def _curl(client_id: rx.Var, secret: rx.Var) -> rx.Var:
+    return (
+        "CLIENT_ID="
+        + client_id
+        + "; SECRET="
+        + secret
+        + "; GAME_ID="
+        + GameState.game_id
+        + "\n"
+        + 'BODY=\'{"gameId":"\'$GAME_ID\'","identifiers":[],"events":[{"userId":"p1",'
+        + '"event":"GAME_OVER","time":"\'$(date -u +%FT%T.000Z)\'","value":1200}]}\'\n'
+        + "TS=$(date +%s%3N)\n"
+        + "SIG=$(printf '%s' \"$CLIENT_ID$TS$BODY\" | openssl dgst -sha256 -hmac \"$SECRET\" -hex | sed 's/^.* //')\n"
+        + "curl -s "
+        + GameState.base_url
+        + "/v2/custom-events -H 'content-type: application/json' \\\n"
+        + '  -H "x-client-id: $CLIENT_ID" -H "x-timestamp: $TS" -H "x-signature: $SIG" -d "$BODY"'
+    )
+
+
+def game() -> rx.Component:
+    s = GameState
+    first_live = rx.cond(s.fresh_client_id != "", s.fresh_client_id, "<client id>")
+    return page(
+        s.name,
+        rx.link("← All games", href=routes.GAMES, size="2"),
+        rx.cond(
+            s.fresh_secret != "",
+            rx.callout(
+                rx.vstack(
+                    rx.text(
+                        "New credential. Copy the secret now: it is not shown again.", weight="bold"
+                    ),
+                    rx.text(
+                        "Client id: ", rx.code(s.fresh_client_id, data_testid="fresh-client-id")
+                    ),
+                    rx.hstack(
+                        rx.text(
+                            "Secret: ",
+                            rx.code(
+                                s.fresh_secret, data_testid="fresh-secret", word_break="break-all"
+                            ),
+                        ),
+                        rx.icon_button(
+                            rx.icon("copy", size=14),
+                            size="1",
+                            variant="ghost",
+                            aria_label="Copy secret",
+                            on_click=[rx.set_clipboard(s.fresh_secret), rx.toast.info("Copied.")],
+                        ),
+                        align="center",
+                    ),
+                    rx.button(
+                        "I have stored it", size="1", variant="soft", on_click=s.dismiss_secret
+                    ),
+                    spacing="2",
+                ),
+                icon="key-round",
+                color_scheme="amber",
+                width="100%",
+            ),
+        ),
+        card(
+            rx.hstack(
+                rx.heading("Credentials", size="4", as_="h2"),
+                rx.spacer(),
+                rx.button("Add credential", size="2", variant="soft", on_click=s.add_credential),
+            ),
+            rx.text(
+                "A game holds at most two live credentials: add the new one, deploy it, then revoke the old.",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.table.root(
+                rx.table.header(
+                    rx.table.row(
+                        *[
+                            rx.table.column_header_cell(h)
+                            for h in ("Client id", "Created", "Revoked", "")
+                        ]
+                    )
+                ),
+                rx.table.body(
+                    rx.foreach(
+                        s.credentials,
+                        lambda c: rx.table.row(
+                            rx.table.cell(rx.code(c.client_id)),
+                            rx.table.cell(c.created_at),
+                            rx.table.cell(
+                                rx.cond(
+                                    c.revoked_at != "",
+                                    c.revoked_at,
+                                    rx.badge("live", color_scheme="green"),
+                                )
+                            ),
+                            rx.table.cell(
+                                rx.cond(
+                                    c.revoked_at == "",
+                                    rx.button(
+                                        "Revoke",
+                                        size="1",
+                                        color_scheme="red",
+                                        variant="soft",
+                                        on_click=s.revoke(c.client_id),
+                                    ),
+                                )
+                            ),
+                        ),
+                    )
+                ),
+                width="100%",
+            ),
+        ),
+        card(
+            rx.heading("Send your first event", size="4", as_="h2"),
+            rx.text(
+                "Sign each request with HMAC-SHA256 over client id + timestamp + raw body. "
+                "From a shell (keep the secret on your game server, never in the client):",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.code_block(
+                _curl(first_live, rx.cond(s.fresh_secret != "", s.fresh_secret, "<secret>")),
+                language="bash",
+                width="100%",
+                data_testid="curl-example",
+            ),
+            rx.text("Game id: ", rx.code(s.game_id), size="2"),
+            rx.link(
+                "Full integration guide (Python, Node.js, Unity)",
+                href="/v2/docs",
+                is_external=True,
+                size="2",
+            ),
+        ),
+    )

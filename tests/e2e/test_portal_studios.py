@@ -1,0 +1,109 @@
+"""Studios, designers and games in the real portal; one studio cannot touch another's."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+from sqlmodel import Session, select
+
+from api.core.crypto import signed_headers
+from models import GameCredential
+from tests.e2e.conftest import screenshot
+from tests.e2e.steps import sign_in, sign_up
+from tests.e2e.test_portal_access import SPY, send_event
+
+pytestmark = pytest.mark.e2e
+DESIGNER_PASSWORD = "level-design-2026"
+
+
+def create_studio_with_designer(staff, url: str, studio: str, email: str) -> None:
+    staff.goto(url + "/staff/studios")
+    staff.get_by_label("Studio name").fill(studio)
+    staff.get_by_role("button", name="Create studio").click()
+    expect(staff.get_by_text(f"Studio {studio} created.")).to_be_visible()
+    staff.locator("select[name=studio]").select_option(label=studio)
+    staff.get_by_label("Email").fill(email)
+    staff.get_by_label("Initial password").fill(DESIGNER_PASSWORD)
+    staff.get_by_role("button", name="Create designer").click()
+    expect(staff.get_by_text(f"Designer {email} can sign in now.")).to_be_visible()
+
+
+def create_game(designer, name: str) -> tuple[str, str, str]:
+    designer.get_by_label("Game name").fill(name)
+    designer.get_by_role("button", name="Create game").click()
+    expect(designer.get_by_test_id("fresh-secret")).to_be_visible()
+    game_id = re.search(r"game=([0-9a-f-]+)", designer.url).group(1)
+    return (
+        game_id,
+        designer.get_by_test_id("fresh-client-id").inner_text(),
+        designer.get_by_test_id("fresh-secret").inner_text(),
+    )
+
+
+def test_designers_manage_their_studios_games_only(portal, new_page):
+    from portal.state.games import GameState
+
+    staff, alice, bob = new_page(), new_page(), new_page()
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    create_studio_with_designer(staff, portal.url, "Blue Studio", "alice@blue.example")
+    create_studio_with_designer(staff, portal.url, "Red Studio", "bob@red.example")
+    screenshot(staff, "staff-studios")
+
+    sign_in(alice, portal.url, "alice@blue.example", DESIGNER_PASSWORD)
+    expect(alice.get_by_role("heading", name="Games")).to_be_visible()
+    game_id, client_id, secret = create_game(alice, "Sky Race")
+    expect(alice.get_by_test_id("curl-example")).to_contain_text(secret)
+    screenshot(alice, "designer-game")
+    # The credential the page showed signs requests the API accepts.
+    body = json.dumps(
+        {
+            "gameId": game_id,
+            "identifiers": [],
+            "events": [{"userId": "p1", "event": "START", "time": datetime.now(UTC).isoformat()}],
+        }
+    ).encode()
+    answer = httpx.post(
+        portal.url + "/v2/custom-events",
+        content=body,
+        headers=signed_headers(client_id, secret, body),
+    )
+    assert answer.json()["message"] == "OK"
+    alice.get_by_role("button", name="I have stored it").click()
+    expect(alice.get_by_test_id("fresh-secret")).to_have_count(0)
+    alice.reload()
+    expect(alice.get_by_role("heading", name="Sky Race")).to_be_visible()
+    expect(alice.get_by_text(secret)).to_have_count(0)  # shown once
+
+    bob.add_init_script(SPY)
+    sign_in(bob, portal.url, "bob@red.example", DESIGNER_PASSWORD)
+    expect(bob.get_by_role("heading", name="Games")).to_be_visible()
+    expect(bob.get_by_test_id("game-row")).to_have_count(0)
+    bob.goto(portal.url + f"/studio/game?game={game_id}")
+    expect(bob.get_by_text("No such game.")).to_be_visible()
+    expect(bob).to_have_url(re.compile(r"/studio/games/?$"))
+    send_event(
+        bob,
+        f"{GameState.get_full_name()}.revoke",
+        {"client_id": client_id},
+        f"/studio/game?game={game_id}",
+    )
+    send_event(
+        bob, f"{GameState.get_full_name()}.add_credential", {}, f"/studio/game?game={game_id}"
+    )
+    expect(bob.get_by_text("No such game.")).to_have_count(3)
+    with Session(portal.engine()) as db:
+        creds = db.exec(select(GameCredential).where(GameCredential.game_id == game_id)).all()
+    assert [(c.client_id, c.revoked_at) for c in creds] == [(client_id, None)]
+
+
+def test_a_publisher_cannot_open_the_studio_pages(portal, page):
+    sign_up(page, portal.url, "Nosy Wall")
+    page.goto(portal.url + "/studio/games")
+    expect(page.get_by_text("Your account cannot open that page.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Games")).to_have_count(0)
