@@ -5,11 +5,14 @@ import reflex as rx
 from api.app import create_api
 from api.worker import background_dispatcher
 from portal import routes
-from portal.pages import games, home, login, publisher, staff
+from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
 from portal.state.auth import AuthState
+from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
+from portal.state.missions import EditorState, MissionsState, TesterState
 from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.reports import ReportState
 from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.workspace import ApplicationState, WorkspaceState
@@ -54,6 +57,27 @@ app.add_page(
 )
 app.add_page(games.games, route=routes.GAMES, title="Games · Questwall", on_load=GamesState.load)
 app.add_page(games.game, route=routes.GAME, title="Game · Questwall", on_load=GameState.load)
+app.add_page(
+    missions.missions,
+    route=routes.MISSIONS,
+    title="Missions · Questwall",
+    on_load=MissionsState.load,
+)
+app.add_page(
+    missions.editor, route=routes.MISSION, title="Mission · Questwall", on_load=EditorState.load
+)
+app.add_page(
+    missions.tester, route=routes.TESTER, title="Rule tester · Questwall", on_load=TesterState.load
+)
+app.add_page(
+    debugger.events_page,
+    route=routes.EVENTS,
+    title="Live events · Questwall",
+    on_load=DebuggerState.load,
+)
+app.add_page(
+    reports.reports, route=routes.REPORTS, title="Reports · Questwall", on_load=ReportState.load
+)
 
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)

@@ -16,6 +16,12 @@ STAFF_PUBLISHERS = "/staff/publishers"
 STAFF_STUDIOS = "/staff/studios"
 GAMES = "/studio/games"
 GAME = "/studio/game"
+MISSIONS = "/studio/missions"
+MISSION = "/studio/mission"
+QUEST = "/studio/quest"
+TESTER = "/studio/tester"
+EVENTS = "/studio/events"
+REPORTS = "/reports"
 
 
 def login_for(next_path: str) -> str:

@@ -12,6 +12,7 @@ from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
+from api.services import activity
 from api.services.ingestion import parse_batch, store_batch
 from api.services.signing import SignedRequest
 from models.schemas import CustomEventsRequest, CustomEventsResponse
@@ -66,4 +67,6 @@ async def custom_events(
         limiter=request.app.state.ingest_limiter,
     )
     outcome = await run_db(engine, work)
+    if parsed.game_id and outcome.status in (200, 207, 422):
+        activity.touch(parsed.game_id)  # the portal's live debugger looks again
     return OrjsonResponse(outcome.body, status_code=outcome.status, headers=outcome.headers)

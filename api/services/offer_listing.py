@@ -147,9 +147,9 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
         )
         for m in session.scalars(query):
             inside[str(m.quest_id)].append(m)
-    listed = [(m.created_at, m.id, Listed("mission", m.id, _mission_doc(m))) for m in missions]
+    listed = [(m.created_at, m.id, Listed("mission", m.id, mission_doc(m))) for m in missions]
     listed += [
-        (q.created_at, q.id, Listed("quest", q.id, _quest_doc(q, inside[q.id]))) for q in quests
+        (q.created_at, q.id, Listed("quest", q.id, quest_doc(q, inside[q.id]))) for q in quests
     ]
     listed.sort(key=lambda item: (item[0], item[1]), reverse=True)
     expiries = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
@@ -277,7 +277,7 @@ def _geo(offer: Mission | Quest) -> dict[str, list[str]]:
     }
 
 
-def _mission_doc(m: Mission) -> dict[str, Any]:
+def mission_doc(m: Mission) -> dict[str, Any]:
     """The original spec's mission record; payout in USD micros, trackingLink per offerwall."""
     return {
         "id": m.id,
@@ -299,7 +299,7 @@ def _mission_doc(m: Mission) -> dict[str, Any]:
     }
 
 
-def _quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
+def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
     return {
         "id": q.id,
         "name": q.name,

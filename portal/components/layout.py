@@ -23,16 +23,23 @@ def _role_links() -> rx.Component:
                 _nav_link("Publishers", routes.STAFF_PUBLISHERS),
                 _nav_link("Studios", routes.STAFF_STUDIOS),
                 _nav_link("Games", routes.GAMES),
+                _nav_link("Reports", routes.REPORTS),
                 spacing="4",
             ),
         ),
-        ("designer", rx.hstack(_nav_link("Games", routes.GAMES), spacing="4")),
+        (
+            "designer",
+            rx.hstack(
+                _nav_link("Games", routes.GAMES), _nav_link("Reports", routes.REPORTS), spacing="4"
+            ),
+        ),
         (
             "publisher",
             rx.hstack(
                 _nav_link("Offerwall", routes.PUBLISHER),
                 _nav_link("Postback", routes.PUBLISHER_POSTBACK),
                 _nav_link("Deliveries", routes.PUBLISHER_DELIVERIES),
+                _nav_link("Reports", routes.REPORTS),
                 spacing="4",
             ),
         ),

@@ -4,6 +4,7 @@ import reflex as rx
 
 from portal import routes
 from portal.components.forms import field, form_error
+from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.state.games import GamesState, GameState
 from portal.state.studios import StudioState
@@ -183,8 +184,8 @@ def game() -> rx.Component:
     s = GameState
     first_live = rx.cond(s.fresh_client_id != "", s.fresh_client_id, "<client id>")
     return page(
-        s.name,
-        rx.link("← All games", href=routes.GAMES, size="2"),
+        s.game_name,
+        game_tabs(s, routes.GAME),
         rx.cond(
             s.fresh_secret != "",
             rx.callout(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import reflex as rx
 from sqlmodel import Session
 
@@ -14,6 +17,7 @@ from portal.backend import box, settings
 from portal.state.auth import AuthState
 
 MANAGERS = (Role.DESIGNER, Role.STAFF)
+T = TypeVar("T")
 
 
 class GamesState(AuthState):
@@ -56,67 +60,82 @@ class GamesState(AuthState):
         return rx.redirect(f"{routes.GAME}?game={issued.game_id}")
 
 
-class GameState(AuthState):
+class GameScoped(AuthState):
+    """Base of the per-game pages (`?game=<id>`): the game's header, and work on it after
+    the server checked that the account manages it."""
+
     game_id: str = ""
-    name: str = ""
-    studio: str = ""
+    game_name: str = ""
+
+    def _requested(self) -> str:
+        return self.router.url.query_parameters.get("game", "")
+
+    async def _on_game(
+        self, work: Callable[[Session, Game, Account], T], *, write: bool = False
+    ) -> T:
+        requested = self._requested()
+
+        def inner(session: Session, account: Account) -> T:
+            game = game_for(session=session, account=account, game_id=requested)
+            return work(session, game, account)
+
+        return await self._run(inner, *MANAGERS, write=write)
+
+    async def _open(self) -> Any:
+        """on_load: check access and fill the header; None, or where to go instead."""
+        guard = await self._guard(*MANAGERS)
+        if guard is not None:
+            return guard
+        try:
+            game = await self._on_game(lambda _s, g, _a: g)
+        except Forbidden as exc:
+            return [rx.redirect(routes.GAMES), rx.toast.error(str(exc))]
+        self.game_id, self.game_name = game.id, game.name
+        return None
+
+
+class GameState(GameScoped):
     credentials: list[studios.CredentialRow] = []
     # A newly issued credential: shown once, then gone (the server keeps it sealed).
     fresh_client_id: str = ""
     fresh_secret: str = ""
     base_url: str = ""
 
-    def _requested(self) -> str:
-        return self.router.url.query_parameters.get("game", "")
-
     @rx.event
     async def load(self):
-        guard = await self._guard(*MANAGERS)
-        if guard is not None:
-            return guard
-        requested = self._requested()
-        if requested != self.game_id:
+        if self._requested() != self.game_id:
             self.fresh_client_id = self.fresh_secret = ""
-        try:
-            await self._fetch(requested)
-        except Forbidden as exc:
-            return [rx.redirect(routes.GAMES), rx.toast.error(str(exc))]
+        redirect = await self._open()
+        if redirect is not None:
+            return redirect
+        await self._fetch()
         return None
 
-    async def _fetch(self, requested: str) -> None:
-        def work(session: Session, account: Account):
-            game = game_for(session=session, account=account, game_id=requested)
-            return game, studios.credentials(session=session, game=game)
-
-        game, creds = await self._run(work, *MANAGERS)
-        self.game_id, self.name, self.credentials = game.id, game.name, creds
+    async def _fetch(self) -> None:
+        self.credentials = await self._on_game(
+            lambda s, g, _a: studios.credentials(session=s, game=g)
+        )
         self.base_url = settings().base_url
 
-    async def _issue(self, change) -> object:
-        requested = self._requested()
-
-        def work(session: Session, account: Account):
-            game: Game = game_for(session=session, account=account, game_id=requested)
-            return change(session, game)
-
+    async def _change(self, change: Callable[[Session, Game], object]) -> Any:
         try:
-            result = await self._run(work, *MANAGERS, write=True)
+            result = await self._on_game(lambda s, g, _a: change(s, g), write=True)
         except (Forbidden, CredentialError) as exc:
             return rx.toast.error(str(exc))
         if isinstance(result, games.IssuedCredential):
             self.fresh_client_id, self.fresh_secret = result.client_id, result.client_secret
-        await self._fetch(requested)
+        await self._fetch()
         return rx.toast.success("Done.")
 
     @rx.event
     async def add_credential(self):
-        return await self._issue(
+        return await self._change(
             lambda s, g: games.add_credential(session=s, box=box(), game_id=g.id)
         )
 
     @rx.event
     async def revoke(self, client_id: str):
-        return await self._issue(
+        return await self._change(
             lambda s, g: games.revoke_credential(session=s, game_id=g.id, client_id=client_id)
         )
 

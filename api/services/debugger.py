@@ -1,0 +1,113 @@
+"""The live event debugger: a game's latest events, identifier changes and rejected
+items, newest first, optionally for one user."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from models import Event, GameCredential, GameUser, GameUserIdentifier
+from models.events import SignedRequest
+
+LIMIT = 50
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    time: str
+    received: str
+    user_id: str
+    name: str
+    value: str
+    traits: str
+
+
+@dataclass(frozen=True)
+class IdentifierRow:
+    updated: str
+    user_id: str
+    kind: str
+    value: str
+    platform_user_id: str
+
+
+@dataclass(frozen=True)
+class RejectionRow:
+    at: str
+    status: int
+    item: str
+    code: str
+    message: str
+
+
+def _ts(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def recent_events(*, session: Session, game_id: str, user_id: str = "") -> list[EventRow]:
+    query = sa.select(Event).where(col(Event.game_id) == game_id)
+    if user_id:
+        query = query.where(col(Event.user_id) == user_id)
+    rows = session.execute(query.order_by(col(Event.id).desc()).limit(LIMIT)).scalars()
+    return [
+        EventRow(
+            id=e.id or 0,
+            time=_ts(e.time),
+            received=_ts(e.received_at),
+            user_id=e.user_id,
+            name=e.name,
+            value="" if e.value is None else f"{e.value:g}",
+            traits=json.dumps(e.traits, ensure_ascii=False) if e.traits else "",
+        )
+        for e in rows
+    ]
+
+
+def identifier_changes(*, session: Session, game_id: str, user_id: str = "") -> list[IdentifierRow]:
+    query = (
+        sa.select(GameUserIdentifier, col(GameUser.user_id), col(GameUser.platform_user_id))
+        .join(GameUser, col(GameUser.id) == col(GameUserIdentifier.game_user_id))
+        .where(col(GameUser.game_id) == game_id)
+    )
+    if user_id:
+        query = query.where(col(GameUser.user_id) == user_id)
+    rows = session.execute(query.order_by(col(GameUserIdentifier.updated_at).desc()).limit(LIMIT))
+    return [
+        IdentifierRow(_ts(i.updated_at), uid, i.kind, i.value, platform or "")
+        for i, uid, platform in rows
+    ]
+
+
+def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
+    """Items the API refused in partly or wholly rejected requests (207, 422), from the
+    answers it keeps for retries; requests refused as a whole (401, 400) are not kept."""
+    clients = sa.select(col(GameCredential.client_id)).where(col(GameCredential.game_id) == game_id)
+    requests = session.execute(
+        sa.select(
+            col(SignedRequest.created_at),
+            col(SignedRequest.status_code),
+            col(SignedRequest.response),
+        )
+        .where(
+            col(SignedRequest.client_id).in_(clients),
+            col(SignedRequest.status_code).in_([207, 422]),
+        )
+        .order_by(col(SignedRequest.created_at).desc())
+        .limit(LIMIT)
+    ).all()
+    found: list[RejectionRow] = []
+    for at, status, response in requests:
+        for item in (response or {}).get("rejected", []):
+            where = f"{item.get('kind', '?')}s[{item.get('index', '?')}]"
+            if item.get("field"):
+                where += f".{item['field']}"
+            found.append(
+                RejectionRow(_ts(at), status, where, item.get("code", ""), item.get("message", ""))
+            )
+            if len(found) >= LIMIT:
+                return found
+    return found

@@ -1,0 +1,382 @@
+"""A game's missions and quests, the mission editor and the rule tester."""
+
+import reflex as rx
+
+from portal import routes
+from portal.components.forms import field, form_error
+from portal.components.game_tabs import game_tabs
+from portal.components.layout import card, empty_state, page
+from portal.components.rule_builder import rule_builder
+from portal.state.missions import OS_CHOICES, EditorState, MissionsState, TesterState
+
+
+def missions() -> rx.Component:
+    s = MissionsState
+    return page(
+        s.game_name,
+        game_tabs(s, routes.MISSIONS),
+        card(
+            rx.hstack(
+                rx.heading("Missions and quests", size="4", as_="h2"),
+                rx.spacer(),
+                rx.link(
+                    rx.button("New mission", size="2"), href=routes.MISSION + "?game=" + s.game_id
+                ),
+                rx.link(
+                    rx.button("New quest", size="2", variant="soft"),
+                    href=routes.QUEST + "?game=" + s.game_id,
+                ),
+                wrap="wrap",
+                width="100%",
+            ),
+            rx.cond(
+                s.rows.length() > 0,
+                rx.box(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in (
+                                        "Offer",
+                                        "Rule",
+                                        "Payout",
+                                        "Conversions",
+                                        "Status",
+                                        "",
+                                    )
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.rows,
+                                lambda r: rx.table.row(
+                                    rx.table.cell(
+                                        rx.vstack(
+                                            rx.link(
+                                                r.title,
+                                                href=rx.cond(
+                                                    r.kind == "mission",
+                                                    routes.MISSION
+                                                    + "?game="
+                                                    + s.game_id
+                                                    + "&mission="
+                                                    + r.id,
+                                                    routes.QUEST
+                                                    + "?game="
+                                                    + s.game_id
+                                                    + "&quest="
+                                                    + r.id,
+                                                ),
+                                            ),
+                                            rx.hstack(
+                                                rx.badge(r.kind, variant="outline"),
+                                                rx.cond(
+                                                    r.quest != "",
+                                                    rx.text(
+                                                        "in " + r.quest,
+                                                        size="1",
+                                                        color_scheme="gray",
+                                                    ),
+                                                ),
+                                            ),
+                                            spacing="1",
+                                        )
+                                    ),
+                                    rx.table.cell(rx.text(r.rule, size="2")),
+                                    rx.table.cell(r.payout),
+                                    rx.table.cell(r.progress),
+                                    rx.table.cell(
+                                        rx.cond(
+                                            r.active,
+                                            rx.badge("active", color_scheme="green"),
+                                            rx.badge("inactive", color_scheme="gray"),
+                                        )
+                                    ),
+                                    rx.table.cell(
+                                        rx.button(
+                                            rx.cond(r.active, "Deactivate", "Activate"),
+                                            size="1",
+                                            variant="soft",
+                                            on_click=s.set_active(r.kind, r.id, ~r.active),
+                                        )
+                                    ),
+                                    data_testid="offer-row",
+                                ),
+                            )
+                        ),
+                        width="100%",
+                    ),
+                    overflow_x="auto",
+                    width="100%",
+                ),
+                empty_state(
+                    "target", "No missions yet", "Create one: an event, a filter, a completion."
+                ),
+            ),
+        ),
+    )
+
+
+def _checkbox(name: str, label: str, checked, value: str = "on") -> rx.Component:
+    return rx.el.label(
+        rx.hstack(
+            rx.el.input(type="checkbox", name=name, value=value, default_checked=checked),
+            rx.text(label, size="2"),
+            spacing="1",
+            align="center",
+        ),
+    )
+
+
+def editor() -> rx.Component:
+    s = EditorState
+    v, errors = s.values, s.errors
+
+    def f(label: str, name: str, **props) -> rx.Component:
+        return field(
+            label,
+            name,
+            errors=errors,
+            default_value=v[name].to(str),
+            required=props.pop("required", False),
+            **props,
+        )
+
+    return page(
+        rx.cond(s.mission_id != "", "Edit mission", "New mission"),
+        game_tabs(s, routes.MISSIONS),
+        rx.form(
+            rx.vstack(
+                form_error(rx.cond(errors.contains("form"), errors["form"].to(str), "")),
+                card(
+                    rx.heading("Offer", size="4", as_="h2"),
+                    rx.grid(
+                        f("Title", "title", required=True),
+                        f("Payout (USD)", "payout", required=True, input_mode="decimal"),
+                        f(
+                            "Destination URL",
+                            "destination_url",
+                            required=True,
+                            type="url",
+                            hint="Where the tracking link sends the player (platformid is added).",
+                        ),
+                        f("Preview URL", "preview_url", type="url"),
+                        f("Thumbnail URL", "thumbnail", type="url"),
+                        f("Expires on", "expiration_date", type="date"),
+                        f(
+                            "Cap (total conversions)",
+                            "cap",
+                            type="number",
+                            min=1,
+                            hint="Empty: unlimited.",
+                        ),
+                        f(
+                            "Time limit (hours)",
+                            "time_limit_hours",
+                            input_mode="decimal",
+                            hint="From the click; empty: none.",
+                        ),
+                        columns=rx.breakpoints(initial="1", md="2"),
+                        spacing="3",
+                        width="100%",
+                    ),
+                    f("Description", "description"),
+                    f("Instructions", "instructions"),
+                    f("Requirements", "requirements"),
+                    f("Tags", "tags", hint="Comma-separated."),
+                    rx.hstack(
+                        _checkbox("is_active", "Active", s.is_active),
+                        _checkbox("allow_multiple", "Allow multiple conversions", s.allow_multiple),
+                        spacing="5",
+                    ),
+                ),
+                card(
+                    rx.heading("Targeting", size="4", as_="h2"),
+                    rx.text("Operating systems (none checked: all)", size="2", weight="medium"),
+                    rx.flex(
+                        *[
+                            _checkbox(
+                                f"os_{os.lower()}", os, s.operating_systems.contains(os), value=os
+                            )
+                            for os in OS_CHOICES
+                        ],
+                        wrap="wrap",
+                        gap="4",
+                    ),
+                    rx.cond(
+                        errors.contains("os"),
+                        rx.text(errors["os"].to(str), color_scheme="red", size="2"),
+                    ),
+                    rx.grid(
+                        f(
+                            "Countries (only these)",
+                            "countries_include",
+                            placeholder="US, DE",
+                            hint="ISO codes; empty: everywhere.",
+                        ),
+                        f("Countries (not these)", "countries_exclude", placeholder="FR"),
+                        columns=rx.breakpoints(initial="1", md="2"),
+                        spacing="3",
+                        width="100%",
+                    ),
+                ),
+                card(rx.heading("Rule", size="4", as_="h2"), rule_builder(s)),
+                rx.hstack(
+                    rx.button("Save mission", type="submit", size="3"),
+                    rx.cond(
+                        s.mission_id != "",
+                        rx.link(
+                            rx.button("Test this rule", type="button", variant="soft", size="3"),
+                            href=routes.TESTER + "?game=" + s.game_id + "&mission=" + s.mission_id,
+                        ),
+                    ),
+                    spacing="3",
+                ),
+                width="100%",
+                spacing="4",
+            ),
+            on_submit=s.save,
+            key=s.form_key.to_string(),
+            width="100%",
+        ),
+        rx.cond(
+            s.preview != "",
+            card(
+                rx.heading("As the offers API shows it", size="4", as_="h2"),
+                rx.text(
+                    "Each offerwall sees the payout in its currency and its own tracking link.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.code_block(
+                    s.preview, language="json", width="100%", data_testid="offer-preview"
+                ),
+            ),
+        ),
+    )
+
+
+def tester() -> rx.Component:
+    s = TesterState
+    return page(
+        "Rule tester",
+        game_tabs(s, routes.TESTER),
+        rx.form(
+            rx.vstack(
+                card(
+                    rx.heading("Rule", size="4", as_="h2"),
+                    rule_builder(s),
+                    _checkbox(
+                        "repeatable", "Repeatable (allow multiple conversions)", s.repeatable
+                    ),
+                ),
+                card(
+                    rx.heading("Events, in order", size="4", as_="h2"),
+                    rx.text(
+                        "One per line: EVENT [value] [trait=value …], or a JSON object.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    rx.text_area(
+                        name="events",
+                        default_value=s.events,
+                        rows="8",
+                        width="100%",
+                        font_family="monospace",
+                        aria_label="Events",
+                    ),
+                    rx.cond(
+                        s.errors.contains("events"),
+                        rx.text(
+                            s.errors["events"].to(str), color_scheme="red", size="2", role="alert"
+                        ),
+                    ),
+                    rx.button("Run", type="submit", size="3"),
+                ),
+                width="100%",
+                spacing="4",
+            ),
+            on_submit=s.run,
+            key=s.form_key.to_string(),
+            width="100%",
+        ),
+        rx.cond(
+            s.steps.length() > 0,
+            card(
+                rx.heading("Event by event", size="4", as_="h2"),
+                rx.cond(
+                    s.completed_at > 0,
+                    rx.callout(
+                        "The mission completes at event " + s.completed_at.to_string() + ".",
+                        icon="trophy",
+                        color_scheme="green",
+                        data_testid="completes-at",
+                    ),
+                    rx.callout(
+                        "These events do not complete the mission.",
+                        icon="info",
+                        data_testid="completes-at",
+                    ),
+                ),
+                rx.box(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                *[
+                                    rx.table.column_header_cell(h)
+                                    for h in (
+                                        "#",
+                                        "Event",
+                                        "Value",
+                                        "Traits",
+                                        "Outcome",
+                                        "Count",
+                                        "Run",
+                                        "Sum",
+                                        "",
+                                    )
+                                ]
+                            )
+                        ),
+                        rx.table.body(
+                            rx.foreach(
+                                s.steps,
+                                lambda t: rx.table.row(
+                                    rx.table.cell(t.n),
+                                    rx.table.cell(t.event),
+                                    rx.table.cell(t.value),
+                                    rx.table.cell(t.traits),
+                                    rx.table.cell(
+                                        rx.match(
+                                            t.outcome,
+                                            ("passes", rx.badge("passes", color_scheme="green")),
+                                            (
+                                                "fails the filter",
+                                                rx.badge("fails the filter", color_scheme="red"),
+                                            ),
+                                            rx.badge(t.outcome, color_scheme="gray"),
+                                        )
+                                    ),
+                                    rx.table.cell(t.count),
+                                    rx.table.cell(t.run),
+                                    rx.table.cell(t.total),
+                                    rx.table.cell(
+                                        rx.cond(
+                                            t.completed, rx.badge("completes", color_scheme="green")
+                                        )
+                                    ),
+                                    data_testid="test-step",
+                                ),
+                            )
+                        ),
+                        width="100%",
+                        size="1",
+                    ),
+                    overflow_x="auto",
+                    width="100%",
+                ),
+            ),
+        ),
+    )

@@ -1,0 +1,76 @@
+"""The live event debugger. The page ticks every 2 s while it is open (a client-side
+timer, so nothing runs on the server for a closed page); a tick queries the database
+only when this process saw new data for the game, or every 10 s for other processes'."""
+
+from __future__ import annotations
+
+import time
+
+import reflex as rx
+from sqlmodel import Session
+
+from api.services import activity, debugger
+from api.services.access import Account, Forbidden
+from models import Game
+from portal.state.games import GameScoped
+
+FULL_REFRESH_SECONDS = 10
+
+
+class DebuggerState(GameScoped):
+    user_filter: str = ""
+    live: bool = True
+    events: list[debugger.EventRow] = []
+    identifiers: list[debugger.IdentifierRow] = []
+    rejected: list[debugger.RejectionRow] = []
+    _seen: int = -1
+    _fetched_at: float = 0.0
+
+    @rx.event
+    async def load(self):
+        self.user_filter = ""
+        redirect = await self._open()
+        if redirect is not None:
+            return redirect
+        await self._fetch()
+        return None
+
+    async def _fetch(self) -> None:
+        user = self.user_filter.strip()
+        self._seen = activity.version(self.game_id)
+
+        def work(session: Session, game: Game, _a: Account):
+            return (
+                debugger.recent_events(session=session, game_id=game.id, user_id=user),
+                debugger.identifier_changes(session=session, game_id=game.id, user_id=user),
+                debugger.rejections(session=session, game_id=game.id),
+            )
+
+        self.events, self.identifiers, self.rejected = await self._on_game(work)
+        self._fetched_at = time.monotonic()
+
+    @rx.event
+    async def tick(self, _now: str = ""):
+        if not self.live or not self.game_id:
+            return None
+        moved = activity.version(self.game_id) != self._seen
+        if moved or time.monotonic() - self._fetched_at > FULL_REFRESH_SECONDS:
+            try:
+                await self._fetch()
+            except Forbidden as exc:
+                self.live = False
+                return rx.toast.error(str(exc))
+        return None
+
+    @rx.event
+    async def filter_user(self, form: dict[str, str]):
+        self.user_filter = form.get("user_id", "")
+        try:
+            await self._fetch()
+        except Forbidden as exc:
+            return rx.toast.error(str(exc))
+        return None
+
+    @rx.event
+    def toggle_live(self, live: bool):
+        self.live = bool(live)
