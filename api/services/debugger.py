@@ -76,10 +76,28 @@ def identifier_changes(*, session: Session, game_id: str, user_id: str = "") -> 
     if user_id:
         query = query.where(col(GameUser.user_id) == user_id)
     rows = session.execute(query.order_by(col(GameUserIdentifier.updated_at).desc()).limit(LIMIT))
-    return [
-        IdentifierRow(_ts(i.updated_at), uid, i.kind, i.value, platform or "")
+    found = [
+        (i.updated_at, IdentifierRow(_ts(i.updated_at), uid, i.kind, i.value, platform or ""))
         for i, uid, platform in rows
     ]
+    # Links to platform users (platformUserId, or a verified identifier) live on the user.
+    links = sa.select(GameUser).where(
+        col(GameUser.game_id) == game_id, col(GameUser.platform_user_id).is_not(None)
+    )
+    if user_id:
+        links = links.where(col(GameUser.user_id) == user_id)
+    for user in session.execute(
+        links.order_by(col(GameUser.updated_at).desc()).limit(LIMIT)
+    ).scalars():
+        link = user.platform_user_id or ""
+        found.append(
+            (
+                user.updated_at,
+                IdentifierRow(_ts(user.updated_at), user.user_id, "platformUserId", link, link),
+            )
+        )
+    found.sort(key=lambda pair: pair[0], reverse=True)
+    return [row for _, row in found[:LIMIT]]
 
 
 def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
