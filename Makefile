@@ -59,6 +59,7 @@ bench: install ## Run the benchmarks (prints figures; see bench/README.md)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/offers.py
 	$(BIN)/python bench/postbacks.py
+	$(BIN)/python -m bench.reports
 
 lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
