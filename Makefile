@@ -21,6 +21,10 @@ run: install ## Install, migrate the database and start Questwall on http://loca
 	$(BIN)/questwall migrate
 	$(BIN)/questwall serve
 
+demo: install ## Seed demo data (studio, game, missions, publisher, players) into the database
+	$(BIN)/questwall migrate
+	$(BIN)/questwall demo
+
 test: install-dev ## Install test tools, lint, type-check and run the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

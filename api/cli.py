@@ -408,6 +408,26 @@ def user_create_staff(email: str, name: str, password_stdin: bool) -> None:
     click.echo(f"Staff account {created} created. Sign in at {get_settings().base_url}/login.")
 
 
+@main.command("demo")
+@click.option("--players", default=40, show_default=True, type=int, help="Players to simulate.")
+@click.option("--receiver-port", default=8799, show_default=True, type=int)
+def demo_cmd(players: int, receiver_port: int) -> None:
+    """Seed a demo studio, game, missions, quest and publisher, and simulate players."""
+    from api.demo import run_demo
+
+    _require_migrated()
+    try:
+        run_demo(
+            settings=get_settings(),
+            box=get_secret_box(),
+            players=players,
+            port=receiver_port,
+            echo=click.echo,
+        )
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @main.command("prune")
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, portal sessions and sign-in failures."""
