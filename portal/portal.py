@@ -10,7 +10,7 @@ from portal.state.auth import AuthState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
-from portal.state.missions import EditorState, MissionsState, TesterState
+from portal.state.missions import EditorState, MissionsState, QuestState, TesterState
 from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.reports import ReportState
 from portal.state.staff import StaffState
@@ -66,6 +66,7 @@ app.add_page(
 app.add_page(
     missions.editor, route=routes.MISSION, title="Mission · Questwall", on_load=EditorState.load
 )
+app.add_page(missions.quest, route=routes.QUEST, title="Quest · Questwall", on_load=QuestState.load)
 app.add_page(
     missions.tester, route=routes.TESTER, title="Rule tester · Questwall", on_load=TesterState.load
 )

@@ -298,6 +298,7 @@ class OfferRow:
     progress: str  # "conversions / cap" or "starts / start cap"
     rule: str
     quest: str  # for a mission inside a quest: the quest's name
+    quest_id: str
 
 
 def describe_rule(mission: Mission) -> str:
@@ -329,7 +330,7 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
     ).scalars()
     rows = [
         OfferRow(
-            q.id, "quest", q.name, "", q.is_active, f"{q.starts} / {q.start_cap or '∞'}", "", ""
+            q.id, "quest", q.name, "", q.is_active, f"{q.starts} / {q.start_cap or '∞'}", "", "", ""
         )
         for q in sorted(quests.values(), key=lambda q: q.created_at)
     ]
@@ -345,6 +346,7 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
                 f"{m.conversions} / {m.cap or '∞'}",
                 describe_rule(m),
                 quest.name if quest else "",
+                m.quest_id or "",
             )
         )
     return rows

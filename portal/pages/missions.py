@@ -7,7 +7,7 @@ from portal.components.forms import field, form_error
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.rule_builder import rule_builder
-from portal.state.missions import OS_CHOICES, EditorState, MissionsState, TesterState
+from portal.state.missions import OS_CHOICES, EditorState, MissionsState, QuestState, TesterState
 
 
 def missions() -> rx.Component:
@@ -378,5 +378,113 @@ def tester() -> rx.Component:
                     width="100%",
                 ),
             ),
+        ),
+    )
+
+
+def quest() -> rx.Component:
+    s = QuestState
+    v, errors = s.values, s.errors
+
+    def f(label: str, name: str, **props) -> rx.Component:
+        return field(
+            label,
+            name,
+            errors=errors,
+            default_value=v[name].to(str),
+            required=props.pop("required", False),
+            **props,
+        )
+
+    def chosen_row(m: rx.Var, i: rx.Var) -> rx.Component:
+        return rx.hstack(
+            rx.text((i + 1).to_string() + ".", width="2em"),
+            rx.text(m["title"], flex="1"),
+            rx.icon_button(
+                rx.icon("arrow-up", size=14),
+                size="1",
+                variant="soft",
+                aria_label="Move up",
+                on_click=s.move(i, -1),
+                type="button",
+            ),
+            rx.icon_button(
+                rx.icon("arrow-down", size=14),
+                size="1",
+                variant="soft",
+                aria_label="Move down",
+                on_click=s.move(i, 1),
+                type="button",
+            ),
+            rx.button(
+                "Remove",
+                size="1",
+                variant="soft",
+                color_scheme="red",
+                on_click=s.remove(m["id"]),
+                type="button",
+            ),
+            width="100%",
+            align="center",
+            data_testid="quest-mission",
+        )
+
+    return page(
+        rx.cond(s.quest_id != "", "Edit quest", "New quest"),
+        game_tabs(s, routes.MISSIONS),
+        rx.form(
+            rx.vstack(
+                card(
+                    rx.heading("Quest", size="4", as_="h2"),
+                    f("Name", "name", required=True),
+                    f("Destination URL", "destination_url", required=True, type="url"),
+                    f("Description", "description"),
+                    f("Instructions", "instructions"),
+                    f(
+                        "Start cap (players)",
+                        "start_cap",
+                        type="number",
+                        min=1,
+                        hint="Empty: unlimited.",
+                    ),
+                    _checkbox("is_active", "Active", s.is_active),
+                ),
+                card(
+                    rx.heading("Missions, in order", size="4", as_="h2"),
+                    rx.foreach(s.chosen, chosen_row),
+                    rx.cond(
+                        s.chosen.length() == 0,
+                        rx.text("Add missions from the list below.", color_scheme="gray"),
+                    ),
+                    rx.cond(
+                        errors.contains("missions"),
+                        rx.text(
+                            errors["missions"].to(str), color_scheme="red", size="2", role="alert"
+                        ),
+                    ),
+                    rx.divider(),
+                    rx.text("Standalone missions of this game", size="2", weight="medium"),
+                    rx.foreach(
+                        s.available,
+                        lambda m: rx.hstack(
+                            rx.text(m["title"], flex="1"),
+                            rx.button(
+                                "Add",
+                                size="1",
+                                variant="soft",
+                                on_click=s.add(m["id"]),
+                                type="button",
+                            ),
+                            width="100%",
+                        ),
+                    ),
+                ),
+                rx.button("Save quest", type="submit", size="3"),
+                width="100%",
+                spacing="4",
+            ),
+            on_submit=s.save,
+            key=s.form_key.to_string(),
+            width="100%",
         ),
     )

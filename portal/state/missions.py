@@ -239,3 +239,94 @@ class TesterState(RuleInputs):
 
 
 OS_CHOICES = list(OPERATING_SYSTEMS)
+
+
+class QuestState(GameScoped):
+    """The quest builder: the quest's fields and its missions, in order."""
+
+    quest_id: str = ""
+    values: dict[str, str] = {}
+    is_active: bool = True
+    chosen: list[dict[str, str]] = []
+    available: list[dict[str, str]] = []
+    errors: dict[str, str] = {}
+    form_key: int = 0
+
+    @rx.event
+    async def load(self):
+        self.errors = {}
+        redirect = await self._open()
+        if redirect is not None:
+            return redirect
+        requested = self.router.url.query_parameters.get("quest", "")
+
+        def work(session: Session, game: Game, _a: Account):
+            quest = session.get(Quest, requested) if requested else None
+            if quest is not None and quest.game_id != game.id:
+                raise Forbidden("No such quest.")
+            return quest, designer.game_offers(session=session, game_id=game.id)
+
+        try:
+            quest, rows = await self._on_game(work)
+        except Forbidden as exc:
+            return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
+        self.quest_id = quest.id if quest else ""
+        self.values = {
+            "name": quest.name if quest else "",
+            "destination_url": quest.destination_url if quest else "",
+            "description": (quest.description or "") if quest else "",
+            "instructions": quest.instructions if quest else "",
+            "start_cap": str(quest.start_cap or "") if quest else "",
+        }
+        self.is_active = quest.is_active if quest else True
+        missions = [r for r in rows if r.kind == "mission"]
+        self.chosen = [
+            {"id": r.id, "title": r.title} for r in missions if quest and r.quest_id == quest.id
+        ]
+        self.available = [{"id": r.id, "title": r.title} for r in missions if not r.quest_id]
+        self.form_key += 1
+        return None
+
+    @rx.event
+    def add(self, mission_id: str):
+        found = [m for m in self.available if m["id"] == mission_id]
+        self.available = [m for m in self.available if m["id"] != mission_id]
+        self.chosen = self.chosen + found
+
+    @rx.event
+    def remove(self, mission_id: str):
+        found = [m for m in self.chosen if m["id"] == mission_id]
+        self.chosen = [m for m in self.chosen if m["id"] != mission_id]
+        self.available = self.available + found
+
+    @rx.event
+    def move(self, index: int, delta: int):
+        other = index + delta
+        if 0 <= index < len(self.chosen) and 0 <= other < len(self.chosen):
+            chosen = list(self.chosen)
+            chosen[index], chosen[other] = chosen[other], chosen[index]
+            self.chosen = chosen
+
+    @rx.event
+    async def save(self, form: dict[str, Any]):
+        self.errors = {}
+        fields = {k: str(v) for k, v in form.items()}
+        quest_id, mission_ids = self.quest_id or None, [m["id"] for m in self.chosen]
+
+        def work(session: Session, game: Game, _a: Account) -> str:
+            data = designer.quest_from_form(fields, quest_id=quest_id)
+            return designer.save_quest(
+                session=session, game_id=game.id, data=data, mission_ids=mission_ids
+            ).id
+
+        try:
+            saved = await self._on_game(work, write=True)
+        except Forbidden as exc:
+            return rx.toast.error(str(exc))
+        except FormError as exc:
+            self.errors = exc.errors
+            return rx.toast.error("Some fields need attention.")
+        return [
+            rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"),
+            rx.toast.success("Quest saved." if quest_id else f"Quest created ({saved[:8]}…)."),
+        ]

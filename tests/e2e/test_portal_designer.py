@@ -202,3 +202,55 @@ def test_a_publisher_cannot_open_the_editor(portal, page):
     page.goto(portal.url + "/studio/mission?game=anything")
     expect(page.get_by_text("Your account cannot open that page.")).to_be_visible()
     expect(page.get_by_role("heading", name="New mission")).to_have_count(0)
+
+
+def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page, tmp_path):
+    staff, designer = new_page(), new_page()
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    create_studio_with_designer(staff, portal.url, "Quest Studio", "quinn@quest.example")
+    sign_in(designer, portal.url, "quinn@quest.example", DESIGNER_PASSWORD)
+    expect(designer.get_by_role("heading", name="Games")).to_be_visible()
+    game_id, _, _ = create_game(designer, "Dungeon")
+    catalog = tmp_path / "dungeon.json"
+    catalog.write_text(
+        json.dumps(
+            {
+                "gameId": game_id,
+                "missions": [
+                    {
+                        "title": title,
+                        "payout": 1,
+                        "destinationUrl": "https://dungeon.example/",
+                        "rule": {"event": event},
+                    }
+                    for title, event in (("Open the gate", "GATE"), ("Slay the dragon", "DRAGON"))
+                ],
+            }
+        )
+    )
+    cli(portal.env, "offers", "import", str(catalog))
+
+    designer.goto(portal.url + f"/studio/quest?game={game_id}")
+    expect(designer.get_by_text("Open the gate")).to_be_visible()  # loaded: the form is final
+    designer.get_by_label("Name").fill("The dragon's lair")
+    designer.get_by_label("Destination URL").fill("https://dungeon.example/quest")
+    designer.get_by_role("button", name="Save quest").click()
+    expect(designer.get_by_text("a quest needs at least one mission")).to_be_visible()
+    for title in ("Slay the dragon", "Open the gate"):
+        designer.get_by_text(title).locator("..").get_by_role("button", name="Add").click()
+    chosen = designer.get_by_test_id("quest-mission")
+    expect(chosen.first).to_contain_text("Slay the dragon")
+    chosen.nth(1).get_by_role("button", name="Move up").click()
+    expect(chosen.first).to_contain_text("Open the gate")
+    screenshot(designer, "designer-quest")
+    designer.get_by_role("button", name="Save quest").click()
+    expect(designer.get_by_text("Quest created")).to_be_visible()
+    expect(
+        designer.get_by_test_id("offer-row").filter(has_text="in The dragon's lair")
+    ).to_have_count(2)
+    with Session(portal.engine()) as db:
+        missions = db.exec(
+            select(Mission).where(Mission.game_id == game_id).order_by(Mission.quest_position)
+        )
+        assert [m.title for m in missions] == ["Open the gate", "Slay the dragon"]
