@@ -17,31 +17,34 @@ def field(
     required: bool = True,
     **props,
 ) -> rx.Component:
-    error = errors[name].to(str) if errors is not None else None
-    input_props = dict(
-        name=name,
-        id=name,
-        type=type,
-        placeholder=placeholder,
-        required=required,
-        size="3",
-        width="100%",
-        **props,
-    )
+    """A labelled input named `name`, its hint, and its error from `errors` (a dict var)."""
     if default_value is not None:
-        input_props["default_value"] = default_value
-    return rx.vstack(
+        props["default_value"] = default_value
+    parts = [
         rx.el.label(rx.text(label, size="2", weight="medium"), html_for=name),
-        rx.input(**input_props),
-        rx.cond(hint != "", rx.text(hint, size="1", color_scheme="gray")),
-        rx.cond(
-            error is not None and errors is not None and errors.contains(name),
-            rx.text(error, size="2", color_scheme="red", role="alert"),
-        )
-        if errors is not None
-        else rx.fragment(),
-        spacing="1",
-        width="100%",
+        rx.input(
+            name=name,
+            id=name,
+            type=type,
+            placeholder=placeholder,
+            required=required,
+            size="3",
+            width="100%",
+            **props,
+        ),
+    ]
+    if hint:
+        parts.append(rx.text(hint, size="1", color_scheme="gray"))
+    if errors is not None:
+        parts.append(field_error(errors, name))
+    return rx.vstack(*parts, spacing="1", width="100%")
+
+
+def field_error(errors: rx.Var, name: str) -> rx.Component:
+    """The message for input `name` in an errors dict var, when there is one."""
+    return rx.cond(
+        errors.contains(name),
+        rx.text(errors[name].to(str), size="2", color_scheme="red", role="alert"),
     )
 
 
@@ -50,3 +53,16 @@ def form_error(message: rx.Var) -> rx.Component:
         message != "",
         rx.callout(message, icon="triangle-alert", color_scheme="red", role="alert", width="100%"),
     )
+
+
+SELECT_STYLE = {
+    "padding": "0.45rem",
+    "border-radius": "6px",
+    "border": "1px solid var(--gray-a7)",
+    "background": "var(--color-surface)",
+}
+
+
+def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Component:
+    """A native <select>: it submits with rx.form by its name, styled like the inputs."""
+    return rx.el.select(*options, style={**SELECT_STYLE, "width": width}, **props)

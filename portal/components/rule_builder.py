@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import reflex as rx
 
+from portal.components.forms import field_error, native_select
+
 OPERATORS = [">=", ">", "<=", "<", "==", "!=", "exists", "not exists"]
 COMPLETIONS = [
     ("count", "count of passing events"),
     ("consecutive", "consecutive passing events"),
     ("sum", "sum of a field over passing events"),
 ]
-
-
-def _native_select(
-    name: str, options: list[tuple[str, str]], default: rx.Var, label: str
-) -> rx.Component:
-    return rx.el.select(
-        *[rx.el.option(text, value=value) for value, text in options],
-        name=name,
-        default_value=default,
-        aria_label=label,
-        style={
-            "padding": "0.45rem",
-            "border-radius": "6px",
-            "border": "1px solid var(--gray-a7)",
-            "background": "var(--color-surface)",
-        },
-    )
 
 
 def rule_builder(state) -> rx.Component:
@@ -43,17 +28,11 @@ def rule_builder(state) -> rx.Component:
                 size="2",
                 width="220px",
             ),
-            rx.el.select(
+            native_select(
                 *[rx.el.option(op, value=op) for op in OPERATORS],
                 name="cond_op_" + n.to_string(),
                 default_value=row["op"],
                 aria_label="Condition operator " + (n + 1).to_string(),
-                style={
-                    "padding": "0.45rem",
-                    "border-radius": "6px",
-                    "border": "1px solid var(--gray-a7)",
-                    "background": "var(--color-surface)",
-                },
             ),
             rx.input(
                 name="cond_value_" + n.to_string(),
@@ -83,10 +62,7 @@ def rule_builder(state) -> rx.Component:
         rx.el.datalist(
             rx.foreach(state.suggestions, lambda e: rx.el.option(value=e)), id="event-names"
         ),
-        rx.cond(
-            errors.contains("rule_event"),
-            rx.text(errors["rule_event"].to(str), color_scheme="red", size="2"),
-        ),
+        field_error(errors, "rule_event"),
         rx.text(
             "Filter: every condition must hold (leave a row empty to skip it)",
             size="2",
@@ -95,7 +71,12 @@ def rule_builder(state) -> rx.Component:
         rx.foreach(state.conditions, lambda row, n: condition(row, n)),
         rx.text("Completes at", size="2", weight="medium"),
         rx.hstack(
-            _native_select("completion", COMPLETIONS, state.completion, "Completion"),
+            native_select(
+                *[rx.el.option(text, value=value) for value, text in COMPLETIONS],
+                name="completion",
+                default_value=state.completion,
+                aria_label="Completion",
+            ),
             rx.text("≥", size="3"),
             rx.input(
                 name="threshold",
@@ -116,14 +97,8 @@ def rule_builder(state) -> rx.Component:
             wrap="wrap",
             align="center",
         ),
-        rx.cond(
-            errors.contains("threshold"),
-            rx.text(errors["threshold"].to(str), color_scheme="red", size="2"),
-        ),
-        rx.cond(
-            errors.contains("rule"),
-            rx.text(errors["rule"].to(str), color_scheme="red", size="2", role="alert"),
-        ),
+        field_error(errors, "threshold"),
+        field_error(errors, "rule"),
         spacing="2",
         width="100%",
     )

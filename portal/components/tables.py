@@ -1,10 +1,38 @@
-"""Paging under a table."""
+"""Tables: a data table that scrolls sideways on narrow screens, and paging under it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import reflex as rx
+
+
+def data_table(
+    headers: Sequence[str],
+    rows: rx.Var,
+    cells: Callable[[Any], Sequence[Any]],
+    *,
+    test_id: str = "",
+    size: str = "2",
+    extra_rows: Sequence[rx.Component] = (),
+) -> rx.Component:
+    """One header row, then one row per item of `rows`; `cells(item)` gives the contents
+    of its cells. `extra_rows` (a totals row) follow the items."""
+
+    def row(item: Any) -> rx.Component:
+        return rx.table.row(*[rx.table.cell(c) for c in cells(item)], data_testid=test_id)
+
+    return rx.box(
+        rx.table.root(
+            rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in headers])),
+            rx.table.body(rx.foreach(rows, row), *extra_rows),
+            width="100%",
+            size=size,
+        ),
+        overflow_x="auto",
+        width="100%",
+    )
 
 
 def pager(page: rx.Var, pages: rx.Var, total: rx.Var, go: Any) -> rx.Component:

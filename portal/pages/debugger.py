@@ -5,20 +5,8 @@ import reflex as rx
 from portal import routes
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
+from portal.components.tables import data_table
 from portal.state.debugger import DebuggerState
-
-
-def _table(headers: tuple[str, ...], rows, cells, test_id: str) -> rx.Component:
-    return rx.box(
-        rx.table.root(
-            rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in headers])),
-            rx.table.body(rx.foreach(rows, lambda r: rx.table.row(*cells(r), data_testid=test_id))),
-            width="100%",
-            size="1",
-        ),
-        overflow_x="auto",
-        width="100%",
-    )
 
 
 def events_page() -> rx.Component:
@@ -56,18 +44,19 @@ def events_page() -> rx.Component:
             rx.heading("Events", size="4", as_="h2"),
             rx.cond(
                 s.events.length() > 0,
-                _table(
+                data_table(
                     ("Time", "Received", "User", "Event", "Value", "Traits"),
                     s.events,
                     lambda e: [
-                        rx.table.cell(e.time, white_space="nowrap"),
-                        rx.table.cell(e.received, white_space="nowrap"),
-                        rx.table.cell(e.user_id),
-                        rx.table.cell(rx.code(e.name)),
-                        rx.table.cell(e.value),
-                        rx.table.cell(rx.code(e.traits, size="1")),
+                        rx.text(e.time, white_space="nowrap"),
+                        rx.text(e.received, white_space="nowrap"),
+                        e.user_id,
+                        rx.code(e.name),
+                        e.value,
+                        rx.code(e.traits, size="1"),
                     ],
-                    "event-row",
+                    test_id="event-row",
+                    size="1",
                 ),
                 empty_state(
                     "radio",
@@ -80,17 +69,18 @@ def events_page() -> rx.Component:
             rx.heading("Rejected items", size="4", as_="h2"),
             rx.cond(
                 s.rejected.length() > 0,
-                _table(
+                data_table(
                     ("Request at", "Answer", "Item", "Code", "Reason"),
                     s.rejected,
                     lambda r: [
-                        rx.table.cell(r.at, white_space="nowrap"),
-                        rx.table.cell(r.status),
-                        rx.table.cell(rx.code(r.item)),
-                        rx.table.cell(rx.code(r.code)),
-                        rx.table.cell(r.message),
+                        rx.text(r.at, white_space="nowrap"),
+                        r.status,
+                        rx.code(r.item),
+                        rx.code(r.code),
+                        r.message,
                     ],
-                    "rejected-row",
+                    test_id="rejected-row",
+                    size="1",
                 ),
                 rx.text("No rejected items.", color_scheme="gray", size="2"),
             ),
@@ -99,17 +89,18 @@ def events_page() -> rx.Component:
             rx.heading("Identifier changes", size="4", as_="h2"),
             rx.cond(
                 s.identifiers.length() > 0,
-                _table(
+                data_table(
                     ("Updated", "User", "Kind", "Value", "Platform user"),
                     s.identifiers,
                     lambda i: [
-                        rx.table.cell(i.updated, white_space="nowrap"),
-                        rx.table.cell(i.user_id),
-                        rx.table.cell(i.kind),
-                        rx.table.cell(i.value),
-                        rx.table.cell(rx.code(i.platform_user_id, size="1")),
+                        rx.text(i.updated, white_space="nowrap"),
+                        i.user_id,
+                        i.kind,
+                        i.value,
+                        rx.code(i.platform_user_id, size="1"),
                     ],
-                    "identifier-row",
+                    test_id="identifier-row",
+                    size="1",
                 ),
                 rx.text("No identifiers yet.", color_scheme="gray", size="2"),
             ),

@@ -3,9 +3,10 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.forms import field, form_error
+from portal.components.forms import field, form_error, native_select
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
+from portal.components.tables import data_table
 from portal.state.games import GamesState, GameState
 from portal.state.studios import StudioState
 
@@ -34,12 +35,12 @@ def studios() -> rx.Component:
                         rx.el.label(
                             rx.text("Studio", size="2", weight="medium"), html_for="studio"
                         ),
-                        rx.el.select(
+                        native_select(
                             rx.foreach(s.rows, lambda r: rx.el.option(r.name, value=r.id)),
                             name="studio",
                             id="studio",
                             required=True,
-                            style={"padding": "0.5rem", "border-radius": "6px", "width": "100%"},
+                            width="100%",
                         ),
                         field("Name", "designer_name", required=False),
                         field("Email", "email", type="email", errors=s.designer_errors),
@@ -64,27 +65,11 @@ def studios() -> rx.Component:
         card(
             rx.cond(
                 s.rows.length() > 0,
-                rx.table.root(
-                    rx.table.header(
-                        rx.table.row(
-                            *[
-                                rx.table.column_header_cell(h)
-                                for h in ("Studio", "Designers", "Games")
-                            ]
-                        )
-                    ),
-                    rx.table.body(
-                        rx.foreach(
-                            s.rows,
-                            lambda r: rx.table.row(
-                                rx.table.cell(r.name),
-                                rx.table.cell(r.designers),
-                                rx.table.cell(r.games),
-                                data_testid="studio-row",
-                            ),
-                        )
-                    ),
-                    width="100%",
+                data_table(
+                    ("Studio", "Designers", "Games"),
+                    s.rows,
+                    lambda r: [r.name, r.designers, r.games],
+                    test_id="studio-row",
                 ),
                 empty_state("building", "No studios yet", "Create one, then its designers."),
             )
@@ -125,34 +110,16 @@ def games() -> rx.Component:
         card(
             rx.cond(
                 s.rows.length() > 0,
-                rx.box(
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in ("Game", "Studio", "Live credentials", "Created")
-                                ]
-                            )
-                        ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.rows,
-                                lambda g: rx.table.row(
-                                    rx.table.cell(
-                                        rx.link(g.name, href=routes.GAME + "?game=" + g.id)
-                                    ),
-                                    rx.table.cell(g.studio),
-                                    rx.table.cell(g.live_credentials),
-                                    rx.table.cell(g.created_at),
-                                    data_testid="game-row",
-                                ),
-                            )
-                        ),
-                        width="100%",
-                    ),
-                    overflow_x="auto",
-                    width="100%",
+                data_table(
+                    ("Game", "Studio", "Live credentials", "Created"),
+                    s.rows,
+                    lambda g: [
+                        rx.link(g.name, href=routes.GAME + "?game=" + g.id),
+                        g.studio,
+                        g.live_credentials,
+                        g.created_at,
+                    ],
+                    test_id="game-row",
                 ),
                 empty_state("gamepad-2", "No games yet", "Create your studio's first game above."),
             )
@@ -233,44 +200,26 @@ def game() -> rx.Component:
                 size="2",
                 color_scheme="gray",
             ),
-            rx.table.root(
-                rx.table.header(
-                    rx.table.row(
-                        *[
-                            rx.table.column_header_cell(h)
-                            for h in ("Client id", "Created", "Revoked", "")
-                        ]
-                    )
-                ),
-                rx.table.body(
-                    rx.foreach(
-                        s.credentials,
-                        lambda c: rx.table.row(
-                            rx.table.cell(rx.code(c.client_id)),
-                            rx.table.cell(c.created_at),
-                            rx.table.cell(
-                                rx.cond(
-                                    c.revoked_at != "",
-                                    c.revoked_at,
-                                    rx.badge("live", color_scheme="green"),
-                                )
-                            ),
-                            rx.table.cell(
-                                rx.cond(
-                                    c.revoked_at == "",
-                                    rx.button(
-                                        "Revoke",
-                                        size="1",
-                                        color_scheme="red",
-                                        variant="soft",
-                                        on_click=s.revoke(c.client_id),
-                                    ),
-                                )
-                            ),
+            data_table(
+                ("Client id", "Created", "Revoked", ""),
+                s.credentials,
+                lambda c: [
+                    rx.code(c.client_id),
+                    c.created_at,
+                    rx.cond(
+                        c.revoked_at != "", c.revoked_at, rx.badge("live", color_scheme="green")
+                    ),
+                    rx.cond(
+                        c.revoked_at == "",
+                        rx.button(
+                            "Revoke",
+                            size="1",
+                            color_scheme="red",
+                            variant="soft",
+                            on_click=s.revoke(c.client_id),
                         ),
-                    )
-                ),
-                width="100%",
+                    ),
+                ],
             ),
         ),
         card(

@@ -3,10 +3,11 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.forms import field, form_error
+from portal.components.forms import field, field_error, form_error
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.rule_builder import rule_builder
+from portal.components.tables import data_table
 from portal.state.missions import OS_CHOICES, EditorState, MissionsState, QuestState, TesterState
 
 
@@ -31,85 +32,44 @@ def missions() -> rx.Component:
             ),
             rx.cond(
                 s.rows.length() > 0,
-                rx.box(
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in (
-                                        "Offer",
-                                        "Rule",
-                                        "Payout",
-                                        "Conversions",
-                                        "Status",
-                                        "",
-                                    )
-                                ]
-                            )
-                        ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.rows,
-                                lambda r: rx.table.row(
-                                    rx.table.cell(
-                                        rx.vstack(
-                                            rx.link(
-                                                r.title,
-                                                href=rx.cond(
-                                                    r.kind == "mission",
-                                                    routes.MISSION
-                                                    + "?game="
-                                                    + s.game_id
-                                                    + "&mission="
-                                                    + r.id,
-                                                    routes.QUEST
-                                                    + "?game="
-                                                    + s.game_id
-                                                    + "&quest="
-                                                    + r.id,
-                                                ),
-                                            ),
-                                            rx.hstack(
-                                                rx.badge(r.kind, variant="outline"),
-                                                rx.cond(
-                                                    r.quest != "",
-                                                    rx.text(
-                                                        "in " + r.quest,
-                                                        size="1",
-                                                        color_scheme="gray",
-                                                    ),
-                                                ),
-                                            ),
-                                            spacing="1",
-                                        )
-                                    ),
-                                    rx.table.cell(rx.text(r.rule, size="2")),
-                                    rx.table.cell(r.payout),
-                                    rx.table.cell(r.progress),
-                                    rx.table.cell(
-                                        rx.cond(
-                                            r.active,
-                                            rx.badge("active", color_scheme="green"),
-                                            rx.badge("inactive", color_scheme="gray"),
-                                        )
-                                    ),
-                                    rx.table.cell(
-                                        rx.button(
-                                            rx.cond(r.active, "Deactivate", "Activate"),
-                                            size="1",
-                                            variant="soft",
-                                            on_click=s.set_active(r.kind, r.id, ~r.active),
-                                        )
-                                    ),
-                                    data_testid="offer-row",
+                data_table(
+                    ("Offer", "Rule", "Payout", "Conversions", "Status", ""),
+                    s.rows,
+                    lambda r: [
+                        rx.vstack(
+                            rx.link(
+                                r.title,
+                                href=rx.cond(
+                                    r.kind == "mission",
+                                    routes.MISSION + "?game=" + s.game_id + "&mission=" + r.id,
+                                    routes.QUEST + "?game=" + s.game_id + "&quest=" + r.id,
                                 ),
-                            )
+                            ),
+                            rx.hstack(
+                                rx.badge(r.kind, variant="outline"),
+                                rx.cond(
+                                    r.quest != "",
+                                    rx.text("in " + r.quest, size="1", color_scheme="gray"),
+                                ),
+                            ),
+                            spacing="1",
                         ),
-                        width="100%",
-                    ),
-                    overflow_x="auto",
-                    width="100%",
+                        rx.text(r.rule, size="2"),
+                        r.payout,
+                        r.progress,
+                        rx.cond(
+                            r.active,
+                            rx.badge("active", color_scheme="green"),
+                            rx.badge("inactive", color_scheme="gray"),
+                        ),
+                        rx.button(
+                            rx.cond(r.active, "Deactivate", "Activate"),
+                            size="1",
+                            variant="soft",
+                            on_click=s.set_active(r.kind, r.id, ~r.active),
+                        ),
+                    ],
+                    test_id="offer-row",
                 ),
                 empty_state(
                     "target", "No missions yet", "Create one: an event, a filter, a completion."
@@ -205,10 +165,7 @@ def editor() -> rx.Component:
                         wrap="wrap",
                         gap="4",
                     ),
-                    rx.cond(
-                        errors.contains("os"),
-                        rx.text(errors["os"].to(str), color_scheme="red", size="2"),
-                    ),
+                    field_error(errors, "os"),
                     rx.grid(
                         f(
                             "Countries (only these)",
@@ -287,12 +244,7 @@ def tester() -> rx.Component:
                         font_family="monospace",
                         aria_label="Events",
                     ),
-                    rx.cond(
-                        s.errors.contains("events"),
-                        rx.text(
-                            s.errors["events"].to(str), color_scheme="red", size="2", role="alert"
-                        ),
-                    ),
+                    field_error(s.errors, "events"),
                     rx.button("Run", type="submit", size="3"),
                 ),
                 width="100%",
@@ -320,62 +272,27 @@ def tester() -> rx.Component:
                         data_testid="completes-at",
                     ),
                 ),
-                rx.box(
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in (
-                                        "#",
-                                        "Event",
-                                        "Value",
-                                        "Traits",
-                                        "Outcome",
-                                        "Count",
-                                        "Run",
-                                        "Sum",
-                                        "",
-                                    )
-                                ]
-                            )
+                data_table(
+                    ("#", "Event", "Value", "Traits", "Outcome", "Count", "Run", "Sum", ""),
+                    s.steps,
+                    lambda t: [
+                        t.n,
+                        t.event,
+                        t.value,
+                        t.traits,
+                        rx.match(
+                            t.outcome,
+                            ("passes", rx.badge("passes", color_scheme="green")),
+                            ("fails the filter", rx.badge("fails the filter", color_scheme="red")),
+                            rx.badge(t.outcome, color_scheme="gray"),
                         ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.steps,
-                                lambda t: rx.table.row(
-                                    rx.table.cell(t.n),
-                                    rx.table.cell(t.event),
-                                    rx.table.cell(t.value),
-                                    rx.table.cell(t.traits),
-                                    rx.table.cell(
-                                        rx.match(
-                                            t.outcome,
-                                            ("passes", rx.badge("passes", color_scheme="green")),
-                                            (
-                                                "fails the filter",
-                                                rx.badge("fails the filter", color_scheme="red"),
-                                            ),
-                                            rx.badge(t.outcome, color_scheme="gray"),
-                                        )
-                                    ),
-                                    rx.table.cell(t.count),
-                                    rx.table.cell(t.run),
-                                    rx.table.cell(t.total),
-                                    rx.table.cell(
-                                        rx.cond(
-                                            t.completed, rx.badge("completes", color_scheme="green")
-                                        )
-                                    ),
-                                    data_testid="test-step",
-                                ),
-                            )
-                        ),
-                        width="100%",
-                        size="1",
-                    ),
-                    overflow_x="auto",
-                    width="100%",
+                        t.count,
+                        t.run,
+                        t.total,
+                        rx.cond(t.completed, rx.badge("completes", color_scheme="green")),
+                    ],
+                    test_id="test-step",
+                    size="1",
                 ),
             ),
         ),
@@ -456,12 +373,7 @@ def quest() -> rx.Component:
                         s.chosen.length() == 0,
                         rx.text("Add missions from the list below.", color_scheme="gray"),
                     ),
-                    rx.cond(
-                        errors.contains("missions"),
-                        rx.text(
-                            errors["missions"].to(str), color_scheme="red", size="2", role="alert"
-                        ),
-                    ),
+                    field_error(errors, "missions"),
                     rx.divider(),
                     rx.text("Standalone missions of this game", size="2", weight="medium"),
                     rx.foreach(

@@ -7,7 +7,7 @@ from api.services.postback_url import LEGACY, MACROS
 from portal import routes
 from portal.components.forms import field, form_error
 from portal.components.layout import card, empty_state, page, status_badge
-from portal.components.tables import pager
+from portal.components.tables import data_table, pager
 from portal.state.postbacks import EXAMPLE_TEMPLATE, DeliveryState, PostbackState
 from portal.state.workspace import ApplicationState, OfferwallScoped, WorkspaceState
 
@@ -363,27 +363,15 @@ def _attempts_panel() -> rx.Component:
                 rx.hstack(status_badge(s.open_status), rx.code(s.open_url, word_break="break-all")),
                 rx.cond(
                     s.attempts.length() > 0,
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in ("When", "Status", "Time", "Answer or error")
-                                ]
-                            )
-                        ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.attempts,
-                                lambda a: rx.table.row(
-                                    rx.table.cell(a.started_at),
-                                    rx.table.cell(a.status_code),
-                                    rx.table.cell(a.duration_ms.to_string() + " ms"),
-                                    rx.table.cell(rx.cond(a.error != "", a.error, a.answer)),
-                                ),
-                            )
-                        ),
-                        width="100%",
+                    data_table(
+                        ("When", "Status", "Time", "Answer or error"),
+                        s.attempts,
+                        lambda a: [
+                            a.started_at,
+                            a.status_code,
+                            a.duration_ms.to_string() + " ms",
+                            rx.cond(a.error != "", a.error, a.answer),
+                        ],
                         size="1",
                     ),
                     rx.text("No attempt yet.", color_scheme="gray"),
@@ -443,49 +431,28 @@ def deliveries() -> rx.Component:
             ),
             rx.cond(
                 s.rows.length() > 0,
-                rx.box(
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in (
-                                        "Created",
-                                        "Transaction",
-                                        "Mission",
-                                        "Payout",
-                                        "Status",
-                                        "Attempts",
-                                        "Last answer",
-                                        "",
-                                    )
-                                ]
-                            )
-                        ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.rows,
-                                lambda r: rx.table.row(
-                                    rx.table.cell(r.created_at, white_space="nowrap"),
-                                    rx.table.cell(rx.code(r.transaction_id, size="1")),
-                                    rx.table.cell(r.mission),
-                                    rx.table.cell(r.payout, white_space="nowrap"),
-                                    rx.table.cell(status_badge(r.status)),
-                                    rx.table.cell(r.attempts),
-                                    rx.table.cell(r.last_status),
-                                    rx.table.cell(
-                                        rx.button(
-                                            "Open", size="1", variant="soft", on_click=s.open(r.id)
-                                        )
-                                    ),
-                                ),
-                            )
-                        ),
-                        width="100%",
-                        size="2",
+                data_table(
+                    (
+                        "Created",
+                        "Transaction",
+                        "Mission",
+                        "Payout",
+                        "Status",
+                        "Attempts",
+                        "Last answer",
+                        "",
                     ),
-                    overflow_x="auto",
-                    width="100%",
+                    s.rows,
+                    lambda r: [
+                        rx.text(r.created_at, white_space="nowrap"),
+                        rx.code(r.transaction_id, size="1"),
+                        r.mission,
+                        rx.text(r.payout, white_space="nowrap"),
+                        status_badge(r.status),
+                        r.attempts,
+                        r.last_status,
+                        rx.button("Open", size="1", variant="soft", on_click=s.open(r.id)),
+                    ],
                 ),
                 empty_state(
                     "inbox", "No postbacks yet", "Each conversion of your users appears here."

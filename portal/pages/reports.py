@@ -2,7 +2,9 @@
 
 import reflex as rx
 
+from portal.components.forms import native_select
 from portal.components.layout import card, empty_state, page
+from portal.components.tables import data_table
 from portal.state.reports import ReportState
 
 LABELS = [
@@ -23,16 +25,11 @@ def reports() -> rx.Component:
                     rx.el.label(
                         rx.vstack(
                             rx.text("Group", size="2", weight="medium"),
-                            rx.el.select(
+                            native_select(
                                 *[rx.el.option(text, value=value) for value, text in LABELS],
                                 name="dimension",
                                 default_value=s.dimension,
                                 key=s.dimension,
-                                style={
-                                    "padding": "0.45rem",
-                                    "border-radius": "6px",
-                                    "border": "1px solid var(--gray-a7)",
-                                },
                             ),
                             spacing="1",
                         )
@@ -86,53 +83,25 @@ def reports() -> rx.Component:
                     ),
                 ),
                 card(
-                    rx.box(
-                        rx.table.root(
-                            rx.table.header(
+                    data_table(
+                        ("", "Clicks", "Starts", "Conversions", "Conversion rate", "Payout (USD)"),
+                        s.rows,
+                        lambda r: [r.label, r.clicks, r.starts, r.conversions, r.rate, r.payout],
+                        test_id="report-row",
+                        extra_rows=[
+                            rx.cond(
+                                s.totals,
                                 rx.table.row(
-                                    *[
-                                        rx.table.column_header_cell(h)
-                                        for h in (
-                                            "",
-                                            "Clicks",
-                                            "Starts",
-                                            "Conversions",
-                                            "Conversion rate",
-                                            "Payout (USD)",
-                                        )
-                                    ]
-                                )
-                            ),
-                            rx.table.body(
-                                rx.foreach(
-                                    s.rows,
-                                    lambda r: rx.table.row(
-                                        rx.table.cell(r.label),
-                                        rx.table.cell(r.clicks),
-                                        rx.table.cell(r.starts),
-                                        rx.table.cell(r.conversions),
-                                        rx.table.cell(r.rate),
-                                        rx.table.cell(r.payout),
-                                        data_testid="report-row",
-                                    ),
+                                    rx.table.row_header_cell("Total"),
+                                    rx.table.cell(s.totals.clicks),
+                                    rx.table.cell(s.totals.starts),
+                                    rx.table.cell(s.totals.conversions),
+                                    rx.table.cell(s.totals.rate),
+                                    rx.table.cell(s.totals.payout),
+                                    data_testid="report-total",
                                 ),
-                                rx.cond(
-                                    s.totals,
-                                    rx.table.row(
-                                        rx.table.row_header_cell("Total"),
-                                        rx.table.cell(s.totals.clicks),
-                                        rx.table.cell(s.totals.starts),
-                                        rx.table.cell(s.totals.conversions),
-                                        rx.table.cell(s.totals.rate),
-                                        rx.table.cell(s.totals.payout),
-                                        data_testid="report-total",
-                                    ),
-                                ),
-                            ),
-                            width="100%",
-                        ),
-                        overflow_x="auto",
-                        width="100%",
+                            )
+                        ],
                     ),
                 ),
                 width="100%",

@@ -4,7 +4,7 @@ import reflex as rx
 
 from portal import routes
 from portal.components.layout import card, empty_state, page, status_badge
-from portal.components.tables import pager
+from portal.components.tables import data_table, pager
 from portal.state.staff import STATUSES, StaffState
 
 
@@ -140,58 +140,26 @@ def publishers() -> rx.Component:
             ),
             rx.cond(
                 s.rows.length() > 0,
-                rx.box(
-                    rx.table.root(
-                        rx.table.header(
-                            rx.table.row(
-                                *[
-                                    rx.table.column_header_cell(h)
-                                    for h in (
-                                        "Company",
-                                        "Contact",
-                                        "Website",
-                                        "Status",
-                                        "Applied",
-                                        "",
-                                    )
-                                ]
-                            )
+                data_table(
+                    ("Company", "Contact", "Website", "Status", "Applied", ""),
+                    s.rows,
+                    lambda r: [
+                        rx.vstack(
+                            rx.text(r.company, weight="medium"),
+                            rx.cond(r.owid != "", rx.code(r.owid, size="1")),
+                            spacing="1",
                         ),
-                        rx.table.body(
-                            rx.foreach(
-                                s.rows,
-                                lambda r: rx.table.row(
-                                    rx.table.cell(
-                                        rx.vstack(
-                                            rx.text(r.company, weight="medium"),
-                                            rx.cond(r.owid != "", rx.code(r.owid, size="1")),
-                                            spacing="1",
-                                        )
-                                    ),
-                                    rx.table.cell(
-                                        rx.vstack(
-                                            rx.text(r.contact),
-                                            rx.text(r.email, size="1", color_scheme="gray"),
-                                            spacing="1",
-                                        )
-                                    ),
-                                    rx.table.cell(
-                                        rx.link(
-                                            r.website, href=r.website, is_external=True, size="2"
-                                        )
-                                    ),
-                                    rx.table.cell(status_badge(r.status)),
-                                    rx.table.cell(r.created_at, white_space="nowrap"),
-                                    rx.table.cell(_actions(r)),
-                                    data_testid="publisher-row",
-                                ),
-                            )
+                        rx.vstack(
+                            rx.text(r.contact),
+                            rx.text(r.email, size="1", color_scheme="gray"),
+                            spacing="1",
                         ),
-                        width="100%",
-                        size="2",
-                    ),
-                    overflow_x="auto",
-                    width="100%",
+                        rx.link(r.website, href=r.website, is_external=True, size="2"),
+                        status_badge(r.status),
+                        rx.text(r.created_at, white_space="nowrap"),
+                        _actions(r),
+                    ],
+                    test_id="publisher-row",
                 ),
                 empty_state(
                     "users", "No publishers here", "Applications appear here as publishers sign up."
