@@ -19,66 +19,33 @@ from portal.state.workspace import ApplicationState, WorkspaceState
 
 app = rx.App(api_transformer=create_api())
 
-app.add_page(home.home, route=routes.HOME, title="Questwall", on_load=AuthState.load_home)
-app.add_page(login.login, route=routes.LOGIN, title="Sign in · Questwall", on_load=LoginState.load)
-app.add_page(login.signup, route=routes.SIGNUP, title="Become a publisher · Questwall")
-app.add_page(
-    publisher.application,
-    route=routes.APPLICATION,
-    title="Your application · Questwall",
-    on_load=ApplicationState.load,
-)
-app.add_page(
-    publisher.overview,
-    route=routes.PUBLISHER,
-    title="Offerwall · Questwall",
-    on_load=WorkspaceState.load,
-)
-app.add_page(
-    publisher.postback,
-    route=routes.PUBLISHER_POSTBACK,
-    title="Postback · Questwall",
-    on_load=PostbackState.load,
-)
-app.add_page(
-    publisher.deliveries,
-    route=routes.PUBLISHER_DELIVERIES,
-    title="Deliveries · Questwall",
-    on_load=DeliveryState.load,
-)
-app.add_page(
-    staff.publishers,
-    route=routes.STAFF_PUBLISHERS,
-    title="Publishers · Questwall",
-    on_load=StaffState.load,
-)
-app.add_page(
-    games.studios, route=routes.STAFF_STUDIOS, title="Studios · Questwall", on_load=StudioState.load
-)
-app.add_page(games.games, route=routes.GAMES, title="Games · Questwall", on_load=GamesState.load)
-app.add_page(games.game, route=routes.GAME, title="Game · Questwall", on_load=GameState.load)
-app.add_page(
-    missions.missions,
-    route=routes.MISSIONS,
-    title="Missions · Questwall",
-    on_load=MissionsState.load,
-)
-app.add_page(
-    missions.editor, route=routes.MISSION, title="Mission · Questwall", on_load=EditorState.load
-)
-app.add_page(missions.quest, route=routes.QUEST, title="Quest · Questwall", on_load=QuestState.load)
-app.add_page(
-    missions.tester, route=routes.TESTER, title="Rule tester · Questwall", on_load=TesterState.load
-)
-app.add_page(
-    debugger.events_page,
-    route=routes.EVENTS,
-    title="Live events · Questwall",
-    on_load=DebuggerState.load,
-)
-app.add_page(
-    reports.reports, route=routes.REPORTS, title="Reports · Questwall", on_load=ReportState.load
-)
+# (page, route, title, on_load): every page of the portal.
+PAGES = [
+    (home.home, routes.HOME, "", AuthState.load_home),
+    (login.login, routes.LOGIN, "Sign in", LoginState.load),
+    (login.signup, routes.SIGNUP, "Become a publisher", None),
+    (publisher.application, routes.APPLICATION, "Your application", ApplicationState.load),
+    (publisher.overview, routes.PUBLISHER, "Offerwall", WorkspaceState.load),
+    (publisher.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
+    (publisher.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
+    (staff.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
+    (games.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
+    (games.games, routes.GAMES, "Games", GamesState.load),
+    (games.game, routes.GAME, "Game", GameState.load),
+    (missions.missions, routes.MISSIONS, "Missions", MissionsState.load),
+    (missions.editor, routes.MISSION, "Mission", EditorState.load),
+    (missions.quest, routes.QUEST, "Quest", QuestState.load),
+    (missions.tester, routes.TESTER, "Rule tester", TesterState.load),
+    (debugger.events_page, routes.EVENTS, "Live events", DebuggerState.load),
+    (reports.reports, routes.REPORTS, "Reports", ReportState.load),
+]
+for component, route, title, on_load in PAGES:
+    app.add_page(
+        component,
+        route=route,
+        title=f"{title} · Questwall" if title else "Questwall",
+        on_load=on_load,
+    )
 
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)
