@@ -147,12 +147,8 @@ def signup_publisher(
         raise AccountError("Enter your website as a full URL, e.g. https://example.com.", "website")
     if not 2 <= len(contact) <= 200:
         raise AccountError("Enter the name of a contact person.", "contact")
-    email = normalize_email(email)
-    problem = password_problem(password, email=email)
-    if problem:
-        raise AccountError(problem, "password")
-    if session.exec(select(User.id).where(User.email == email)).first():
-        raise AccountError("An account with this email already exists.", "email")
+    # The account's own checks (email, password, one account per email) come with
+    # create_user; when they refuse, the caller's transaction drops the offerwall too.
     offerwall = create_offerwall(session=session, name=company)
     offerwall.website = website
     offerwall.contact_name = contact

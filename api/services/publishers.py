@@ -4,10 +4,10 @@ functions take the offerwall they act on and check that rows belong to it."""
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -67,15 +67,20 @@ def list_publishers(
                 sa.func.lower(sa.func.coalesce(col(Offerwall.owid), "")).like(like),
             )
         )
-    total = session.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
+    rows, total, page, pages = _paged(
+        session, query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id)), page
+    )
+    return Page([_row(o, email) for o, email in rows], total, page, pages)
+
+
+def _paged(session: Session, query: Any, page: int) -> tuple[Sequence[Any], int, int, int]:
+    """One page of an ordered query: its rows, the total, the page (clamped) and pages."""
+    counted = sa.select(sa.func.count()).select_from(query.order_by(None).subquery())
+    total = session.execute(counted).scalar_one()
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), pages)
-    rows = session.execute(
-        query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id))
-        .limit(PAGE_SIZE)
-        .offset((page - 1) * PAGE_SIZE)
-    ).all()
-    return Page([_row(o, email) for o, email in rows], total, page, pages)
+    rows = session.execute(query.limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+    return rows, total, page, pages
 
 
 def status_counts(*, session: Session) -> dict[str, int]:
@@ -174,12 +179,10 @@ def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwa
         offerwall=offerwall,
         api_key=api_key(box=box, offerwall=offerwall),
     )
-    started = time.perf_counter()
     with http_client(settings, pool=1) as client:
         result = send(client, url, allow_private=settings.postback_allow_private)
-    latency = result.duration_ms or int((time.perf_counter() - started) * 1000)
     return TestPostback(
-        url, result.status_code, latency, result.body_excerpt or "", result.error or ""
+        url, result.status_code, result.duration_ms, result.body_excerpt or "", result.error or ""
     )
 
 
@@ -232,12 +235,7 @@ def delivery_log(
         query = query.where(col(Postback.status) == status)
     if search.strip():
         query = query.where(col(Conversion.transaction_id).like(f"%{search.strip()}%"))
-    total = session.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
-    pages = max(1, -(-total // PAGE_SIZE))
-    page = min(max(1, page), pages)
-    rows = session.execute(
-        query.order_by(col(Postback.id).desc()).limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)
-    ).all()
+    rows, total, page, pages = _paged(session, query.order_by(col(Postback.id).desc()), page)
     return Page(
         [
             DeliveryRow(
