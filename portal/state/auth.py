@@ -14,7 +14,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.core.db import new_session, write_session
-from api.services.access import Account, Forbidden, account_for, require
+from api.services.access import Account, account_for, require
 from api.services.accounts import sign_out
 from models import Role
 from portal import routes
@@ -90,7 +90,3 @@ class AuthState(rx.State):
             self.session_token = ""
             self.user_email = self.user_name = self.user_role = ""
         return rx.redirect(routes.LOGIN)
-
-
-def forbidden_toast(exc: Forbidden) -> Any:
-    return rx.toast.error(str(exc))

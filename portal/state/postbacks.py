@@ -37,10 +37,9 @@ class PostbackState(OfferwallScoped):
     @rx.event
     async def load(self):
         self.error, self.tested = "", False
-        redirect = await self._open()
-        if redirect is not None:
+        redirect, wall = await self._open()
+        if wall is None:
             return redirect
-        wall = await self._on_offerwall(lambda _s, o, _a: o)
         self.saved_url = wall.postback_url or ""
         return await self._preview(self.saved_url)
 
@@ -127,8 +126,8 @@ class DeliveryState(OfferwallScoped):
     @rx.event
     async def load(self):
         self.open_id = 0
-        redirect = await self._open()
-        if redirect is not None:
+        redirect, wall = await self._open()
+        if wall is None:
             return redirect
         await self._fetch()
         return None

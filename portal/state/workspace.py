@@ -47,24 +47,24 @@ class OfferwallScoped(AuthState):
 
         return await self._run(inner, Role.PUBLISHER, Role.STAFF, write=write)
 
-    async def _open(self) -> Any:
-        """on_load: check access, fill the header; publishers not yet approved go to
-        their application page."""
+    async def _open(self) -> tuple[Any, Offerwall | None]:
+        """on_load: check access and fill the header. Returns (where to go instead, None)
+        or (None, the offerwall); publishers not yet approved go to their application."""
         guard = await self._guard(Role.PUBLISHER, Role.STAFF)
         if guard is not None:
-            return guard
+            return guard, None
         if self.user_role == Role.STAFF and not self._requested():
-            return rx.redirect(routes.STAFF_PUBLISHERS)
+            return rx.redirect(routes.STAFF_PUBLISHERS), None
         try:
             wall = await self._on_offerwall(lambda _s, o, _a: o)
         except Forbidden as exc:
-            return [rx.redirect(routes.home_for(self.user_role)), rx.toast.error(str(exc))]
+            return [rx.redirect(routes.home_for(self.user_role)), rx.toast.error(str(exc))], None
         if self.user_role == Role.PUBLISHER and wall.status != OfferwallStatus.APPROVED:
-            return rx.redirect(routes.APPLICATION)
+            return rx.redirect(routes.APPLICATION), None
         self.company, self.status, self.owid = wall.name, wall.status, wall.owid or ""
         self.staff_view = self.user_role == Role.STAFF
         self.query = f"?offerwall={wall.id}" if self.staff_view else ""
-        return None
+        return None, wall
 
 
 class WorkspaceState(OfferwallScoped):
@@ -81,10 +81,9 @@ class WorkspaceState(OfferwallScoped):
     @rx.event
     async def load(self):
         self.revealed_key = self.reveal_error = self.currency_error = ""
-        redirect = await self._open()
-        if redirect is not None:
+        redirect, wall = await self._open()
+        if wall is None:
             return redirect
-        wall = await self._on_offerwall(lambda _s, o, _a: o)
         self.has_key = wall.api_key_sealed is not None
         base = settings().base_url
         self.tracking_link = f"{base}/missions/{{mission_id}}?owid={self.owid}&uid={{uid}}"
