@@ -17,7 +17,10 @@ from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
-app = rx.App(api_transformer=create_api())
+app = rx.App(
+    api_transformer=create_api(),
+    head_components=[rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml")],
+)
 
 # (page, route, title, on_load): every page of the portal.
 PAGES = [

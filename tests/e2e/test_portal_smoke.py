@@ -15,6 +15,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_home_page_renders_in_chromium(portal, page):
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     started = time.perf_counter()
     page.goto(portal.url + "/")
     page.get_by_role("heading", name="Questwall").wait_for()
@@ -23,6 +25,8 @@ def test_home_page_renders_in_chromium(portal, page):
     assert page.title() == "Questwall"
     assert page.get_by_role("link", name="API reference").get_attribute("href") == "/v2/docs"
     screenshot(page, "home")
+    page.wait_for_load_state("networkidle")
+    assert failed == []  # every asset loads, the icon included
 
 
 def test_api_is_served_on_the_portal_port(portal):
