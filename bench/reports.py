@@ -25,7 +25,7 @@ from api.services import reports
 from api.services.access import Account
 from api.services.games import create_game
 from api.services.offerwalls import approve, create_offerwall
-from models import Click, Conversion, Event, Mission, PlatformUser, Progress, Studio
+from models import Click, Mission, PlatformUser, Studio, tables
 
 COUNTRIES = ["US", "DE", "GB", "FR", "BR", "IN", "JP", None]
 CHUNK = 20_000
@@ -73,7 +73,6 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
         return now - timedelta(seconds=rng.randint(0, 30 * 86400))
 
     started = time.perf_counter()
-    event_table = Event.__table__  # type: ignore[attr-defined]
     for offset in range(0, events, CHUNK):
         rows = [
             {
@@ -87,8 +86,7 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
             for i in range(offset, min(events, offset + CHUNK))
         ]
         with write_connection(engine) as conn:
-            conn.execute(event_table.insert(), rows)
-    click_table = Click.__table__  # type: ignore[attr-defined]
+            conn.execute(tables.event.insert(), rows)
     for offset in range(0, clicks, CHUNK):
         rows = []
         for i in range(offset, min(clicks, offset + CHUNK)):
@@ -107,7 +105,7 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
                 }
             )
         with write_connection(engine) as conn:
-            conn.execute(click_table.insert(), rows)
+            conn.execute(tables.click.insert(), rows)
     with new_session(engine) as session:
         click_ids = list(
             session.execute(
@@ -121,11 +119,9 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
             )
         )
     payout = dict(mission_rows)
-    progress_table = Progress.__table__  # type: ignore[attr-defined]
-    conversion_table = Conversion.__table__  # type: ignore[attr-defined]
     with write_connection(engine) as conn:
         conn.execute(
-            progress_table.insert(),
+            tables.progress.insert(),
             [
                 {
                     "id": n + 1,
@@ -140,7 +136,7 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
             ],
         )
         conn.execute(
-            conversion_table.insert(),
+            tables.conversion.insert(),
             [
                 {
                     "transaction_id": f"t{n}",

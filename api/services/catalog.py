@@ -18,9 +18,8 @@ from sqlmodel import Session, select
 
 from api.core.sql import insert_ignore
 from api.services.rules import Rule
-from models import CatalogVersion, Mission, Quest
-
-_version = CatalogVersion.__table__  # type: ignore[attr-defined]
+from models import Mission, Quest
+from models.tables import catalog_version as _version
 
 
 @dataclass(frozen=True)

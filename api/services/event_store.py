@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, to_db_json, to_db_time
-from models import Event
+from models import tables
 from models.schemas import EventIn
 from models.types import utcnow
 
 _COLUMNS = ("game_id", "user_id", "name", "time", "value", "traits", "group_id", "received_at")
-_INSERT = DriverStatement(Event.__table__.insert(), column_keys=_COLUMNS)  # type: ignore[attr-defined]
+_INSERT = DriverStatement(tables.event.insert(), column_keys=_COLUMNS)
 
 
 def insert_events(*, session: Session, game_id: str, events: Sequence[EventIn]) -> int:

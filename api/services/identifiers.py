@@ -11,10 +11,9 @@ from sqlmodel import Session, select
 from api.core.sql import insert_ignore, upsert
 from models import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
 from models.schemas import IdentifierIn, normalize_identifier
+from models.tables import game_user as _game_user
+from models.tables import game_user_identifier as _identifier
 from models.types import utcnow
-
-_game_user = GameUser.__table__  # type: ignore[attr-defined]
-_identifier = GameUserIdentifier.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

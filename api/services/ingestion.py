@@ -30,14 +30,13 @@ from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedCaller, SignedRequest, authenticate
 from models import IdempotencyRecord
-from models import SignedRequest as SignedRequestRecord
 from models.schemas import EventIn, IdentifierIn
+from models.tables import idempotency_record as _idem
+from models.tables import signed_request as _signed
 from models.types import utcnow
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 ENVELOPE_KEYS = frozenset({"gameId", "identifiers", "events"})
-_signed = SignedRequestRecord.__table__  # type: ignore[attr-defined]
-_idem = IdempotencyRecord.__table__  # type: ignore[attr-defined]
 
 # Pydantic's built-in error types, in the product's words.
 _BUILTIN_CODES = {

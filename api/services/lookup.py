@@ -13,10 +13,9 @@ from api.core.db import new_session
 from api.core.errors import ApiError, json_object, validation_failed
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedRequest, authenticate
-from models import GameUser
+from models.tables import game_user as _game_user
 
 MAX_IDS = 1000
-_game_user = GameUser.__table__  # type: ignore[attr-defined]
 
 
 def parse_lookup(body: bytes) -> tuple[str, list[str]]:

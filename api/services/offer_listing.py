@@ -22,12 +22,13 @@ from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.services import catalog
 from api.services.money import in_currency
-from models import Mission, Offerwall, OfferwallStatus, Quest
+from models import Mission, OfferwallStatus, Quest
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.tables import quest as _quest
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
-_mission = Mission.__table__  # type: ignore[attr-defined]
-_quest = Quest.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,6 @@ def parse_page(limit: str | None, offset: str | None) -> Page:
     return Page(limit=min(values[0], MAX_LIMIT), offset=values[1])
 
 
-_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
 # Built once; every request runs it. The key is found by its keyed digest (any configured
 # master key's, during a rotation).
 _FIND_BY_KEY = sa.select(

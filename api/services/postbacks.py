@@ -32,15 +32,15 @@ from api.services.money import in_currency, usd
 from api.services.offerwalls import API_KEY_CONTEXT
 from api.services.postback_url import render
 from models import (
-    Click,
-    Conversion,
-    Mission,
-    Offerwall,
-    Postback,
-    PostbackAttempt,
     PostbackStatus,
-    Quest,
 )
+from models.tables import click as _click
+from models.tables import conversion as _conversion
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.tables import postback as _postback
+from models.tables import postback_attempt as _attempt
+from models.tables import quest as _quest
 from models.types import utcnow
 
 log = logging.getLogger("questwall.postbacks")
@@ -49,14 +49,6 @@ log = logging.getLogger("questwall.postbacks")
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 BODY_EXCERPT = 1024
-
-_postback = Postback.__table__  # type: ignore[attr-defined]
-_attempt = PostbackAttempt.__table__  # type: ignore[attr-defined]
-_conversion = Conversion.__table__  # type: ignore[attr-defined]
-_click = Click.__table__  # type: ignore[attr-defined]
-_mission = Mission.__table__  # type: ignore[attr-defined]
-_quest = Quest.__table__  # type: ignore[attr-defined]
-_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

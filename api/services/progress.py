@@ -25,24 +25,17 @@ from api.core.driver import DriverStatement, from_db_time
 from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
 from models import (
-    Conversion,
-    GameUser,
-    Mission,
-    Postback,
     PostbackStatus,
-    Progress,
     ProgressStatus,
 )
-from models.events import Event
 from models.schemas import EventIn
+from models.tables import conversion as _conversion
+from models.tables import event as _event
+from models.tables import game_user as _game_user
+from models.tables import mission as _mission
+from models.tables import postback as _postback
+from models.tables import progress as _progress
 from models.types import new_uuid
-
-_mission = Mission.__table__  # type: ignore[attr-defined]
-_game_user = GameUser.__table__  # type: ignore[attr-defined]
-_event = Event.__table__  # type: ignore[attr-defined]
-_progress = Progress.__table__  # type: ignore[attr-defined]
-_conversion = Conversion.__table__  # type: ignore[attr-defined]
-_postback = Postback.__table__  # type: ignore[attr-defined]
 
 _PROGRESS_COLUMNS = (
     "id",

@@ -11,9 +11,8 @@ from sqlmodel import Session
 
 from api.core.crypto import SecretBox, sign_request, signature_matches
 from api.core.errors import ApiError, invalid_signature
-from models import GameCredential
+from models.tables import game_credential as _credentials
 
-_credentials = GameCredential.__table__  # type: ignore[attr-defined]
 # Built once: this runs on every signed request.
 _CREDENTIAL = sa.select(
     _credentials.c.game_id, _credentials.c.secret_sealed, _credentials.c.revoked_at

@@ -16,27 +16,20 @@ from api.core.sql import dialect_insert
 from api.services.catalog import bump
 from api.services.geo import CountryLookup, detect_os
 from models import (
-    Click,
-    Mission,
-    Offerwall,
     OfferwallStatus,
-    PlatformUser,
-    Progress,
     ProgressStatus,
-    Quest,
 )
+from models.tables import click as _click
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.tables import platform_user as _platform_users
+from models.tables import progress as _progress
+from models.tables import quest as _quest
 from models.types import new_uuid
 
 MAX_PARAM = 255
 SUB_NAMES = ("platform_sub1", "platform_sub2", "platform_sub3")
-_platform_users = PlatformUser.__table__  # type: ignore[attr-defined]
-_progress = Progress.__table__  # type: ignore[attr-defined]
-_quest = Quest.__table__  # type: ignore[attr-defined]
-_click = Click.__table__  # type: ignore[attr-defined]
 
-
-_offerwall = Offerwall.__table__  # type: ignore[attr-defined]
-_mission = Mission.__table__  # type: ignore[attr-defined]
 
 # Built once: a click runs these on every request.
 _OFFER_COLUMNS = (

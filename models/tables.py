@@ -1,0 +1,49 @@
+"""The tables as SQLAlchemy Core objects, for the hot paths that skip the ORM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Table
+
+from models import (
+    CatalogVersion,
+    Click,
+    Conversion,
+    Event,
+    GameCredential,
+    GameUser,
+    GameUserIdentifier,
+    IdempotencyRecord,
+    Mission,
+    Offerwall,
+    PlatformUser,
+    Postback,
+    PostbackAttempt,
+    Progress,
+    Quest,
+)
+from models.events import SignedRequest
+
+
+def _table(model: Any) -> Table:
+    table: Table = model.__table__
+    return table
+
+
+catalog_version = _table(CatalogVersion)
+click = _table(Click)
+conversion = _table(Conversion)
+event = _table(Event)
+game_credential = _table(GameCredential)
+game_user = _table(GameUser)
+game_user_identifier = _table(GameUserIdentifier)
+idempotency_record = _table(IdempotencyRecord)
+mission = _table(Mission)
+offerwall = _table(Offerwall)
+platform_user = _table(PlatformUser)
+postback = _table(Postback)
+postback_attempt = _table(PostbackAttempt)
+progress = _table(Progress)
+quest = _table(Quest)
+signed_request = _table(SignedRequest)
