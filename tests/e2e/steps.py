@@ -60,6 +60,13 @@ def reveal_key(page: Page, password: str = PUBLISHER_PASSWORD) -> str:
     return key.inner_text()
 
 
+def send_events(url: str, client_id: str, secret: str, payload: dict) -> httpx.Response:
+    """POST /v2/custom-events, signed as a game server does."""
+    body = json.dumps(payload).encode()
+    headers = signed_headers(client_id, secret, body)
+    return httpx.post(url + "/v2/custom-events", content=body, headers=headers)
+
+
 def offers_status(url: str, api_key: str) -> int:
     return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
 
@@ -87,13 +94,14 @@ def convert(portal, owid: str, uid: str, tmp_path) -> None:
     assert click.status_code == 302
     player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
     when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
-    body = json.dumps(
+    answer = send_events(
+        portal.url,
+        portal.game["clientId"],
+        portal.game["clientSecret"],
         {
             "gameId": portal.game["gameId"],
             "identifiers": [{"userId": f"g-{uid}", "platformUserId": player}],
             "events": [{"userId": f"g-{uid}", "event": "WIN", "time": when}],
-        }
-    ).encode()
-    headers = signed_headers(portal.game["clientId"], portal.game["clientSecret"], body)
-    answer = httpx.post(portal.url + "/v2/custom-events", content=body, headers=headers)
+        },
+    )
     assert answer.json()["message"] == "OK", answer.text

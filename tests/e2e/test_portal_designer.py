@@ -14,10 +14,9 @@ import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, select
 
-from api.core.crypto import signed_headers
 from models import Mission
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import sign_in, sign_up
+from tests.e2e.steps import send_events, sign_in, sign_up
 from tests.e2e.test_portal_access import SPY, form, send_event
 from tests.e2e.test_portal_studios import (
     DESIGNER_PASSWORD,
@@ -27,15 +26,6 @@ from tests.e2e.test_portal_studios import (
 from tests.live import cli
 
 pytestmark = pytest.mark.e2e
-
-
-def send(portal, client_id: str, secret: str, payload: dict) -> httpx.Response:
-    body = json.dumps(payload).encode()
-    return httpx.post(
-        portal.url + "/v2/custom-events",
-        content=body,
-        headers=signed_headers(client_id, secret, body),
-    )
 
 
 def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(portal, new_page):
@@ -50,8 +40,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, client_id, secret = create_game(designer, "Castle Siege")
     # The game sends an event first: its name is suggested in the rule builder.
-    send(
-        portal,
+    send_events(
+        portal.url,
         client_id,
         secret,
         {
@@ -96,8 +86,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     assert click.status_code == 302
     player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
     later = datetime.now(UTC) + timedelta(seconds=1)
-    answer = send(
-        portal,
+    answer = send_events(
+        portal.url,
         client_id,
         secret,
         {
@@ -121,8 +111,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     expect(designer.get_by_test_id("rejected-row")).to_contain_text("events[2]")
     expect(designer.get_by_test_id("identifier-row")).to_contain_text("platformUserId")
     # New events appear while the page is open.
-    send(
-        portal,
+    send_events(
+        portal.url,
         client_id,
         secret,
         {

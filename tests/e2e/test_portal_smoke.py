@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import httpx
 import pytest
 
-from api.core.crypto import signed_headers
 from tests.e2e.conftest import screenshot
+from tests.e2e.steps import send_events
 
 pytestmark = pytest.mark.e2e
 
@@ -32,15 +31,16 @@ def test_home_page_renders_in_chromium(portal, page):
 def test_api_is_served_on_the_portal_port(portal):
     assert httpx.get(portal.url + "/v2/no-such-endpoint").json()["code"] == "not_found"
     game = portal.game
-    body = json.dumps(
+    response = send_events(
+        portal.url,
+        game["clientId"],
+        game["clientSecret"],
         {
             "gameId": game["gameId"],
             "events": [{"userId": "e2e", "event": "START_GAME", "time": "2026-11-21T10:00:00Z"}],
             "identifiers": [],
-        }
-    ).encode()
-    headers = signed_headers(game["clientId"], game["clientSecret"], body)
-    response = httpx.post(portal.url + "/v2/custom-events", content=body, headers=headers)
+        },
+    )
     assert response.status_code == 200
     assert response.json()["message"] == "OK"
 

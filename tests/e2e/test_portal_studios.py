@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, select
 
-from api.core.crypto import signed_headers
 from models import GameCredential
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import sign_in, sign_up
+from tests.e2e.steps import send_events, sign_in, sign_up
 from tests.e2e.test_portal_access import SPY, send_event
 
 pytestmark = pytest.mark.e2e
@@ -61,17 +58,15 @@ def test_designers_manage_their_studios_games_only(portal, new_page):
     expect(alice.get_by_test_id("curl-example")).to_contain_text(secret)
     screenshot(alice, "designer-game")
     # The credential the page showed signs requests the API accepts.
-    body = json.dumps(
+    answer = send_events(
+        portal.url,
+        client_id,
+        secret,
         {
             "gameId": game_id,
             "identifiers": [],
             "events": [{"userId": "p1", "event": "START", "time": datetime.now(UTC).isoformat()}],
-        }
-    ).encode()
-    answer = httpx.post(
-        portal.url + "/v2/custom-events",
-        content=body,
-        headers=signed_headers(client_id, secret, body),
+        },
     )
     assert answer.json()["message"] == "OK"
     alice.get_by_role("button", name="I have stored it").click()
