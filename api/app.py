@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy import Engine
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match
 
 from api.core.config import Settings, get_settings
 from api.core.crypto import SecretBox, get_secret_box
@@ -18,7 +19,8 @@ from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, tracking
-from api.routes.docs import add_raw_body_schemas
+from api.routes.docs import add_raw_body_schemas, document_tracking_links
+from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import RateLimiter
 
@@ -26,6 +28,17 @@ log = logging.getLogger("questwall.api")
 
 # Path prefixes the API owns; everything else belongs to the portal.
 API_PREFIXES = ("/v2", "/offerwall")
+
+# Errors that mean "the database cannot be reached or is busy right now" (a restart, a
+# failover, a full pool, a lock held too long, a deadlock after its retries): the request
+# did nothing and may be sent again, so it gets 503 with Retry-After instead of a 500.
+DATABASE_UNAVAILABLE = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.DisconnectionError,
+    sa_exc.TimeoutError,
+)
+RETRY_AFTER_SECONDS = 5
 
 
 def create_api(
@@ -51,12 +64,11 @@ def create_api(
     app.state.ingest_limiter = RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
 
-    app.include_router(events.router)
-    app.include_router(lookup.router)
-    app.include_router(tracking.router)
-    app.include_router(offerwall.router)
+    routers = (events.router, lookup.router, tracking.router, offerwall.router)
+    for router in routers:
+        app.include_router(router)
     _add_error_handlers(app)
-    _add_catch_alls(app)
+    _add_catch_alls(app, [route for router in routers for route in router.routes])
     _customize_openapi(app)
     return app
 
@@ -85,25 +97,51 @@ def _add_error_handlers(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _json_error(exc.status_code, code, str(exc.detail), headers=exc.headers)
 
+    async def _unavailable(request: Request, exc: Exception) -> Response:
+        log.warning(
+            "database unavailable on %s %s: %s",
+            request.method,
+            request.url.path,
+            type(exc.__cause__ or exc).__name__,
+        )
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if request.url.path.startswith(TRACKING_PREFIXES):
+            return unavailable_page(headers)
+        return _json_error(
+            503,
+            "service_unavailable",
+            "The service cannot reach its database right now; nothing was stored. "
+            f"Retry in {RETRY_AFTER_SECONDS} seconds.",
+            headers=headers,
+        )
+
+    for error in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(error, _unavailable)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> OrjsonResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return _json_error(500, "internal_error", "An unexpected error occurred; it was logged.")
 
 
-def _add_catch_alls(app: FastAPI) -> None:
+def _add_catch_alls(app: FastAPI, api_routes: list[BaseRoute]) -> None:
     """Unknown paths or methods under an API prefix answer JSON, never the portal's HTML."""
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
     async def _fallback(request: Request) -> OrjsonResponse:
-        # Another route that matches the path but not the method makes this a 405.
-        for route in app.router.routes:
-            if getattr(route, "name", None) == "api_fallback":
-                continue
+        # Routes that match the path but not the method make this a 405 naming them.
+        allowed: set[str] = set()
+        for route in api_routes:
             if route.matches(request.scope)[0] == Match.PARTIAL:
-                return _json_error(
-                    405, "method_not_allowed", f"{request.method} is not allowed here."
-                )
+                allowed.update(getattr(route, "methods", None) or ())
+        if allowed:
+            allow = ", ".join(sorted(allowed))
+            return _json_error(
+                405,
+                "method_not_allowed",
+                f"{request.method} is not allowed here; use {allow}.",
+                headers={"Allow": allow},
+            )
         return _json_error(404, "not_found", f"No API endpoint at {request.url.path}.")
 
     for prefix in API_PREFIXES:
@@ -122,7 +160,7 @@ def _customize_openapi(app: FastAPI) -> None:
             schema = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
-            app.openapi_schema = add_raw_body_schemas(schema)
+            app.openapi_schema = document_tracking_links(add_raw_body_schemas(schema))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

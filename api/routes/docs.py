@@ -54,3 +54,14 @@ def add_raw_body_schemas(openapi: dict[str, Any]) -> dict[str, Any]:
         schemas.update(schema.pop("$defs", {}))
         schemas[model.__name__] = schema
     return openapi
+
+
+def document_tracking_links(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Tracking links answer 302 or an HTML page, never JSON: drop the default 200 and the
+    422 that FastAPI adds for every route with parameters."""
+    for path in ("/missions/{mission_id}", "/quests/{quest_id}"):
+        operation = openapi.get("paths", {}).get(path, {}).get("get")
+        if operation:
+            for status in ("200", "422"):
+                operation["responses"].pop(status, None)
+    return openapi

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -17,6 +18,9 @@ from models.types import utcnow
 
 router = APIRouter(tags=["tracking links"])
 
+# Tracking links answer people in browsers: HTML pages, never JSON.
+TRACKING_PREFIXES = ("/missions/", "/quests/")
+
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Questwall</title>
@@ -26,9 +30,25 @@ h1{{font-size:1.4rem;margin:0 0 .5rem}}p{{margin:0;color:#555}}</style></head>
 <body><main><h1>{title}</h1><p>{message}</p></main></body></html>"""
 
 
+def _page(status: int, title: str, message: str, headers: dict[str, str] | None = None):
+    body = _PAGE.format(title=html.escape(title), message=html.escape(message))
+    return HTMLResponse(
+        body, status_code=status, headers={"Cache-Control": "no-store", **(headers or {})}
+    )
+
+
 def refusal_page(refusal: TrackingRefusal) -> HTMLResponse:
-    body = _PAGE.format(title=html.escape(refusal.title), message=html.escape(refusal.message))
-    return HTMLResponse(body, status_code=refusal.status, headers={"Cache-Control": "no-store"})
+    return _page(refusal.status, refusal.title, refusal.message)
+
+
+def unavailable_page(headers: dict[str, str]) -> HTMLResponse:
+    """The page for a click that could not be recorded (the database is unreachable)."""
+    return _page(
+        503,
+        "Please try again",
+        "This offer cannot be opened right now. Please try again in a moment.",
+        headers,
+    )
 
 
 async def _track(
@@ -62,31 +82,66 @@ async def _track(
 
 
 _QUERY_DOC = (
-    "Query: `owid` (prefilled), `uid` and/or `clickid` (at least one), `platform_sub1..3`. "
-    "Answers 302 to the offer's destination with `platformid` added, or a small HTML page: "
-    "404 unknown offer or offerwall, 400 no uid/clickid, 410 inactive, expired or capped, "
-    "403 outside the offer's country or OS targeting."
+    "Opened by the player's browser. Query: `owid` (prefilled), `uid` and/or `clickid` (at "
+    "least one), `platform_sub1..3`. Answers 302 to the offer's destination with `platformid` "
+    "added, or a small HTML page explaining the refusal."
 )
 
 
-@router.get(
-    "/missions/{mission_id}",
-    summary="Mission tracking link",
-    description=_QUERY_DOC,
-    response_class=HTMLResponse,
-)
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+# The answers of a tracking link, for the OpenAPI document (see docs.document_tracking_links).
+TRACKING_RESPONSES: dict[int | str, dict[str, Any]] = {
+    302: {
+        "description": "The click is recorded: redirect to the offer's destination URL with "
+        "`platformid=<platform user id>` added to its query.",
+        "headers": {"Location": {"schema": {"type": "string"}, "description": "Destination"}},
+    },
+    400: _html("Neither `uid` nor `clickid` was given, or a parameter is invalid."),
+    403: _html("The player's country or operating system is outside the offer's targeting."),
+    404: _html("Unknown offer, or unknown or unapproved offerwall (`owid`)."),
+    410: _html("The offer is inactive, expired or capped."),
+    503: _html("The click could not be recorded right now; try again (see `Retry-After`)."),
+}
+_OWID = {"name": "owid", "description": "The offerwall id.", "required": True}
+_PARAMS: list[dict[str, Any]] = [
+    {**_OWID, "in": "query", "schema": {"type": "string", "minLength": 1}},
+    *(
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": text,
+            "schema": {"type": "string", "minLength": 1},
+        }
+        for name, text in (
+            ("uid", "The publisher's user id (at least one of uid and clickid)."),
+            ("clickid", "The publisher's click id (at least one of uid and clickid)."),
+            ("platform_sub1", "Free value, returned in the postback."),
+            ("platform_sub2", "Free value, returned in the postback."),
+            ("platform_sub3", "Free value, returned in the postback."),
+        )
+    ),
+]
+_ROUTE_DOC: dict[str, Any] = {
+    "description": _QUERY_DOC,
+    "response_class": HTMLResponse,
+    "status_code": 302,
+    "responses": TRACKING_RESPONSES,
+    "openapi_extra": {"parameters": _PARAMS},
+}
+
+
+@router.get("/missions/{mission_id}", summary="Mission tracking link", **_ROUTE_DOC)
 async def mission_link(
     request: Request, mission_id: str, engine: EngineDep, settings: SettingsDep
 ) -> Response:
     return await _track(request, engine, settings, "mission", mission_id)
 
 
-@router.get(
-    "/quests/{quest_id}",
-    summary="Quest tracking link",
-    description=_QUERY_DOC,
-    response_class=HTMLResponse,
-)
+@router.get("/quests/{quest_id}", summary="Quest tracking link", **_ROUTE_DOC)
 async def quest_link(
     request: Request, quest_id: str, engine: EngineDep, settings: SettingsDep
 ) -> Response:
