@@ -80,6 +80,27 @@ def test_real_command_line(env):
     assert created["clientSecret"].startswith("qw_cs_")
 
 
+def _real(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        cwd=ROOT,
+        env={**env, **changes},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
+    import sqlite3
+
+    from api.core.crypto import SecretBox
+
+    assert _real(env, "migrate").returncode == 0
+    rows = sqlite3.connect(tmp_path / "cli.db").execute("SELECT key_id FROM master_key_check")
+    assert [r[0] for r in rows] == [SecretBox([env["SECRET_KEY"]]).current_key_id]
+
+
 def test_every_command_has_help():
     from click.testing import CliRunner
 
