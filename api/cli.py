@@ -470,6 +470,20 @@ def prune_cmd() -> None:
     click.echo(f"Removed {removed} expired record(s).")
 
 
+@main.command("rotate-secrets")
+def rotate_secrets_cmd() -> None:
+    """Reseal every secret and recompute every keyed digest under SECRET_KEY, so the keys
+    in SECRET_KEY_PREVIOUS can be removed afterwards (safe to run again)."""
+    from api.services.rotation import rotate_secrets
+
+    _require_ready()
+    done = rotate_secrets(engine=get_engine(), box=get_secret_box())
+    click.echo(
+        f"Resealed {done.resealed} secret(s) and recomputed {done.digests} digest(s) under "
+        f"master key {done.key_id}; SECRET_KEY_PREVIOUS is no longer needed."
+    )
+
+
 @main.command("worker")
 @click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
 def worker_cmd(threads: int) -> None:
