@@ -132,6 +132,22 @@ def test_migration_binds_existing_secrets_to_their_rows(db_url, engine, master_k
     verify_master_keys(engine, box)  # the key that sealed them is accepted
 
 
+def test_migration_0005_downgrades_to_the_earlier_binding(db_url, engine, master_key):
+    from alembic import command
+    from api.core.crypto import SecretBox
+    from api.core.db import alembic_config, migrate
+
+    master_key("key-a")
+    box = SecretBox(["key-a"])
+    _at_0004_with_legacy_secrets(db_url, box)
+    migrate(db_url)
+    command.downgrade(alembic_config(db_url), "0004")
+    with engine.connect() as conn:
+        sealed = conn.execute(sa.text("SELECT secret_sealed FROM game_credential")).scalar_one()
+    assert box.open_with(sealed, associated_data=b"game_credential") == "qw_cs_one"
+    migrate(db_url)
+
+
 def test_migration_refuses_a_master_key_that_does_not_open_the_secrets(db_url, engine, master_key):
     from api.core.crypto import SecretBox
     from api.core.db import migrate
