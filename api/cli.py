@@ -5,13 +5,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from api.core.config import PROJECT_ROOT, get_settings
 from api.core.crypto import get_secret_box
-from api.core.db import DatabaseNotMigrated, ensure_migrated, get_engine, migrate, write_session
+from api.core.db import get_engine, migrate, pending_migrations, write_session
+from api.core.keycheck import MasterKeyMismatch
+from api.core.startup import (
+    StartRefused,
+    check_master_key_setting,
+    check_master_keys,
+    check_ready,
+    database_engine,
+    load_settings,
+)
 from api.services import games, offers, offerwalls
 from models import OfferwallStatus
 
@@ -20,11 +31,19 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2))
 
 
-def _require_migrated() -> None:
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A refusal to start is one line on stderr and exit status 1, never a traceback."""
     try:
-        ensure_migrated()
-    except DatabaseNotMigrated as exc:
+        yield
+    except StartRefused as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _require_ready() -> None:
+    """Settings, database, migrations and master keys, checked before any command uses them."""
+    with _refusals():
+        check_ready()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,8 +55,17 @@ def main() -> None:
 @click.option("--revision", default="head", show_default=True, help="Target Alembic revision.")
 def migrate_cmd(revision: str) -> None:
     """Apply database migrations (DATABASE_URL, default SQLite under data/)."""
-    migrate(revision=revision)
-    url = get_engine().url.render_as_string(hide_password=True)
+    with _refusals():
+        check_master_key_setting(load_settings())
+        engine = database_engine()
+        try:
+            migrate(revision=revision)
+        except MasterKeyMismatch as exc:
+            raise StartRefused(str(exc)) from None
+        if not pending_migrations(engine):
+            # A fresh database records its master key here (and a wrong one is refused).
+            check_master_keys(engine)
+    url = engine.url.render_as_string(hide_password=True)
     click.echo(f"Database at {url} is migrated to {revision}.")
 
 
@@ -50,7 +78,7 @@ def game_group() -> None:
 @click.argument("name")
 def game_create(name: str) -> None:
     """Create a game; prints gameId, clientId and clientSecret (shown only this once)."""
-    _require_migrated()
+    _require_ready()
     with write_session() as session:
         issued = games.create_game(session=session, box=get_secret_box(), name=name)
     _print_json(
@@ -65,7 +93,7 @@ def game_create(name: str) -> None:
 @game_group.command("list")
 def game_list() -> None:
     """List games and their credentials (never the secrets)."""
-    _require_migrated()
+    _require_ready()
     with write_session() as session:
         rows = games.list_games(session=session)
     _print_json(
@@ -93,7 +121,6 @@ def credential_group() -> None:
 
 
 def _issue(fn: Any, **kwargs: Any) -> None:
-    _require_migrated()
     try:
         with write_session() as session:
             issued = fn(session=session, **kwargs)
@@ -112,6 +139,7 @@ def _issue(fn: Any, **kwargs: Any) -> None:
 @click.argument("game_id")
 def credential_add(game_id: str) -> None:
     """Issue a second live credential for GAME_ID; prints the secret once."""
+    _require_ready()
     _issue(games.add_credential, box=get_secret_box(), game_id=game_id)
 
 
@@ -120,6 +148,7 @@ def credential_add(game_id: str) -> None:
 @click.option("--revoke", "revoke_client_id", help="Also revoke this client id in the same step.")
 def credential_rotate(game_id: str, revoke_client_id: str | None) -> None:
     """Issue a new credential for GAME_ID, optionally revoking an old one."""
+    _require_ready()
     _issue(
         games.rotate_credential,
         box=get_secret_box(),
@@ -133,7 +162,7 @@ def credential_rotate(game_id: str, revoke_client_id: str | None) -> None:
 @click.argument("client_id")
 def credential_revoke(game_id: str, client_id: str) -> None:
     """Revoke CLIENT_ID of GAME_ID; it stops working at once."""
-    _require_migrated()
+    _require_ready()
     try:
         with write_session() as session:
             games.revoke_credential(session=session, game_id=game_id, client_id=client_id)
@@ -164,7 +193,7 @@ def _offerwall_json(ow: Any) -> dict[str, Any]:
 
 
 def _with_offerwall(ref: str, fn: Any) -> Any:
-    _require_migrated()
+    _require_ready()
     try:
         with write_session() as session:
             ow = offerwalls.get_offerwall(session=session, ref=ref)
@@ -177,7 +206,7 @@ def _with_offerwall(ref: str, fn: Any) -> Any:
 @click.argument("name")
 def offerwall_create(name: str) -> None:
     """Create a pending offerwall."""
-    _require_migrated()
+    _require_ready()
     with write_session() as session:
         ow = offerwalls.create_offerwall(session=session, name=name)
         _print_json(_offerwall_json(ow))
@@ -264,7 +293,7 @@ def offerwall_set_currency(
 @offerwall_group.command("list")
 def offerwall_list() -> None:
     """List offerwalls (never their API keys)."""
-    _require_migrated()
+    _require_ready()
     from sqlmodel import select
 
     from models import Offerwall
@@ -287,7 +316,7 @@ def offers_import(path: str) -> None:
 
     from models.offer_schemas import CatalogFile
 
-    _require_migrated()
+    _require_ready()
     with open(path, encoding="utf-8") as handle:
         raw = yaml.safe_load(handle) if path.endswith((".yaml", ".yml")) else json.load(handle)
     try:
@@ -310,7 +339,7 @@ def offers_import(path: str) -> None:
 @click.option("--game", "game_id", help="Only this game's offers.")
 def offers_list(game_id: str | None) -> None:
     """List missions and quests with their state."""
-    _require_migrated()
+    _require_ready()
     with write_session() as session:
         missions, quests = offers.list_offers(session=session, game_id=game_id)
     _print_json(
@@ -349,7 +378,7 @@ def offers_list(game_id: str | None) -> None:
 
 
 def _set_active(kind: str, offer_id: str, active: bool) -> None:
-    _require_migrated()
+    _require_ready()
     try:
         with write_session() as session:
             offers.set_active(session=session, kind=kind, offer_id=offer_id, active=active)
@@ -392,7 +421,7 @@ def user_create_staff(email: str, name: str, password_stdin: bool) -> None:
     from api.services.accounts import AccountError, create_user
     from models import Role
 
-    _require_migrated()
+    _require_ready()
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -415,7 +444,7 @@ def demo_cmd(players: int, receiver_port: int) -> None:
     """Seed a demo studio, game, missions, quest and publisher, and simulate players."""
     from api.demo import run_demo
 
-    _require_migrated()
+    _require_ready()
     try:
         run_demo(
             settings=get_settings(),
@@ -434,11 +463,25 @@ def prune_cmd() -> None:
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
 
-    _require_migrated()
+    _require_ready()
     removed = prune_expired(engine=get_engine(), settings=get_settings())
     with write_session() as session:
         removed += prune_sessions(session=session)
     click.echo(f"Removed {removed} expired record(s).")
+
+
+@main.command("rotate-secrets")
+def rotate_secrets_cmd() -> None:
+    """Reseal every secret and recompute every keyed digest under SECRET_KEY, so the keys
+    in SECRET_KEY_PREVIOUS can be removed afterwards (safe to run again)."""
+    from api.services.rotation import rotate_secrets
+
+    _require_ready()
+    done = rotate_secrets(engine=get_engine(), box=get_secret_box())
+    click.echo(
+        f"Resealed {done.resealed} secret(s) and recomputed {done.digests} digest(s) under "
+        f"master key {done.key_id}; SECRET_KEY_PREVIOUS is no longer needed."
+    )
 
 
 @main.command("worker")
@@ -449,7 +492,7 @@ def worker_cmd(threads: int) -> None:
 
     from api.services.postbacks import Dispatcher
 
-    _require_migrated()
+    _require_ready()
     dispatcher = Dispatcher(
         engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
     )
@@ -464,7 +507,7 @@ def worker_cmd(threads: int) -> None:
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
 def serve(port: int, host: str) -> None:
     """Serve the portal and the API on one port (production build of the portal)."""
-    _require_migrated()
+    _require_ready()
     env = {**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"}
     args = [
         sys.executable,
@@ -491,7 +534,7 @@ def api_cmd(port: int, host: str, workers: int) -> None:
     """Serve the API alone with N worker processes (for scale, against PostgreSQL)."""
     import uvicorn
 
-    _require_migrated()
+    _require_ready()
     uvicorn.run(
         "api.asgi:app",
         host=host,

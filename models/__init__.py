@@ -3,6 +3,7 @@
 from models.accounts import LoginFailure, PortalSession, Role, Studio, User
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
+from models.keys import MasterKeyCheck
 from models.offers import CatalogVersion, Mission, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
@@ -20,6 +21,7 @@ __all__ = [
     "GameUserIdentifier",
     "IdempotencyRecord",
     "LoginFailure",
+    "MasterKeyCheck",
     "Mission",
     "Offerwall",
     "OfferwallStatus",

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from api.app import create_api
+from api.core.startup import exit_unless_ready
 from api.worker import background_dispatcher
 from portal import routes
 from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
@@ -16,6 +17,9 @@ from portal.state.reports import ReportState
 from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.workspace import ApplicationState, WorkspaceState
+
+# `questwall serve` checks before Reflex builds; this covers a server started another way.
+exit_unless_ready()
 
 app = rx.App(
     api_transformer=create_api(),

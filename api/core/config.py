@@ -9,7 +9,13 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from api.core.net import parse_networks
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class SettingsError(RuntimeError):
+    """A setting the service cannot run with; the message names it and what to do."""
 
 
 class Settings(BaseSettings):
@@ -54,6 +60,19 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _valid_networks(cls, value: str) -> str:
+        # Refused here, at start, rather than on the first tracking link that reads it.
+        try:
+            parse_networks(value)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc}; list IP addresses or networks separated by commas, "
+                "e.g. 10.0.0.0/8,192.0.2.7, or leave it empty"
+            ) from None
+        return value
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -73,7 +92,10 @@ class Settings(BaseSettings):
 
 def _embedded_secret_key(settings: Settings) -> str:
     if settings.environment == "production":
-        raise RuntimeError("SECRET_KEY must be set when QUESTWALL_ENV=production")
+        raise SettingsError(
+            "SECRET_KEY must be set when QUESTWALL_ENV=production: set it to a long random "
+            "value (e.g. from `openssl rand -base64 48`) and keep it with your backups"
+        )
     path = settings.data_dir / "secret_key"
     if not path.exists():
         settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,13 @@
 Secrets that must be recoverable (game client secrets, offerwall API keys) are
 encrypted with AES-256-GCM. Every ciphertext names the id of the master key that
 sealed it, so the master key can be rotated: set the new `SECRET_KEY` and list
-the old one in `SECRET_KEY_PREVIOUS`; both still open, only the new one seals.
+the old one in `SECRET_KEY_PREVIOUS`; both still open, only the new one seals, and
+`questwall rotate-secrets` reseals what the old one sealed.
+
+The associated data of every ciphertext binds its purpose *and its row* (a credential's
+client id, an offerwall's owid): a sealed value copied to another row no longer opens.
+Call sites never spell the binding themselves: they use the helper of their kind of
+secret (`seal_client_secret`, `open_api_key`, …), which asks for the row's identity.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -69,24 +76,52 @@ class SecretBox:
     def current_key_id(self) -> str:
         return self._keys[0].key_id
 
-    def seal(self, plaintext: str, *, context: str) -> str:
-        """Encrypt `plaintext`; `context` (e.g. "game_credential") is bound as associated data."""
-        key = self._keys[0]
+    @property
+    def key_ids(self) -> list[str]:
+        """The ids of every configured master key, the current one first."""
+        return [k.key_id for k in self._keys]
+
+    def seal(self, plaintext: str, *, context: str, row: str) -> str:
+        """Encrypt `plaintext`, binding its purpose (e.g. "game_credential") and the
+        identity of the row that holds it as associated data."""
+        return self.seal_with(plaintext, associated_data=bound_to(context, row))
+
+    def open(self, token: str, *, context: str, row: str) -> str:
+        """Decrypt what `seal` sealed for the same purpose and row; raises otherwise."""
+        return self.open_with(token, associated_data=bound_to(context, row))
+
+    def seal_with(
+        self, plaintext: str, *, associated_data: bytes, key_id: str | None = None
+    ) -> str:
+        """The primitive under `seal`: the caller spells the associated data and may name
+        a configured key other than the current one (migrations, the key check)."""
+        key = self._keys[0] if key_id is None else self._by_id[key_id]
         nonce = os.urandom(12)
-        sealed = key.aead.encrypt(nonce, plaintext.encode("utf-8"), context.encode("utf-8"))
+        sealed = key.aead.encrypt(nonce, plaintext.encode("utf-8"), associated_data)
         return f"{key.key_id}:{base64.urlsafe_b64encode(nonce + sealed).decode('ascii')}"
 
-    def open(self, token: str, *, context: str) -> str:
+    def open_with(self, token: str, *, associated_data: bytes) -> str:
+        """The primitive under `open`. Raises ValueError when no configured key opens it."""
         key_id, _, payload = token.partition(":")
         key = self._by_id.get(key_id)
         if key is None:
             raise ValueError(f"no master key with id {key_id!r} is configured")
         raw = base64.urlsafe_b64decode(payload.encode("ascii"))
-        plain = key.aead.decrypt(raw[:12], raw[12:], context.encode("utf-8"))
+        try:
+            plain = key.aead.decrypt(raw[:12], raw[12:], associated_data)
+        except InvalidTag:
+            raise ValueError(
+                "the sealed value does not open with this key, purpose and row"
+            ) from None
         return plain.decode("utf-8")
 
     def needs_reseal(self, token: str) -> bool:
-        return not token.startswith(self.current_key_id + ":")
+        return self.key_id_of(token) != self.current_key_id
+
+    @staticmethod
+    def key_id_of(token: str) -> str:
+        """The id of the master key that sealed `token`."""
+        return token.partition(":")[0]
 
     def digest(self, value: str) -> str:
         """Keyed digest (HMAC-SHA256) under the current master key, for indexed look-ups."""
@@ -104,6 +139,47 @@ class SecretBox:
 @lru_cache
 def get_secret_box() -> SecretBox:
     return SecretBox(get_settings().master_keys())
+
+
+def bound_to(context: str, row: str) -> bytes:
+    """The associated data of a sealed value: its purpose and its row, unambiguously joined."""
+    if not row:
+        raise ValueError("a sealed secret must be bound to its row")
+    return f"{context}\x1f{row}".encode()
+
+
+# One helper per kind of secret: the row each kind is bound to is part of the signature.
+GAME_CREDENTIAL = "game_credential"
+OFFERWALL_API_KEY = "offerwall_api_key"
+
+
+def seal_client_secret(box: SecretBox, secret: str, *, client_id: str) -> str:
+    """Seal a game credential's secret, bound to the credential's client id."""
+    return box.seal(secret, context=GAME_CREDENTIAL, row=client_id)
+
+
+def open_client_secret(box: SecretBox, sealed: str, *, client_id: str) -> str:
+    """Open a game credential's secret; it opens only for the client id it was sealed for."""
+    return box.open(sealed, context=GAME_CREDENTIAL, row=client_id)
+
+
+def seal_api_key(box: SecretBox, api_key: str, *, owid: str) -> str:
+    """Seal an offerwall's API key, bound to the offerwall's public id (`owid`), which is
+    issued with the first key and never changes."""
+    return box.seal(api_key, context=OFFERWALL_API_KEY, row=owid)
+
+
+def open_api_key(box: SecretBox, sealed: str, *, owid: str) -> str:
+    """Open an offerwall's API key; it opens only for the offerwall it was sealed for."""
+    return box.open(sealed, context=OFFERWALL_API_KEY, row=owid)
+
+
+def token_digest(token: str) -> str:
+    """The stored form of a random bearer token (portal sessions): SHA-256, unkeyed.
+
+    A token carries 256 random bits, so its plain hash cannot be reversed or guessed; not
+    keying it means a master key rotation leaves every signed-in browser signed in."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def new_token(prefix: str, nbytes: int = 32) -> str:

@@ -32,7 +32,15 @@ def build_engine(url: str) -> Engine:
         )
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True, pool_use_lifo=True)
+    return create_engine(
+        url,
+        pool_size=10,
+        max_overflow=20,
+        pool_pre_ping=True,
+        pool_use_lifo=True,
+        # A server that does not answer is refused at start within seconds, not minutes.
+        connect_args={"connect_timeout": 10},
+    )
 
 
 def _configure_sqlite(engine: Engine) -> None:

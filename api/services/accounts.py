@@ -15,7 +15,7 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from api.core.crypto import SecretBox, hash_password, new_token, verify_password
+from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
 from api.services.offerwalls import create_offerwall
 from models import LoginFailure, Offerwall, PortalSession, Role, User
@@ -194,7 +194,7 @@ def sign_in(*, engine: Engine, box: SecretBox, email: str, password: str) -> Sig
             token = new_token("qw_s_")
             session.add(
                 PortalSession(
-                    token_digest=box.digest(token),
+                    token_digest=token_digest(token),
                     user_id=found[0],
                     created_at=now,
                     last_seen_at=now,
@@ -210,12 +210,11 @@ def user_for_token(*, engine: Engine, box: SecretBox, token: str) -> User | None
     Marks the session as used (a short write, at most every few minutes)."""
     if not token:
         return None
-    digests = box.candidate_digests(token)
     with new_session(engine) as session:
         found = session.exec(
             select(PortalSession, User)
             .join(User, col(User.id) == col(PortalSession.user_id))
-            .where(col(PortalSession.token_digest).in_(digests))
+            .where(col(PortalSession.token_digest) == token_digest(token))
         ).first()
     if found is None:
         return None
@@ -245,9 +244,7 @@ def sign_out(*, engine: Engine, box: SecretBox, token: str) -> None:
         return
     with write_session(engine) as session:
         session.execute(
-            sa.delete(PortalSession).where(
-                PortalSession.token_digest.in_(box.candidate_digests(token))  # type: ignore[attr-defined]
-            )
+            sa.delete(PortalSession).where(col(PortalSession.token_digest) == token_digest(token))
         )
 
 

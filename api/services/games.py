@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, select
 
-from api.core.crypto import SecretBox, new_token
+from api.core.crypto import SecretBox, new_token, seal_client_secret
 from models import Game, GameCredential
 from models.types import utcnow
 
@@ -50,10 +50,11 @@ def add_credential(*, session: Session, box: SecretBox, game_id: str) -> IssuedC
             "this game already has two live credentials; revoke one first (or use rotate)"
         )
     secret = new_token("qw_cs_")
+    client_id = new_token("qw_ci_", 12)
     credential = GameCredential(
         game_id=game_id,
-        client_id=new_token("qw_ci_", 12),
-        secret_sealed=box.seal(secret, context="game_credential"),
+        client_id=client_id,
+        secret_sealed=seal_client_secret(box, secret, client_id=client_id),
         secret_digest=box.digest(secret),
     )
     session.add(credential)

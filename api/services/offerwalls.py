@@ -8,12 +8,11 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, select
 
-from api.core.crypto import SecretBox, new_token
+from api.core.crypto import SecretBox, new_token, seal_api_key
 from models import Offerwall, OfferwallStatus
 from models.types import utcnow
 
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
-API_KEY_CONTEXT = "offerwall_api_key"
 
 
 class OfferwallError(ValueError):
@@ -128,12 +127,13 @@ def find_by_api_key(*, session: Session, box: SecretBox, api_key: str) -> Offerw
 
 
 def _issue_key(session: Session, box: SecretBox, offerwall: Offerwall) -> IssuedKey:
+    if offerwall.owid is None:
+        raise OfferwallError("the offerwall is not approved yet")
     api_key = new_token("qw_ak_")
-    offerwall.api_key_sealed = box.seal(api_key, context=API_KEY_CONTEXT)
+    offerwall.api_key_sealed = seal_api_key(box, api_key, owid=offerwall.owid)
     offerwall.api_key_digest = box.digest(api_key)
     session.add(offerwall)
     session.flush()
-    assert offerwall.owid is not None
     return IssuedKey(offerwall.id, offerwall.owid, api_key)
 
 

@@ -26,10 +26,9 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.config import Settings
-from api.core.crypto import SecretBox
+from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
 from api.services.money import in_currency, usd
-from api.services.offerwalls import API_KEY_CONTEXT
 from api.services.postback_url import render
 from models import (
     PostbackStatus,
@@ -204,7 +203,7 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[
             found[row.id] = (None, "the offerwall has no postback URL")
         else:
             if row.api_key_sealed not in keys:
-                keys[row.api_key_sealed] = box.open(row.api_key_sealed, context=API_KEY_CONTEXT)
+                keys[row.api_key_sealed] = open_api_key(box, row.api_key_sealed, owid=row.owid)
             found[row.id] = (_render_row(row, keys[row.api_key_sealed]), "")
     return found
 

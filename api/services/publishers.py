@@ -13,10 +13,10 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.core.config import Settings
-from api.core.crypto import SecretBox
+from api.core.crypto import SecretBox, open_api_key
 from api.services import offerwalls
 from api.services.money import in_currency
-from api.services.offerwalls import API_KEY_CONTEXT, OfferwallError
+from api.services.offerwalls import OfferwallError
 from api.services.postback_url import render
 from api.services.postbacks import http_client, send
 from models import Conversion, Mission, Offerwall, OfferwallStatus, Postback, PostbackAttempt, User
@@ -124,9 +124,9 @@ def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Offerw
 
 
 def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:
-    if offerwall.api_key_sealed is None:
+    if offerwall.api_key_sealed is None or offerwall.owid is None:
         raise OfferwallError("The offerwall has no API key until it is approved.")
-    return box.open(offerwall.api_key_sealed, context=API_KEY_CONTEXT)
+    return open_api_key(box, offerwall.api_key_sealed, owid=offerwall.owid)
 
 
 def sample_values(offerwall: Offerwall) -> dict[str, object]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from api.core.crypto import SecretBox, sign_request, signature_matches
+from api.core.crypto import SecretBox, open_client_secret, sign_request, signature_matches
 from api.core.errors import ApiError, invalid_signature
 from models.tables import game_credential as _credentials
 
@@ -62,7 +62,8 @@ def authenticate(
         # Spend the same HMAC work as a real check, so timing does not tell ids apart.
         signature_matches(sign_request("x" * 43, client_id, timestamp, body), signature)
         raise invalid_signature()
-    secret = box.open(credential.secret_sealed, context="game_credential")
+    # The look-up matched client_id exactly, so it is the id the secret was sealed for.
+    secret = open_client_secret(box, credential.secret_sealed, client_id=client_id)
     expected = sign_request(secret, client_id, timestamp, body)
     if not signature_matches(expected, signature):
         raise invalid_signature()

@@ -80,6 +80,44 @@ def test_real_command_line(env):
     assert created["clientSecret"].startswith("qw_cs_")
 
 
+def _real(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        cwd=ROOT,
+        env={**env, **changes},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
+    import sqlite3
+
+    from api.core.crypto import SecretBox
+
+    assert _real(env, "migrate").returncode == 0
+    rows = sqlite3.connect(tmp_path / "cli.db").execute("SELECT key_id FROM master_key_check")
+    assert [r[0] for r in rows] == [SecretBox([env["SECRET_KEY"]]).current_key_id]
+
+
+def test_rotate_secrets_then_only_the_new_key(env):
+    old, new = env["SECRET_KEY"], "cli-test-next-master-key"
+    assert _real(env, "migrate").returncode == 0
+    game = json.loads(_real(env, "game", "create", "Rotated").stdout)
+    assert _real(env, "game", "list", SECRET_KEY=new).returncode != 0  # not yet
+
+    rotating = {"SECRET_KEY": new, "SECRET_KEY_PREVIOUS": old}
+    first = _real(env, "rotate-secrets", **rotating)
+    assert first.returncode == 0 and "Resealed 1 secret(s)" in first.stdout, first.stderr
+    again = _real(env, "rotate-secrets", **rotating)
+    assert again.returncode == 0 and "Resealed 0 secret(s)" in again.stdout
+
+    added = _real(env, "credential", "add", game["gameId"], SECRET_KEY=new)
+    assert added.returncode == 0, added.stderr
+    assert _real(env, "game", "list", SECRET_KEY=old).returncode != 0  # the old key is gone
+
+
 def test_every_command_has_help():
     from click.testing import CliRunner
 
@@ -98,6 +136,7 @@ def test_every_command_has_help():
         ["serve"],
         ["api"],
         ["prune"],
+        ["rotate-secrets"],
     ):
         result = CliRunner().invoke(main, [*command, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output, command

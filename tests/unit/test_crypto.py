@@ -3,51 +3,79 @@
 from __future__ import annotations
 
 import pytest
-from cryptography.exceptions import InvalidTag
 
 from api.core.crypto import (
     SecretBox,
     hash_password,
+    open_api_key,
+    open_client_secret,
+    seal_api_key,
+    seal_client_secret,
     sign_request,
     signature_matches,
+    token_digest,
     verify_password,
 )
 
 
 def test_sealed_secret_opens_and_is_not_clear_text():
     box = SecretBox(["master-1"])
-    token = box.seal("qw_cs_supersecret", context="game_credential")
+    token = seal_client_secret(box, "qw_cs_supersecret", client_id="qw_ci_a")
     assert "supersecret" not in token
     assert token.startswith(box.current_key_id + ":")
-    assert box.open(token, context="game_credential") == "qw_cs_supersecret"
+    assert open_client_secret(box, token, client_id="qw_ci_a") == "qw_cs_supersecret"
 
 
 def test_sealing_twice_gives_different_ciphertexts():
     box = SecretBox(["master-1"])
-    assert box.seal("s", context="c") != box.seal("s", context="c")
+    assert box.seal("s", context="c", row="r") != box.seal("s", context="c", row="r")
 
 
 def test_context_is_bound():
     box = SecretBox(["master-1"])
-    token = box.seal("s", context="game_credential")
-    with pytest.raises(InvalidTag):
-        box.open(token, context="offerwall_api_key")
+    token = seal_client_secret(box, "s", client_id="same-id")
+    with pytest.raises(ValueError, match="does not open"):
+        open_api_key(box, token, owid="same-id")
+
+
+def test_client_secret_moved_to_another_credential_does_not_open():
+    box = SecretBox(["master-1"])
+    token = seal_client_secret(box, "qw_cs_a", client_id="qw_ci_a")
+    with pytest.raises(ValueError, match="does not open"):
+        open_client_secret(box, token, client_id="qw_ci_b")
+
+
+def test_api_key_moved_to_another_offerwall_does_not_open():
+    box = SecretBox(["master-1"])
+    token = seal_api_key(box, "qw_ak_a", owid="owaaaaaaaaaa")
+    assert open_api_key(box, token, owid="owaaaaaaaaaa") == "qw_ak_a"
+    with pytest.raises(ValueError, match="does not open"):
+        open_api_key(box, token, owid="owbbbbbbbbbb")
+
+
+def test_a_secret_cannot_be_sealed_without_its_row():
+    with pytest.raises(ValueError, match="bound to its row"):
+        seal_client_secret(SecretBox(["master-1"]), "s", client_id="")
 
 
 def test_master_key_rotation_opens_old_tokens_and_seals_with_new():
     old = SecretBox(["master-1"])
-    token = old.seal("secret", context="c")
+    token = old.seal("secret", context="c", row="r")
     rotated = SecretBox(["master-2", "master-1"])
-    assert rotated.open(token, context="c") == "secret"
+    assert rotated.open(token, context="c", row="r") == "secret"
     assert rotated.needs_reseal(token)
-    assert not rotated.needs_reseal(rotated.seal("secret", context="c"))
+    assert not rotated.needs_reseal(rotated.seal("secret", context="c", row="r"))
     assert old.digest("v") in rotated.candidate_digests("v")
 
 
 def test_unknown_key_id_is_a_clear_error():
-    token = SecretBox(["master-1"]).seal("s", context="c")
+    token = SecretBox(["master-1"]).seal("s", context="c", row="r")
     with pytest.raises(ValueError, match="no master key"):
-        SecretBox(["master-2"]).open(token, context="c")
+        SecretBox(["master-2"]).open(token, context="c", row="r")
+
+
+def test_session_token_digest_does_not_depend_on_the_master_key():
+    assert token_digest("qw_s_abc") == token_digest("qw_s_abc") != token_digest("qw_s_abd")
 
 
 def test_digest_is_keyed():

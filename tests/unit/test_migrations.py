@@ -4,6 +4,7 @@ unmigrated database is refused."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
@@ -41,3 +42,122 @@ def test_migrations_downgrade_and_upgrade_again(tmp_path):
     assert pending_migrations(build_engine(url))
     migrate(url)
     assert pending_migrations(build_engine(url)) == []
+
+
+def _at_0004_with_legacy_secrets(db_url: str, box) -> dict[str, str]:
+    """The database as 0004 left it: a credential and an offerwall whose secrets are
+    sealed with their purpose alone as associated data (the earlier format)."""
+    from alembic import command
+    from api.core.db import alembic_config
+
+    command.downgrade(alembic_config(db_url), "0004")
+    engine = build_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sa.text("INSERT INTO game (id, name, created_at) VALUES ('g1', 'G', :t)"),
+                {"t": NOW},
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO game_credential (id, game_id, client_id, secret_sealed, "
+                    "secret_digest, created_at) VALUES ('c1', 'g1', 'qw_ci_one', :s, :d, :t)"
+                ),
+                {
+                    "s": box.seal_with("qw_cs_one", associated_data=b"game_credential"),
+                    "d": box.digest("qw_cs_one"),
+                    "t": NOW,
+                },
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO offerwall (id, name, status, owid, api_key_sealed, "
+                    "api_key_digest, currency_name, currency_code, exchange_rate, "
+                    "currency_decimals, created_at) VALUES ('o1', 'W', 'approved', "
+                    "'owone', :s, :d, 'US Dollar', 'USD', 1.0, 2, :t)"
+                ),
+                {
+                    "s": box.seal_with("qw_ak_one", associated_data=b"offerwall_api_key"),
+                    "d": box.digest("qw_ak_one"),
+                    "t": NOW,
+                },
+            )
+    finally:
+        engine.dispose()
+    return {"client_id": "qw_ci_one", "owid": "owone"}
+
+
+NOW = "2026-11-22 03:00:00.000000"
+
+
+@pytest.fixture
+def master_key(monkeypatch):
+    """The master key the migrations read through the settings, as the server does."""
+    from api.core.config import get_settings
+    from api.core.crypto import get_secret_box
+
+    def use(*keys: str) -> None:
+        monkeypatch.setenv("SECRET_KEY", keys[0])
+        monkeypatch.setenv("SECRET_KEY_PREVIOUS", ",".join(keys[1:]))
+        get_settings.cache_clear()
+        get_secret_box.cache_clear()
+
+    yield use
+    get_settings.cache_clear()
+    get_secret_box.cache_clear()
+
+
+def test_migration_binds_existing_secrets_to_their_rows(db_url, engine, master_key):
+    from api.core.crypto import (
+        SecretBox,
+        open_api_key,
+        open_client_secret,
+    )
+    from api.core.db import migrate
+    from api.core.keycheck import verify_master_keys
+
+    master_key("key-a")
+    box = SecretBox(["key-a"])
+    _at_0004_with_legacy_secrets(db_url, box)
+    migrate(db_url)
+    with engine.connect() as conn:
+        sealed = conn.execute(sa.text("SELECT secret_sealed FROM game_credential")).scalar_one()
+        api_key = conn.execute(sa.text("SELECT api_key_sealed FROM offerwall")).scalar_one()
+        recorded = conn.execute(sa.text("SELECT key_id FROM master_key_check")).scalars().all()
+    assert open_client_secret(box, sealed, client_id="qw_ci_one") == "qw_cs_one"
+    assert open_api_key(box, api_key, owid="owone") == "qw_ak_one"
+    with pytest.raises(ValueError):
+        open_client_secret(box, sealed, client_id="qw_ci_other")
+    assert recorded == [box.current_key_id]
+    verify_master_keys(engine, box)  # the key that sealed them is accepted
+
+
+def test_migration_0005_downgrades_to_the_earlier_binding(db_url, engine, master_key):
+    from alembic import command
+    from api.core.crypto import SecretBox
+    from api.core.db import alembic_config, migrate
+
+    master_key("key-a")
+    box = SecretBox(["key-a"])
+    _at_0004_with_legacy_secrets(db_url, box)
+    migrate(db_url)
+    command.downgrade(alembic_config(db_url), "0004")
+    with engine.connect() as conn:
+        sealed = conn.execute(sa.text("SELECT secret_sealed FROM game_credential")).scalar_one()
+    assert box.open_with(sealed, associated_data=b"game_credential") == "qw_cs_one"
+    migrate(db_url)
+
+
+def test_migration_refuses_a_master_key_that_does_not_open_the_secrets(db_url, engine, master_key):
+    from api.core.crypto import SecretBox
+    from api.core.db import migrate
+    from api.core.keycheck import MasterKeyMismatch
+
+    master_key("key-a")
+    _at_0004_with_legacy_secrets(db_url, SecretBox(["key-a"]))
+    master_key("key-b")
+    with pytest.raises(MasterKeyMismatch, match="SECRET_KEY_PREVIOUS"):
+        migrate(db_url)
+    master_key("key-a")
+    migrate(db_url)  # the right key still migrates it, nothing was half-changed
+    assert pending_migrations(engine) == []

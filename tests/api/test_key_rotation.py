@@ -1,0 +1,87 @@
+"""Master key rotation: data made under key A, rotated to B (A previous), then served
+with B alone: signed requests, API keys, postback rendering and portal sessions work."""
+
+from __future__ import annotations
+
+import hashlib
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from api.app import create_api
+from api.core.crypto import SecretBox
+from api.core.db import new_session, write_session
+from api.core.keycheck import MasterKeyMismatch, verify_master_keys
+from api.services import accounts, postbacks
+from api.services.accounts import AccountError
+from api.services.rotation import rotate_secrets
+from models import GameCredential, LoginFailure, Offerwall, Role
+from tests.api.conftest import PROXY
+from tests.api.test_missions import at
+from tests.api.test_postbacks import _configure, _convert, _postbacks
+from tests.conftest import MASTER_KEY
+from tests.factories import FixedCountries, SignedClient
+
+KEY_B = "the-next-master-key"
+EMAIL, PASSWORD = "staff@rotation.example", "amber-compass-2026"
+
+
+def _staff_session(engine, box: SecretBox) -> str:
+    with write_session(engine) as session:
+        accounts.create_user(session=session, email=EMAIL, password=PASSWORD, role=Role.STAFF)
+    token = accounts.sign_in(engine=engine, box=box, email=EMAIL, password=PASSWORD).token
+    with pytest.raises(AccountError):  # then one failed sign-in, kept by keyed digest
+        accounts.sign_in(engine=engine, box=box, email=EMAIL, password="wrong-password-1")
+    return token
+
+
+def test_rotate_secrets_lets_the_previous_key_go(
+    engine, box, client, signed, game, wall, api_settings
+):
+    # Under key A: a credential, an approved offerwall with a postback URL and a pending
+    # postback, a portal session and a sign-in failure.
+    _configure(engine, wall, "https://pub.example/pb?tx={transaction_id}&h={hash_key}")
+    _convert(client, signed, game, wall, engine)
+    [postback] = _postbacks(engine)
+    token = _staff_session(engine, box)
+    verify_master_keys(engine, box)
+
+    only_b = SecretBox([KEY_B])
+    with pytest.raises(MasterKeyMismatch):
+        verify_master_keys(engine, only_b)  # B alone does not open A's secrets yet
+
+    rotating = SecretBox([KEY_B, MASTER_KEY])
+    verify_master_keys(engine, rotating)
+    first = rotate_secrets(engine=engine, box=rotating)
+    assert (first.resealed, first.digests) == (2, 3)  # secret + API key; their digests + a failure
+    again = rotate_secrets(engine=engine, box=rotating)
+    assert (again.resealed, again.digests) == (0, 0)  # idempotent
+
+    # Now B alone.
+    verify_master_keys(engine, only_b)
+    app = create_api(engine=engine, settings=api_settings, box=only_b, countries=FixedCountries())
+    served = TestClient(app, client=(PROXY, 50000), follow_redirects=False)
+    as_game = SignedClient(served, game)
+    sent = as_game.events({"userId": "p9", "event": "GAME_END", "time": at(1)})
+    assert sent.status_code == 200, sent.text
+    offers = served.get("/offerwall/offers", headers={"x-api-key": wall[1]})
+    assert offers.status_code == 200, offers.text
+
+    url, problem = postbacks.urls_for(engine, only_b, [postback.id])[postback.id]
+    assert problem == "" and url is not None
+    query = dict(parse_qsl(urlsplit(url).query))
+    expected = hashlib.sha1(f"tx={query['tx']}&{wall[1]}".encode()).hexdigest()
+    assert query["h"] == expected
+
+    user = accounts.user_for_token(engine=engine, box=only_b, token=token)
+    assert user is not None and user.email == EMAIL
+    with new_session(engine) as session:
+        [failure] = session.exec(select(LoginFailure)).all()
+        credential = session.exec(select(GameCredential)).one()
+        offerwall = session.exec(select(Offerwall)).one()
+    assert failure.email_digest == only_b.digest(EMAIL)
+    assert credential.secret_digest == only_b.digest(game.client_secret)
+    assert offerwall.api_key_digest == only_b.digest(wall[1])
+    assert not only_b.needs_reseal(credential.secret_sealed)

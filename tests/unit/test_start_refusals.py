@@ -1,0 +1,141 @@
+"""Every refusal to start is one line on stderr naming the setting, without a traceback,
+and a non-zero exit: checked on the real command line, as an operator meets it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.live import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY_A = "start-check-master-key-a"
+KEY_B = "start-check-master-key-b"
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY_PREVIOUS", "TRUSTED_PROXIES", "QUESTWALL_ENV"}
+    }
+    return {
+        **base,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'start.db'}",
+        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
+        "SECRET_KEY": KEY_A,
+    }
+
+
+def questwall(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        cwd=ROOT,
+        env={**env, **changes},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "Traceback" not in output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def _migrated(env: dict[str, str]) -> dict[str, str]:
+    assert questwall(env, "migrate").returncode == 0
+    return json.loads(questwall(env, "game", "create", "Keyed").stdout)
+
+
+SERVE = ("serve", "--host", "127.0.0.1", "--port", "1")  # refused before it binds anything
+
+
+def unreachable() -> str:
+    return f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/questwall"
+
+
+REFUSALS = {
+    # case: (environment changes, text the line must contain)
+    "database_url_not_a_url": ({"DATABASE_URL": "not-a-database"}, "DATABASE_URL"),
+    "database_url_unknown_driver": ({"DATABASE_URL": "mysql+nodriver://h/db"}, "DATABASE_URL"),
+    "production_without_secret_key": (
+        {"QUESTWALL_ENV": "production", "SECRET_KEY": ""},
+        "SECRET_KEY must be set",
+    ),
+    "trusted_proxies_not_an_ip": ({"TRUSTED_PROXIES": "10.0.0.1,not-an-ip"}, "TRUSTED_PROXIES"),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "command"),
+    [
+        *((case, SERVE) for case in sorted(REFUSALS)),
+        ("database_url_not_a_url", ("migrate",)),
+        ("production_without_secret_key", ("game", "list")),
+        ("trusted_proxies_not_an_ip", ("api",)),
+    ],
+)
+def test_a_bad_setting_is_refused_in_one_line(env, case, command):
+    changes, needle = REFUSALS[case]
+    assert_refused(questwall(env, *command, **changes), needle)
+
+
+@pytest.mark.parametrize("command", [SERVE, ("worker",)])
+def test_an_unreachable_database_is_refused_in_one_line(env, command):
+    line = assert_refused(
+        questwall(env, *command, DATABASE_URL=unreachable()), "DATABASE_URL", "cannot reach"
+    )
+    assert "start the database" in line
+
+
+@pytest.mark.parametrize("command", [SERVE, ("api",)])
+def test_an_unmigrated_database_is_refused_in_one_line(env, command):
+    assert_refused(questwall(env, *command), "DATABASE_URL", "questwall migrate")
+
+
+def test_a_wrong_master_key_is_refused_in_one_line(env):
+    game = _migrated(env)
+    for command in (
+        SERVE,
+        ("api",),
+        ("worker",),
+        ("credential", "add", game["gameId"]),
+        ("migrate",),
+    ):
+        line = assert_refused(questwall(env, *command, SECRET_KEY=KEY_B), "SECRET_KEY")
+        assert "SECRET_KEY_PREVIOUS" in line
+    # `credential add` under another key would have mixed two master keys: nothing was added.
+    listing = json.loads(questwall(env, "game", "list").stdout)
+    assert len(listing[0]["credentials"]) == 1
+
+
+def test_the_api_entry_point_refuses_a_wrong_master_key(env):
+    _migrated(env)
+    result = subprocess.run(
+        [sys.executable, "-c", "import api.asgi"],
+        cwd=ROOT,
+        env={**env, "SECRET_KEY": KEY_B},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_refused(result, "SECRET_KEY")
+
+
+def test_the_previous_key_is_accepted_during_a_rotation(env):
+    _migrated(env)
+    result = questwall(env, "game", "list", SECRET_KEY=KEY_B, SECRET_KEY_PREVIOUS=KEY_A)
+    assert result.returncode == 0, result.stderr
