@@ -19,6 +19,7 @@ from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, tracking
 from api.routes.docs import add_raw_body_schemas
+from api.security_headers import install_security_headers
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import RateLimiter
 
@@ -58,6 +59,7 @@ def create_api(
     _add_error_handlers(app)
     _add_catch_alls(app)
     _customize_openapi(app)
+    install_security_headers(app, settings)
     return app
 
 
