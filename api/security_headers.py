@@ -183,8 +183,10 @@ class SecurityHeaders:
         if self._build_dir is None:
             self._build_dir = self._find_build_dir()
         build_dir = self._build_dir
-        index = build_dir / "index.html"
-        stamp = index.stat().st_mtime if index.exists() else None
+        try:
+            stamp: float | None = (build_dir / "index.html").stat().st_mtime
+        except OSError:  # no build: the API alone, or tests
+            stamp = None
         if self._portal is None or self._portal[0] != stamp:
             hashes = inline_script_hashes(build_dir) if stamp is not None else []
             csp = portal_csp(base_url=self.base_url, script_hashes=hashes)
