@@ -21,6 +21,7 @@ from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, tracking
 from api.routes.docs import add_raw_body_schemas, document_tracking_links
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
+from api.security_headers import install_security_headers
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import RateLimiter
 
@@ -70,6 +71,7 @@ def create_api(
     _add_error_handlers(app)
     _add_catch_alls(app, [route for router in routers for route in router.routes])
     _customize_openapi(app)
+    install_security_headers(app, settings)
     return app
 
 
