@@ -1,6 +1,6 @@
 """SQLModel tables shared by the API and the portal. Imports no web framework."""
 
-from models.accounts import LoginFailure, PortalSession, Role, Studio, User
+from models.accounts import PortalSession, Role, SignInOrigin, SignInThrottle, Studio, User
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
 from models.offers import CatalogVersion, Mission, Quest
@@ -19,7 +19,6 @@ __all__ = [
     "GameUser",
     "GameUserIdentifier",
     "IdempotencyRecord",
-    "LoginFailure",
     "Mission",
     "Offerwall",
     "OfferwallStatus",
@@ -33,6 +32,8 @@ __all__ = [
     "ProgressStatus",
     "Quest",
     "Role",
+    "SignInOrigin",
+    "SignInThrottle",
     "SignedRequest",
     "Studio",
     "User",

@@ -6,8 +6,9 @@ import reflex as rx
 
 from api.core.db import write_session
 from api.services.accounts import AccountError, sign_in, signup_publisher
+from api.services.throttle import ip_throttle
 from portal import routes
-from portal.backend import box, engine, off_loop
+from portal.backend import box, engine, off_loop, settings
 from portal.state.auth import AuthState
 
 
@@ -36,6 +37,8 @@ class LoginState(AuthState):
                 box=box(),
                 email=form.get("email", ""),
                 password=form.get("password", ""),
+                client_ip=self.router.session.client_ip,
+                ip_throttle=ip_throttle(settings().redis_url),
             )
         except AccountError as exc:
             self.error = str(exc)
@@ -78,6 +81,8 @@ class SignupState(AuthState):
                 box=box(),
                 email=form.get("email", ""),
                 password=form.get("password", ""),
+                client_ip=self.router.session.client_ip,
+                ip_throttle=ip_throttle(settings().redis_url),
             )
         except AccountError as exc:
             if exc.field:
