@@ -6,6 +6,7 @@ from api.app import create_api
 from api.worker import background_dispatcher
 from portal import routes
 from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
+from portal.session_routes import add_session_routes
 from portal.state.auth import AuthState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
@@ -17,8 +18,12 @@ from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
+# The API's app is the outer one; the portal's own HTTP endpoints (the session cookie)
+# join it, so they answer before Reflex does.
+api = create_api()
+add_session_routes(api)
 app = rx.App(
-    api_transformer=create_api(),
+    api_transformer=api,
     head_components=[rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml")],
 )
 

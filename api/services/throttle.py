@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import time
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 import sqlalchemy as sa
 from limits import RateLimitItemPerMinute
@@ -60,12 +59,6 @@ class IpThrottle:
     def failed(self, ip: str) -> None:
         """Count one failed sign-in from this IP."""
         self._limiter.hit(IP_LIMIT, "sign-in", ip)
-
-
-@lru_cache(maxsize=4)
-def ip_throttle(redis_url: str) -> IpThrottle:
-    """The process's IP throttle for a `REDIS_URL` (one per process: memory is per process)."""
-    return IpThrottle(redis_url)
 
 
 def claim_attempt(session: Session, email_digest: str, now: datetime) -> int | None:
