@@ -16,6 +16,7 @@ docs/architecture.md explains the choice of figures.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from datetime import datetime, timedelta
@@ -24,6 +25,7 @@ import sqlalchemy as sa
 from limits import RateLimitItemPerMinute
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from redis.exceptions import RedisError
 from sqlmodel import Session, col
 
 from api.core.sql import dialect_insert
@@ -39,6 +41,8 @@ IP_LIMIT = RateLimitItemPerMinute(20, 15)
 ORIGIN_TTL = timedelta(days=30)
 REDIS_PREFIX = "questwall"
 
+log = logging.getLogger("questwall.throttle")
+
 
 class IpThrottle:
     """Failed sign-ins per client IP, in Redis (`redis_url`) or in memory."""
@@ -51,14 +55,23 @@ class IpThrottle:
 
     def retry_after(self, ip: str) -> int | None:
         """Seconds until this IP may try again; None when it may try now."""
-        if self._limiter.test(IP_LIMIT, "sign-in", ip):
+        try:
+            if self._limiter.test(IP_LIMIT, "sign-in", ip):
+                return None
+            reset = self._limiter.get_window_stats(IP_LIMIT, "sign-in", ip).reset_time
+        except RedisError as exc:
+            # Redis down must not stop every sign-in: the per-address limit (in the
+            # database) still holds, and the outage is logged.
+            log.warning("sign-in IP limit unavailable, not applied: %s", type(exc).__name__)
             return None
-        reset = self._limiter.get_window_stats(IP_LIMIT, "sign-in", ip).reset_time
         return max(1, math.ceil(reset - time.time()))
 
     def failed(self, ip: str) -> None:
         """Count one failed sign-in from this IP."""
-        self._limiter.hit(IP_LIMIT, "sign-in", ip)
+        try:
+            self._limiter.hit(IP_LIMIT, "sign-in", ip)
+        except RedisError as exc:
+            log.warning("sign-in IP limit unavailable, not counted: %s", type(exc).__name__)
 
 
 def claim_attempt(session: Session, email_digest: str, now: datetime) -> int | None:

@@ -79,6 +79,14 @@ def test_the_ip_limit_is_shared_by_processes_through_redis(redis_url, redis_pref
     assert second.retry_after("203.0.113.66") is not None
 
 
+def test_an_unreachable_redis_leaves_sign_in_working_and_says_so(caplog):
+    ips = IpThrottle("redis://127.0.0.1:1/0")  # nothing listens on port 1
+    ips.failed("203.0.113.66")
+    assert ips.retry_after("203.0.113.66") is None
+    assert "sign-in IP limit unavailable" in caplog.text
+    assert "127.0.0.1:1" not in caplog.text  # the URL (it may hold a password) is not logged
+
+
 def test_a_throttled_ip_is_refused_before_the_password_is_checked(engine, box, ip_throttle):
     email = make_user(engine)
     attacker = "203.0.113.66"
