@@ -1,6 +1,6 @@
 """SQLModel tables shared by the API and the portal. Imports no web framework."""
 
-from models.accounts import LoginFailure, PortalSession, Role, Studio, User
+from models.accounts import PortalSession, Role, SignInOrigin, SignInThrottle, Studio, User
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
@@ -20,7 +20,6 @@ __all__ = [
     "GameUser",
     "GameUserIdentifier",
     "IdempotencyRecord",
-    "LoginFailure",
     "MasterKeyCheck",
     "Mission",
     "Offerwall",
@@ -35,6 +34,8 @@ __all__ = [
     "ProgressStatus",
     "Quest",
     "Role",
+    "SignInOrigin",
+    "SignInThrottle",
     "SignedRequest",
     "Studio",
     "User",

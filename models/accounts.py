@@ -1,4 +1,4 @@
-"""Portal accounts: studios, users with a role, browser sessions, failed sign-ins."""
+"""Portal accounts: studios, users with a role, browser sessions, sign-in throttling."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from models.types import BigIntPK, UTCDateTime, new_uuid, utcnow
+from models.types import UTCDateTime, new_uuid, utcnow
 
 
 class Role(StrEnum):
@@ -57,11 +57,27 @@ class PortalSession(SQLModel, table=True):
     last_seen_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
-class LoginFailure(SQLModel, table=True):
-    """One failed sign-in for an address (by keyed digest), for throttling."""
+class SignInThrottle(SQLModel, table=True):
+    """Failed sign-ins for one address (by keyed digest) in the current window.
 
-    __tablename__ = "login_failure"
+    One row per address, so that claiming an attempt is one conditional upsert: atomic
+    on SQLite and PostgreSQL alike (api/services/throttle.py)."""
 
-    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
-    email_digest: str = Field(index=True, max_length=64)
-    at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    __tablename__ = "sign_in_throttle"
+
+    email_digest: str = Field(primary_key=True, max_length=64)
+    failures: int = Field(default=0, nullable=False)
+    window_start: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class SignInOrigin(SQLModel, table=True):
+    """An IP address that signed in to an address successfully (both as one keyed digest).
+
+    Sign-in from such an origin is not paused by the address's failure counter, so
+    nobody locks an owner out by knowing their address alone."""
+
+    __tablename__ = "sign_in_origin"
+
+    email_digest: str = Field(primary_key=True, max_length=64)
+    origin_digest: str = Field(primary_key=True, max_length=64)
+    last_success_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

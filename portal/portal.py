@@ -7,6 +7,7 @@ from api.core.startup import exit_unless_ready
 from api.worker import background_dispatcher
 from portal import routes
 from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
+from portal.session_routes import add_session_routes
 from portal.state.auth import AuthState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
@@ -21,8 +22,12 @@ from portal.state.workspace import ApplicationState, WorkspaceState
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
 exit_unless_ready()
 
+# The API's app is the outer one; the portal's own HTTP endpoints (the session cookie)
+# join it, so they answer before Reflex does.
+api = create_api()
+add_session_routes(api)
 app = rx.App(
-    api_transformer=create_api(),
+    api_transformer=api,
     head_components=[rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml")],
 )
 

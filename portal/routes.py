@@ -22,6 +22,8 @@ QUEST = "/studio/quest"
 TESTER = "/studio/tester"
 EVENTS = "/studio/events"
 REPORTS = "/reports"
+# The session's HTTP endpoints (portal/session_routes.py): sign-in, sign-up, sign-out.
+AUTH = "/auth"
 
 
 def login_for(next_path: str) -> str:

@@ -2,6 +2,8 @@
 
 PostgreSQL comes from TEST_POSTGRES_URL (default: the local server). Without a server
 its tests skip with a message, unless QUESTWALL_REQUIRE_POSTGRES=1 (CI), where they fail.
+Redis comes from TEST_REDIS_URL (default: the local server), likewise skipped unless
+QUESTWALL_REQUIRE_REDIS=1; each test gets a key prefix of its own and deletes only its keys.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_URL = os.environ.get("TEST_POSTGRES_URL", DEFAULT_PG)
 REQUIRE_PG = os.environ.get("QUESTWALL_REQUIRE_POSTGRES") == "1"
 MASTER_KEY = "test-master-key-not-for-production"
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REQUIRE_REDIS = os.environ.get("QUESTWALL_REQUIRE_REDIS") == "1"
 
 
 def _postgres_problem() -> str | None:
@@ -107,3 +111,38 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
     return Settings(
         DATABASE_URL=db_url, SECRET_KEY=MASTER_KEY, QUESTWALL_DATA_DIR=tmp_path / "data"
     )
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> str:
+    import redis
+
+    try:
+        client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+        client.ping()
+        client.close()
+    except redis.RedisError as exc:
+        if REQUIRE_REDIS:
+            pytest.fail(f"Redis is required (QUESTWALL_REQUIRE_REDIS=1) but unreachable: {exc}")
+        pytest.skip(f"Redis not available at {REDIS_URL}, its tests are skipped ({exc})")
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_prefix(redis_server_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards (never FLUSHALL)."""
+    import redis
+
+    prefix = f"questwall-test-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    client = redis.Redis.from_url(redis_server_url)
+    keys = list(client.scan_iter(match=f"{prefix}*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str, redis_prefix: str) -> str:
+    """The test Redis server's URL; use it with the `redis_prefix` fixture's key prefix."""
+    return redis_server_url

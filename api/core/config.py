@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     # Proxies whose X-Forwarded-For is believed for the client IP (comma-separated IPs or
     # CIDR networks). Empty: the socket's address is the client's.
     trusted_proxies: str = Field(default="", alias="TRUSTED_PROXIES")
+    # Redis for the per-IP sign-in limit, shared by every process (redis://host:6379/0).
+    # Empty: each process counts in its own memory.
+    redis_url: str = Field(default="", alias="REDIS_URL", repr=False)
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 

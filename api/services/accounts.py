@@ -17,8 +17,10 @@ from sqlmodel import Session, col, select
 
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
+from api.services import throttle
 from api.services.offerwalls import create_offerwall
-from models import LoginFailure, Offerwall, PortalSession, Role, User
+from api.services.throttle import IpThrottle
+from models import Offerwall, PortalSession, Role, User
 from models.types import utcnow
 
 # A session ends after this long without use, and in any case this long after sign-in.
@@ -26,9 +28,6 @@ SESSION_IDLE = timedelta(hours=12)
 SESSION_MAX = timedelta(days=7)
 # Last-seen is written at most this often (a page view is not a write).
 SESSION_TOUCH = timedelta(minutes=5)
-# After this many failed sign-ins for one address within the window, sign-in pauses.
-MAX_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=15)
 
 PASSWORD_MIN = 10
 PASSWORD_MAX = 128
@@ -56,7 +55,7 @@ class AccountError(ValueError):
 
 
 class LoginThrottled(AccountError):
-    """Too many failed sign-ins for this address; `retry_after` seconds to wait."""
+    """Too many failed sign-ins for this address or IP; `retry_after` seconds to wait."""
 
     def __init__(self, retry_after: int):
         minutes = max(1, (retry_after + 59) // 60)
@@ -162,47 +161,60 @@ def signup_publisher(
     )
 
 
-def sign_in(*, engine: Engine, box: SecretBox, email: str, password: str) -> SignedIn:
-    """Check the password and open a session (its own transactions: a failure is recorded
-    even though the caller gets an exception). A throttled address is refused before the
-    password is checked; the Argon2 check runs outside any write transaction."""
+def sign_in(
+    *,
+    engine: Engine,
+    box: SecretBox,
+    email: str,
+    password: str,
+    client_ip: str,
+    ip_throttle: IpThrottle,
+) -> SignedIn:
+    """Check the password and open a session.
+
+    Refused before the password is checked (LoginThrottled) when the client IP has too
+    many failures, or when the address has (unless this IP signed in to it before: see
+    api/services/throttle.py). The address's attempt is counted before the check, in its
+    own transaction, so parallel attempts cannot overrun the limit; the Argon2 check runs
+    outside any write transaction. Wrong password and unknown address answer alike."""
     now = utcnow()
     address = email.strip().lower()
     key = box.digest(address)
-    with new_session(engine) as session:
-        failures = session.exec(
-            select(LoginFailure.at)
-            .where(LoginFailure.email_digest == key, col(LoginFailure.at) > now - FAILURE_WINDOW)
-            .order_by(col(LoginFailure.at))
-        ).all()
+    origin = box.digest(f"{address}\n{client_ip}")
+    wait = ip_throttle.retry_after(client_ip)
+    if wait is not None:
+        raise LoginThrottled(wait)
+    with write_session(engine) as session:
+        known = throttle.is_known_origin(session, key, origin, now)
+        wait = throttle.claim_attempt(session, key, now)
         found = session.exec(
             select(User.id, User.role, User.password_hash).where(User.email == address)
         ).first()
-    if len(failures) >= MAX_FAILURES:
-        oldest = failures[-MAX_FAILURES]
-        raise LoginThrottled(int((oldest + FAILURE_WINDOW - now).total_seconds()) + 1)
+    if wait is not None and not known:
+        raise LoginThrottled(wait)
     # Verify against a dummy hash when there is no such user: the same work either way.
-    valid = verify_password(password, found[2] if found else _dummy_hash())
-    with write_session(engine) as session:
-        if found is None or not valid:
-            session.add(LoginFailure(email_digest=key, at=now))
-        else:
-            session.execute(sa.delete(LoginFailure).where(col(LoginFailure.email_digest) == key))
-            session.execute(
-                sa.update(User).where(col(User.id) == found[0]).values(last_login_at=now)
-            )
-            token = new_token("qw_s_")
-            session.add(
-                PortalSession(
-                    token_digest=token_digest(token),
-                    user_id=found[0],
-                    created_at=now,
-                    last_seen_at=now,
-                )
-            )
-    if found is None or not valid:
+    if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
+        ip_throttle.failed(client_ip)
         raise AccountError("Wrong email or password.")
-    return SignedIn(found[0], found[1], token)
+    return SignedIn(found[0], found[1], _open_session(engine, box, found[0], key, origin, now))
+
+
+def _open_session(
+    engine: Engine, box: SecretBox, user_id: str, key: str, origin: str, now: datetime
+) -> str:
+    """After a right password: clear the address's failures, remember the origin, and
+    store a new session; returns its token."""
+    token = new_token("qw_s_")
+    with write_session(engine) as session:
+        throttle.forget_failures(session, key)
+        throttle.remember_origin(session, key, origin, now)
+        session.execute(sa.update(User).where(col(User.id) == user_id).values(last_login_at=now))
+        session.add(
+            PortalSession(
+                token_digest=token_digest(token), user_id=user_id, created_at=now, last_seen_at=now
+            )
+        )
+    return token
 
 
 def user_for_token(*, engine: Engine, box: SecretBox, token: str) -> User | None:
@@ -249,7 +261,7 @@ def sign_out(*, engine: Engine, box: SecretBox, token: str) -> None:
 
 
 def prune_sessions(*, session: Session) -> int:
-    """Delete sessions past their lifetime and sign-in failures past the window."""
+    """Delete sessions past their lifetime, and sign-in counters and origins past theirs."""
     now = utcnow()
     sessions = session.execute(
         sa.delete(PortalSession).where(
@@ -259,10 +271,7 @@ def prune_sessions(*, session: Session) -> int:
             )
         )
     )
-    failures = session.execute(
-        sa.delete(LoginFailure).where(col(LoginFailure.at) < now - FAILURE_WINDOW)
-    )
-    return int(sessions.rowcount or 0) + int(failures.rowcount or 0)  # type: ignore[attr-defined]
+    return int(sessions.rowcount or 0) + throttle.prune(session, now)  # type: ignore[attr-defined]
 
 
 def check_password(user: User, password: str) -> bool:

@@ -23,11 +23,12 @@ from api.core.keycheck import (
     record_current_key,
     unreadable_key_ids,
 )
-from models import LoginFailure, User
+from models import SignInOrigin, SignInThrottle, User
 from models.tables import game_credential as _credential
 from models.tables import offerwall as _offerwall
 
-_login_failure: sa.Table = LoginFailure.__table__  # type: ignore[attr-defined]
+_throttle: sa.Table = SignInThrottle.__table__  # type: ignore[attr-defined]
+_origin: sa.Table = SignInOrigin.__table__  # type: ignore[attr-defined]
 _user: sa.Table = User.__table__  # type: ignore[attr-defined]
 
 
@@ -53,7 +54,7 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
             raise MasterKeyMismatch(missing)
         resealed, digests = _rotate_credentials(conn, box)
         more_resealed, more_digests = _rotate_api_keys(conn, box)
-        failures = _rotate_login_failures(conn, box)
+        failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
     return Rotated(box.current_key_id, resealed + more_resealed, digests + more_digests + failures)
@@ -107,25 +108,35 @@ def _rotate_api_keys(conn: Connection, box: SecretBox) -> tuple[int, int]:
     return resealed, digests
 
 
-def _rotate_login_failures(conn: Connection, box: SecretBox) -> int:
-    """Sign-in failures are kept by keyed digest of the address, which cannot be reversed:
-    for every account's address, failures under an earlier key move to the current one.
-    Failures for addresses without an account protect nothing and are dropped (they last
-    15 minutes anyway)."""
+def _rotate_sign_in_digests(conn: Connection, box: SecretBox) -> int:
+    """Sign-in counters are kept by keyed digest of the address, which cannot be reversed:
+    for every account's address, a counter under an earlier key moves to the current one.
+    Known origins are digests of (address, IP) and the IP is not kept, so those under an
+    earlier key are dropped: the owner's next sign-in from that IP records it again.
+    Counters and origins of addresses without an account protect nothing and are dropped."""
     moved = 0
     current: set[str] = set()
     for email in conn.execute(sa.select(_user.c.email)).scalars():
         digest, *earlier = box.candidate_digests(email)
         current.add(digest)
-        if earlier:
-            result = conn.execute(
-                sa.update(_login_failure)
-                .where(_login_failure.c.email_digest.in_(earlier))
-                .values(email_digest=digest)
-            )
-            moved += int(result.rowcount or 0)
-    stale = sa.delete(_login_failure)
-    if current:
-        stale = stale.where(_login_failure.c.email_digest.not_in(current))
-    conn.execute(stale)
+        if not earlier:
+            continue
+        conn.execute(sa.delete(_origin).where(_origin.c.email_digest.in_(earlier)))
+        has_current = conn.execute(
+            sa.select(_throttle.c.email_digest).where(_throttle.c.email_digest == digest)
+        ).first()
+        if has_current:
+            conn.execute(sa.delete(_throttle).where(_throttle.c.email_digest.in_(earlier)))
+            continue
+        result = conn.execute(
+            sa.update(_throttle)
+            .where(_throttle.c.email_digest.in_(earlier))
+            .values(email_digest=digest)
+        )
+        moved += int(result.rowcount or 0)
+    for table in (_throttle, _origin):
+        stale = sa.delete(table)
+        if current:
+            stale = stale.where(table.c.email_digest.not_in(current))
+        conn.execute(stale)
     return moved

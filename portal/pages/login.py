@@ -4,7 +4,7 @@ import reflex as rx
 
 from portal import routes
 from portal.components.forms import field, form_error
-from portal.state.login import LoginState, SignupState
+from portal.state.login import SIGN_IN_JS, SIGN_UP_JS, LoginState, SignupState
 
 
 def _panel(title: str, *children: rx.Component) -> rx.Component:
@@ -49,7 +49,9 @@ def login() -> rx.Component:
                 spacing="3",
                 width="100%",
             ),
-            on_submit=LoginState.submit,
+            # Posted by the browser itself (the cookie must land there), not over the websocket.
+            on_submit=rx.call_script(SIGN_IN_JS, callback=LoginState.refused),
+            id="sign-in-form",
             width="100%",
         ),
         rx.text(
@@ -112,7 +114,8 @@ def signup() -> rx.Component:
                 spacing="3",
                 width="100%",
             ),
-            on_submit=SignupState.submit,
+            on_submit=rx.call_script(SIGN_UP_JS, callback=SignupState.refused),
+            id="sign-up-form",
             width="100%",
         ),
         rx.text(

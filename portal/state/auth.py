@@ -1,8 +1,9 @@
 """The signed-in session, shared by every feature state (they subclass AuthState).
 
-The browser keeps an opaque session token in local storage; the server resolves it to
-an account on every event (api/services/access.py). Nothing else about the user lives
-in the browser except what the layout shows: email, name and role.
+The browser keeps an opaque session token in an HttpOnly cookie that no script can
+read (set by portal/session_routes.py); the websocket's handshake carries it, and the
+server resolves it to an account on every event (api/services/access.py). Nothing else
+about the user lives in the browser except what the layout shows: email, name and role.
 """
 
 from __future__ import annotations
@@ -15,24 +16,36 @@ from sqlmodel import Session
 
 from api.core.db import new_session, write_session
 from api.services.access import Account, account_for, require
-from api.services.accounts import sign_out
 from models import Role
 from portal import routes
 from portal.backend import box, engine, off_loop
+from portal.session_routes import session_token
 
 T = TypeVar("T")
 
+# Signing out deletes the session and its cookie over HTTP (a script cannot touch an
+# HttpOnly cookie), then loads the sign-in page so the websocket reconnects without it.
+SIGN_OUT_JS = f"""
+fetch("{routes.AUTH}/sign-out", {{method: "POST", credentials: "same-origin"}})
+  .finally(() => window.location.assign("{routes.LOGIN}"))
+"""
+
 
 class AuthState(rx.State):
-    session_token: str = rx.LocalStorage(name="questwall_session", sync=True)
     user_email: str = ""
     user_name: str = ""
     user_role: str = ""
 
     # --- for subclasses: every handler goes through _run ---------------------------
 
+    def _session_token(self) -> str:
+        """The session cookie of the websocket's handshake ('' when signed out)."""
+        return session_token(self.router.headers.cookie)
+
     async def _account(self) -> Account | None:
-        account = await off_loop(account_for, engine=engine(), box=box(), token=self.session_token)
+        account = await off_loop(
+            account_for, engine=engine(), box=box(), token=self._session_token()
+        )
         self.user_email = account.email if account else ""
         self.user_name = account.name if account else ""
         self.user_role = account.role if account else ""
@@ -83,10 +96,6 @@ class AuthState(rx.State):
         return None
 
     @rx.event
-    async def logout(self):
-        try:
-            await off_loop(sign_out, engine=engine(), box=box(), token=self.session_token)
-        finally:
-            self.session_token = ""
-            self.user_email = self.user_name = self.user_role = ""
-        return rx.redirect(routes.LOGIN)
+    def logout(self):
+        self.user_email = self.user_name = self.user_role = ""
+        return rx.call_script(SIGN_OUT_JS)

@@ -1,19 +1,52 @@
-"""Sign-in and publisher signup."""
+"""Sign-in and publisher signup.
+
+The forms post to the session endpoints (portal/session_routes.py) from the browser, so
+the answer's HttpOnly cookie lands there; on success the page loads its next address
+(the websocket reconnects carrying the cookie), on failure the answer comes back here
+to be shown beside the form. The password never passes through these states.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
 
-from api.core.db import write_session
-from api.services.accounts import AccountError, sign_in, signup_publisher
 from portal import routes
-from portal.backend import box, engine, off_loop
 from portal.state.auth import AuthState
+
+
+def post_form_js(form_id: str, path: str) -> str:
+    """A script that posts a form's fields as JSON (with `?next=`) to a session endpoint,
+    follows a success to its `location`, and yields an error's body for the callback."""
+    return f"""
+(async () => {{
+  const fields = Object.fromEntries(new FormData(document.getElementById("{form_id}")));
+  fields.next = new URLSearchParams(window.location.search).get("next") || "";
+  try {{
+    const answer = await fetch("{path}", {{
+      method: "POST",
+      credentials: "same-origin",
+      headers: {{"Content-Type": "application/json"}},
+      body: JSON.stringify(fields),
+    }});
+    const body = await answer.json();
+    if (answer.ok) {{ window.location.assign(body.location); return null; }}
+    return body;
+  }} catch (error) {{
+    return {{message: "The server did not answer. Try again.", details: []}};
+  }}
+}})()
+"""
+
+
+SIGN_IN_JS = post_form_js("sign-in-form", f"{routes.AUTH}/sign-in")
+SIGN_UP_JS = post_form_js("sign-up-form", f"{routes.AUTH}/sign-up")
+SIGN_UP_INPUTS = frozenset({"company", "website", "contact", "email", "password", "confirm"})
 
 
 class LoginState(AuthState):
     error: str = ""
-    busy: bool = False
 
     @rx.event
     async def load(self):
@@ -27,21 +60,10 @@ class LoginState(AuthState):
         return routes.safe_next(self.router.url.query_parameters.get("next"), default)
 
     @rx.event
-    async def submit(self, form: dict[str, str]):
-        self.error = ""
-        try:
-            signed = await off_loop(
-                sign_in,
-                engine=engine(),
-                box=box(),
-                email=form.get("email", ""),
-                password=form.get("password", ""),
-            )
-        except AccountError as exc:
-            self.error = str(exc)
-            return None
-        self.session_token = signed.token
-        return rx.redirect(self._next(routes.home_for(signed.role)))
+    def refused(self, answer: dict[str, Any] | None):
+        """The endpoint's error answer (None: signed in, the page is already leaving)."""
+        if answer:
+            self.error = str(answer.get("message", ""))
 
 
 class SignupState(AuthState):
@@ -53,40 +75,17 @@ class SignupState(AuthState):
         self.errors, self.error = {}, ""
 
     @rx.event
-    async def submit(self, form: dict[str, str]):
+    def refused(self, answer: dict[str, Any] | None):
+        """Field errors go under their fields; anything else above the form."""
         self.errors, self.error = {}, ""
-        if form.get("password", "") != form.get("confirm", ""):
-            self.errors = {"confirm": "The two passwords differ."}
-            return None
-
-        def work() -> None:
-            with write_session(engine()) as session:
-                signup_publisher(
-                    session=session,
-                    company=form.get("company", ""),
-                    website=form.get("website", ""),
-                    contact=form.get("contact", ""),
-                    email=form.get("email", ""),
-                    password=form.get("password", ""),
-                )
-
-        try:
-            await off_loop(work)
-            signed = await off_loop(
-                sign_in,
-                engine=engine(),
-                box=box(),
-                email=form.get("email", ""),
-                password=form.get("password", ""),
-            )
-        except AccountError as exc:
-            if exc.field:
-                self.errors = {exc.field: str(exc)}
-            else:
-                self.error = str(exc)
-            return None
-        self.session_token = signed.token
-        return [
-            rx.redirect(routes.APPLICATION),
-            rx.toast.success("Application received. We will review it shortly."),
-        ]
+        if not answer:
+            return
+        message = str(answer.get("message", ""))
+        fields = {
+            str(d.get("path")): str(d.get("message", ""))
+            for d in answer.get("details") or []
+            if isinstance(d, dict) and d.get("path")
+        }
+        self.errors = {k: v for k, v in fields.items() if k in SIGN_UP_INPUTS}
+        if not self.errors:
+            self.error = message

@@ -17,7 +17,8 @@ from api.core.keycheck import MasterKeyMismatch, verify_master_keys
 from api.services import accounts, postbacks
 from api.services.accounts import AccountError
 from api.services.rotation import rotate_secrets
-from models import GameCredential, LoginFailure, Offerwall, Role
+from api.services.throttle import IpThrottle
+from models import GameCredential, Offerwall, Role, SignInThrottle
 from tests.api.conftest import PROXY
 from tests.api.test_missions import at
 from tests.api.test_postbacks import _configure, _convert, _postbacks
@@ -31,9 +32,10 @@ EMAIL, PASSWORD = "staff@rotation.example", "amber-compass-2026"
 def _staff_session(engine, box: SecretBox) -> str:
     with write_session(engine) as session:
         accounts.create_user(session=session, email=EMAIL, password=PASSWORD, role=Role.STAFF)
-    token = accounts.sign_in(engine=engine, box=box, email=EMAIL, password=PASSWORD).token
+    ip = {"client_ip": "203.0.113.9", "ip_throttle": IpThrottle()}
+    token = accounts.sign_in(engine=engine, box=box, email=EMAIL, password=PASSWORD, **ip).token
     with pytest.raises(AccountError):  # then one failed sign-in, kept by keyed digest
-        accounts.sign_in(engine=engine, box=box, email=EMAIL, password="wrong-password-1")
+        accounts.sign_in(engine=engine, box=box, email=EMAIL, password="wrong-password-1", **ip)
     return token
 
 
@@ -78,7 +80,7 @@ def test_rotate_secrets_lets_the_previous_key_go(
     user = accounts.user_for_token(engine=engine, box=only_b, token=token)
     assert user is not None and user.email == EMAIL
     with new_session(engine) as session:
-        [failure] = session.exec(select(LoginFailure)).all()
+        [failure] = session.exec(select(SignInThrottle)).all()
         credential = session.exec(select(GameCredential)).one()
         offerwall = session.exec(select(Offerwall)).one()
     assert failure.email_digest == only_b.digest(EMAIL)

@@ -106,7 +106,7 @@ def page(browser):
 
 @pytest.fixture
 def new_page(browser):
-    """Pages in separate browser contexts (separate local storage: separate sign-ins)."""
+    """Pages in separate browser contexts (separate cookies: separate sign-ins)."""
     contexts = []
 
     def make(width: int = 1280, height: int = 800):

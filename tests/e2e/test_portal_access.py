@@ -7,11 +7,13 @@ import json
 import re
 import time
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, select
 
 from models import Offerwall, Postback
+from portal.session_routes import SESSION_COOKIE
 from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
 
 pytestmark = pytest.mark.e2e
@@ -125,3 +127,37 @@ def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page, tmp_
     assert after["Private Wall"].status == "approved"
     assert after["Waiting Wall"].status == "pending"
     assert (postback.status, postback.attempts) == (their_postback.status, their_postback.attempts)
+
+
+def test_the_session_token_is_out_of_reach_of_scripts_and_survives_a_reload(portal, page):
+    sign_in(page, portal.url, *portal.staff)
+    expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+    [cookie] = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+    assert cookie["value"].startswith("qw_s_")
+    assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Lax", "/")
+    # Nothing a script on the page can read holds it.
+    readable = page.evaluate(
+        "JSON.stringify([document.cookie, Object.entries(localStorage),"
+        " Object.entries(sessionStorage)])"
+    )
+    assert cookie["value"] not in readable and "qw_s_" not in readable
+    page.reload()
+    expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(page.get_by_role("button", name="Account menu")).to_contain_text(portal.staff[0])
+    # Signing out deletes the cookie, and the pages close again.
+    page.get_by_role("button", name="Account menu").click()
+    page.get_by_role("menuitem", name="Sign out").click()
+    expect(page).to_have_url(re.compile(r"/login/?$"))
+    assert [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE] == []
+    page.goto(portal.url + "/staff/publishers")
+    expect(page).to_have_url(re.compile(r"/login\?next="))
+
+
+def test_the_session_endpoints_refuse_another_origin(portal):
+    answer = httpx.post(
+        portal.url + "/auth/sign-in",
+        json={"email": portal.staff[0], "password": portal.staff[1]},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert (answer.status_code, answer.json()["code"]) == (403, "origin_not_allowed")
+    assert "set-cookie" not in answer.headers

@@ -8,12 +8,21 @@ import pytest
 from sqlmodel import select
 
 from api.core.db import write_session
-from api.services import accounts
+from api.services import accounts, throttle
 from api.services.access import Forbidden, account_for, offerwall_for, require
 from api.services.accounts import AccountError, LoginThrottled
-from models import LoginFailure, Offerwall, OfferwallStatus, PortalSession, Role, User
+from api.services.throttle import IpThrottle
+from models import Offerwall, OfferwallStatus, PortalSession, Role, SignInThrottle, User
 
 PASSWORD = "correct horse battery"
+CLIENT_IP = "203.0.113.5"
+
+
+def sign_in(**kwargs):
+    """accounts.sign_in from one client IP, with a throttle of the test's own."""
+    kwargs.setdefault("client_ip", CLIENT_IP)
+    kwargs.setdefault("ip_throttle", IpThrottle())
+    return accounts.sign_in(**kwargs)
 
 
 def signup(engine, email="pub@example.com", company="Acme Rewards"):
@@ -96,7 +105,7 @@ def test_one_account_per_email(engine):
 
 def test_sign_in_opens_a_session_the_token_finds(engine, box):
     signup(engine)
-    signed = accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+    signed = sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
     with write_session(engine) as session:
         account = account_for(engine=engine, box=box, token=signed.token)
         stored = session.exec(select(PortalSession)).one()
@@ -110,35 +119,33 @@ def test_wrong_password_and_unknown_email_get_the_same_answer(engine, box):
     signup(engine)
     for email in ("pub@example.com", "nobody@example.com"):
         with pytest.raises(AccountError, match=r"^Wrong email or password\.$"):
-            accounts.sign_in(engine=engine, box=box, email=email, password="wrong pass 1")
+            sign_in(engine=engine, box=box, email=email, password="wrong pass 1")
 
 
 def test_five_failures_pause_sign_in_even_with_the_right_password(engine, box):
     signup(engine)
-    for _ in range(accounts.MAX_FAILURES):
+    for _ in range(throttle.MAX_FAILURES):
         with pytest.raises(AccountError):
-            accounts.sign_in(engine=engine, box=box, email="pub@example.com", password="nope 1234")
+            sign_in(engine=engine, box=box, email="pub@example.com", password="nope 1234")
     with pytest.raises(LoginThrottled) as throttled:
-        accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+        sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
     assert 0 < throttled.value.retry_after <= 15 * 60
     assert "Try again in 15 minutes" in str(throttled.value)
-    # The window passes: sign-in works again and clears the failures.
+    # The window passes: sign-in works again and clears the counter.
     with write_session(engine) as session:
-        for failure in session.exec(select(LoginFailure)).all():
-            failure.at -= accounts.FAILURE_WINDOW
-            session.add(failure)
-    accounts.sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
+        counter = session.exec(select(SignInThrottle)).one()
+        counter.window_start -= throttle.FAILURE_WINDOW
+        session.add(counter)
+    sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
     with write_session(engine) as session:
-        assert session.exec(select(LoginFailure)).all() == []
+        assert session.exec(select(SignInThrottle)).all() == []
 
 
 def test_sessions_expire_when_idle_and_at_their_maximum_age(engine, box):
     signup(engine)
     tokens = []
     for _ in range(2):
-        signed = accounts.sign_in(
-            engine=engine, box=box, email="pub@example.com", password=PASSWORD
-        )
+        signed = sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD)
         tokens.append(signed.token)
     with write_session(engine) as session:
         idle, old = session.exec(select(PortalSession).order_by(PortalSession.created_at)).all()
@@ -153,9 +160,7 @@ def test_sessions_expire_when_idle_and_at_their_maximum_age(engine, box):
 def test_a_publisher_acts_only_on_their_own_offerwall(engine, box):
     _, mine = signup(engine)
     _, theirs = signup(engine, email="other@example.com", company="Other")
-    token = accounts.sign_in(
-        engine=engine, box=box, email="pub@example.com", password=PASSWORD
-    ).token
+    token = sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD).token
     with write_session(engine) as session:
         account = account_for(engine=engine, box=box, token=token)
         assert offerwall_for(session=session, account=account).id == mine
@@ -174,9 +179,7 @@ def test_staff_act_on_any_offerwall_they_name(engine, box):
         accounts.create_user(
             session=session, email="staff@example.com", password=PASSWORD, role=Role.STAFF
         )
-    token = accounts.sign_in(
-        engine=engine, box=box, email="staff@example.com", password=PASSWORD
-    ).token
+    token = sign_in(engine=engine, box=box, email="staff@example.com", password=PASSWORD).token
     with write_session(engine) as session:
         account = account_for(engine=engine, box=box, token=token)
         assert offerwall_for(session=session, account=account, requested=wall).id == wall

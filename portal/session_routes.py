@@ -1,0 +1,204 @@
+"""The portal's session over plain HTTP: sign-in, publisher signup and sign-out.
+
+The session token lives in an HttpOnly, SameSite=Lax cookie (Secure when `BASE_URL` is
+https) that these endpoints set and delete; no script on the page can read it. The
+portal's states read it from the websocket's handshake (portal/state/auth.py), which
+is why the page loads anew after signing in or out.
+
+Cross-site requests: SameSite=Lax keeps the cookie off cross-site POSTs, and every
+endpoint here also refuses a request whose `Origin` is not the portal's own.
+"""
+
+from __future__ import annotations
+
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from api.core.config import Settings
+from api.core.db import write_session
+from api.core.errors import ApiError, error_body, json_object, validation_failed
+from api.core.net import client_ip, parse_networks
+from api.responses import OrjsonResponse
+from api.routes.body import read_limited_body
+from api.services.accounts import (
+    SESSION_MAX,
+    AccountError,
+    LoginThrottled,
+    sign_in,
+    sign_out,
+    signup_publisher,
+)
+from api.services.throttle import IpThrottle
+from portal import routes
+
+SESSION_COOKIE = "questwall_session"
+MAX_BODY = 16 * 1024
+SIGN_IN_FIELDS = frozenset({"email", "password", "next"})
+# The page's script posts `next` with every form; signup goes to the application page.
+SIGN_UP_FIELDS = frozenset(
+    {"company", "website", "contact", "email", "password", "confirm", "next"}
+)
+
+router = APIRouter(prefix=routes.AUTH, include_in_schema=False)
+
+
+def session_token(cookie_header: str) -> str:
+    """The session token in a `Cookie` header ('' when there is none)."""
+    cookies: SimpleCookie = SimpleCookie()
+    try:
+        cookies.load(cookie_header or "")
+    except CookieError:
+        return ""
+    morsel = cookies.get(SESSION_COOKIE)
+    return morsel.value if morsel else ""
+
+
+def add_session_routes(app: FastAPI) -> None:
+    """Mount the endpoints on the app `create_api()` built (it holds engine, box, settings)."""
+    app.state.ip_throttle = IpThrottle(app.state.settings.redis_url)
+    app.include_router(router)
+
+    async def _not_found(request: Request) -> OrjsonResponse:
+        return OrjsonResponse(
+            error_body(404, "not_found", f"No endpoint at {request.url.path}."), status_code=404
+        )
+
+    app.add_api_route(
+        routes.AUTH + "/{rest:path}",
+        _not_found,
+        methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        include_in_schema=False,
+    )
+
+
+@router.post("/sign-in")
+async def sign_in_route(request: Request) -> Response:
+    settings = _checked_origin(request)
+    data = await _form(request, SIGN_IN_FIELDS)
+    return await _sign_in(request, settings, data, next_path=data["next"])
+
+
+async def _sign_in(
+    request: Request, settings: Settings, data: dict[str, Any], *, next_path: str
+) -> Response:
+    """Check the throttles and the password; on success set the cookie and answer where
+    the page goes next (`next_path` if it is a path of this site, else the role's home)."""
+    try:
+        signed = await run_in_threadpool(
+            sign_in,
+            engine=request.app.state.engine,
+            box=request.app.state.box,
+            email=data["email"],
+            password=data["password"],
+            client_ip=_client_ip(request, settings),
+            ip_throttle=request.app.state.ip_throttle,
+        )
+    except LoginThrottled as exc:
+        raise ApiError(
+            429, "rate_limited", str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from None
+    except AccountError as exc:
+        raise ApiError(401, "invalid_credentials", str(exc)) from None
+    location = routes.safe_next(next_path, routes.home_for(signed.role))
+    return _signed_in(settings, signed.token, location)
+
+
+@router.post("/sign-up")
+async def sign_up_route(request: Request) -> Response:
+    """A publisher's application, then a sign-in from the same request."""
+    settings = _checked_origin(request)
+    data = await _form(request, SIGN_UP_FIELDS)
+    if data["password"] != data["confirm"]:
+        raise _field_error("confirm", "The two passwords differ.")
+
+    def work() -> None:
+        with write_session(request.app.state.engine) as session:
+            signup_publisher(
+                session=session,
+                **{k: data[k] for k in ("company", "website", "contact", "email", "password")},
+            )
+
+    try:
+        await run_in_threadpool(work)
+    except AccountError as exc:
+        raise _field_error(exc.field or "", str(exc)) from None
+    return await _sign_in(request, settings, data, next_path=routes.APPLICATION)
+
+
+@router.post("/sign-out")
+async def sign_out_route(request: Request) -> Response:
+    settings = _checked_origin(request)
+    token = request.cookies.get(SESSION_COOKIE, "")
+    await run_in_threadpool(
+        sign_out, engine=request.app.state.engine, box=request.app.state.box, token=token
+    )
+    response = OrjsonResponse({"statusCode": 200, "message": "OK", "location": routes.LOGIN})
+    response.delete_cookie(SESSION_COOKIE, path="/", **_cookie_flags(settings))
+    return response
+
+
+# --- helpers ----------------------------------------------------------------------
+
+
+def _checked_origin(request: Request) -> Settings:
+    """Refuse a request from another site (403 `origin_not_allowed`)."""
+    settings: Settings = request.app.state.settings
+    if request.headers.get("origin") not in allowed_origins(settings.base_url):
+        raise ApiError(403, "origin_not_allowed", "This request must come from the portal.")
+    return settings
+
+
+def allowed_origins(base_url: str) -> set[str]:
+    """`BASE_URL`'s origin, and for localhost its 127.0.0.1 twin (as rxconfig.py allows)."""
+    parts = urlsplit(base_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.hostname == "localhost":
+        return {origin, origin.replace("//localhost", "//127.0.0.1", 1)}
+    return {origin}
+
+
+async def _form(request: Request, fields: frozenset[str]) -> dict[str, Any]:
+    """The JSON body's string fields; 422 `validation_failed` names any wrong one."""
+    data, problems = json_object(await read_limited_body(request, MAX_BODY), known=fields)
+    problems += [
+        {"path": name, "message": "expected a string"}
+        for name in sorted(fields)
+        if not isinstance(data.setdefault(name, ""), str)
+    ]
+    if problems:
+        raise validation_failed("The request is invalid.", problems)
+    return data
+
+
+def _field_error(field: str, message: str) -> ApiError:
+    return validation_failed(message, [{"path": field, "message": message}] if field else [])
+
+
+def _client_ip(request: Request, settings: Settings) -> str:
+    peer = request.client.host if request.client else "0.0.0.0"  # noqa: S104
+    forwarded = request.headers.get("x-forwarded-for")
+    return client_ip(peer, forwarded, parse_networks(settings.trusted_proxies))
+
+
+def _cookie_flags(settings: Settings) -> dict[str, Any]:
+    return {
+        "httponly": True,
+        "samesite": "lax",
+        "secure": settings.base_url.startswith("https://"),
+    }
+
+
+def _signed_in(settings: Settings, token: str, location: str) -> Response:
+    response = OrjsonResponse({"statusCode": 200, "message": "OK", "location": location})
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=int(SESSION_MAX.total_seconds()),
+        path="/",
+        **_cookie_flags(settings),
+    )
+    return response

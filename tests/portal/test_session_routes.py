@@ -1,0 +1,197 @@
+"""The portal's session endpoints: the HttpOnly cookie, the error shape, the Origin check,
+the throttles with the client IP (through trusted proxies), signup and sign-out."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_api
+from api.core.db import write_session
+from api.services import accounts, throttle
+from api.services.access import account_for
+from models import Role
+from portal import routes
+from portal.session_routes import SESSION_COOKIE, add_session_routes, session_token
+from tests.factories import FixedCountries
+
+PASSWORD = "correct horse battery"
+ORIGIN = "http://localhost:8000"
+PROXY = "127.0.0.1"
+
+
+def make_client(engine, box, settings) -> TestClient:
+    app = create_api(engine=engine, settings=settings, box=box, countries=FixedCountries())
+    add_session_routes(app)
+    return TestClient(app, client=(PROXY, 50000), headers={"Origin": ORIGIN})
+
+
+@pytest.fixture
+def client(engine, box, settings) -> TestClient:
+    return make_client(engine, box, settings.model_copy(update={"trusted_proxies": PROXY}))
+
+
+@pytest.fixture
+def staff(engine) -> str:
+    with write_session(engine) as session:
+        accounts.create_user(
+            session=session, email="staff@example.com", password=PASSWORD, role=Role.STAFF
+        )
+    return "staff@example.com"
+
+
+def sign_in(client, email, password, **extra):
+    return client.post(
+        f"{routes.AUTH}/sign-in", json={"email": email, "password": password}, **extra
+    )
+
+
+def set_cookie(answer) -> str:
+    [header] = [v for k, v in answer.headers.multi_items() if k == "set-cookie"]
+    return header
+
+
+def test_sign_in_sets_an_httponly_samesite_cookie_the_session_resolves(client, staff, engine, box):
+    answer = sign_in(client, staff, PASSWORD)
+    assert answer.status_code == 200
+    assert answer.json() == {"statusCode": 200, "message": "OK", "location": "/staff/publishers"}
+    cookie = set_cookie(answer)
+    assert cookie.startswith(f"{SESSION_COOKIE}=qw_s_")
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # BASE_URL is http here
+    token = session_token(f"other=1; {cookie.split(';')[0]}")
+    assert account_for(engine=engine, box=box, token=token).email == staff
+    assert token not in answer.text  # never in the body a script could read
+
+
+def test_the_cookie_is_secure_when_the_portal_is_served_over_https(engine, box, settings, staff):
+    https = settings.model_copy(update={"base_url": "https://portal.example"})
+    client = make_client(engine, box, https)
+    answer = sign_in(client, staff, PASSWORD, headers={"Origin": "https://portal.example"})
+    assert "Secure" in set_cookie(answer)
+
+
+@pytest.mark.parametrize(
+    ("next_path", "location"),
+    [("/reports?from=x", "/reports?from=x"), ("//evil.example/", "/staff/publishers")],
+)
+def test_sign_in_goes_to_next_only_on_this_site(client, staff, next_path, location):
+    answer = client.post(
+        f"{routes.AUTH}/sign-in", json={"email": staff, "password": PASSWORD, "next": next_path}
+    )
+    assert answer.json()["location"] == location
+
+
+def test_a_wrong_password_gets_the_error_shape_and_no_cookie(client, staff):
+    answer = sign_in(client, staff, "wrong password 1")
+    assert answer.status_code == 401
+    assert answer.json() == {
+        "statusCode": 401,
+        "error": "Unauthorized",
+        "message": "Wrong email or password.",
+        "code": "invalid_credentials",
+        "details": [],
+    }
+    assert "set-cookie" not in answer.headers
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", None])
+def test_another_origin_is_refused(client, staff, origin):
+    headers = {"Origin": origin} if origin else {}
+    if origin is None:
+        client.headers.pop("Origin")
+    answer = sign_in(client, staff, PASSWORD, headers=headers)
+    assert answer.status_code == 403
+    assert answer.json()["code"] == "origin_not_allowed"
+    assert "set-cookie" not in answer.headers
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{not json", 400, "invalid_json"),
+        (b'{"email": 1, "password": "x"}', 422, "validation_failed"),
+        (b'{"email": "a@b.c", "password": "x", "extra": 1}', 422, "validation_failed"),
+    ],
+)
+def test_bad_bodies_get_a_stable_code(client, body, status, code):
+    answer = client.post(
+        f"{routes.AUTH}/sign-in", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert (answer.status_code, answer.json()["code"]) == (status, code)
+
+
+def test_a_paused_address_answers_429_with_retry_after(client, staff):
+    for _ in range(throttle.MAX_FAILURES):
+        assert sign_in(client, staff, "wrong password 1").status_code == 401
+    answer = sign_in(client, staff, PASSWORD)
+    assert answer.status_code == 429
+    assert answer.json()["code"] == "rate_limited"
+    assert 0 < int(answer.headers["retry-after"]) <= 15 * 60
+
+
+def test_the_ip_limit_counts_the_client_behind_a_trusted_proxy(client, staff, engine):
+    guesser = {"X-Forwarded-For": "203.0.113.66"}
+    with write_session(engine) as session:
+        for n in range(5):
+            accounts.create_user(
+                session=session, email=f"v{n}@example.com", password=PASSWORD, role=Role.STAFF
+            )
+    for n in range(throttle.IP_LIMIT.amount):
+        assert (
+            sign_in(client, f"v{n % 5}@example.com", "guess 12345", headers=guesser).status_code
+            == 401
+        )
+    assert sign_in(client, staff, PASSWORD, headers=guesser).status_code == 429
+    other = {"X-Forwarded-For": "203.0.113.67"}
+    assert sign_in(client, staff, PASSWORD, headers=other).status_code == 200
+
+
+def test_signup_names_the_refused_field(client):
+    form = {
+        "company": "Acme",
+        "website": "https://acme.example",
+        "contact": "Ada",
+        "email": "ada@acme.example",
+        "password": PASSWORD,
+        "confirm": PASSWORD + "x",
+    }
+    answer = client.post(f"{routes.AUTH}/sign-up", json=form)
+    assert answer.status_code == 422
+    assert answer.json()["details"] == [{"path": "confirm", "message": "The two passwords differ."}]
+    answer = client.post(
+        f"{routes.AUTH}/sign-up", json=form | {"confirm": PASSWORD, "website": "x"}
+    )
+    assert answer.json()["details"][0]["path"] == "website"
+
+
+def test_signup_signs_the_new_publisher_in(client, engine, box):
+    form = {
+        "company": "Acme",
+        "website": "https://acme.example",
+        "contact": "Ada",
+        "email": "ada@acme.example",
+        "password": PASSWORD,
+        "confirm": PASSWORD,
+    }
+    answer = client.post(f"{routes.AUTH}/sign-up", json=form)
+    assert answer.status_code == 200
+    assert answer.json()["location"] == routes.APPLICATION
+    token = session_token(set_cookie(answer).split(";")[0])
+    assert account_for(engine=engine, box=box, token=token).role == Role.PUBLISHER
+
+
+def test_sign_out_ends_the_session_and_deletes_the_cookie(client, staff, engine, box):
+    signed = sign_in(client, staff, PASSWORD)
+    token = session_token(set_cookie(signed).split(";")[0])
+    answer = client.post(f"{routes.AUTH}/sign-out")
+    assert answer.status_code == 200
+    assert set_cookie(answer).startswith(f'{SESSION_COOKIE}=""') or "Max-Age=0" in set_cookie(
+        answer
+    )
+    assert account_for(engine=engine, box=box, token=token) is None
+
+
+def test_unknown_auth_paths_answer_json(client):
+    answer = client.get(f"{routes.AUTH}/nothing-here")
+    assert (answer.status_code, answer.json()["code"]) == (404, "not_found")
