@@ -9,27 +9,16 @@ value of that client's last batch.
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from api.core.crypto import signed_headers
 from api.core.db import new_session
 from api.services.games import IssuedCredential
 from api.services.identifiers import identifiers_of
-from tests.conftest import MASTER_KEY
+from tests.api.live_server import run_clients, serve_api
 from tests.factories import iso_now, make_game
-from tests.live import ROOT, free_port, wait_until_up
 
 PLAYERS = [f"player-{n:02d}" for n in range(30)]
 BATCHES = 25
@@ -43,43 +32,6 @@ def _value(kind: str, batch: int, player: int) -> str:
     if kind == "discordId":
         return f"{batch}{player:03d}"
     return f"{kind}-{batch}-{player}"
-
-
-@contextmanager
-def _serve(db_url: str, tmp_path: Path) -> Iterator[str]:
-    """The API alone (api.asgi, as `questwall api` runs it) on the test's database."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
-        "SECRET_KEY": MASTER_KEY,
-    }
-    port = free_port()
-    log = tmp_path / "api.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "uvicorn", "api.asgi:app"),
-                *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/v2/openapi.json", proc, timeout=60, log=log)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def _post(http: httpx.Client, game: IssuedCredential, payload: dict[str, Any]) -> httpx.Response:
-    body = json.dumps(payload, separators=(",", ":")).encode()
-    headers = signed_headers(game.client_id, game.client_secret, body)
-    return http.post("/v2/custom-events", content=body, headers=headers)
 
 
 def _updates(game: IssuedCredential, client: int, seed: int) -> list[dict[str, Any]]:
@@ -119,29 +71,7 @@ def _new_users(game: IssuedCredential, client: int, seed: int) -> list[dict[str,
     return batches
 
 
-def _run_clients(url: str, game: IssuedCredential, plans: list[list[dict[str, Any]]]) -> list:
-    """Each plan is one client sending its batches in order; the clients run at once."""
-
-    def client(plan: list[dict[str, Any]]) -> list[tuple[int, Any, int]]:
-        with httpx.Client(base_url=url, timeout=30) as http:
-            answers = []
-            for payload in plan:
-                sent = len(payload["identifiers"])
-                try:
-                    response = _post(http, game, payload)
-                except httpx.HTTPError as exc:  # the server dropped the connection
-                    answers.append((0, repr(exc), sent))
-                    continue
-                is_json = response.headers.get("content-type", "").startswith("application/json")
-                body = response.json() if is_json else response.text
-                answers.append((response.status_code, body, sent))
-            return answers
-
-    with ThreadPoolExecutor(len(plans)) as pool:
-        return [answer for answers in pool.map(client, plans) for answer in answers]
-
-
-def _assert_all_accepted(answers: list) -> None:
+def _assert_all_accepted(answers: list[tuple[int, Any, int]]) -> None:
     failures = [(status, body) for status, body, _ in answers if status != 200]
     assert failures == [], failures[:3]
     for _, body, identifiers in answers:
@@ -154,9 +84,9 @@ def test_concurrent_batches_over_the_same_players_all_succeed_with_the_right_ide
     engine, db_url, box, tmp_path
 ):
     game = make_game(engine, box)
-    with _serve(db_url, tmp_path) as url:
-        answers = _run_clients(url, game, [_updates(game, c, seed=c) for c in range(4)])
-        new_answers = _run_clients(url, game, [_new_users(game, c, seed=100 + c) for c in range(4)])
+    with serve_api(db_url, tmp_path) as url:
+        answers = run_clients(url, game, [_updates(game, c, seed=c) for c in range(4)])
+        new_answers = run_clients(url, game, [_new_users(game, c, seed=100 + c) for c in range(4)])
     _assert_all_accepted(answers)
     _assert_all_accepted(new_answers)
     with new_session(engine) as session:
