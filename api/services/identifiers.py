@@ -37,7 +37,6 @@ class _UserState:
 class BatchUsers:
     """The game users a batch's identifiers touch, created and locked up front."""
 
-    game_id: str
     users: dict[str, _UserState] = field(default_factory=dict)
     platform_users: frozenset[str] = frozenset()  # the batch's platformUserIds that exist
 
@@ -56,8 +55,8 @@ def lock_batch_users(
     """
     wanted = {item.userId for item in items}
     if not wanted:
-        return BatchUsers(game_id)
-    batch = BatchUsers(game_id, platform_users=_existing_platform_users(session, items))
+        return BatchUsers()
+    batch = BatchUsers(platform_users=_existing_platform_users(session, items))
     # Existing users first, in one statement that locks them in userId order.
     for row in session.execute(_LOCK_USERS, {"game_id": game_id, "users": sorted(wanted)}):
         batch.users[row.user_id] = _UserState(row.id, row.platform_user_id, exists=True)

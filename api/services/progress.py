@@ -254,12 +254,15 @@ def _advance_all(session: Session, runs: Sequence[_Run], now: datetime) -> int:
     missions this batch may convert, and their rows are locked in id order up front.
     The real run can only convert fewer (a cap reached stops a row), never others.
     """
-    converting = {
-        run.spec.id
-        for run in runs
-        if _advance(replace(run.row), run, convert=lambda _row, _spec: True)
-    }
-    if converting:
+    # One mission is one lock: no order to keep, and no dry run to pay for.
+    converting: set[str] = set()
+    if len({run.spec.id for run in runs}) > 1:
+        converting = {
+            run.spec.id
+            for run in runs
+            if _advance(replace(run.row), run, convert=lambda _row, _spec: True)
+        }
+    if len(converting) > 1:
         session.execute(
             sa.select(_mission.c.id)
             .where(_mission.c.id.in_(sorted(converting)))
