@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import logging
+import random
+import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, create_engine
 
 from api.core.config import PROJECT_ROOT, get_settings
 
 _WRITE = "questwall_write"
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def build_engine(url: str) -> Engine:
@@ -113,6 +121,51 @@ def write_connection(engine: Engine | None = None) -> Iterator[Connection]:
         conn = conn.execution_options(**{_WRITE: True})
         with conn.begin():
             yield conn
+
+
+# --- retrying a transaction that lost a lock race ------------------------------------
+
+TRANSACTION_ATTEMPTS = 3
+# PostgreSQL's deadlock_detected and serialization_failure: the server rolled the
+# transaction back, and running it again from the start may well succeed.
+_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a deadlock, a serialization failure, or a SQLite database still locked
+    by another process after the busy timeout: errors a fresh attempt may not meet."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    cause = exc.orig
+    if getattr(cause, "sqlstate", None) in _RETRYABLE_SQLSTATES:  # psycopg
+        return True
+    return isinstance(cause, sqlite3.OperationalError) and "database is locked" in str(cause)
+
+
+def run_transaction(
+    work: Callable[[], T], *, attempts: int = TRANSACTION_ATTEMPTS, backoff: float = 0.02
+) -> T:
+    """Run `work`, a whole unit of work that opens and commits its own transaction,
+    again when it fails with a transient error (`is_transient`), at most `attempts`
+    times in all, after a short random pause that doubles each time.
+
+    The failed attempt was rolled back entirely, so `work` must start from scratch
+    each time and keep nothing from an earlier attempt (no state outside the database
+    it changed along the way). Any other error, or the last transient one, is raised.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return work()
+        except DBAPIError as exc:
+            if attempt == attempts or not is_transient(exc):
+                raise
+            # Jitter: two transactions that just deadlocked should not meet again at once.
+            pause = random.uniform(0, backoff * 2 ** (attempt - 1))  # noqa: S311
+            log.info(
+                "transaction attempt %d failed (%s); retrying", attempt, type(exc.orig).__name__
+            )
+            time.sleep(pause)
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def get_db() -> Iterator[Session]:

@@ -5,6 +5,10 @@ loop. SQLite work runs inline: its calls are local and short, writes are seriali
 anyway, and sqlite3 releases the GIL at every step, so a worker thread would queue
 behind the event loop for the GIL again and again. With bench/ingest.py's load on the
 API served by granian (2 cores): 22,500 events/s inline, 12,500 through a thread.
+
+A transaction that deadlocks is run again by the service itself
+(`api.core.db.run_transaction`), inside the same call: on PostgreSQL its short pauses
+between attempts are spent in the worker thread, never on the event loop.
 """
 
 from __future__ import annotations

@@ -8,13 +8,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from api.core.db import write_connection
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.services.geo import CountryLookup
-from api.services.tracking import ClickIn, TrackingRefusal, track_click
-from models.types import utcnow
+from api.services.tracking import ClickIn, TrackingRefusal, record_click
 
 router = APIRouter(tags=["tracking links"])
 
@@ -71,8 +69,7 @@ async def _track(
     countries: CountryLookup = request.app.state.countries
 
     def work() -> str:
-        with write_connection(engine) as db:
-            return track_click(db, click=click, countries=countries, now=utcnow()).redirect_url
+        return record_click(engine=engine, click=click, countries=countries).redirect_url
 
     try:
         url = await run_db(engine, work)

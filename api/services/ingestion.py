@@ -21,11 +21,11 @@ from sqlmodel import Session
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session, write_session
+from api.core.db import new_session, run_transaction, write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
-from api.services.identifiers import apply_identifiers
+from api.services.identifiers import apply_identifiers, lock_batch_users
 from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedCaller, SignedRequest, authenticate
@@ -145,8 +145,10 @@ def store_batch(
             earlier = _idempotent_answer(session, caller.game_id, key, digest)
         if earlier is not None:
             return earlier
+    batch = parsed.batch
     try:
-        outcome = _store(engine, caller, parsed.batch, key, digest)
+        # A deadlock or serialization failure re-runs the whole transaction.
+        outcome = run_transaction(lambda: _store(engine, caller, batch, key, digest))
     except IntegrityError:
         # The same request (or key) committed in parallel: answer as it was answered.
         with new_session(engine) as session:
@@ -221,7 +223,10 @@ def _store(
     idempotency_key: str | None,
     request_digest: str,
 ) -> Outcome:
+    """The write transaction of a batch. It may run more than once (`run_transaction`),
+    so it leaves `batch` as it found it."""
     game_id = caller.game_id
+    rejected = list(batch.rejected)
     with write_session(engine) as session:
         now = utcnow()
         catalog = CATALOG.current(session)
@@ -235,15 +240,17 @@ def _store(
                 now=now,
             )
 
+        # Lock order: the batch's game users by userId, before any item is applied.
+        users = lock_batch_users(
+            session=session, game_id=game_id, items=[item for _, item in batch.identifiers]
+        )
         accepted_identifiers = 0
-        for index, item in batch.identifiers:
-            refusal = apply_identifiers(
-                session=session, game_id=game_id, item=item, on_link=on_link
-            )
+        for index, item in batch.identifiers:  # applied in the order of the request
+            refusal = apply_identifiers(session=session, batch=users, item=item, on_link=on_link)
             if refusal is None:
                 accepted_identifiers += 1
                 continue
-            batch.rejected.append(
+            rejected.append(
                 {
                     "kind": "identifier",
                     "index": index,
@@ -255,7 +262,7 @@ def _store(
         events = [e for _, e in batch.events]
         insert_events(session=session, game_id=game_id, events=events)
         evaluate_events(session, catalog=catalog, game_id=game_id, events=events, now=now)
-        outcome = _answer(batch, accepted_identifiers, len(batch.events))
+        outcome = _answer(rejected, accepted_identifiers, len(batch.events))
         if outcome.status == 422:
             session.rollback()  # all invalid: nothing is stored
             return outcome
@@ -265,11 +272,9 @@ def _store(
     return outcome
 
 
-def _answer(batch: _Batch, identifiers: int, events: int) -> Outcome:
-    rejected = sorted(batch.rejected, key=lambda r: (r["kind"] != "identifier", r["index"]))
-    for item in rejected:
-        if item.get("field") is None:
-            item.pop("field", None)
+def _answer(refusals: list[dict[str, Any]], identifiers: int, events: int) -> Outcome:
+    rejected = sorted(refusals, key=lambda r: (r["kind"] != "identifier", r["index"]))
+    rejected = [{k: v for k, v in r.items() if k != "field" or v is not None} for r in rejected]
     accepted = {"identifiers": identifiers, "events": events}
     if not rejected:
         return Outcome(

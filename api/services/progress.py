@@ -4,15 +4,17 @@ and conversions (SERVICE.md 5).
 Runs inside the ingestion transaction. Progress rows are locked (FOR UPDATE on
 PostgreSQL; SQLite has one writer) so parallel requests never evaluate the same
 progress twice, and a mission's conversion counter is raised with a conditional UPDATE,
-so its cap holds under any concurrency. Rows are read and written with Core statements,
-the changed ones in one executemany: a batch may touch hundreds of them.
+so its cap holds under any concurrency. Both kinds of rows are locked in id order, so
+batches converting the same missions wait for each other instead of deadlocking. Rows
+are read and written with Core statements, the changed ones in one executemany: a
+batch may touch hundreds of them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -151,7 +153,7 @@ def evaluate_events(
         mine = [ev for user in player_users for ev in by_user[user]]
         mine.sort(key=lambda ev: (ev.time, ev.order))
         player_events[player] = (mine, {ev.event for ev in mine})
-    changed, made = [], 0
+    runs: list[_Run] = []
     for row in by_id.values():
         spec = catalog.missions.get(row.mission_id)
         if spec is None or spec.game_id != game_id or spec.expired(now):
@@ -159,12 +161,15 @@ def evaluate_events(
         mine, names = player_events[row.platform_user_id]
         if spec.rule.event not in names:
             continue  # nothing in this batch for this mission
-        before = (row.status, row.count, row.run, row.total, row.completions)
-        made += _advance(session, row, spec, mine, now=now, fresh=False)
-        if (row.status, row.count, row.run, row.total, row.completions) != before:
-            changed.append(row)
-    _save(session, changed, now)
+        runs.append(_Run(row, spec, mine, fresh=False))
+    before = {id(r.row): _state(r.row) for r in runs}
+    made = _advance_all(session, runs, now)
+    _save(session, [r.row for r in runs if _state(r.row) != before[id(r.row)]], now)
     return made
+
+
+def _state(row: ProgressRow) -> tuple[str, int, int, float, int]:
+    return (row.status, row.count, row.run, row.total, row.completions)
 
 
 def replay_for_link(
@@ -187,7 +192,7 @@ def replay_for_link(
         .scalars()
         .all()
     )
-    made = 0
+    runs: list[_Run] = []
     for row in rows:
         spec = specs[row.mission_id]
         if spec.expired(now):
@@ -203,7 +208,8 @@ def replay_for_link(
             .order_by(_event.c.time, _event.c.id)
         ).all()
         events = [EngineEvent(r.name, r.time, r.value, r.traits, r.id) for r in stored]
-        made += _advance(session, row, spec, events, now=now, fresh=True)
+        runs.append(_Run(row, spec, events, fresh=True))
+    made = _advance_all(session, runs, now)
     _save(session, rows, now)
     return made
 
@@ -229,17 +235,59 @@ def _started(
     return [ProgressRow(*row) for row in session.execute(query)]
 
 
+@dataclass(frozen=True)
+class _Run:
+    """Events to run through one progress row's rule."""
+
+    row: ProgressRow
+    spec: MissionSpec
+    events: Sequence[EngineEvent]
+    fresh: bool
+
+
+def _advance_all(session: Session, runs: Sequence[_Run], now: datetime) -> int:
+    """Advance every run; returns the conversions made.
+
+    A conversion raises its mission's counter, which locks the mission's row until
+    commit. Two batches converting the same missions in different orders would
+    deadlock, so a dry run (every conversion allowed, nothing written) first finds the
+    missions this batch may convert, and their rows are locked in id order up front.
+    The real run can only convert fewer (a cap reached stops a row), never others.
+    """
+    # One mission is one lock: no order to keep, and no dry run to pay for.
+    converting: set[str] = set()
+    if len({run.spec.id for run in runs}) > 1:
+        converting = {
+            run.spec.id
+            for run in runs
+            if _advance(replace(run.row), run, convert=lambda _row, _spec: True)
+        }
+    if len(converting) > 1:
+        session.execute(
+            sa.select(_mission.c.id)
+            .where(_mission.c.id.in_(sorted(converting)))
+            .order_by(_mission.c.id)
+            # FOR NO KEY UPDATE, as the counter's UPDATE takes: clicks that only
+            # reference the mission (foreign keys) do not wait for it.
+            .with_for_update(key_share=True)
+        ).all()
+
+    def convert(row: ProgressRow, spec: MissionSpec) -> bool:
+        return _convert(session, row, spec, now)
+
+    return sum(_advance(run.row, run, convert=convert) for run in runs)
+
+
 def _advance(
-    session: Session,
     row: ProgressRow,
-    spec: MissionSpec,
-    events: Sequence[EngineEvent],
+    run: _Run,
     *,
-    now: datetime,
-    fresh: bool,
+    convert: Callable[[ProgressRow, MissionSpec], bool],
 ) -> int:
-    """Run events through the rule. `fresh` recomputes from the start (late linking):
-    completions already converted are recognised by their number and not paid again."""
+    """Run the run's events through the rule on `row`, calling `convert` for each new
+    completion. `fresh` recomputes from the start (late linking): completions already
+    converted are recognised by their number and not paid again."""
+    spec, events, fresh = run.spec, run.events, run.fresh
     tally = Tally() if fresh else Tally(row.count, row.run, row.total)
     reached = 0 if fresh else row.completions
     made = 0
@@ -255,7 +303,7 @@ def _advance(
             continue
         reached += 1
         if reached > row.completions:
-            if not _convert(session, row, spec, now):
+            if not convert(row, spec):
                 row.status = ProgressStatus.CAPPED
                 break
             made += 1

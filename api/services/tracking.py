@@ -9,8 +9,9 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
+from api.core.db import run_transaction, write_connection
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
 from api.core.sql import dialect_insert
 from api.services.catalog import bump
@@ -25,7 +26,7 @@ from models.tables import offerwall as _offerwall
 from models.tables import platform_user as _platform_users
 from models.tables import progress as _progress
 from models.tables import quest as _quest
-from models.types import new_uuid
+from models.types import new_uuid, utcnow
 
 MAX_PARAM = 255
 SUB_NAMES = ("platform_sub1", "platform_sub2", "platform_sub3")
@@ -100,11 +101,15 @@ class Offer:
         return cls(*values)
 
 
+# The no-op update (so that RETURNING gives the existing id) sets a column outside any
+# key: on PostgreSQL it then takes the weaker FOR NO KEY UPDATE row lock, which does not
+# wait for batches whose foreign keys merely point at the player (a link, a progress).
 _GET_OR_CREATE_PLAYER = DriverStatement(
     lambda dialect: (
-        (insert := dialect_insert(dialect, _platform_users))
+        dialect_insert(dialect, _platform_users)
         .on_conflict_do_update(
-            index_elements=("offerwall_id", "uid"), set_={"uid": insert.excluded.uid}
+            index_elements=("offerwall_id", "uid"),
+            set_={"created_at": _platform_users.c.created_at},
         )
         .returning(_platform_users.c.id)
     ),
@@ -185,6 +190,17 @@ class Tracked:
     redirect_url: str
     platform_user_id: str
     started: bool
+
+
+def record_click(*, engine: Engine, click: ClickIn, countries: CountryLookup) -> Tracked:
+    """`track_click` in its own write transaction, run again from the start if it
+    deadlocks or fails to serialize, so the person clicking never sees that error."""
+
+    def attempt() -> Tracked:
+        with write_connection(engine) as db:
+            return track_click(db, click=click, countries=countries, now=utcnow())
+
+    return run_transaction(attempt)
 
 
 def track_click(
