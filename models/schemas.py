@@ -56,9 +56,13 @@ def parse_event_time(raw: str, *, now: datetime | None = None) -> datetime:
     zone = "+00:00" if zone in ("Z", "z") else zone
     try:
         parsed = datetime.fromisoformat(f"{date}T{clock}.{micros}{zone}")
+        # Year 1 with a positive offset, or year 9999 with a negative one, falls
+        # outside the years a datetime holds once converted to UTC.
+        parsed = parsed.astimezone(UTC)
     except ValueError:
         raise _fail("invalid_time", "time is not a real date and time") from None
-    parsed = parsed.astimezone(UTC)
+    except OverflowError:
+        raise _fail("invalid_time", "time is out of range once converted to UTC") from None
     parsed = parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
     if parsed - (now or datetime.now(UTC)) > MAX_FUTURE:
         raise _fail("time_in_future", "time is more than 5 minutes in the future")

@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import SignedClient
+from tests.factories import SignedClient, iso_now
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -90,3 +90,29 @@ def test_odd_signing_headers_are_invalid_signature(client, game):
         )
         assert response.status_code == 401
         assert response.json()["code"] == "invalid_signature"
+
+
+def _rejections(response) -> list[tuple[int, str, str | None]]:
+    return [(r["index"], r["code"], r.get("field")) for r in response.json()["rejected"]]
+
+
+def test_a_time_that_overflows_on_conversion_to_utc_is_an_invalid_item(signed):
+    response = signed.events(
+        {"userId": "u1", "event": "KILL", "time": "0001-01-01T00:00:00+14:00"},
+        {"userId": "u1", "event": "KILL", "time": "9999-12-31T23:59:59-01:00"},
+        {"userId": "u1", "event": "KILL", "time": iso_now()},
+    )
+    assert response.status_code == 207, response.text
+    assert _rejections(response) == [(0, "invalid_time", "time"), (1, "invalid_time", "time")]
+
+
+def test_an_overflowing_time_is_not_answered_before_the_signature(client, game):
+    body = json.dumps(
+        {
+            "gameId": game.game_id,
+            "events": [{"userId": "u1", "event": "KILL", "time": "0001-01-01T00:00:00+14:00"}],
+        }
+    ).encode()
+    response = SignedClient(client, game).post_raw("/v2/custom-events", body, secret="wrong")
+    assert response.status_code == 401
+    assert response.json()["code"] == "invalid_signature"
