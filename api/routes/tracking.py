@@ -13,6 +13,7 @@ from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.services.geo import CountryLookup
 from api.services.tracking import ClickIn, TrackingRefusal, track_click
+from models.schemas import NUL
 from models.types import utcnow
 
 router = APIRouter(tags=["tracking links"])
@@ -29,6 +30,16 @@ h1{{font-size:1.4rem;margin:0 0 .5rem}}p{{margin:0;color:#555}}</style></head>
 def refusal_page(refusal: TrackingRefusal) -> HTMLResponse:
     body = _PAGE.format(title=html.escape(refusal.title), message=html.escape(refusal.message))
     return HTMLResponse(body, status_code=refusal.status, headers={"Cache-Control": "no-store"})
+
+
+def check_link_text(click: ClickIn) -> None:
+    """Refuse a link whose text no database can store or look up: a NUL character (`%00`)
+    in the offer id or a parameter. Checked here, before any database work."""
+    texts = (click.offer_id, click.owid, click.uid, click.clickid, *click.subs, click.user_agent)
+    if any(text is not None and NUL in text for text in texts):
+        raise TrackingRefusal(
+            400, "Invalid link", "This link contains a character that is not allowed (NUL)."
+        )
 
 
 async def _track(
@@ -55,6 +66,7 @@ async def _track(
             return track_click(db, click=click, countries=countries, now=utcnow()).redirect_url
 
     try:
+        check_link_text(click)
         url = await run_db(engine, work)
     except TrackingRefusal as refusal:
         return refusal_page(refusal)
