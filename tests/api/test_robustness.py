@@ -285,3 +285,41 @@ def test_a_body_nested_beyond_what_the_json_parser_takes_is_invalid_json(signed,
     response = signed.post_raw("/v2/custom-events", body)
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("params", "used"),
+    [
+        ({"offset": "2147483647"}, (20, 2147483647)),
+        ({"limit": "9" * 5000}, (100, 0)),
+        ({"limit": "00000000000000000000000000000007"}, (7, 0)),
+    ],
+)
+def test_offer_paging_clamps_limit_and_takes_offsets_up_to_the_maximum(client, wall, params, used):
+    response = client.get("/offerwall/offers", params=params, headers={"x-api-key": wall[1]})
+    assert response.status_code == 200, response.text
+    assert (response.json()["limit"], response.json()["offset"]) == used
+
+
+@pytest.mark.parametrize("offset", ["2147483648", "99999999999999999999", "9" * 5000])
+def test_an_offer_offset_out_of_range_is_400(client, wall, offset):
+    response = client.get(
+        "/offerwall/offers", params={"offset": offset}, headers={"x-api-key": wall[1]}
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "invalid_parameter" and body["statusCode"] == 400
+    assert set(body) == {"statusCode", "error", "message", "code", "details"}
+    assert body["details"][0]["path"] == "offset"
+
+
+def test_extreme_finite_values_are_stored_as_sent(signed, engine):
+    now = iso_now()
+    values = [1e308, -1e308, 2.0**63 + 2048, 5e-324, -0.0]
+    response = signed.events(
+        *({"userId": "u1", "event": "SCORE", "time": now, "value": v} for v in values)
+    )
+    assert response.status_code == 200, response.text
+    with engine.connect() as conn:
+        stored = conn.execute(sa.select(tables.event.c.value).order_by(tables.event.c.id)).scalars()
+        assert list(stored) == values
