@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models import tables
-from tests.api.tracking_helpers import click
+from tests.api.tracking_helpers import click, platform_id
 from tests.factories import SignedClient, iso_now, make_mission
 
 json_values = st.recursive(
@@ -323,3 +323,25 @@ def test_extreme_finite_values_are_stored_as_sent(signed, engine):
     with engine.connect() as conn:
         stored = conn.execute(sa.select(tables.event.c.value).order_by(tables.event.c.id)).scalars()
         assert list(stored) == values
+
+
+def test_sums_of_extreme_values_store_and_convert_on_both_databases(client, signed, wall, engine):
+    mission = make_mission(
+        engine,
+        signed.credential.game_id,
+        rule={
+            "event": "SCORE",
+            "completion": {"kind": "sum", "threshold": 1e300, "field": "value"},
+        },
+    )
+    player = platform_id(click(client, "mission", mission.id, wall[0].owid, uid="pub-1"))
+    assert signed.identifiers({"userId": "u1", "platformUserId": player}).status_code == 200
+    at = iso_now(1)
+    huge = [{"userId": "u1", "event": "SCORE", "time": at, "value": v} for v in (1e308, 1e308)]
+    response = signed.events(
+        *huge, {"userId": "u1", "event": "SCORE", "time": at, "traits": {"n": 2**64 - 1}}
+    )
+    assert response.status_code == 200, response.text
+    with engine.connect() as conn:
+        made = conn.execute(sa.select(sa.func.count()).select_from(tables.conversion)).scalar_one()
+    assert made == 1
