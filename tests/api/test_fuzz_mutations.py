@@ -8,6 +8,7 @@ is below 500 and has the error shape when it is an error.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -20,7 +21,7 @@ from api.app import create_api
 from tests.api.fuzzing import assert_answer_shape
 from tests.factories import FixedCountries, SignedClient, iso_now
 
-EXAMPLES = 120
+EXAMPLES = 250
 
 
 def _deep(levels: int, leaf: Any = 1) -> Any:
@@ -80,7 +81,7 @@ EXTREME_NUMBERS = [
 ]
 WRONG_TYPES = [None, True, False, [], {}, [1, "a"], {"k": "v"}]
 
-nasty = st.one_of(
+nasty_values = st.one_of(
     st.sampled_from(ODD_TEXT),
     st.sampled_from(EXTREME_TIMES),
     st.sampled_from(EXTREME_NUMBERS),
@@ -90,11 +91,16 @@ nasty = st.one_of(
     st.integers(),
     st.floats(allow_nan=False),
 )
+# A fresh copy each time: later mutations change drawn lists and objects in place.
+nasty = nasty_values.map(copy.deepcopy)
 
 
 def _paths(value: Any, here: tuple = ()) -> list[tuple]:
-    """Every location in a JSON document, the root included."""
+    """Every location in a JSON document down to 12 levels, the root included (deeper
+    ones are inside values the fuzzer made deep on purpose)."""
     found = [here]
+    if len(here) >= 12:
+        return found
     if isinstance(value, dict):
         for key, child in value.items():
             found += _paths(child, (*here, key))
@@ -117,7 +123,7 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any]) -> Any:
     for _ in range(draw(st.integers(1, 4))):
         path = draw(st.sampled_from(_paths(doc)))
         target = _get(doc, path)
-        kind = draw(st.sampled_from(["replace", "delete", "add", "rename", "repeat"]))
+        kind = draw(st.sampled_from(["replace", "delete", "add", "rename", "repeat", "splice"]))
         if not path or kind == "replace":
             if not path:
                 doc = draw(nasty) if kind == "replace" else doc
@@ -134,6 +140,11 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any]) -> Any:
             parent[path[-1] + draw(st.sampled_from(["\u0000", "é", "_", " "]))] = parent.pop(
                 path[-1]
             )
+        elif kind == "splice" and isinstance(target, str):
+            # An odd character inside a string that is otherwise valid.
+            at = draw(st.integers(0, len(target)))
+            odd = draw(st.sampled_from(["\u0000", "\u202e", "\ufeff", "😀", "\x7f", "\n"]))
+            _get(doc, path[:-1])[path[-1]] = target[:at] + odd + target[at:]
         elif kind == "repeat" and isinstance(target, list) and 0 < len(json.dumps(target)) < 2000:
             target.extend(target * draw(st.sampled_from([1, 10, 1000])))  # to over 1,000 items
     return doc

@@ -24,7 +24,7 @@ from api.core.crypto import signed_headers
 from tests.api.fuzzing import assert_answer_shape
 from tests.factories import FixedCountries, make_mission
 
-EXAMPLES_PER_OPERATION = 30
+EXAMPLES_PER_OPERATION = 50
 
 
 class SignBody(requests.auth.AuthBase):
