@@ -345,3 +345,12 @@ def test_sums_of_extreme_values_store_and_convert_on_both_databases(client, sign
     with engine.connect() as conn:
         made = conn.execute(sa.select(sa.func.count()).select_from(tables.conversion)).scalar_one()
     assert made == 1
+
+
+def test_a_declared_content_length_of_thousands_of_digits_is_413(client):
+    # Python refuses to convert over 4,300 digits: such a header must not reach int().
+    response = client.post(
+        "/v2/custom-events", content=b"{}", headers={"content-length": "9" * 5000}
+    )
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
