@@ -354,3 +354,15 @@ def test_a_declared_content_length_of_thousands_of_digits_is_413(client):
     )
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
+
+
+def test_a_nul_character_in_the_idempotency_key_or_api_key_is_refused(signed, client):
+    response = signed.events(
+        {"userId": "u1", "event": "KILL", "time": iso_now()},
+        extra_headers={"Idempotency-Key": "key" + NUL},
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_idempotency_key"
+    listing = client.get("/offerwall/offers", headers={"x-api-key": "qw_ak_" + NUL})
+    assert listing.status_code == 401
+    assert listing.json()["code"] == "invalid_api_key"
