@@ -29,8 +29,8 @@ from models.tables import quest as _quest
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
-# The largest offset taken: the largest integer every database's OFFSET accepts as a
-# 32-bit value, far beyond any real listing. Larger is 400, never an overflow.
+# The largest offset taken (the largest 32-bit integer): far beyond any real listing and
+# within every database's integers, so a larger one is a 400, never an overflow.
 MAX_OFFSET = 2**31 - 1
 
 
