@@ -25,6 +25,11 @@ RFC3339 = re.compile(
 DIGITS_1_20 = re.compile(r"\d{1,20}")
 WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FUTURE = timedelta(minutes=5)
+# PostgreSQL stores no NUL character in text or JSONB; refused on every database alike.
+NUL = "\x00"
+# How deep traits may nest (the traits object itself is level 1). JSON encoders have
+# recursion limits (orjson's is 254) and deeper traits are a mistake, not game data.
+MAX_TRAITS_DEPTH = 32
 
 # The identifier fields besides userId, in the order they are applied.
 IDENTIFIER_KINDS = (
@@ -56,9 +61,13 @@ def parse_event_time(raw: str, *, now: datetime | None = None) -> datetime:
     zone = "+00:00" if zone in ("Z", "z") else zone
     try:
         parsed = datetime.fromisoformat(f"{date}T{clock}.{micros}{zone}")
+        # Year 1 with a positive offset, or year 9999 with a negative one, falls
+        # outside the years a datetime holds once converted to UTC.
+        parsed = parsed.astimezone(UTC)
     except ValueError:
         raise _fail("invalid_time", "time is not a real date and time") from None
-    parsed = parsed.astimezone(UTC)
+    except OverflowError:
+        raise _fail("invalid_time", "time is out of range once converted to UTC") from None
     parsed = parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
     if parsed - (now or datetime.now(UTC)) > MAX_FUTURE:
         raise _fail("time_in_future", "time is more than 5 minutes in the future")
@@ -68,7 +77,32 @@ def parse_event_time(raw: str, *, now: datetime | None = None) -> datetime:
 def _user_id(value: str) -> str:
     if not 1 <= len(value) <= 128:
         raise _fail("invalid_user_id", "userId must be 1 to 128 characters")
+    if NUL in value:
+        raise _fail("invalid_user_id", "userId must not contain the NUL character (U+0000)")
     return value
+
+
+def json_problem(value: Any, *, max_depth: int) -> str | None:
+    """Why a parsed JSON value cannot be stored (nested deeper than `max_depth`, or a NUL
+    character in a key or a string at any depth), or None when it can.
+
+    Walks with an explicit stack, so a deep value cannot exhaust Python's recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if NUL in node:
+                return "must not contain the NUL character (U+0000)"
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth > max_depth:
+            return f"must not nest deeper than {max_depth} levels"
+        if isinstance(node, dict):
+            stack.extend((key, depth) for key in node)
+            node = node.values()
+        stack.extend((child, depth + 1) for child in node)
+    return None
 
 
 def is_eip55(address: str) -> bool:
@@ -127,11 +161,21 @@ class EventIn(BaseModel):
             raise _fail("invalid_value", "value must be a finite number")
         return value
 
+    @field_validator("traits")
+    @classmethod
+    def _traits(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        problem = json_problem(value, max_depth=MAX_TRAITS_DEPTH)
+        if problem is not None:
+            raise _fail("invalid_traits", f"traits {problem}")
+        return value
+
     @field_validator("groupId")
     @classmethod
     def _group(cls, value: str | None) -> str | None:
         if value is not None and len(value) > 128:
             raise _fail("invalid_group_id", "groupId must be at most 128 characters")
+        if value is not None and NUL in value:
+            raise _fail("invalid_group_id", "groupId must not contain the NUL character (U+0000)")
         return value or None
 
 
@@ -163,8 +207,11 @@ class IdentifierIn(BaseModel):
     @field_validator("appleId", "steamId", "epicGamesId", "telegramId")
     @classmethod
     def _plain(cls, value: str | None, info: Any) -> str | None:
-        if value is not None and not 1 <= len(value) <= 255:
-            raise _fail("invalid_identifier", f"{info.field_name} must be 1 to 255 characters")
+        if value is not None and (not 1 <= len(value) <= 255 or NUL in value):
+            raise _fail(
+                "invalid_identifier",
+                f"{info.field_name} must be 1 to 255 characters, without NUL (U+0000)",
+            )
         return value
 
     @field_validator("email")

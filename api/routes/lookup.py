@@ -20,8 +20,10 @@ router = APIRouter(tags=["lookup"])
 
 
 class LookupRequest(BaseModel):
-    gameId: str
-    userIds: list[str] = Field(min_length=1, max_length=1000)
+    gameId: str = Field(min_length=1)
+    userIds: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        min_length=1, max_length=1000, description="A game's user ids, without NUL characters."
+    )
 
 
 class LookupResponse(BaseModel):

@@ -21,7 +21,8 @@ router = APIRouter(tags=["offerwall"])
         "Standalone missions and quests, newest first; `total` counts both and a page cuts "
         "across the combined list. Only active, unexpired, uncapped offers. `payout` is in the "
         "offerwall's currency; `trackingLink` carries its owid. `limit` defaults to 20 and is "
-        "clamped to 100 (the envelope reports the value used); `offset` defaults to 0."
+        "clamped to 100 (the envelope reports the value used); `offset` defaults to 0 and is "
+        "at most 2147483647. A negative, non-integer or larger value is 400 `invalid_parameter`."
     ),
     responses=error_responses(400, 401, 403),
 )
@@ -31,7 +32,9 @@ async def offers(
     settings: SettingsDep,
     x_api_key: Annotated[str | None, Header(description="The offerwall's API key.")] = None,
     limit: Annotated[str | None, Query(description="Page size, 0-100 (default 20).")] = None,
-    offset: Annotated[str | None, Query(description="Offers to skip (default 0).")] = None,
+    offset: Annotated[
+        str | None, Query(description="Offers to skip, 0-2147483647 (default 0).")
+    ] = None,
 ) -> Response:
     page = parse_page(limit, offset)
 

@@ -13,6 +13,7 @@ from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.services.geo import CountryLookup
 from api.services.tracking import ClickIn, TrackingRefusal, record_click
+from models.schemas import NUL
 
 router = APIRouter(tags=["tracking links"])
 
@@ -49,6 +50,16 @@ def unavailable_page(headers: dict[str, str]) -> HTMLResponse:
     )
 
 
+def check_link_text(click: ClickIn) -> None:
+    """Refuse a link whose text no database can store or look up: a NUL character (`%00`)
+    in the offer id or a parameter. Checked here, before any database work."""
+    texts = (click.offer_id, click.owid, click.uid, click.clickid, *click.subs, click.user_agent)
+    if any(text is not None and NUL in text for text in texts):
+        raise TrackingRefusal(
+            400, "Invalid link", "This link contains a character that is not allowed (NUL)."
+        )
+
+
 async def _track(
     request: Request, engine: EngineDep, settings: SettingsDep, kind: str, offer_id: str
 ) -> Response:
@@ -72,6 +83,7 @@ async def _track(
         return record_click(engine=engine, click=click, countries=countries).redirect_url
 
     try:
+        check_link_text(click)
         url = await run_db(engine, work)
     except TrackingRefusal as refusal:
         return refusal_page(refusal)

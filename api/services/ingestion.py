@@ -30,7 +30,7 @@ from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedCaller, SignedRequest, authenticate
 from models import IdempotencyRecord
-from models.schemas import EventIn, IdentifierIn
+from models.schemas import NUL, EventIn, IdentifierIn
 from models.tables import idempotency_record as _idem
 from models.tables import signed_request as _signed
 from models.types import utcnow
@@ -208,7 +208,9 @@ def _validate_one(model: type[BaseModel], raw: Any) -> tuple[BaseModel | None, d
         return model.model_validate(raw), None
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
+        # An unknown field's name is the client's text: a NUL in it could not be stored
+        # with the answer (PostgreSQL), so it is shown escaped.
+        where = ".".join(str(p) for p in first["loc"]).replace(NUL, "\\u0000")
         code = _BUILTIN_CODES.get(first["type"], first["type"])
         message = (
             first["msg"] if first["type"] not in _BUILTIN_CODES else f"{where}: {first['msg']}"

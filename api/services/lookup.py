@@ -13,6 +13,7 @@ from api.core.db import new_session
 from api.core.errors import ApiError, json_object, validation_failed
 from api.services.ratelimit import RateLimiter
 from api.services.signing import SignedRequest, authenticate
+from models.schemas import NUL
 from models.tables import game_user as _game_user
 
 MAX_IDS = 1000
@@ -30,9 +31,12 @@ def parse_lookup(body: bytes) -> tuple[str, list[str]]:
         )
     else:
         problems += [
-            {"path": f"userIds.{i}", "message": "must be a string of 1 to 128 characters"}
+            {
+                "path": f"userIds.{i}",
+                "message": "must be a string of 1 to 128 characters, without NUL",
+            }
             for i, u in enumerate(user_ids)
-            if not isinstance(u, str) or not 1 <= len(u) <= 128
+            if not isinstance(u, str) or not 1 <= len(u) <= 128 or NUL in u
         ][:20]
     if problems:
         raise validation_failed("The lookup request is invalid.", problems)

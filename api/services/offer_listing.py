@@ -29,6 +29,9 @@ from models.tables import quest as _quest
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
+# The largest offset taken (the largest 32-bit integer): far beyond any real listing and
+# within every database's integers, so a larger one is a 400, never an overflow.
+MAX_OFFSET = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -37,23 +40,32 @@ class Page:
     offset: int
 
 
+def _invalid(name: str, raw: str, rule: str) -> ApiError:
+    return ApiError(
+        400, "invalid_parameter", f"{name} must be {rule}.", [{"path": name, "value": raw[:50]}]
+    )
+
+
+def _whole_number(name: str, raw: str | None, default: int) -> int:
+    """A query parameter as a whole number of at least 0. A number of over 10 significant
+    digits is past every bound here, so it is not converted (int() refuses over 4,300
+    digits, and a database integer overflows far sooner)."""
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit():
+        raise _invalid(name, raw, "a whole number of at least 0")
+    digits = raw.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 10 else MAX_OFFSET + 1
+
+
 def parse_page(limit: str | None, offset: str | None) -> Page:
-    """limit (default 20, clamped to 100) and offset (default 0); 400 when not a whole
-    number of at least 0."""
-    values = []
-    for name, raw, default in (("limit", limit, DEFAULT_LIMIT), ("offset", offset, 0)):
-        if raw is None or raw == "":
-            values.append(default)
-            continue
-        if not raw.isascii() or not raw.isdigit():
-            raise ApiError(
-                400,
-                "invalid_parameter",
-                f"{name} must be a whole number of at least 0.",
-                [{"path": name, "value": raw[:50]}],
-            )
-        values.append(int(raw))
-    return Page(limit=min(values[0], MAX_LIMIT), offset=values[1])
+    """limit (default 20, clamped to 100) and offset (default 0, at most MAX_OFFSET);
+    400 when not a whole number of at least 0, or an offset over the maximum."""
+    page_size = min(_whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
+    skip = _whole_number("offset", offset, 0)
+    if skip > MAX_OFFSET:
+        raise _invalid("offset", offset or "", f"at most {MAX_OFFSET}")
+    return Page(limit=page_size, offset=skip)
 
 
 # Built once; every request runs it. The key is found by its keyed digest (any configured

@@ -55,7 +55,7 @@ def authenticate(
         raise invalid_signature()
     if not SIGNATURE.fullmatch(signature) or not TIMESTAMP.fullmatch(timestamp):
         raise invalid_signature()
-    if len(client_id) > 64:
+    if len(client_id) > 64 or "\x00" in client_id:  # NUL: no database can look it up
         raise invalid_signature()
     credential = session.execute(_CREDENTIAL, {"client_id": client_id}).first()
     if credential is None or credential.revoked_at is not None:
