@@ -122,19 +122,35 @@ def normalize_identifier(kind: str, value: str) -> str:
     return value
 
 
+# Lengths and patterns for the OpenAPI document only: the validators below enforce them
+# with the stable error codes of docs/errors.md.
+USER_ID_SCHEMA: dict[str, Any] = {"minLength": 1, "maxLength": 128}
+DIGITS: dict[str, Any] = {"pattern": "^[0-9]{1,20}$"}
+PLAIN_ID: dict[str, Any] = {"minLength": 1, "maxLength": 255}
+
+
 class EventIn(BaseModel):
     """One game event (SERVICE.md 4, Events)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    userId: str = Field(description="The game's own user id, 1-128 characters.")
-    event: str = Field(description="1-64 characters of letters, digits and _ . : -")
+    userId: str = Field(
+        description="The game's own user id, 1-128 characters.", json_schema_extra=USER_ID_SCHEMA
+    )
+    event: str = Field(
+        description="1-64 characters of letters, digits and _ . : -",
+        json_schema_extra={"minLength": 1, "maxLength": 64, "pattern": r"^[A-Za-z0-9_.:\-]+$"},
+    )
     time: datetime = Field(
         description="RFC 3339 with a zone; stored in UTC, millisecond precision."
     )
     value: float | None = Field(default=None, description="A finite number, e.g. a score.")
     traits: dict[str, Any] | None = Field(default=None, description="Free-form details.")
-    groupId: str | None = Field(default=None, description='Match or group id; "" counts as absent.')
+    groupId: str | None = Field(
+        default=None,
+        description='Match or group id, at most 128 characters; "" counts as absent.',
+        json_schema_extra={"maxLength": 128},
+    )
 
     _check_user = field_validator("userId")(classmethod(lambda cls, v: _user_id(v)))
 
@@ -184,15 +200,21 @@ class IdentifierIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    userId: str
-    discordId: str | None = Field(default=None, description="1-20 digits")
-    twitterId: str | None = Field(default=None, description="1-20 digits")
-    appleId: str | None = None
-    steamId: str | None = None
-    email: str | None = None
-    epicGamesId: str | None = None
-    telegramId: str | None = None
-    walletAddress: str | None = Field(default=None, description="0x + 40 hex digits (EIP-55)")
+    userId: str = Field(
+        description="The game's own user id, 1-128 characters.", json_schema_extra=USER_ID_SCHEMA
+    )
+    discordId: str | None = Field(default=None, description="1-20 digits", json_schema_extra=DIGITS)
+    twitterId: str | None = Field(default=None, description="1-20 digits", json_schema_extra=DIGITS)
+    appleId: str | None = Field(default=None, json_schema_extra=PLAIN_ID)
+    steamId: str | None = Field(default=None, json_schema_extra=PLAIN_ID)
+    email: str | None = Field(default=None, description="An e-mail address.")
+    epicGamesId: str | None = Field(default=None, json_schema_extra=PLAIN_ID)
+    telegramId: str | None = Field(default=None, json_schema_extra=PLAIN_ID)
+    walletAddress: str | None = Field(
+        default=None,
+        description="0x + 40 hex digits (EIP-55)",
+        json_schema_extra={"pattern": "^0x[0-9a-fA-F]{40}$"},
+    )
     platformUserId: str | None = Field(default=None, description="UUID of a platform user")
 
     _check_user = field_validator("userId")(classmethod(lambda cls, v: _user_id(v)))
@@ -258,7 +280,7 @@ class IdentifierIn(BaseModel):
 class CustomEventsRequest(BaseModel):
     """The envelope of POST /v2/custom-events (documentation schema)."""
 
-    gameId: str
+    gameId: str = Field(min_length=1, description="The game's id (the credential's game).")
     identifiers: list[IdentifierIn] = Field(default_factory=list, max_length=1000)
     events: list[EventIn] = Field(default_factory=list, max_length=1000)
 

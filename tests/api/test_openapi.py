@@ -36,3 +36,14 @@ def test_a_wrong_method_is_405_with_allow(client, method, path, allow):
     assert answer.headers["allow"] == allow
     body = answer.json()
     assert body["code"] == "method_not_allowed" and body["statusCode"] == 405
+
+
+def test_request_schemas_state_their_lengths(client):
+    schemas = client.get("/v2/openapi.json").json()["components"]["schemas"]
+    event, identifier = schemas["EventIn"]["properties"], schemas["IdentifierIn"]["properties"]
+    assert (event["userId"]["minLength"], event["userId"]["maxLength"]) == (1, 128)
+    assert (event["event"]["minLength"], event["event"]["maxLength"]) == (1, 64)
+    assert identifier["userId"]["minLength"] == 1
+    assert identifier["steamId"]["minLength"] == 1
+    assert schemas["CustomEventsRequest"]["properties"]["gameId"]["minLength"] == 1
+    assert schemas["LookupRequest"]["properties"]["gameId"]["minLength"] == 1
