@@ -14,6 +14,7 @@ class Receiver:
     def __init__(self) -> None:
         self.requests: list[str] = []  # path + query, as received
         self.clients: list[str] = []  # the address each request came from
+        self.hosts: list[str] = []  # the Host header of each request
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
         self.lock = threading.Lock()
@@ -38,6 +39,7 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
             with receiver.lock:
                 receiver.requests.append(self.path)
                 receiver.clients.append(self.client_address[0])
+                receiver.hosts.append(self.headers.get("Host", ""))
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)

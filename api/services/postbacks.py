@@ -9,9 +9,7 @@ and serialized by the single writer on SQLite.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 import sqlalchemy as sa
 from sqlalchemy import Engine
@@ -28,6 +27,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.core.egress import Resolver, address_problem, guarded_transport, parse_address, refusal
 from api.services.money import in_currency, usd
 from api.services.offerwalls import API_KEY_CONTEXT
 from api.services.postback_url import render
@@ -89,25 +89,22 @@ def claim(engine: Engine, *, limit: int, lease_seconds: float) -> list[int]:
 
 
 def target_problem(url: str, *, allow_private: bool) -> str | None:
-    """Why a URL must not be requested (scheme, or a host that is not public), or None."""
+    """Why a URL must not be requested (scheme, or a literal address that is not public),
+    or None. Host names are checked when connecting (`api.core.egress`), against the very
+    addresses the connection uses."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "only http and https URLs are sent"
-    if allow_private:
+    literal = parse_address(parts.hostname)
+    if allow_private or literal is None:
         return None
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as exc:
-        return f"the host does not resolve: {exc}"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global or address.is_multicast:
-            return f"{parts.hostname} resolves to {address}, which is not a public address"
-    return None
+    problem = address_problem(literal)
+    return None if problem is None else f"{parts.hostname} is {problem}"
 
 
 def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
-    """One GET, redirects not followed; success is any 2xx."""
+    """One GET, redirects not followed; success is any 2xx. A refused target is reported
+    with a duration of 0: nothing was sent."""
     started = time.perf_counter()
     problem = target_problem(url, allow_private=allow_private)
     if problem is not None:
@@ -125,6 +122,9 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
     except httpx.TimeoutException as exc:
         return AttemptResult(None, None, f"timed out: {type(exc).__name__}", _ms(started))
     except httpx.HTTPError as exc:
+        refused = refusal(exc)
+        if refused is not None:
+            return AttemptResult(None, None, refused, 0)
         return AttemptResult(None, None, f"{type(exc).__name__}: {exc}", _ms(started))
 
 
@@ -293,19 +293,31 @@ def resend(engine: Engine, postback_id: int) -> None:
         )
 
 
-def http_client(settings: Settings, *, pool: int = 32) -> httpx.Client:
+def http_client(
+    settings: Settings,
+    *,
+    pool: int = 32,
+    resolver: Resolver | None = None,
+    network: httpcore.NetworkBackend | None = None,
+) -> httpx.Client:
+    """The postback client: every connection resolves once and goes to a checked address
+    (`api.core.egress`), from POSTBACK_SOURCE_ADDRESS when set. `resolver` and `network`
+    replace the system resolver and TCP connections (tests)."""
     timeout = httpx.Timeout(
         settings.postback_total_timeout, connect=settings.postback_connect_timeout
     )
-    transport = httpx.HTTPTransport(
+    transport = guarded_transport(
+        allow_private=settings.postback_allow_private,
+        resolver=resolver,
+        inner=network,
         local_address=settings.postback_source_address or None,
-        limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
-        retries=0,
+        max_connections=pool,
     )
     return httpx.Client(
         timeout=timeout,
         transport=transport,
         follow_redirects=False,
+        trust_env=False,
         headers={"User-Agent": "Questwall-Postback/1.0"},
     )
 
