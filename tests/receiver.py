@@ -44,10 +44,13 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)
             body = b"ok" if status < 300 else b"try again"
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the sender gave up waiting (its timeout)
 
         def log_message(self, *args: object) -> None:
             pass

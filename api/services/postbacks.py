@@ -10,9 +10,11 @@ and serialized by the single writer on SQLite.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -63,28 +65,69 @@ class AttemptResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def claim(engine: Engine, *, limit: int, lease_seconds: float) -> list[int]:
-    """Take up to `limit` due postbacks for this dispatcher until the lease ends."""
+def claim(
+    engine: Engine,
+    *,
+    limit: int,
+    lease_seconds: float,
+    per_offerwall: int | None = None,
+    busy: Mapping[str, int] | None = None,
+) -> dict[int, str]:
+    """Take up to `limit` due postbacks for this dispatcher until the lease ends; returns
+    postback id → offerwall id.
+
+    With `per_offerwall`, at most that many of one offerwall's postbacks are in flight,
+    counting `busy` (this dispatcher's running requests by offerwall): offerwalls already
+    at the cap are not even read, so a slow one's backlog cannot fill every claim."""
+    busy = busy or {}
+    cap = per_offerwall or limit
+    full = [offerwall for offerwall, running in busy.items() if running >= cap]
     now = utcnow()
+    due = sa.select(_postback.c.id, _postback.c.offerwall_id).where(
+        _postback.c.status == PostbackStatus.PENDING,
+        _postback.c.next_attempt_at <= now,
+        sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
+    )
+    if full:
+        due = due.where(_postback.c.offerwall_id.not_in(full))
+    # Read a few more than the limit, so that one offerwall's rows at the head of the
+    # queue leave room for others'; the rows left over are unlocked at commit.
     due = (
-        sa.select(_postback.c.id)
-        .where(
-            _postback.c.status == PostbackStatus.PENDING,
-            _postback.c.next_attempt_at <= now,
-            sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
-        )
-        .order_by(_postback.c.next_attempt_at)
-        .limit(limit)
+        due.order_by(_postback.c.next_attempt_at)
+        .limit(limit * 4 if per_offerwall else limit)
         .with_for_update(skip_locked=True)
     )
     with write_session(engine) as session:
-        return list(
+        taken: dict[int, str] = {}
+        room: dict[str, int] = {}
+        for postback_id, offerwall_id in session.execute(due).all():
+            left = room.setdefault(offerwall_id, cap - busy.get(offerwall_id, 0))
+            if left > 0 and len(taken) < limit:
+                taken[postback_id] = offerwall_id
+                room[offerwall_id] = left - 1
+        if taken:
             session.execute(
                 sa.update(_postback)
-                .where(_postback.c.id.in_(due.scalar_subquery()))
+                .where(_postback.c.id.in_(list(taken)))
                 .values(lease_until=now + timedelta(seconds=lease_seconds))
-                .returning(_postback.c.id)
-            ).scalars()
+            )
+        return taken
+
+
+def renew_leases(engine: Engine, ids: list[int], *, lease_seconds: float) -> None:
+    """Extend the lease of postbacks whose requests are still running, so that no other
+    dispatcher takes them meanwhile (a dispatcher that dies stops renewing)."""
+    if not ids:
+        return
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_postback)
+            .where(
+                _postback.c.id.in_(ids),
+                _postback.c.status == PostbackStatus.PENDING,
+                _postback.c.lease_until.is_not(None),
+            )
+            .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
         )
 
 
@@ -130,32 +173,6 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
 
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
-
-
-def deliver_batch(
-    engine: Engine,
-    box: SecretBox,
-    settings: Settings,
-    client: httpx.Client,
-    ids: list[int],
-    pool: ThreadPoolExecutor,
-) -> dict[int, AttemptResult]:
-    """Make one attempt at each claimed postback and record them: one query to render,
-    the requests in parallel, one transaction to record."""
-    if not ids:
-        return {}
-    started_at = utcnow()
-    urls = urls_for(engine, box, ids)
-
-    def attempt(postback_id: int) -> AttemptResult:
-        url, problem = urls[postback_id]
-        if url is None:
-            return AttemptResult(None, None, problem, 0)
-        return send(client, url, allow_private=settings.postback_allow_private)
-
-    results = dict(zip(ids, pool.map(attempt, ids), strict=True))
-    _record(engine, [(i, urls[i][0], started_at, results[i]) for i in ids])
-    return results
 
 
 def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[str | None, str]]:
@@ -322,8 +339,22 @@ def http_client(
     )
 
 
+@dataclass(frozen=True)
+class _Finished:
+    """An attempt that ended and waits to be recorded."""
+
+    postback_id: int
+    url: str | None
+    started_at: datetime
+    result: AttemptResult
+
+
 class Dispatcher:
-    """Claims due postbacks and delivers them with a pool of threads, until stopped."""
+    """Claims due postbacks and delivers them with a pool of threads, until stopped.
+
+    Each attempt is recorded as soon as it ends, and free threads claim more at once, so a
+    receiver that hangs holds only its own requests: at most POSTBACK_PER_OFFERWALL of one
+    offerwall run at a time. Leases of running requests are renewed until they end."""
 
     def __init__(
         self,
@@ -337,20 +368,86 @@ class Dispatcher:
         on_attempt: Callable[[int, AttemptResult], None] | None = None,
     ):
         self.engine, self.box, self.settings = engine, box, settings
-        # A batch is claimed, rendered and recorded together; its requests run in parallel.
-        self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
+        # At most `batch` are claimed at once, and never more than the free threads.
+        self.threads, self.batch, self.idle_wait = threads, batch or threads, idle_wait
         self.on_attempt = on_attempt
         self.stop_event = threading.Event()
+        self.in_flight: dict[int, str] = {}  # postback id → offerwall id, request running
+        self.finished: queue.Queue[_Finished] = queue.Queue()
+        self._renewed_at = time.monotonic()
+
+    def start_due(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
+        """Claim what the free threads and the per-offerwall cap allow and start sending."""
+        free = min(self.threads - len(self.in_flight), self.batch)
+        if free <= 0:
+            return 0
+        claimed = claim(
+            self.engine,
+            limit=free,
+            lease_seconds=self.settings.postback_lease_seconds,
+            per_offerwall=self.settings.postback_per_offerwall,
+            busy=Counter(self.in_flight.values()),
+        )
+        if not claimed:
+            return 0
+        urls = urls_for(self.engine, self.box, list(claimed))
+        for postback_id, offerwall_id in claimed.items():
+            target = urls.get(postback_id, (None, "the postback's conversion is missing"))
+            self.in_flight[postback_id] = offerwall_id
+            pool.submit(self._attempt, client, postback_id, target)
+        return len(claimed)
+
+    def _attempt(
+        self, client: httpx.Client, postback_id: int, target: tuple[str | None, str]
+    ) -> None:
+        started_at = utcnow()
+        url, problem = target
+        try:
+            if url is None:
+                result = AttemptResult(None, None, problem, 0)
+            else:
+                result = send(client, url, allow_private=self.settings.postback_allow_private)
+        except Exception as exc:  # a bug must not keep the thread's slot forever
+            log.exception("sending postback %s failed", postback_id)
+            result = AttemptResult(None, None, f"{type(exc).__name__}: {exc}", 0)
+        self.finished.put(_Finished(postback_id, url, started_at, result))
+
+    def record_finished(self, *, wait: float) -> int:
+        """Record every attempt that ended (waiting up to `wait` s for a first one) in one
+        transaction; returns how many."""
+        try:
+            done = [self.finished.get(timeout=wait) if wait > 0 else self.finished.get_nowait()]
+        except queue.Empty:
+            return 0
+        while True:
+            try:
+                done.append(self.finished.get_nowait())
+            except queue.Empty:
+                break
+        for item in done:
+            self.in_flight.pop(item.postback_id, None)
+        # Should this fail, the leases expire and the postbacks are sent again (at least once).
+        _record(self.engine, [(d.postback_id, d.url, d.started_at, d.result) for d in done])
+        if self.on_attempt:
+            for item in done:
+                self.on_attempt(item.postback_id, item.result)
+        return len(done)
+
+    def renew_leases(self) -> None:
+        """Every third of a lease, extend the leases of the requests still running."""
+        lease = self.settings.postback_lease_seconds
+        if time.monotonic() - self._renewed_at < lease / 3:
+            return
+        self._renewed_at = time.monotonic()
+        renew_leases(self.engine, list(self.in_flight), lease_seconds=lease)
 
     def run_once(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
-        ids = claim(
-            self.engine, limit=self.batch, lease_seconds=self.settings.postback_lease_seconds
-        )
-        results = deliver_batch(self.engine, self.box, self.settings, client, ids, pool)
-        if self.on_attempt:
-            for postback_id, result in results.items():
-                self.on_attempt(postback_id, result)
-        return len(ids)
+        """Claim once and wait until those attempts are recorded; returns how many."""
+        started = self.start_due(pool, client)
+        while self.in_flight:
+            self.record_finished(wait=self.idle_wait)
+            self.renew_leases()
+        return started
 
     def run(self) -> None:
         with (
@@ -359,12 +456,18 @@ class Dispatcher:
         ):
             while not self.stop_event.is_set():
                 try:
-                    handled = self.run_once(pool, client)
+                    started = self.start_due(pool, client)
+                    # Wake at the first attempt that ends, or after idle_wait to claim again.
+                    self.record_finished(wait=0 if started else self.idle_wait)
+                    self.renew_leases()
                 except Exception:
-                    log.exception("claiming postbacks failed; retrying")
-                    handled = 0
-                if not handled:
+                    log.exception("claiming or recording postbacks failed; retrying")
                     self.stop_event.wait(self.idle_wait)
+            pool.shutdown(wait=True)  # let running requests end and keep their attempts
+            try:
+                self.record_finished(wait=0)
+            except Exception:
+                log.exception("recording the last postback attempts failed")
 
     def stop(self) -> None:
         self.stop_event.set()
