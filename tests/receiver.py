@@ -17,6 +17,7 @@ class Receiver:
         self.hosts: list[str] = []  # the Host header of each request
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
+        self.drip_seconds = 0.0  # when set, the body comes one byte at a time, this far apart
         self.lock = threading.Lock()
         self.port = 0
 
@@ -44,11 +45,16 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)
             body = b"ok" if status < 300 else b"try again"
+            if receiver.drip_seconds:
+                body = b"ok" * 20
             try:
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                step = 1 if receiver.drip_seconds else len(body)
+                for i in range(0, len(body), step):
+                    self.wfile.write(body[i : i + step])
+                    time.sleep(receiver.drip_seconds)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the sender gave up waiting (its timeout)
 

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
+import threading
+import time
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 import httpcore
 import httpx
@@ -89,6 +93,63 @@ def parse_address(text: str) -> IPAddress | None:
         return None
 
 
+_deadline = threading.local()
+
+
+@contextmanager
+def total_timeout(seconds: float | None) -> Iterator[None]:
+    """Bound the requests this thread makes inside the block to `seconds` in all (None:
+    no bound).
+
+    httpx's timeouts bound each connect, read and write, so a receiver that answers one
+    byte at a time could hold a request (and its postback's lease) for ever; connections
+    made by `GuardedBackend` cut every wait at this deadline."""
+    _deadline.at = None if seconds is None else time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _deadline.at = None
+
+
+def _bounded(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The timeout of one network wait, shortened to what is left of the deadline."""
+    at = getattr(_deadline, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise expired("the request took longer than its total timeout")
+    return left if timeout is None else min(timeout, left)
+
+
+class _BoundedStream(httpcore.NetworkStream):
+    """A connection whose every wait ends at the thread's deadline (`total_timeout`)."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        bounded = _bounded(timeout, httpcore.ConnectTimeout)
+        return _BoundedStream(self.stream.start_tls(ssl_context, server_hostname, bounded))
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self.stream.get_extra_info(info)
+
+
 class GuardedBackend(httpcore.NetworkBackend):
     """Resolves once per connection, checks every answer, connects to a checked one.
 
@@ -133,13 +194,14 @@ class GuardedBackend(httpcore.NetworkBackend):
         last: Exception | None = None
         for address in self.checked_addresses(host, port):
             try:
-                return self.inner.connect_tcp(
+                stream = self.inner.connect_tcp(
                     address,
                     port,
-                    timeout=timeout,
+                    timeout=_bounded(timeout, httpcore.ConnectTimeout),
                     local_address=local_address,
                     socket_options=socket_options,
                 )
+                return _BoundedStream(stream)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc  # try the next checked address, as the system would
         assert last is not None  # checked_addresses never returns an empty list

@@ -29,7 +29,14 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.core.egress import Resolver, address_problem, guarded_transport, parse_address, refusal
+from api.core.egress import (
+    Resolver,
+    address_problem,
+    guarded_transport,
+    parse_address,
+    refusal,
+    total_timeout,
+)
 from api.services.money import in_currency, usd
 from api.services.offerwalls import API_KEY_CONTEXT
 from api.services.postback_url import render
@@ -153,7 +160,8 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
     if problem is not None:
         return AttemptResult(None, None, problem, 0)
     try:
-        with client.stream("GET", url) as response:
+        # The client's read timeout is the total one (http_client): bound the whole request.
+        with total_timeout(client.timeout.read), client.stream("GET", url) as response:
             excerpt = b""
             for chunk in response.iter_bytes():
                 excerpt += chunk

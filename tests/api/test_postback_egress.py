@@ -156,3 +156,13 @@ def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
         result = publishers.send_test_postback(settings=strict, box=box, offerwall=offerwall)
     assert result.status_code is None and "not a public address" in result.error
     assert result.latency_ms == 0 and receiver.requests == []
+
+
+def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_at_the_total_timeout():
+    # Each byte comes well within the read timeout; the whole answer would take 8 s.
+    settings = _settings(allow_private=True).model_copy(update={"postback_total_timeout": 1.5})
+    with running_receiver() as receiver:
+        receiver.drip_seconds = 0.2
+        with postbacks.http_client(settings) as client:
+            result = postbacks.send(client, f"{receiver.url}/pb?tx=4", allow_private=True)
+    assert result.status_code is None and result.error == "timed out: ReadTimeout"
