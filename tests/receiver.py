@@ -35,6 +35,9 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real receivers do
+        # Headers and body are two writes: without TCP_NODELAY the body waits for the
+        # sender's delayed ACK (40 ms), which real servers do not make every request pay.
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             with receiver.lock:
