@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -135,6 +135,19 @@ def renew_leases(engine: Engine, ids: list[int], *, lease_seconds: float) -> Non
                 _postback.c.lease_until.is_not(None),
             )
             .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
+        )
+
+
+def release_leases(engine: Engine, ids: list[int]) -> None:
+    """Give claimed postbacks that were never sent back to the outbox (a stopping
+    dispatcher), so another dispatcher takes them at once rather than after the lease."""
+    if not ids:
+        return
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_postback)
+            .where(_postback.c.id.in_(ids), _postback.c.status == PostbackStatus.PENDING)
+            .values(lease_until=None)
         )
 
 
@@ -357,12 +370,19 @@ class _Finished:
     result: AttemptResult
 
 
+# Claimed postbacks one offerwall may hold per allowed request (waiting for a free
+# request of that offerwall), so its requests follow each other without a claim between.
+HELD_PER_REQUEST = 4
+
+
 class Dispatcher:
     """Claims due postbacks and delivers them with a pool of threads, until stopped.
 
-    Each attempt is recorded as soon as it ends, and free threads claim more at once, so a
-    receiver that hangs holds only its own requests: at most POSTBACK_PER_OFFERWALL of one
-    offerwall run at a time. Leases of running requests are renewed until they end."""
+    Each offerwall's claimed postbacks wait in a queue of their own, sent by at most
+    POSTBACK_PER_OFFERWALL threads ("lanes") at a time: a receiver that hangs holds only its
+    own lanes, and the other offerwalls' postbacks keep flowing. Each attempt is recorded as
+    soon as it ends (those that ended together in one transaction) and the dispatcher claims
+    again. Leases of held postbacks are renewed until their attempt is recorded."""
 
     def __init__(
         self,
@@ -376,34 +396,71 @@ class Dispatcher:
         on_attempt: Callable[[int, AttemptResult], None] | None = None,
     ):
         self.engine, self.box, self.settings = engine, box, settings
-        # At most `batch` are claimed at once, and never more than the free threads.
-        self.threads, self.batch, self.idle_wait = threads, batch or threads, idle_wait
+        # At most `batch` postbacks are held (claimed, not yet recorded) at once.
+        self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
+        self.per_offerwall = settings.postback_per_offerwall
         self.on_attempt = on_attempt
         self.stop_event = threading.Event()
-        self.in_flight: dict[int, str] = {}  # postback id → offerwall id, request running
+        self.held: dict[int, str] = {}  # postback id → offerwall id (the loop's own)
         self.finished: queue.Queue[_Finished] = queue.Queue()
+        # Shared with the lanes, under the lock: queued postbacks and open lanes by offerwall.
+        self.lock = threading.Lock()
+        self.waiting: dict[str, deque[tuple[int, tuple[str | None, str]]]] = {}
+        self.lanes: Counter[str] = Counter()
         self._renewed_at = time.monotonic()
 
     def start_due(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
-        """Claim what the free threads and the per-offerwall cap allow and start sending."""
-        free = min(self.threads - len(self.in_flight), self.batch)
-        if free <= 0:
-            return 0
-        claimed = claim(
-            self.engine,
-            limit=free,
-            lease_seconds=self.settings.postback_lease_seconds,
-            per_offerwall=self.settings.postback_per_offerwall,
-            busy=Counter(self.in_flight.values()),
-        )
-        if not claimed:
-            return 0
-        urls = urls_for(self.engine, self.box, list(claimed))
-        for postback_id, offerwall_id in claimed.items():
-            target = urls.get(postback_id, (None, "the postback's conversion is missing"))
-            self.in_flight[postback_id] = offerwall_id
-            pool.submit(self._attempt, client, postback_id, target)
+        """Claim what the batch and the per-offerwall limits allow, queue them by offerwall
+        and open lanes; returns how many were claimed."""
+        free = self.batch - len(self.held)
+        claimed = {}
+        if free > 0:
+            claimed = claim(
+                self.engine,
+                limit=free,
+                lease_seconds=self.settings.postback_lease_seconds,
+                per_offerwall=self.per_offerwall * HELD_PER_REQUEST,
+                busy=Counter(self.held.values()),
+            )
+        if claimed:
+            urls = urls_for(self.engine, self.box, list(claimed))
+            with self.lock:
+                for postback_id, offerwall_id in claimed.items():
+                    target = urls.get(postback_id, (None, "the postback's conversion is missing"))
+                    self.held[postback_id] = offerwall_id
+                    self.waiting.setdefault(offerwall_id, deque()).append((postback_id, target))
+        self._open_lanes(pool, client)
         return len(claimed)
+
+    def _open_lanes(self, pool: ThreadPoolExecutor, client: httpx.Client) -> None:
+        """A lane per waiting postback, up to the offerwall's limit and the free threads."""
+        with self.lock:
+            for offerwall_id, waiting in self.waiting.items():
+                new = min(self.per_offerwall - self.lanes[offerwall_id], len(waiting))
+                new = min(new, self.threads - self.lanes.total())
+                for _ in range(max(new, 0)):
+                    self.lanes[offerwall_id] += 1
+                    pool.submit(self._lane, client, offerwall_id)
+
+    def _lane(self, client: httpx.Client, offerwall_id: str) -> None:
+        """Send the offerwall's waiting postbacks one after the other, until none is left
+        (or the dispatcher stops)."""
+        while True:
+            with self.lock:
+                waiting = self.waiting.get(offerwall_id)
+                if not waiting or self.stop_event.is_set():
+                    self._close_lane(offerwall_id)
+                    return
+                postback_id, target = waiting.popleft()
+            self._attempt(client, postback_id, target)
+
+    def _close_lane(self, offerwall_id: str) -> None:
+        """(Under the lock.) The last lane of an offerwall drops its empty queue."""
+        self.lanes[offerwall_id] -= 1
+        if self.lanes[offerwall_id] <= 0:
+            del self.lanes[offerwall_id]
+            if not self.waiting.get(offerwall_id):
+                self.waiting.pop(offerwall_id, None)
 
     def _attempt(
         self, client: httpx.Client, postback_id: int, target: tuple[str | None, str]
@@ -415,7 +472,7 @@ class Dispatcher:
                 result = AttemptResult(None, None, problem, 0)
             else:
                 result = send(client, url, allow_private=self.settings.postback_allow_private)
-        except Exception as exc:  # a bug must not keep the thread's slot forever
+        except Exception as exc:  # a bug must not keep the lane's postbacks for ever
             log.exception("sending postback %s failed", postback_id)
             result = AttemptResult(None, None, f"{type(exc).__name__}: {exc}", 0)
         self.finished.put(_Finished(postback_id, url, started_at, result))
@@ -433,7 +490,7 @@ class Dispatcher:
             except queue.Empty:
                 break
         for item in done:
-            self.in_flight.pop(item.postback_id, None)
+            self.held.pop(item.postback_id, None)
         # Should this fail, the leases expire and the postbacks are sent again (at least once).
         _record(self.engine, [(d.postback_id, d.url, d.started_at, d.result) for d in done])
         if self.on_attempt:
@@ -442,19 +499,20 @@ class Dispatcher:
         return len(done)
 
     def renew_leases(self) -> None:
-        """Every third of a lease, extend the leases of the requests still running."""
+        """Every third of a lease, extend the leases of the postbacks still held."""
         lease = self.settings.postback_lease_seconds
         if time.monotonic() - self._renewed_at < lease / 3:
             return
         self._renewed_at = time.monotonic()
-        renew_leases(self.engine, list(self.in_flight), lease_seconds=lease)
+        renew_leases(self.engine, list(self.held), lease_seconds=lease)
 
     def run_once(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
         """Claim once and wait until those attempts are recorded; returns how many."""
         started = self.start_due(pool, client)
-        while self.in_flight:
+        while self.held:
             self.record_finished(wait=self.idle_wait)
             self.renew_leases()
+            self._open_lanes(pool, client)
         return started
 
     def run(self) -> None:
@@ -471,11 +529,16 @@ class Dispatcher:
                 except Exception:
                     log.exception("claiming or recording postbacks failed; retrying")
                     self.stop_event.wait(self.idle_wait)
-            pool.shutdown(wait=True)  # let running requests end and keep their attempts
-            try:
-                self.record_finished(wait=0)
-            except Exception:
-                log.exception("recording the last postback attempts failed")
+            pool.shutdown(wait=True)  # running requests end; lanes take no more
+            self._finish()
+
+    def _finish(self) -> None:
+        """Keep the last attempts and hand the postbacks never sent back to the outbox."""
+        try:
+            self.record_finished(wait=0)
+            release_leases(self.engine, list(self.held))
+        except Exception:
+            log.exception("recording the last postback attempts failed")
 
     def stop(self) -> None:
         self.stop_event.set()
