@@ -509,3 +509,32 @@ def test_a_running_requests_lease_is_renewed_so_no_other_dispatcher_sends_it_aga
                 e.dispose()
     assert len(receiver.requests) == 1
     assert _postbacks(engine)[0].attempts == 1 and len(_attempts(engine)) == 1
+
+
+def test_a_stopping_dispatcher_hands_back_the_postbacks_it_has_not_sent(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    settings = pb_settings.model_copy(
+        update={"postback_per_offerwall": 1, "postback_total_timeout": 4.0}
+    )
+    with running_receiver() as receiver:
+        receiver.hang_seconds = 1.0
+        _configure(engine, wall, TEMPLATE.replace("{base}", receiver.url))
+        _convert(client, signed, game, wall, engine)
+        _make_due(engine)
+        _add_postbacks(engine, wall[0].id, 2, due_ago=0.5)
+        dispatcher = postbacks.Dispatcher(
+            engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
+        )
+        thread = threading.Thread(target=dispatcher.run)
+        thread.start()
+        try:
+            # One lane for the offerwall: the first request runs, the other two are queued.
+            assert _wait_for(lambda: len(receiver.requests) == 1, 10)
+        finally:
+            dispatcher.stop()
+            thread.join(timeout=30)
+    first, *queued = _postbacks(engine)
+    assert first.status == "delivered" and len(receiver.requests) == 1
+    # The queued ones go back to the outbox at once, for any dispatcher to take.
+    assert [(p.status, p.attempts, p.lease_until) for p in queued] == [("pending", 0, None)] * 2
