@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +31,10 @@ class Receiver:
 
 
 @contextmanager
-def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterator[Receiver]:
+def running_receiver(
+    port: int = 0, receiver: Receiver | None = None, tls: ssl.SSLContext | None = None
+) -> Iterator[Receiver]:
+    """A receiver on 127.0.0.1 (HTTPS with the server context `tls`), stopped on exit."""
     receiver = receiver or Receiver()
 
     class Handler(BaseHTTPRequestHandler):
@@ -69,6 +73,8 @@ def running_receiver(port: int = 0, receiver: Receiver | None = None) -> Iterato
         daemon_threads = True
 
     server = Server(("127.0.0.1", port), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     receiver.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

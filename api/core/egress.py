@@ -226,15 +226,17 @@ def guarded_transport(
     inner: httpcore.NetworkBackend | None = None,
     local_address: str | None = None,
     max_connections: int = 32,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> httpx.HTTPTransport:
-    """An httpx transport whose every connection goes through `GuardedBackend`: default TLS
-    verification, no retries, optional source address. (A client given a transport uses
+    """An httpx transport whose every connection goes through `GuardedBackend`: TLS verified
+    against the system's certificate authorities (or `ssl_context`), no retries, optional
+    source address. (A client given a transport uses
     no proxy from the environment, which would bypass the check.)"""
     transport = httpx.HTTPTransport()
     # httpx builds its httpcore pool without a way to pass a network backend, so the pool
     # is replaced by one built with the same settings and ours.
     transport._pool = httpcore.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
+        ssl_context=ssl_context or httpx.create_ssl_context(),
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         local_address=local_address,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import ssl
 import threading
 import time
 from collections import Counter, deque
@@ -337,10 +338,12 @@ def http_client(
     pool: int = 32,
     resolver: Resolver | None = None,
     network: httpcore.NetworkBackend | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> httpx.Client:
     """The postback client: every connection resolves once and goes to a checked address
-    (`api.core.egress`), from POSTBACK_SOURCE_ADDRESS when set. `resolver` and `network`
-    replace the system resolver and TCP connections (tests)."""
+    (`api.core.egress`), from POSTBACK_SOURCE_ADDRESS when set. `resolver`, `network` and
+    `ssl_context` replace the system resolver, TCP connections and trusted certificate
+    authorities (tests)."""
     timeout = httpx.Timeout(
         settings.postback_total_timeout, connect=settings.postback_connect_timeout
     )
@@ -350,6 +353,7 @@ def http_client(
         inner=network,
         local_address=settings.postback_source_address or None,
         max_connections=pool,
+        ssl_context=ssl_context,
     )
     return httpx.Client(
         timeout=timeout,

@@ -166,3 +166,65 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_at_the_total_timeout():
         with postbacks.http_client(settings) as client:
             result = postbacks.send(client, f"{receiver.url}/pb?tx=4", allow_private=True)
     assert result.status_code is None and result.error == "timed out: ReadTimeout"
+
+
+def _certificate(name: str, directory) -> tuple[str, str]:
+    """A self-signed certificate for `name` and its key, as PEM files."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_path), str(key_path)
+
+
+def test_https_goes_to_the_checked_address_with_the_urls_server_name(tmp_path):
+    import ssl
+
+    cert, key = _certificate("publisher.example", tmp_path)
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(cert, key)
+    names: list[str | None] = []
+    server.sni_callback = lambda sock, name, context: names.append(name)
+    trusting = ssl.create_default_context(cafile=cert)
+    with running_receiver(tls=server) as publisher:
+        url = f"https://publisher.example:{publisher.port}/pb?tx=5"
+        internet = Internet(public_port=publisher.port)
+        with postbacks.http_client(
+            _settings(allow_private=False),
+            resolver=lambda host, port: [PUBLIC],
+            network=internet,
+            ssl_context=trusting,
+        ) as client:
+            result = postbacks.send(client, url, allow_private=False)
+    assert result.status_code == 200, result.error
+    assert internet.connected_to == [PUBLIC]
+    # The certificate was checked against the URL's host, which was also the SNI and Host.
+    assert names == ["publisher.example"]
+    assert publisher.hosts == [f"publisher.example:{publisher.port}"]
