@@ -402,7 +402,12 @@ class Dispatcher:
         self.engine, self.box, self.settings = engine, box, settings
         # At most `batch` postbacks are held (claimed, not yet recorded) at once.
         self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
-        self.per_offerwall = settings.postback_per_offerwall
+        # One offerwall never has every thread, nor every held postback: a hanging one
+        # must leave room for the others even with few threads.
+        self.per_offerwall = max(1, min(settings.postback_per_offerwall, threads - 1))
+        self.held_per_offerwall = min(
+            self.per_offerwall * HELD_PER_REQUEST, max(self.per_offerwall, self.batch // 2)
+        )
         self.on_attempt = on_attempt
         self.stop_event = threading.Event()
         self.held: dict[int, str] = {}  # postback id → offerwall id (the loop's own)
@@ -423,7 +428,7 @@ class Dispatcher:
                 self.engine,
                 limit=free,
                 lease_seconds=self.settings.postback_lease_seconds,
-                per_offerwall=self.per_offerwall * HELD_PER_REQUEST,
+                per_offerwall=self.held_per_offerwall,
                 busy=Counter(self.held.values()),
             )
         if claimed:
@@ -437,9 +442,11 @@ class Dispatcher:
         return len(claimed)
 
     def _open_lanes(self, pool: ThreadPoolExecutor, client: httpx.Client) -> None:
-        """A lane per waiting postback, up to the offerwall's limit and the free threads."""
+        """A lane per waiting postback, up to the offerwall's limit and the free threads;
+        offerwalls with the fewest lanes first."""
         with self.lock:
-            for offerwall_id, waiting in self.waiting.items():
+            by_lanes = sorted(self.waiting.items(), key=lambda item: self.lanes[item[0]])
+            for offerwall_id, waiting in by_lanes:
                 new = min(self.per_offerwall - self.lanes[offerwall_id], len(waiting))
                 new = min(new, self.threads - self.lanes.total())
                 for _ in range(max(new, 0)):

@@ -538,3 +538,35 @@ def test_a_stopping_dispatcher_hands_back_the_postbacks_it_has_not_sent(
     assert first.status == "delivered" and len(receiver.requests) == 1
     # The queued ones go back to the outbox at once, for any dispatcher to take.
     assert [(p.status, p.attempts, p.lease_until) for p in queued] == [("pending", 0, None)] * 2
+
+
+def test_with_few_threads_a_hanging_offerwalls_backlog_still_leaves_room_for_others(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    from tests.factories import make_offerwall
+
+    settings = pb_settings.model_copy(update={"postback_total_timeout": 2.0})
+    other_wall = make_offerwall(engine, box, name="Other wall")
+    with running_receiver() as hanging, running_receiver() as other:
+        hanging.hang_seconds = 6
+        _configure(engine, wall, TEMPLATE.replace("{base}", hanging.url))
+        _configure(engine, other_wall, TEMPLATE.replace("{base}", other.url))
+        _convert(client, signed, game, wall, engine)
+        _make_due(engine)
+        # More of the hanging offerwall's postbacks, first in line, than the dispatcher
+        # holds at once (4 × 4 threads), and as many lanes allowed as it has threads.
+        _add_postbacks(engine, wall[0].id, 19, due_ago=0.5)
+        other_ids = _add_postbacks(engine, other_wall[0].id, 3, due_ago=0.1)
+        dispatcher = postbacks.Dispatcher(
+            engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
+        )
+        thread = threading.Thread(target=dispatcher.run)
+        thread.start()
+        try:
+            assert _wait_for(lambda: _attempt_counts(engine, other_ids) == [1] * 3, 10)
+            # Delivered while the hanging offerwall's first requests still run, on 3 threads.
+            assert len(hanging.requests) == 3 and len(_attempts(engine)) == 3
+        finally:
+            dispatcher.stop()
+            thread.join(timeout=30)
+    assert len(other.requests) == 3
