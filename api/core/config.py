@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     postback_connect_timeout: float = 5.0
     postback_total_timeout: float = 10.0
     postback_lease_seconds: float = Field(default=60.0, alias="POSTBACK_LEASE_SECONDS")
+    # Requests one dispatcher runs at once for one offerwall, so a publisher whose receiver
+    # hangs cannot hold every connection.
+    postback_per_offerwall: int = Field(default=4, ge=1, alias="POSTBACK_PER_OFFERWALL")
     # The in-process dispatcher of `questwall serve` (off for scaled API processes).
     postback_dispatcher: bool = Field(default=True, alias="POSTBACK_DISPATCHER")
 

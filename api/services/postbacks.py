@@ -9,18 +9,20 @@ and serialized by the single writer on SQLite.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import socket
+import queue
+import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 import sqlalchemy as sa
 from sqlalchemy import Engine
@@ -28,6 +30,14 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
+from api.core.egress import (
+    Resolver,
+    address_problem,
+    guarded_transport,
+    parse_address,
+    refusal,
+    total_timeout,
+)
 from api.services.money import in_currency, usd
 from api.services.postback_url import render
 from models import (
@@ -62,57 +72,109 @@ class AttemptResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def claim(engine: Engine, *, limit: int, lease_seconds: float) -> list[int]:
-    """Take up to `limit` due postbacks for this dispatcher until the lease ends."""
+def claim(
+    engine: Engine,
+    *,
+    limit: int,
+    lease_seconds: float,
+    per_offerwall: int | None = None,
+    busy: Mapping[str, int] | None = None,
+) -> dict[int, str]:
+    """Take up to `limit` due postbacks for this dispatcher until the lease ends; returns
+    postback id → offerwall id.
+
+    With `per_offerwall`, at most that many of one offerwall's postbacks are in flight,
+    counting `busy` (this dispatcher's running requests by offerwall): offerwalls already
+    at the cap are not even read, so a slow one's backlog cannot fill every claim."""
+    busy = busy or {}
+    cap = per_offerwall or limit
+    full = [offerwall for offerwall, running in busy.items() if running >= cap]
     now = utcnow()
+    due = sa.select(_postback.c.id, _postback.c.offerwall_id).where(
+        _postback.c.status == PostbackStatus.PENDING,
+        _postback.c.next_attempt_at <= now,
+        sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
+    )
+    if full:
+        due = due.where(_postback.c.offerwall_id.not_in(full))
+    # Read a few more than the limit, so that one offerwall's rows at the head of the
+    # queue leave room for others'; the rows left over are unlocked at commit.
     due = (
-        sa.select(_postback.c.id)
-        .where(
-            _postback.c.status == PostbackStatus.PENDING,
-            _postback.c.next_attempt_at <= now,
-            sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
-        )
-        .order_by(_postback.c.next_attempt_at)
-        .limit(limit)
+        due.order_by(_postback.c.next_attempt_at)
+        .limit(limit * 4 if per_offerwall else limit)
         .with_for_update(skip_locked=True)
     )
     with write_session(engine) as session:
-        return list(
+        taken: dict[int, str] = {}
+        room: dict[str, int] = {}
+        for postback_id, offerwall_id in session.execute(due).all():
+            left = room.setdefault(offerwall_id, cap - busy.get(offerwall_id, 0))
+            if left > 0 and len(taken) < limit:
+                taken[postback_id] = offerwall_id
+                room[offerwall_id] = left - 1
+        if taken:
             session.execute(
                 sa.update(_postback)
-                .where(_postback.c.id.in_(due.scalar_subquery()))
+                .where(_postback.c.id.in_(list(taken)))
                 .values(lease_until=now + timedelta(seconds=lease_seconds))
-                .returning(_postback.c.id)
-            ).scalars()
+            )
+        return taken
+
+
+def renew_leases(engine: Engine, ids: list[int], *, lease_seconds: float) -> None:
+    """Extend the lease of postbacks whose requests are still running, so that no other
+    dispatcher takes them meanwhile (a dispatcher that dies stops renewing)."""
+    if not ids:
+        return
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_postback)
+            .where(
+                _postback.c.id.in_(ids),
+                _postback.c.status == PostbackStatus.PENDING,
+                _postback.c.lease_until.is_not(None),
+            )
+            .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
+        )
+
+
+def release_leases(engine: Engine, ids: list[int]) -> None:
+    """Give claimed postbacks that were never sent back to the outbox (a stopping
+    dispatcher), so another dispatcher takes them at once rather than after the lease."""
+    if not ids:
+        return
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_postback)
+            .where(_postback.c.id.in_(ids), _postback.c.status == PostbackStatus.PENDING)
+            .values(lease_until=None)
         )
 
 
 def target_problem(url: str, *, allow_private: bool) -> str | None:
-    """Why a URL must not be requested (scheme, or a host that is not public), or None."""
+    """Why a URL must not be requested (scheme, or a literal address that is not public),
+    or None. Host names are checked when connecting (`api.core.egress`), against the very
+    addresses the connection uses."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "only http and https URLs are sent"
-    if allow_private:
+    literal = parse_address(parts.hostname)
+    if allow_private or literal is None:
         return None
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as exc:
-        return f"the host does not resolve: {exc}"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global or address.is_multicast:
-            return f"{parts.hostname} resolves to {address}, which is not a public address"
-    return None
+    problem = address_problem(literal)
+    return None if problem is None else f"{parts.hostname} is {problem}"
 
 
 def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
-    """One GET, redirects not followed; success is any 2xx."""
+    """One GET, redirects not followed; success is any 2xx. A refused target is reported
+    with a duration of 0: nothing was sent."""
     started = time.perf_counter()
     problem = target_problem(url, allow_private=allow_private)
     if problem is not None:
         return AttemptResult(None, None, problem, 0)
     try:
-        with client.stream("GET", url) as response:
+        # The client's read timeout is the total one (http_client): bound the whole request.
+        with total_timeout(client.timeout.read), client.stream("GET", url) as response:
             excerpt = b""
             for chunk in response.iter_bytes():
                 excerpt += chunk
@@ -124,37 +186,14 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
     except httpx.TimeoutException as exc:
         return AttemptResult(None, None, f"timed out: {type(exc).__name__}", _ms(started))
     except httpx.HTTPError as exc:
+        refused = refusal(exc)
+        if refused is not None:
+            return AttemptResult(None, None, refused, 0)
         return AttemptResult(None, None, f"{type(exc).__name__}: {exc}", _ms(started))
 
 
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
-
-
-def deliver_batch(
-    engine: Engine,
-    box: SecretBox,
-    settings: Settings,
-    client: httpx.Client,
-    ids: list[int],
-    pool: ThreadPoolExecutor,
-) -> dict[int, AttemptResult]:
-    """Make one attempt at each claimed postback and record them: one query to render,
-    the requests in parallel, one transaction to record."""
-    if not ids:
-        return {}
-    started_at = utcnow()
-    urls = urls_for(engine, box, ids)
-
-    def attempt(postback_id: int) -> AttemptResult:
-        url, problem = urls[postback_id]
-        if url is None:
-            return AttemptResult(None, None, problem, 0)
-        return send(client, url, allow_private=settings.postback_allow_private)
-
-    results = dict(zip(ids, pool.map(attempt, ids), strict=True))
-    _record(engine, [(i, urls[i][0], started_at, results[i]) for i in ids])
-    return results
 
 
 def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[str | None, str]]:
@@ -292,25 +331,61 @@ def resend(engine: Engine, postback_id: int) -> None:
         )
 
 
-def http_client(settings: Settings, *, pool: int = 32) -> httpx.Client:
+def http_client(
+    settings: Settings,
+    *,
+    pool: int = 32,
+    resolver: Resolver | None = None,
+    network: httpcore.NetworkBackend | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> httpx.Client:
+    """The postback client: every connection resolves once and goes to a checked address
+    (`api.core.egress`), from POSTBACK_SOURCE_ADDRESS when set. `resolver`, `network` and
+    `ssl_context` replace the system resolver, TCP connections and trusted certificate
+    authorities (tests)."""
     timeout = httpx.Timeout(
         settings.postback_total_timeout, connect=settings.postback_connect_timeout
     )
-    transport = httpx.HTTPTransport(
+    transport = guarded_transport(
+        allow_private=settings.postback_allow_private,
+        resolver=resolver,
+        inner=network,
         local_address=settings.postback_source_address or None,
-        limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
-        retries=0,
+        max_connections=pool,
+        ssl_context=ssl_context,
     )
     return httpx.Client(
         timeout=timeout,
         transport=transport,
         follow_redirects=False,
+        trust_env=False,
         headers={"User-Agent": "Questwall-Postback/1.0"},
     )
 
 
+@dataclass(frozen=True)
+class _Finished:
+    """An attempt that ended and waits to be recorded."""
+
+    postback_id: int
+    url: str | None
+    started_at: datetime
+    result: AttemptResult
+
+
+# Claimed postbacks one offerwall may hold per allowed request (waiting for a free
+# request of that offerwall), so its requests follow each other without a claim between.
+HELD_PER_REQUEST = 4
+
+
 class Dispatcher:
-    """Claims due postbacks and delivers them with a pool of threads, until stopped."""
+    """Claims due postbacks and delivers them with a pool of threads, until stopped.
+
+    Each offerwall's claimed postbacks wait in a queue of their own, sent by at most
+    POSTBACK_PER_OFFERWALL threads ("lanes") at a time: a receiver that hangs holds only its
+    own lanes, and the other offerwalls' postbacks keep flowing. Each attempt is recorded as
+    soon as it ends (those that ended together in one transaction) and the dispatcher claims
+    again. Leases of held postbacks are renewed until their attempt is recorded."""
 
     def __init__(
         self,
@@ -324,20 +399,131 @@ class Dispatcher:
         on_attempt: Callable[[int, AttemptResult], None] | None = None,
     ):
         self.engine, self.box, self.settings = engine, box, settings
-        # A batch is claimed, rendered and recorded together; its requests run in parallel.
+        # At most `batch` postbacks are held (claimed, not yet recorded) at once.
         self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
+        # One offerwall never has every thread, nor every held postback: a hanging one
+        # must leave room for the others even with few threads.
+        self.per_offerwall = max(1, min(settings.postback_per_offerwall, threads - 1))
+        self.held_per_offerwall = min(
+            self.per_offerwall * HELD_PER_REQUEST, max(self.per_offerwall, self.batch // 2)
+        )
         self.on_attempt = on_attempt
         self.stop_event = threading.Event()
+        self.held: dict[int, str] = {}  # postback id → offerwall id (the loop's own)
+        self.finished: queue.Queue[_Finished] = queue.Queue()
+        # Shared with the lanes, under the lock: queued postbacks and open lanes by offerwall.
+        self.lock = threading.Lock()
+        self.waiting: dict[str, deque[tuple[int, tuple[str | None, str]]]] = {}
+        self.lanes: Counter[str] = Counter()
+        self._renewed_at = time.monotonic()
+
+    def start_due(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
+        """Claim what the batch and the per-offerwall limits allow, queue them by offerwall
+        and open lanes; returns how many were claimed."""
+        free = self.batch - len(self.held)
+        claimed = {}
+        if free > 0:
+            claimed = claim(
+                self.engine,
+                limit=free,
+                lease_seconds=self.settings.postback_lease_seconds,
+                per_offerwall=self.held_per_offerwall,
+                busy=Counter(self.held.values()),
+            )
+        if claimed:
+            urls = urls_for(self.engine, self.box, list(claimed))
+            with self.lock:
+                for postback_id, offerwall_id in claimed.items():
+                    target = urls.get(postback_id, (None, "the postback's conversion is missing"))
+                    self.held[postback_id] = offerwall_id
+                    self.waiting.setdefault(offerwall_id, deque()).append((postback_id, target))
+        self._open_lanes(pool, client)
+        return len(claimed)
+
+    def _open_lanes(self, pool: ThreadPoolExecutor, client: httpx.Client) -> None:
+        """A lane per waiting postback, up to the offerwall's limit and the free threads;
+        offerwalls with the fewest lanes first."""
+        with self.lock:
+            by_lanes = sorted(self.waiting.items(), key=lambda item: self.lanes[item[0]])
+            for offerwall_id, waiting in by_lanes:
+                new = min(self.per_offerwall - self.lanes[offerwall_id], len(waiting))
+                new = min(new, self.threads - self.lanes.total())
+                for _ in range(max(new, 0)):
+                    self.lanes[offerwall_id] += 1
+                    pool.submit(self._lane, client, offerwall_id)
+
+    def _lane(self, client: httpx.Client, offerwall_id: str) -> None:
+        """Send the offerwall's waiting postbacks one after the other, until none is left
+        (or the dispatcher stops)."""
+        while True:
+            with self.lock:
+                waiting = self.waiting.get(offerwall_id)
+                if not waiting or self.stop_event.is_set():
+                    self._close_lane(offerwall_id)
+                    return
+                postback_id, target = waiting.popleft()
+            self._attempt(client, postback_id, target)
+
+    def _close_lane(self, offerwall_id: str) -> None:
+        """(Under the lock.) The last lane of an offerwall drops its empty queue."""
+        self.lanes[offerwall_id] -= 1
+        if self.lanes[offerwall_id] <= 0:
+            del self.lanes[offerwall_id]
+            if not self.waiting.get(offerwall_id):
+                self.waiting.pop(offerwall_id, None)
+
+    def _attempt(
+        self, client: httpx.Client, postback_id: int, target: tuple[str | None, str]
+    ) -> None:
+        started_at = utcnow()
+        url, problem = target
+        try:
+            if url is None:
+                result = AttemptResult(None, None, problem, 0)
+            else:
+                result = send(client, url, allow_private=self.settings.postback_allow_private)
+        except Exception as exc:  # a bug must not keep the lane's postbacks for ever
+            log.exception("sending postback %s failed", postback_id)
+            result = AttemptResult(None, None, f"{type(exc).__name__}: {exc}", 0)
+        self.finished.put(_Finished(postback_id, url, started_at, result))
+
+    def record_finished(self, *, wait: float) -> int:
+        """Record every attempt that ended (waiting up to `wait` s for a first one) in one
+        transaction; returns how many."""
+        try:
+            done = [self.finished.get(timeout=wait) if wait > 0 else self.finished.get_nowait()]
+        except queue.Empty:
+            return 0
+        while True:
+            try:
+                done.append(self.finished.get_nowait())
+            except queue.Empty:
+                break
+        for item in done:
+            self.held.pop(item.postback_id, None)
+        # Should this fail, the leases expire and the postbacks are sent again (at least once).
+        _record(self.engine, [(d.postback_id, d.url, d.started_at, d.result) for d in done])
+        if self.on_attempt:
+            for item in done:
+                self.on_attempt(item.postback_id, item.result)
+        return len(done)
+
+    def renew_leases(self) -> None:
+        """Every third of a lease, extend the leases of the postbacks still held."""
+        lease = self.settings.postback_lease_seconds
+        if time.monotonic() - self._renewed_at < lease / 3:
+            return
+        self._renewed_at = time.monotonic()
+        renew_leases(self.engine, list(self.held), lease_seconds=lease)
 
     def run_once(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
-        ids = claim(
-            self.engine, limit=self.batch, lease_seconds=self.settings.postback_lease_seconds
-        )
-        results = deliver_batch(self.engine, self.box, self.settings, client, ids, pool)
-        if self.on_attempt:
-            for postback_id, result in results.items():
-                self.on_attempt(postback_id, result)
-        return len(ids)
+        """Claim once and wait until those attempts are recorded; returns how many."""
+        started = self.start_due(pool, client)
+        while self.held:
+            self.record_finished(wait=self.idle_wait)
+            self.renew_leases()
+            self._open_lanes(pool, client)
+        return started
 
     def run(self) -> None:
         with (
@@ -346,12 +532,23 @@ class Dispatcher:
         ):
             while not self.stop_event.is_set():
                 try:
-                    handled = self.run_once(pool, client)
+                    started = self.start_due(pool, client)
+                    # Wake at the first attempt that ends, or after idle_wait to claim again.
+                    self.record_finished(wait=0 if started else self.idle_wait)
+                    self.renew_leases()
                 except Exception:
-                    log.exception("claiming postbacks failed; retrying")
-                    handled = 0
-                if not handled:
+                    log.exception("claiming or recording postbacks failed; retrying")
                     self.stop_event.wait(self.idle_wait)
+            pool.shutdown(wait=True)  # running requests end; lanes take no more
+            self._finish()
+
+    def _finish(self) -> None:
+        """Keep the last attempts and hand the postbacks never sent back to the outbox."""
+        try:
+            self.record_finished(wait=0)
+            release_leases(self.engine, list(self.held))
+        except Exception:
+            log.exception("recording the last postback attempts failed")
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -382,3 +382,191 @@ def test_postbacks_leave_from_the_configured_source_address(
         _convert(client, signed, game, wall, engine)
         _run(engine, box, from_source)
     assert receiver.clients == ["127.0.0.2"]
+
+
+def _add_postbacks(engine, offerwall_id: str, count: int, *, due_ago: float) -> list[int]:
+    """`count` more conversions like the first one, each with a postback for the offerwall,
+    due `due_ago` seconds ago."""
+    table = Conversion.__table__
+    with write_session(engine) as session:
+        first = session.exec(select(Conversion).order_by(Conversion.id)).first()
+        start_at = session.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        keep = ("progress_id", "mission_id", "quest_id", "platform_user_id", "click_id")
+        keep += ("offerwall_id", "payout_micros", "created_at")
+        ids = []
+        for i in range(count):
+            n = start_at + i + 1
+            row = {k: getattr(first, k) for k in keep}
+            row |= {"transaction_id": f"tx-{offerwall_id[:6]}-{n}", "sequence": n + 1}
+            conversion_id = session.execute(
+                sa.insert(table).returning(table.c.id), [row]
+            ).scalar_one()
+            ids.append(
+                session.execute(
+                    sa.insert(Postback.__table__).returning(Postback.__table__.c.id),
+                    [
+                        {
+                            "conversion_id": conversion_id,
+                            "offerwall_id": offerwall_id,
+                            "status": "pending",
+                            "attempts": 0,
+                            "next_attempt_at": utcnow() - timedelta(seconds=due_ago),
+                            "created_at": utcnow(),
+                        }
+                    ],
+                ).scalar_one()
+            )
+    return ids
+
+
+def _wait_for(condition, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def _attempt_counts(engine, ids: list[int]) -> list[int]:
+    return [p.attempts for p in _postbacks(engine) if p.id in ids]
+
+
+def test_a_hanging_offerwall_does_not_hold_back_another_ones_postbacks(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    from tests.factories import make_offerwall
+
+    settings = pb_settings.model_copy(update={"postback_total_timeout": 2.0})
+    fast_wall = make_offerwall(engine, box, name="Fast wall")
+    with running_receiver() as hanging, running_receiver() as fast:
+        hanging.hang_seconds = 6  # longer than the 2 s timeout
+        _configure(engine, wall, TEMPLATE.replace("{base}", hanging.url))
+        _configure(engine, fast_wall, TEMPLATE.replace("{base}", fast.url))
+        _convert(client, signed, game, wall, engine)
+        # The hanging offerwall's postbacks are first in line, the fast one's behind them.
+        _make_due(engine)
+        slow_ids = [p.id for p in _postbacks(engine)]
+        slow_ids += _add_postbacks(engine, wall[0].id, 5, due_ago=0.5)
+        fast_ids = _add_postbacks(engine, fast_wall[0].id, 5, due_ago=0.1)
+        dispatcher = postbacks.Dispatcher(
+            engine=engine, box=box, settings=settings, threads=8, idle_wait=0.05
+        )
+        thread = threading.Thread(target=dispatcher.run)
+        thread.start()
+        try:
+            # The fast offerwall's postbacks are delivered and recorded while the hanging
+            # receiver still holds its requests: nothing waits for the slowest one.
+            assert _wait_for(lambda: _attempt_counts(engine, fast_ids) == [1] * 5, 10)
+            assert {p.status for p in _postbacks(engine) if p.id in fast_ids} == {"delivered"}
+            assert _attempt_counts(engine, slow_ids) == [0] * 6
+            # At most 4 requests of one offerwall at a time (POSTBACK_PER_OFFERWALL).
+            assert len(hanging.requests) == 4
+            # Then every hanging one times out, is recorded, and waits for its retry.
+            assert _wait_for(lambda: _attempt_counts(engine, slow_ids) == [1] * 6, 20)
+        finally:
+            dispatcher.stop()
+            thread.join(timeout=30)
+    assert len(hanging.requests) == 6
+    slow = [p for p in _postbacks(engine) if p.id in slow_ids]
+    assert {p.status for p in slow} == {"pending"}
+    assert all(p.next_attempt_at > utcnow() and p.lease_until is None for p in slow)
+    errors = {a.error for a in _attempts(engine) if a.postback_id in slow_ids}
+    assert errors == {"timed out: ReadTimeout"}
+    assert len(fast.requests) == 5
+
+
+def test_a_running_requests_lease_is_renewed_so_no_other_dispatcher_sends_it_again(
+    client, signed, game, wall, engine, box, pb_settings, db_url
+):
+    # The lease (0.6 s) is shorter than the receiver's answer (1.5 s): without renewal a
+    # second dispatcher would claim the postback while the first one's request runs.
+    settings = pb_settings.model_copy(
+        update={"postback_lease_seconds": 0.6, "postback_total_timeout": 4.0}
+    )
+    with running_receiver() as receiver:
+        receiver.hang_seconds = 1.5
+        _configure(engine, wall, TEMPLATE.replace("{base}", receiver.url))
+        _convert(client, signed, game, wall, engine)
+        engines = [build_engine(db_url) for _ in range(2)]
+        dispatchers = [
+            postbacks.Dispatcher(engine=e, box=box, settings=settings, threads=2, idle_wait=0.05)
+            for e in engines
+        ]
+        threads = [threading.Thread(target=d.run) for d in dispatchers]
+        for t in threads:
+            t.start()
+        try:
+            assert _wait_for(lambda: _postbacks(engine)[0].status == "delivered", 15)
+        finally:
+            for d in dispatchers:
+                d.stop()
+            for t in threads:
+                t.join(timeout=30)
+            for e in engines:
+                e.dispose()
+    assert len(receiver.requests) == 1
+    assert _postbacks(engine)[0].attempts == 1 and len(_attempts(engine)) == 1
+
+
+def test_a_stopping_dispatcher_hands_back_the_postbacks_it_has_not_sent(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    settings = pb_settings.model_copy(
+        update={"postback_per_offerwall": 1, "postback_total_timeout": 4.0}
+    )
+    with running_receiver() as receiver:
+        receiver.hang_seconds = 1.0
+        _configure(engine, wall, TEMPLATE.replace("{base}", receiver.url))
+        _convert(client, signed, game, wall, engine)
+        _make_due(engine)
+        _add_postbacks(engine, wall[0].id, 2, due_ago=0.5)
+        dispatcher = postbacks.Dispatcher(
+            engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
+        )
+        thread = threading.Thread(target=dispatcher.run)
+        thread.start()
+        try:
+            # One lane for the offerwall: the first request runs, the other two are queued.
+            assert _wait_for(lambda: len(receiver.requests) == 1, 10)
+        finally:
+            dispatcher.stop()
+            thread.join(timeout=30)
+    first, *queued = _postbacks(engine)
+    assert first.status == "delivered" and len(receiver.requests) == 1
+    # The queued ones go back to the outbox at once, for any dispatcher to take.
+    assert [(p.status, p.attempts, p.lease_until) for p in queued] == [("pending", 0, None)] * 2
+
+
+def test_with_few_threads_a_hanging_offerwalls_backlog_still_leaves_room_for_others(
+    client, signed, game, wall, engine, box, pb_settings
+):
+    from tests.factories import make_offerwall
+
+    settings = pb_settings.model_copy(update={"postback_total_timeout": 2.0})
+    other_wall = make_offerwall(engine, box, name="Other wall")
+    with running_receiver() as hanging, running_receiver() as other:
+        hanging.hang_seconds = 6
+        _configure(engine, wall, TEMPLATE.replace("{base}", hanging.url))
+        _configure(engine, other_wall, TEMPLATE.replace("{base}", other.url))
+        _convert(client, signed, game, wall, engine)
+        _make_due(engine)
+        # More of the hanging offerwall's postbacks, first in line, than the dispatcher
+        # holds at once (4 × 4 threads), and as many lanes allowed as it has threads.
+        _add_postbacks(engine, wall[0].id, 19, due_ago=0.5)
+        other_ids = _add_postbacks(engine, other_wall[0].id, 3, due_ago=0.1)
+        dispatcher = postbacks.Dispatcher(
+            engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
+        )
+        thread = threading.Thread(target=dispatcher.run)
+        thread.start()
+        try:
+            assert _wait_for(lambda: _attempt_counts(engine, other_ids) == [1] * 3, 10)
+            # Delivered while the hanging offerwall's first requests still run, on 3 threads.
+            assert len(hanging.requests) == 3 and len(_attempts(engine)) == 3
+        finally:
+            dispatcher.stop()
+            thread.join(timeout=30)
+    assert len(other.requests) == 3
