@@ -50,17 +50,26 @@ class LiveApi:
     game: dict[str, str]
 
 
-def cli(env: dict[str, str], *args: str, input: str | None = None) -> str:
+def run_cli(
+    env: dict[str, str], *args: str, input: str | None = None, **changes: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `questwall` command with `env` (and `changes` to it); never raises."""
     return subprocess.run(
         [sys.executable, "-m", "api.cli", *args],
         cwd=ROOT,
-        env=env,
-        check=True,
+        env={**env, **changes},
         capture_output=True,
         text=True,
         timeout=120,
         input=input,
-    ).stdout
+    )
+
+
+def cli(env: dict[str, str], *args: str, input: str | None = None) -> str:
+    """Run the real `questwall` command; its output, or CalledProcessError."""
+    result = run_cli(env, *args, input=input)
+    result.check_returncode()
+    return result.stdout
 
 
 @contextmanager

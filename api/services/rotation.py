@@ -3,6 +3,7 @@ current master key, so the earlier keys (`SECRET_KEY_PREVIOUS`) can be removed."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,59 +53,65 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
         missing = unreadable_key_ids(conn, box)
         if missing:
             raise MasterKeyMismatch(missing)
-        resealed, digests = _rotate_credentials(conn, box)
-        more_resealed, more_digests = _rotate_api_keys(conn, box)
+        resealed, digests = _rotate_sealed(conn, box, _CLIENT_SECRETS)
+        more_resealed, more_digests = _rotate_sealed(conn, box, _API_KEYS)
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
     return Rotated(box.current_key_id, resealed + more_resealed, digests + more_digests + failures)
 
 
-def _rotate_credentials(conn: Connection, box: SecretBox) -> tuple[int, int]:
-    resealed = digests = 0
+@dataclass(frozen=True)
+class _SealedKind:
+    """A kind of sealed secret: its table, the column it is bound to (the row's identity),
+    its sealed and digest columns, and how to open and seal it."""
+
+    table: sa.Table
+    bound_to: str
+    sealed: str
+    digest: str
+    open: Callable[[SecretBox, str, str], str]
+    seal: Callable[[SecretBox, str, str], str]
+
+
+_CLIENT_SECRETS = _SealedKind(
+    _credential,
+    "client_id",
+    "secret_sealed",
+    "secret_digest",
+    open=lambda box, sealed, client_id: open_client_secret(box, sealed, client_id=client_id),
+    seal=lambda box, secret, client_id: seal_client_secret(box, secret, client_id=client_id),
+)
+_API_KEYS = _SealedKind(
+    _offerwall,
+    "owid",
+    "api_key_sealed",
+    "api_key_digest",
+    open=lambda box, sealed, owid: open_api_key(box, sealed, owid=owid),
+    seal=lambda box, key, owid: seal_api_key(box, key, owid=owid),
+)
+
+
+def _rotate_sealed(conn: Connection, box: SecretBox, kind: _SealedKind) -> tuple[int, int]:
+    """Reseal what an earlier key sealed and recompute stale digests; (resealed, digests)."""
+    table, resealed, digests = kind.table, 0, 0
+    c = table.c
     rows = conn.execute(
-        sa.select(
-            _credential.c.id,
-            _credential.c.client_id,
-            _credential.c.secret_sealed,
-            _credential.c.secret_digest,
+        sa.select(c.id, c[kind.bound_to], c[kind.sealed], c[kind.digest]).where(
+            c[kind.sealed].is_not(None)
         )
     ).all()
-    for row in rows:
-        secret = open_client_secret(box, row.secret_sealed, client_id=row.client_id)
+    for row_id, bound_to, sealed, stored_digest in rows:
+        secret = kind.open(box, sealed, bound_to)
         changes: dict[str, Any] = {}
-        if box.needs_reseal(row.secret_sealed):
-            changes["secret_sealed"] = seal_client_secret(box, secret, client_id=row.client_id)
+        if box.needs_reseal(sealed):
+            changes[kind.sealed] = kind.seal(box, secret, bound_to)
             resealed += 1
-        if (digest := box.digest(secret)) != row.secret_digest:
-            changes["secret_digest"] = digest
+        if (digest := box.digest(secret)) != stored_digest:
+            changes[kind.digest] = digest
             digests += 1
         if changes:
-            conn.execute(sa.update(_credential).where(_credential.c.id == row.id).values(changes))
-    return resealed, digests
-
-
-def _rotate_api_keys(conn: Connection, box: SecretBox) -> tuple[int, int]:
-    resealed = digests = 0
-    rows = conn.execute(
-        sa.select(
-            _offerwall.c.id,
-            _offerwall.c.owid,
-            _offerwall.c.api_key_sealed,
-            _offerwall.c.api_key_digest,
-        ).where(_offerwall.c.api_key_sealed.is_not(None))
-    ).all()
-    for row in rows:
-        api_key = open_api_key(box, row.api_key_sealed, owid=row.owid)
-        changes: dict[str, Any] = {}
-        if box.needs_reseal(row.api_key_sealed):
-            changes["api_key_sealed"] = seal_api_key(box, api_key, owid=row.owid)
-            resealed += 1
-        if (digest := box.digest(api_key)) != row.api_key_digest:
-            changes["api_key_digest"] = digest
-            digests += 1
-        if changes:
-            conn.execute(sa.update(_offerwall).where(_offerwall.c.id == row.id).values(changes))
+            conn.execute(sa.update(table).where(c.id == row_id).values(changes))
     return resealed, digests
 
 

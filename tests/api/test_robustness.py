@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models import tables
+from models.schemas import IDENTIFIER_KINDS
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import SignedClient, iso_now, make_mission
 
@@ -156,22 +157,7 @@ def test_a_nul_character_in_any_event_string_is_an_invalid_item(signed):
 def test_a_nul_character_in_any_identifier_is_an_invalid_item(signed):
     items = [
         {"userId": "u" + NUL, "email": "a@example.com"},
-        *(
-            {"userId": f"p{i}", kind: "1" + NUL}
-            for i, kind in enumerate(
-                (
-                    "discordId",
-                    "twitterId",
-                    "appleId",
-                    "steamId",
-                    "email",
-                    "epicGamesId",
-                    "telegramId",
-                    "walletAddress",
-                    "platformUserId",
-                )
-            )
-        ),
+        *({"userId": f"p{i}", kind: "1" + NUL} for i, kind in enumerate(IDENTIFIER_KINDS)),
         {"userId": "ok", "steamId": "steam-1"},
     ]
     response = signed.identifiers(*items)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.live import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,32 +63,11 @@ def run(env):
 
 
 def test_real_command_line(env):
-    def real(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "api.cli", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    refused = real("game", "list")
+    refused = run_cli(env, "game", "list")
     assert refused.returncode != 0 and "questwall migrate" in refused.stderr
-    assert real("migrate").returncode == 0
-    created = json.loads(real("game", "create", "Real").stdout)
+    assert run_cli(env, "migrate").returncode == 0
+    created = json.loads(run_cli(env, "game", "create", "Real").stdout)
     assert created["clientSecret"].startswith("qw_cs_")
-
-
-def _real(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
-        cwd=ROOT,
-        env={**env, **changes},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
@@ -96,26 +75,26 @@ def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
 
     from api.core.crypto import SecretBox
 
-    assert _real(env, "migrate").returncode == 0
+    assert run_cli(env, "migrate").returncode == 0
     rows = sqlite3.connect(tmp_path / "cli.db").execute("SELECT key_id FROM master_key_check")
     assert [r[0] for r in rows] == [SecretBox([env["SECRET_KEY"]]).current_key_id]
 
 
 def test_rotate_secrets_then_only_the_new_key(env):
     old, new = env["SECRET_KEY"], "cli-test-next-master-key"
-    assert _real(env, "migrate").returncode == 0
-    game = json.loads(_real(env, "game", "create", "Rotated").stdout)
-    assert _real(env, "game", "list", SECRET_KEY=new).returncode != 0  # not yet
+    assert run_cli(env, "migrate").returncode == 0
+    game = json.loads(run_cli(env, "game", "create", "Rotated").stdout)
+    assert run_cli(env, "game", "list", SECRET_KEY=new).returncode != 0  # not yet
 
     rotating = {"SECRET_KEY": new, "SECRET_KEY_PREVIOUS": old}
-    first = _real(env, "rotate-secrets", **rotating)
+    first = run_cli(env, "rotate-secrets", **rotating)
     assert first.returncode == 0 and "Resealed 1 secret(s)" in first.stdout, first.stderr
-    again = _real(env, "rotate-secrets", **rotating)
+    again = run_cli(env, "rotate-secrets", **rotating)
     assert again.returncode == 0 and "Resealed 0 secret(s)" in again.stdout
 
-    added = _real(env, "credential", "add", game["gameId"], SECRET_KEY=new)
+    added = run_cli(env, "credential", "add", game["gameId"], SECRET_KEY=new)
     assert added.returncode == 0, added.stderr
-    assert _real(env, "game", "list", SECRET_KEY=old).returncode != 0  # the old key is gone
+    assert run_cli(env, "game", "list", SECRET_KEY=old).returncode != 0  # the old key is gone
 
 
 def test_every_command_has_help():

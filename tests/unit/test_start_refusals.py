@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import free_port
+from tests.live import free_port, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_A = "start-check-master-key-a"
@@ -34,14 +34,7 @@ def env(tmp_path) -> dict[str, str]:
 
 
 def questwall(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
-        cwd=ROOT,
-        env={**env, **changes},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(env, *args, **changes)
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], *needles: str) -> str:
