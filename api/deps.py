@@ -1,4 +1,5 @@
-"""FastAPI dependencies: the engine, the secret box and settings, swappable in tests.
+"""FastAPI dependencies: the engine, the secret box, settings and the signed requests'
+rate limiter, swappable in tests.
 
 They are `async def` on purpose: FastAPI runs a plain `def` dependency in a worker
 thread, which for a one-line attribute read costs more than the read.
@@ -13,6 +14,7 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
+from api.services.ratelimit import RateLimiter
 
 
 async def get_engine_dep(request: Request) -> Engine:
@@ -27,6 +29,11 @@ async def get_settings_dep(request: Request) -> Settings:
     return request.app.state.settings
 
 
+async def get_ingest_limiter(request: Request) -> RateLimiter:
+    return request.app.state.ingest_limiter
+
+
 EngineDep = Annotated[Engine, Depends(get_engine_dep)]
 BoxDep = Annotated[SecretBox, Depends(get_box)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+LimiterDep = Annotated[RateLimiter, Depends(get_ingest_limiter)]

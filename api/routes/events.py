@@ -7,14 +7,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
 
-from api.deps import BoxDep, EngineDep, SettingsDep
+from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
-from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
+from api.routes.signed import SignedRequestDep
 from api.services import activity
 from api.services.ingestion import parse_batch, store_batch
-from api.services.signing import SignedRequest
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])
@@ -38,24 +37,17 @@ router = APIRouter(tags=["ingestion"])
 )
 async def custom_events(
     request: Request,
+    signed: SignedRequestDep,
     engine: EngineDep,
     box: BoxDep,
     settings: SettingsDep,
-    x_client_id: Annotated[
-        str | None, Header(description="Client id of a game credential.")
-    ] = None,
-    x_timestamp: Annotated[str | None, Header(description="Unix time in milliseconds.")] = None,
-    x_signature: Annotated[
-        str | None, Header(description="hex HMAC-SHA256(secret, clientId + timestamp + body)")
-    ] = None,
+    limiter: LimiterDep,
     idempotency_key: Annotated[
         str | None, Header(description="Optional: a retry with the same key gets the first answer.")
     ] = None,
 ) -> OrjsonResponse:
-    body = await read_limited_body(request, settings.max_body_bytes)
     # Parsing and validation are pure CPU: they run here, on the event loop.
-    parsed = parse_batch(body=body, settings=settings)
-    signed = SignedRequest(x_client_id, x_timestamp, x_signature, body)
+    parsed = parse_batch(body=signed.body, settings=settings)
     work = partial(
         store_batch,
         engine=engine,
@@ -64,7 +56,7 @@ async def custom_events(
         request=signed,
         parsed=parsed,
         idempotency_key=idempotency_key,
-        limiter=request.app.state.ingest_limiter,
+        limiter=limiter,
     )
     outcome = await run_db(engine, work)
     if parsed.game_id and outcome.status in (200, 207, 422):

@@ -5,16 +5,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from api.deps import BoxDep, EngineDep, SettingsDep
+from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
-from api.routes.body import read_limited_body
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
+from api.routes.signed import SignedRequestDep
 from api.services.lookup import lookup_platform_users
-from api.services.signing import SignedRequest
 
 router = APIRouter(tags=["lookup"])
 
@@ -42,22 +41,18 @@ class LookupResponse(BaseModel):
     openapi_extra=request_body(LookupRequest),
 )
 async def lookup(
-    request: Request,
+    signed: SignedRequestDep,
     engine: EngineDep,
     box: BoxDep,
     settings: SettingsDep,
-    x_client_id: Annotated[str | None, Header()] = None,
-    x_timestamp: Annotated[str | None, Header()] = None,
-    x_signature: Annotated[str | None, Header()] = None,
+    limiter: LimiterDep,
 ) -> OrjsonResponse:
-    body = await read_limited_body(request, settings.max_body_bytes)
-    signed = SignedRequest(x_client_id, x_timestamp, x_signature, body)
     work = partial(
         lookup_platform_users,
         engine=engine,
         box=box,
         settings=settings,
         request=signed,
-        limiter=request.app.state.ingest_limiter,
+        limiter=limiter,
     )
     return OrjsonResponse(await run_db(engine, work))

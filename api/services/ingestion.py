@@ -1,7 +1,7 @@
 """POST /v2/custom-events: identifiers and events, applied in one transaction.
 
-Order of checks: signature → retry of a committed request → JSON envelope → gameId →
-Idempotency-Key → items. Identifiers are applied before events, so events in the
+Order of checks: signature → rate → JSON envelope → gameId (`signing.authenticate`) →
+retry of a committed request → Idempotency-Key → items. Identifiers are applied before events, so events in the
 same request see the new links. Valid items are stored; invalid ones are reported.
 """
 
@@ -120,21 +120,23 @@ def store_batch(
     idempotency_key: str | None = None,
     limiter: RateLimiter | None = None,
 ) -> Outcome:
-    """Step 2, database: authenticate, apply the client's rate limit, answer a resend
-    from its record, then apply identifiers and store events in one transaction."""
+    """Step 2, database: the signed-caller check (signature, rate, envelope, game), a
+    resend answered from its record, then identifiers and events in one transaction."""
     with new_session(engine) as session:
         caller = authenticate(
-            session, box=box, request=request, window_seconds=settings.signature_window_seconds
+            session,
+            box=box,
+            request=request,
+            game_id=parsed.game_id,
+            window_seconds=settings.signature_window_seconds,
+            limiter=limiter,
+            body_error=parsed.error,
         )
-        if limiter is not None:
-            limiter.check(caller.client_id)
+        # Only a request that passed every check above has a record: its resend carries
+        # the same bytes (the signature covers them), so it passes them again.
         replay = _stored_answer(session, caller)
     if replay is not None:
         return replay
-    if parsed.error is not None:
-        raise parsed.error
-    if parsed.game_id != caller.game_id:
-        raise ApiError(403, "game_mismatch", "gameId is not the game this client id belongs to.")
     assert parsed.batch is not None
     key = idempotency_key
     # Only an Idempotency-Key needs the body's hash (to refuse the key for another body).

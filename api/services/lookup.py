@@ -52,17 +52,17 @@ def lookup_platform_users(
     limiter: RateLimiter | None = None,
 ) -> dict[str, Any]:
     """Authenticate, then map every submitted user id to its platform user id or None."""
+    game_id, user_ids, body_error = _parse_kept(request.body)
     with new_session(engine) as session:
-        caller = authenticate(
-            session, box=box, request=request, window_seconds=settings.signature_window_seconds
+        authenticate(
+            session,
+            box=box,
+            request=request,
+            game_id=game_id,
+            window_seconds=settings.signature_window_seconds,
+            limiter=limiter,
+            body_error=body_error,
         )
-        if limiter is not None:
-            limiter.check(caller.client_id)
-        game_id, user_ids = parse_lookup(request.body)
-        if game_id != caller.game_id:
-            raise ApiError(
-                403, "game_mismatch", "gameId is not the game this client id belongs to."
-            )
         wanted = list(dict.fromkeys(user_ids))
         rows = session.execute(
             sa.select(_game_user.c.user_id, _game_user.c.platform_user_id).where(
@@ -75,3 +75,12 @@ def lookup_platform_users(
         "statusCode": 200,
         "platformUserIds": {user_id: found.get(user_id) for user_id in wanted},
     }
+
+
+def _parse_kept(body: bytes) -> tuple[str | None, list[str], ApiError | None]:
+    # The error is kept, not raised: an unauthenticated caller learns only invalid_signature.
+    try:
+        game_id, user_ids = parse_lookup(body)
+    except ApiError as exc:
+        return None, [], exc
+    return game_id, user_ids, None

@@ -1,4 +1,10 @@
-"""Authentication of signed requests (SERVICE.md 2)."""
+"""The one check of a signed request (SERVICE.md 2), shared by every signed endpoint.
+
+`authenticate` answers "who sent this, and may they ask it?": the signature and its time
+window (401), the client's rate (429), then what the body claims: a body error kept until
+now (so an unauthenticated caller only ever learns `invalid_signature`) and a `gameId`
+that must be the credential's game (403).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from sqlmodel import Session
 
 from api.core.crypto import SecretBox, open_client_secret, sign_request, signature_matches
 from api.core.errors import ApiError, invalid_signature
+from api.services.ratelimit import RateLimiter
 from models.tables import game_credential as _credentials
 
 # Built once: this runs on every signed request.
@@ -45,10 +52,38 @@ def authenticate(
     *,
     box: SecretBox,
     request: SignedRequest,
+    game_id: str | None,
+    window_seconds: int,
+    limiter: RateLimiter | None = None,
+    body_error: ApiError | None = None,
+    now_ms: int | None = None,
+) -> SignedCaller:
+    """Authenticate a signed request and check what it may ask; raise the one ApiError.
+
+    `game_id` is the game the body names and `body_error` the error its parsing kept
+    (None when the body is valid): both are looked at only once the caller is known.
+    """
+    caller = _signed_caller(
+        session, box=box, request=request, window_seconds=window_seconds, now_ms=now_ms
+    )
+    if limiter is not None:
+        limiter.check(caller.client_id)
+    if body_error is not None:
+        raise body_error
+    if game_id != caller.game_id:
+        raise ApiError(403, "game_mismatch", "gameId is not the game this client id belongs to.")
+    return caller
+
+
+def _signed_caller(
+    session: Session,
+    *,
+    box: SecretBox,
+    request: SignedRequest,
     window_seconds: int,
     now_ms: int | None = None,
 ) -> SignedCaller:
-    """Check the headers and HMAC of a signed request; raise ApiError(401) otherwise."""
+    # The headers and HMAC of a signed request, then its time window; 401 otherwise.
     client_id, timestamp, signature = request.client_id, request.timestamp, request.signature
     body = request.body
     if not client_id or not timestamp or not signature:
