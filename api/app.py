@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -48,7 +49,11 @@ def create_api(
     settings: Settings | None = None,
     box: SecretBox | None = None,
     countries: CountryLookup | None = None,
+    on_stored: Callable[[str], None] | None = None,
 ) -> FastAPI:
+    """The API's app. `on_stored(game_id)`, when given, is called after a custom-events
+    batch for that game was answered (whoever mounts the API, e.g. the portal's live
+    debugger, learns there is new data without the API knowing about it)."""
     settings = settings or get_settings()
     app = FastAPI(
         title="Questwall API",
@@ -64,6 +69,7 @@ def create_api(
     app.state.box = box or get_secret_box()
     app.state.ingest_limiter = RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
+    app.state.on_stored = on_stored
 
     routers = (events.router, lookup.router, tracking.router, offerwall.router)
     for router in routers:

@@ -5,7 +5,7 @@ import reflex as rx
 from api.app import create_api
 from api.core.startup import exit_unless_ready
 from api.worker import background_dispatcher
-from portal import routes
+from portal import activity, routes
 from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
 from portal.session_routes import add_session_routes
 from portal.state.auth import AuthState
@@ -24,7 +24,7 @@ exit_unless_ready()
 
 # The API's app is the outer one; the portal's own HTTP endpoints (the session cookie)
 # join it, so they answer before Reflex does.
-api = create_api()
+api = create_api(on_stored=activity.touch)
 add_session_routes(api)
 app = rx.App(
     api_transformer=api,

@@ -9,9 +9,10 @@ import time
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import activity, debugger
+from api.services import debugger
 from api.services.access import Account, Forbidden
 from models import Game
+from portal import activity
 from portal.state.games import GameScoped
 
 FULL_REFRESH_SECONDS = 10

@@ -96,6 +96,23 @@ def test_both_routes_share_one_rate_per_client_id(engine, box, game, settings):
     assert client.send(_valid(LOOKUP, game.game_id), path=LOOKUP).status_code == 429
 
 
+def test_a_stored_batch_is_told_to_whoever_mounted_the_api(engine, box, game, api_settings):
+    stored: list[str] = []
+    app = create_api(
+        engine=engine,
+        settings=api_settings,
+        box=box,
+        countries=FixedCountries(),
+        on_stored=stored.append,
+    )
+    client = SignedClient(TestClient(app), game)
+    assert client.send(_valid(EVENTS, game.game_id), secret="qw_cs_wrong").status_code == 401
+    assert client.send(_valid(LOOKUP, game.game_id), path=LOOKUP).status_code == 200
+    assert stored == []
+    assert client.send(_valid(EVENTS, game.game_id)).status_code == 200
+    assert stored == [game.game_id]
+
+
 # --- the service function itself, without HTTP ------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""api/core, api/services and models import no web framework (STYLE.md)."""
+"""api/core, api/services and models import no web framework (STYLE.md); the API
+imports nothing of the portal that mounts it."""
 
 from __future__ import annotations
 
@@ -35,4 +36,13 @@ def test_layer_imports_no_web_framework(layer):
 
 def test_models_import_nothing_from_api():
     offenders = [p.name for p in (ROOT / "models").rglob("*.py") if "api" in _imports(p)]
+    assert offenders == []
+
+
+def test_api_imports_nothing_from_the_portal():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "api").rglob("*.py")
+        if "portal" in _imports(path)
+    ]
     assert offenders == []

@@ -1,4 +1,5 @@
-"""An in-process counter per game, moved whenever a game's data arrives here.
+"""An in-process counter per game, moved whenever a game's data arrives in this process
+(the API calls `touch` through the `on_stored` callback `portal.py` gives it).
 
 The live event debugger compares it with what it showed last and queries the database
 only when it moved (or now and then, for data that reached another API process)."""
