@@ -24,7 +24,6 @@ from api.core.startup import (
     load_settings,
 )
 from api.services import games, offers, offerwalls
-from models import OfferwallStatus
 
 
 def _print_json(data: Any) -> None:
@@ -173,7 +172,7 @@ def credential_revoke(game_id: str, client_id: str) -> None:
 
 @main.group("offerwall")
 def offerwall_group() -> None:
-    """Create, approve, suspend and configure offerwalls."""
+    """Create, approve, reject, suspend, reinstate and configure offerwalls."""
 
 
 def _offerwall_json(ow: Any) -> dict[str, Any]:
@@ -182,6 +181,7 @@ def _offerwall_json(ow: Any) -> dict[str, Any]:
         "name": ow.name,
         "status": ow.status,
         "owid": ow.owid,
+        "rejectionReason": ow.rejection_reason,
         "currency": {
             "name": ow.currency_name,
             "code": ow.currency_code,
@@ -205,7 +205,7 @@ def _with_offerwall(ref: str, fn: Any) -> Any:
 @offerwall_group.command("create")
 @click.argument("name")
 def offerwall_create(name: str) -> None:
-    """Create a pending offerwall."""
+    """Create a pending offerwall (as a publisher's signup does)."""
     _require_ready()
     with write_session() as session:
         ow = offerwalls.create_offerwall(session=session, name=name)
@@ -215,7 +215,8 @@ def offerwall_create(name: str) -> None:
 @offerwall_group.command("approve")
 @click.argument("offerwall")
 def offerwall_approve(offerwall: str) -> None:
-    """Approve OFFERWALL (id or owid); prints its owid and API key (shown only this once)."""
+    """Approve a pending or rejected OFFERWALL (id or owid); prints its owid and API key
+    (shown only this once). An earlier rejection reason is cleared."""
     issued = _with_offerwall(
         offerwall, lambda s, ow: offerwalls.approve(session=s, box=get_secret_box(), offerwall=ow)
     )
@@ -233,16 +234,17 @@ def offerwall_rotate_key(offerwall: str) -> None:
     _print_json({"offerwallId": issued.offerwall_id, "owid": issued.owid, "apiKey": issued.api_key})
 
 
-@offerwall_group.command("set-status")
+@offerwall_group.command("reject")
 @click.argument("offerwall")
-@click.argument("status", type=click.Choice(["rejected", "suspended", "approved"]))
-def offerwall_set_status(offerwall: str, status: str) -> None:
-    """Reject a pending OFFERWALL, suspend an approved one, or reinstate a suspended one."""
+@click.option(
+    "--reason",
+    required=True,
+    help="Why, in words the publisher reads on their application page (3 to 1000 characters).",
+)
+def offerwall_reject(offerwall: str, reason: str) -> None:
+    """Reject a pending OFFERWALL with a reason."""
     ow = _with_offerwall(
-        offerwall,
-        lambda s, ow: offerwalls.set_status(
-            session=s, offerwall=ow, status=OfferwallStatus(status)
-        ),
+        offerwall, lambda s, ow: offerwalls.reject(session=s, offerwall=ow, reason=reason)
     )
     _print_json(_offerwall_json(ow))
 
@@ -250,13 +252,16 @@ def offerwall_set_status(offerwall: str, status: str) -> None:
 @offerwall_group.command("suspend")
 @click.argument("offerwall")
 def offerwall_suspend(offerwall: str) -> None:
-    """Suspend OFFERWALL: its API key and tracking links stop working at once."""
-    ow = _with_offerwall(
-        offerwall,
-        lambda s, ow: offerwalls.set_status(
-            session=s, offerwall=ow, status=OfferwallStatus.SUSPENDED
-        ),
-    )
+    """Suspend an approved OFFERWALL: its API key and tracking links stop working at once."""
+    ow = _with_offerwall(offerwall, lambda s, ow: offerwalls.suspend(session=s, offerwall=ow))
+    _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("reinstate")
+@click.argument("offerwall")
+def offerwall_reinstate(offerwall: str) -> None:
+    """Approve a suspended OFFERWALL again, with the owid and API key it had."""
+    ow = _with_offerwall(offerwall, lambda s, ow: offerwalls.reinstate(session=s, offerwall=ow))
     _print_json(_offerwall_json(ow))
 
 

@@ -1,4 +1,9 @@
-"""Offerwalls: create, approve (owid + API key), reject, suspend, reinstate, settings."""
+"""Offerwalls, the one owner of their lifecycle and settings.
+
+Apply (create a pending offerwall: the CLI and the publisher signup), approve (owid and
+API key), reject with a reason, suspend, reinstate, rotate the key, and the currency and
+postback settings. The CLI and the portal both call these functions, so an offerwall
+follows the same rules whoever acts on it."""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from models import Offerwall, OfferwallStatus
 from models.types import utcnow
 
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
+# A rejection reason's length, once stripped.
+REASON_MIN, REASON_MAX = 3, 1000
 
 
 class OfferwallError(ValueError):
@@ -29,6 +36,7 @@ class IssuedKey:
 
 
 def create_offerwall(*, session: Session, name: str) -> Offerwall:
+    """Apply: a new pending offerwall, with no owid or API key until it is approved."""
     name = name.strip()
     if not 1 <= len(name) <= 200:
         raise OfferwallError("an offerwall's name must be 1 to 200 characters")
@@ -49,32 +57,78 @@ def get_offerwall(*, session: Session, ref: str) -> Offerwall:
     return found
 
 
+# The lifecycle, in one place for the CLI and the portal alike: each step and the
+# statuses it may start from. Anything else is refused with the same OfferwallError,
+# whoever asks (approving a suspended offerwall is a reinstatement, not an approval;
+# a pending one has nothing to suspend).
+_STARTS_FROM: dict[str, frozenset[OfferwallStatus]] = {
+    "approved": frozenset({OfferwallStatus.PENDING, OfferwallStatus.REJECTED}),
+    "rejected": frozenset({OfferwallStatus.PENDING}),
+    "suspended": frozenset({OfferwallStatus.APPROVED}),
+    "reinstated": frozenset({OfferwallStatus.SUSPENDED}),
+    # A suspended publisher's key may still leak: staff can replace it before reinstating.
+    "given a new API key": frozenset({OfferwallStatus.APPROVED, OfferwallStatus.SUSPENDED}),
+}
+
+
 def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> IssuedKey:
-    """Approve a pending (or rejected) offerwall: it gets its owid and API key."""
-    if offerwall.status not in (OfferwallStatus.PENDING, OfferwallStatus.REJECTED):
-        raise OfferwallError(f"offerwall is {offerwall.status}; only a pending one is approved")
+    """Approve a pending or rejected offerwall: it gets its owid and a new API key (shown
+    once, in the result), and any earlier rejection reason is cleared."""
+    _require_status(offerwall, "approved")
     offerwall.status = OfferwallStatus.APPROVED
     offerwall.approved_at = utcnow()
+    offerwall.rejection_reason = None
     offerwall.owid = offerwall.owid or _new_owid()
     return _issue_key(session, box, offerwall)
 
 
+def rejection_reason_problem(reason: str) -> str | None:
+    """Why this rejection reason is refused, or None. The publisher reads the reason on
+    their application page, so it must say something."""
+    if not REASON_MIN <= len(reason.strip()) <= REASON_MAX:
+        return f"Give the publisher a reason ({REASON_MIN} to {REASON_MAX} characters)."
+    return None
+
+
+def reject(*, session: Session, offerwall: Offerwall, reason: str) -> Offerwall:
+    """Reject a pending offerwall with a reason (required: see rejection_reason_problem)."""
+    problem = rejection_reason_problem(reason)
+    if problem is not None:
+        raise OfferwallError(problem)
+    _require_status(offerwall, "rejected")
+    offerwall.rejection_reason = reason.strip()
+    return _move(session, offerwall, OfferwallStatus.REJECTED)
+
+
+def suspend(*, session: Session, offerwall: Offerwall) -> Offerwall:
+    """Suspend an approved offerwall: its API key and tracking links stop working at once."""
+    _require_status(offerwall, "suspended")
+    return _move(session, offerwall, OfferwallStatus.SUSPENDED)
+
+
+def reinstate(*, session: Session, offerwall: Offerwall) -> Offerwall:
+    """Approve a suspended offerwall again, with the owid and API key it had."""
+    _require_status(offerwall, "reinstated")
+    return _move(session, offerwall, OfferwallStatus.APPROVED)
+
+
 def rotate_key(*, session: Session, box: SecretBox, offerwall: Offerwall) -> IssuedKey:
-    """Replace the API key; the old one stops working at once."""
-    if offerwall.owid is None:
-        raise OfferwallError("the offerwall is not approved yet")
+    """Replace the API key of an approved or suspended offerwall; the old one stops
+    working at once."""
+    _require_status(offerwall, "given a new API key")
     return _issue_key(session, box, offerwall)
 
 
-def set_status(*, session: Session, offerwall: Offerwall, status: OfferwallStatus) -> Offerwall:
-    """Reject, suspend or reinstate (approved) an offerwall."""
-    allowed = {
-        OfferwallStatus.REJECTED: {OfferwallStatus.PENDING},
-        OfferwallStatus.SUSPENDED: {OfferwallStatus.APPROVED},
-        OfferwallStatus.APPROVED: {OfferwallStatus.SUSPENDED},
-    }
-    if offerwall.status not in allowed.get(status, set()):
-        raise OfferwallError(f"an offerwall that is {offerwall.status} cannot become {status}")
+def _require_status(offerwall: Offerwall, step: str) -> None:
+    allowed = _STARTS_FROM[step]
+    if offerwall.status not in allowed:
+        starts = " or ".join(sorted(allowed))
+        raise OfferwallError(
+            f"This offerwall is {offerwall.status}: only one that is {starts} can be {step}."
+        )
+
+
+def _move(session: Session, offerwall: Offerwall, status: OfferwallStatus) -> Offerwall:
     offerwall.status = status
     session.add(offerwall)
     session.flush()

@@ -1,6 +1,8 @@
-"""Publishers in the portal: the staff queue, the workspace's settings, the test postback
-and the delivery log. Ownership is decided by the caller (portal/state/access.py); these
-functions take the offerwall they act on and check that rows belong to it."""
+"""Publishers in the portal: the staff queue, the API key reveal, the test postback and
+the delivery log. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
+belongs to api/services/offerwalls.py. Ownership is decided by the caller
+(api/services/access.py); these functions take the offerwall they act on and check that
+rows belong to it."""
 
 from __future__ import annotations
 
@@ -14,12 +16,11 @@ from sqlmodel import Session, col, select
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
-from api.services import offerwalls
 from api.services.money import in_currency
 from api.services.offerwalls import OfferwallError
 from api.services.postback_url import render
 from api.services.postbacks import http_client, send
-from models import Conversion, Mission, Offerwall, OfferwallStatus, Postback, PostbackAttempt, User
+from models import Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
 from models.types import utcnow
 
 PAGE_SIZE = 20
@@ -102,25 +103,6 @@ def _row(offerwall: Offerwall, email: str | None) -> PublisherRow:
         created_at=_when(offerwall.created_at),
         rejection_reason=offerwall.rejection_reason or "",
     )
-
-
-def reject(*, session: Session, offerwall: Offerwall, reason: str) -> Offerwall:
-    reason = reason.strip()
-    if not 3 <= len(reason) <= 1000:
-        raise OfferwallError("Give the publisher a reason (3 to 1000 characters).")
-    offerwalls.set_status(session=session, offerwall=offerwall, status=OfferwallStatus.REJECTED)
-    offerwall.rejection_reason = reason
-    session.add(offerwall)
-    session.flush()
-    return offerwall
-
-
-def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Offerwall:
-    offerwalls.approve(session=session, box=box, offerwall=offerwall)
-    offerwall.rejection_reason = None
-    session.add(offerwall)
-    session.flush()
-    return offerwall
 
 
 def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:

@@ -9,7 +9,7 @@ from sqlmodel import Session
 from api.services import offerwalls, publishers
 from api.services.access import Account, Forbidden
 from api.services.offerwalls import OfferwallError
-from models import Offerwall, OfferwallStatus, Role
+from models import Offerwall, Role
 from portal.backend import box
 from portal.state.auth import AuthState
 
@@ -91,7 +91,7 @@ class StaffState(AuthState):
     async def approve(self, offerwall_id: str):
         return await self._act(
             offerwall_id,
-            lambda s, o: publishers.approve(session=s, box=box(), offerwall=o),
+            lambda s, o: offerwalls.approve(session=s, box=box(), offerwall=o),
             "is approved: its offerwall id and API key are issued",
         )
 
@@ -99,9 +99,7 @@ class StaffState(AuthState):
     async def suspend(self, offerwall_id: str):
         return await self._act(
             offerwall_id,
-            lambda s, o: offerwalls.set_status(
-                session=s, offerwall=o, status=OfferwallStatus.SUSPENDED
-            ),
+            lambda s, o: offerwalls.suspend(session=s, offerwall=o),
             "is suspended: its API key stops working now",
         )
 
@@ -109,9 +107,7 @@ class StaffState(AuthState):
     async def reinstate(self, offerwall_id: str):
         return await self._act(
             offerwall_id,
-            lambda s, o: offerwalls.set_status(
-                session=s, offerwall=o, status=OfferwallStatus.APPROVED
-            ),
+            lambda s, o: offerwalls.reinstate(session=s, offerwall=o),
             "is reinstated",
         )
 
@@ -126,12 +122,15 @@ class StaffState(AuthState):
     @rx.event
     async def reject(self, form: dict[str, str]):
         reason = form.get("reason", "")
-        if len(reason.strip()) < 3:
-            self.reject_error = "Give the publisher a reason (3 to 1000 characters)."
+        # The service refuses the same reason; checking first keeps the dialog open with
+        # the message beside the field.
+        problem = offerwalls.rejection_reason_problem(reason)
+        if problem is not None:
+            self.reject_error = problem
             return None
         result = await self._act(
             self.rejecting_id,
-            lambda s, o: publishers.reject(session=s, offerwall=o, reason=reason),
+            lambda s, o: offerwalls.reject(session=s, offerwall=o, reason=reason),
             "is rejected",
         )
         self.rejecting_id = ""

@@ -253,7 +253,7 @@ def test_suspended_or_rejected_offerwall_is_403(client, engine, box, status):
             ow.status = OfferwallStatus.REJECTED  # an approved key, rejected since
             session.add(ow)
         else:
-            offerwalls.set_status(session=session, offerwall=ow, status=status)
+            offerwalls.suspend(session=session, offerwall=ow)
     response = offers(client, key)
     assert response.status_code == 403 and response.json()["code"] == "offerwall_not_approved"
 

@@ -9,7 +9,7 @@ from sqlmodel import func, select
 
 from api.core.db import new_session, write_session
 from api.services import offers, offerwalls
-from models import Click, OfferwallStatus, PlatformUser, Progress
+from models import Click, PlatformUser, Progress
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     IPHONE_UA,
@@ -119,7 +119,7 @@ def test_suspended_offerwall_is_404(client, game, wall, engine):
     mission = make_mission(engine, game.game_id)
     with write_session(engine) as session:
         ow = offerwalls.get_offerwall(session=session, ref=wall[0].id)
-        offerwalls.set_status(session=session, offerwall=ow, status=OfferwallStatus.SUSPENDED)
+        offerwalls.suspend(session=session, offerwall=ow)
     assert click(client, "mission", mission.id, wall[0].owid, uid="u").status_code == 404
 
 

@@ -175,7 +175,7 @@ def test_offerwall_lifecycle(run, tmp_path):
     approved = json.loads(run("offerwall", "approve", created["id"]).stdout)
     assert approved["owid"].startswith("ow") and approved["apiKey"].startswith("qw_ak_")
     again = run("offerwall", "approve", approved["owid"], check=False)
-    assert again.returncode != 0 and "only a pending one" in again.stderr
+    assert again.returncode != 0 and "only one that is pending or rejected" in again.stderr
     rotated = json.loads(run("offerwall", "rotate-key", approved["owid"]).stdout)
     assert rotated["apiKey"] != approved["apiKey"] and rotated["owid"] == approved["owid"]
     currency = json.loads(
@@ -219,12 +219,57 @@ def test_offerwall_lifecycle(run, tmp_path):
     )
     assert json.loads(run("offerwall", "suspend", approved["owid"]).stdout)["status"] == "suspended"
     assert (
-        json.loads(run("offerwall", "set-status", approved["owid"], "approved").stdout)["status"]
-        == "approved"
+        json.loads(run("offerwall", "reinstate", approved["owid"]).stdout)["status"] == "approved"
     )
     raw = repr(sqlite3.connect(tmp_path / "cli.db").execute("SELECT * FROM offerwall").fetchall())
     assert rotated["apiKey"] not in raw and approved["apiKey"] not in raw
     assert rotated["apiKey"] not in run("offerwall", "list").stdout
+
+
+def _listed(run, offerwall_id: str) -> dict:
+    return next(w for w in json.loads(run("offerwall", "list").stdout) if w["id"] == offerwall_id)
+
+
+def test_offerwall_reject_needs_a_reason_as_in_the_portal(run):
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Shady Clicks").stdout)
+    missing = run("offerwall", "reject", created["id"], check=False)
+    assert missing.returncode != 0 and "--reason" in missing.stderr
+    blank = run("offerwall", "reject", created["id"], "--reason", "  ", check=False)
+    # The portal's reject dialog shows this same message (offerwalls.rejection_reason_problem).
+    assert blank.returncode != 0 and "Give the publisher a reason" in blank.stderr
+    assert _listed(run, created["id"])["status"] == "pending"
+    rejected = json.loads(
+        run("offerwall", "reject", created["id"], "--reason", " No games on the site. ").stdout
+    )
+    assert (rejected["status"], rejected["rejectionReason"]) == (
+        "rejected",
+        "No games on the site.",
+    )
+
+
+def test_offerwall_approve_from_the_cli_clears_the_rejection_reason(run):
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Second Try").stdout)
+    run("offerwall", "reject", created["id"], "--reason", "Incomplete website.")
+    run("offerwall", "approve", created["id"])
+    listed = _listed(run, created["id"])
+    assert (listed["status"], listed["rejectionReason"]) == ("approved", None)
+
+
+def test_offerwall_cli_refuses_the_steps_the_portal_refuses(run):
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Early Wall").stdout)
+    suspend = run("offerwall", "suspend", created["id"], check=False)
+    assert suspend.returncode != 0
+    assert "This offerwall is pending: only one that is approved can be suspended" in (
+        suspend.stderr
+    )
+    run("offerwall", "approve", created["id"])
+    run("offerwall", "suspend", created["id"])
+    approve = run("offerwall", "approve", created["id"], check=False)
+    assert approve.returncode != 0 and "This offerwall is suspended" in approve.stderr
+    assert _listed(run, created["id"])["status"] == "suspended"
 
 
 def test_import_list_and_deactivate_offers(run, tmp_path):
