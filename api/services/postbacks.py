@@ -1,7 +1,8 @@
 """Postbacks (SERVICE.md 9), end to end: this module owns the outbox. `enqueue` writes a
 conversion's postback row (in the conversion's transaction), `values_for`/`sample_values`
 give the macro values of a real or a made-up conversion, and the dispatcher claims due
-postbacks with a lease, sends them, keeps every attempt, and retries on a schedule.
+postbacks with a lease, sends them, keeps every attempt (and whether it was sent), and
+retries on a schedule.
 
 At least once: a dispatcher that dies mid-delivery holds its lease until it expires, then
 another claims the postback. Several dispatchers (processes or threads) share the outbox:
@@ -144,6 +145,9 @@ class AttemptResult:
     body_excerpt: str | None
     error: str | None
     duration_ms: int
+    # Whether a request went to the target: False when it was refused before sending
+    # (scheme, non-public address) or there was no URL to send.
+    sent: bool = True
 
     @property
     def delivered(self) -> bool:
@@ -245,7 +249,7 @@ def target_problem(url: str, *, allow_private: bool) -> str | None:
 
 def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
     """One GET, redirects not followed; success is any 2xx. A refused target is reported
-    with a duration of 0: nothing was sent."""
+    as not sent, with a duration of 0."""
     started = time.perf_counter()
     problem = target_problem(url, allow_private=allow_private)
     if problem is not None:
@@ -272,7 +276,7 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
 
 def not_sent(reason: str) -> AttemptResult:
     """An attempt that ended before any request went out, and why."""
-    return AttemptResult(None, None, reason, 0)
+    return AttemptResult(None, None, reason, 0, sent=False)
 
 
 def _ms(started: float) -> int:
@@ -352,6 +356,7 @@ def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptR
                     "status_code": r.status_code,
                     "body_excerpt": r.body_excerpt,
                     "error": r.error,
+                    "sent": r.sent,
                 }
                 for i, _, at, r in done
             ],
@@ -543,6 +548,7 @@ class Dispatcher:
                 result = send(client, url, allow_private=self.settings.postback_allow_private)
         except Exception as exc:  # a bug must not keep the lane's postbacks for ever
             log.exception("sending postback %s failed", postback_id)
+            # Not known to have reached the target: shown as not sent.
             result = not_sent(f"{type(exc).__name__}: {exc}")
         self.finished.put(_Finished(postback_id, url, started_at, result))
 

@@ -138,6 +138,7 @@ class TestPostback:
     latency_ms: int
     answer: str
     error: str
+    sent: bool  # False: refused before any request went out (latency means nothing then)
 
 
 def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwall) -> TestPostback:
@@ -158,6 +159,7 @@ def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwa
         result.duration_ms,
         result.body_excerpt or "",
         result.error or "",
+        result.sent,
     )
 
 
@@ -181,6 +183,7 @@ class AttemptRow:
     duration_ms: int
     answer: str
     error: str
+    sent: bool
 
 
 def delivery_log(
@@ -253,6 +256,7 @@ def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:
             duration_ms=a.duration_ms,
             answer=a.body_excerpt or "",
             error=a.error or "",
+            sent=a.sent,
         )
         for a in found
     ]

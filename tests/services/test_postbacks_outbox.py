@@ -1,6 +1,6 @@
-"""The postbacks service owns the outbox: `enqueue` writes the row, and one
-`PostbackValues` gives the macros of a real conversion and of the portal's sample
-(SQLite and PostgreSQL)."""
+"""The postbacks service owns the outbox: `enqueue` writes the row, one `PostbackValues`
+gives the macros of a real conversion and of the portal's sample, and every attempt
+records whether a request was sent (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -155,3 +155,64 @@ def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, privat
         "s1",
     )
     assert sample["transaction_id"].startswith("test-")
+
+
+def test_a_delivered_attempt_is_sent(engine, box, private_ok):
+    with running_receiver() as receiver:
+        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        _convert(engine, box, wall)
+        _deliver(engine, box, private_ok)
+    [attempt] = _attempts(engine)
+    assert attempt.status_code == 200 and attempt.sent is True
+
+
+def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
+    with running_receiver() as receiver:
+        receiver.statuses = [500]
+        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        _convert(engine, box, wall)
+        _deliver(engine, box, private_ok)
+    [attempt] = _attempts(engine)
+    assert attempt.status_code == 500 and attempt.sent is True
+    assert len(receiver.requests) == 1
+
+
+def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
+    with running_receiver() as receiver:
+        # Loopback, with private addresses not allowed: refused before any request.
+        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        _convert(engine, box, wall)
+        _deliver(engine, box, settings)
+    assert receiver.requests == []
+    [attempt] = _attempts(engine)
+    assert attempt.sent is False and attempt.status_code is None
+    assert "not a public address" in attempt.error
+
+
+def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings):
+    wall = _offerwall_with_url(engine, box, None)
+    _convert(engine, box, wall)
+    _deliver(engine, box, settings)
+    [attempt] = _attempts(engine)
+    assert attempt.sent is False and attempt.error == "the offerwall has no postback URL"
+
+
+def test_the_delivery_log_and_the_test_postback_say_whether_it_was_sent(engine, box, settings):
+    with running_receiver() as receiver:
+        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        postback_id = _convert(engine, box, wall)
+        _deliver(engine, box, settings)  # refused: loopback is not allowed here
+        with new_session(engine) as session:
+            ow = session.get(Offerwall, wall.id)
+            assert ow is not None
+            postback = publishers.owned_postback(
+                session=session, offerwall=ow, postback_id=postback_id
+            )
+            [row] = publishers.attempts(session=session, postback=postback)
+        refused = publishers.send_test_postback(settings=settings, box=box, offerwall=ow)
+        allowed = settings.model_copy(update={"postback_allow_private": True})
+        answered = publishers.send_test_postback(settings=allowed, box=box, offerwall=ow)
+    assert row.sent is False
+    assert refused.sent is False and refused.status_code is None
+    assert answered.sent is True and answered.status_code == 200
+    assert len(receiver.requests) == 1
