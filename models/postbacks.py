@@ -46,3 +46,6 @@ class PostbackAttempt(SQLModel, table=True):
     # The first KiB of the answer, and what went wrong when there was no answer.
     body_excerpt: str | None = Field(default=None, sa_type=sa.Text)
     error: str | None = Field(default=None, sa_type=sa.Text)
+    # Whether a request went out: False when the target was refused before sending
+    # (scheme, non-public address) or the postback had no URL. Not inferred from timing.
+    sent: bool

@@ -1,14 +1,16 @@
 """Rendering a postback URL: macros, RFC 3986 encoding and `hash_key` (SERVICE.md 9).
 
 Pure functions: the same code renders outbox rows, the portal's live preview and the
-test postback.
+test postback, all from one `PostbackValues`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlsplit
 
 MACRO = re.compile(r"\{([a-z_0-9]+)\}")
@@ -25,25 +27,38 @@ LEGACY = {
     "offer_id": "mission_id",
     "offer_name": "mission_name",
 }
-MACROS = (
-    "uid",
-    "owid",
-    "mission_id",
-    "mission_name",
-    "quest_id",
-    "quest_name",
-    "payout",
-    "payout_usd",
-    "clickid",
-    "session_ip",
-    "transaction_id",
-    "timestamp",
-    "hash_key",
-    "platform_sub1",
-    "platform_sub2",
-    "platform_sub3",
-    "currency",
-)
+
+
+@dataclass(frozen=True)
+class PostbackValues:
+    """The value of every macro but `hash_key` (computed when rendering) for one
+    conversion: the only list of them. Built by `api.services.postbacks` from an outbox row
+    and for the portal's sample, so a real postback and its preview cannot drift apart."""
+
+    uid: str
+    owid: str
+    mission_id: str
+    mission_name: str
+    quest_id: str
+    quest_name: str
+    payout: str
+    payout_usd: str
+    clickid: str
+    session_ip: str
+    transaction_id: str
+    timestamp: int
+    currency: str
+    platform_sub1: str
+    platform_sub2: str
+    platform_sub3: str
+
+    def mapping(self) -> dict[str, object]:
+        """Macro name → value, as `render` takes it."""
+        return dataclasses.asdict(self)
+
+
+# Every macro a template may use: the values' fields, and the hash over them.
+MACROS = (*(field.name for field in dataclasses.fields(PostbackValues)), "hash_key")
 KNOWN = frozenset(MACROS) | frozenset(LEGACY)
 
 

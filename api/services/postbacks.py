@@ -1,5 +1,8 @@
-"""Postback delivery (SERVICE.md 9): claim due postbacks with a lease, send them, keep
-every attempt, retry on a schedule.
+"""Postbacks (SERVICE.md 9), end to end: this module owns the outbox. `enqueue` writes a
+conversion's postback row (in the conversion's transaction), `values_for`/`sample_values`
+give the macro values of a real or a made-up conversion, and the dispatcher claims due
+postbacks with a lease, sends them, keeps every attempt (and whether it was sent), and
+retries on a schedule.
 
 At least once: a dispatcher that dies mid-delivery holds its lease until it expires, then
 another claims the postback. Several dispatchers (processes or threads) share the outbox:
@@ -26,6 +29,7 @@ import httpcore
 import httpx
 import sqlalchemy as sa
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
@@ -39,10 +43,8 @@ from api.core.egress import (
     total_timeout,
 )
 from api.services.money import in_currency, usd
-from api.services.postback_url import render
-from models import (
-    PostbackStatus,
-)
+from api.services.postback_url import PostbackValues, render
+from models import Offerwall, PostbackStatus
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import mission as _mission
@@ -58,6 +60,83 @@ log = logging.getLogger("questwall.postbacks")
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 BODY_EXCERPT = 1024
+SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50, the portal's made-up conversion
+
+
+def enqueue(session: Session, *, conversion_id: int, offerwall_id: str, now: datetime) -> None:
+    """Put a conversion's postback in the outbox, due now; the dispatcher delivers it.
+
+    The only writer of outbox rows. Call it in the conversion's own transaction, so a
+    conversion is never committed without its postback (nor a postback without it)."""
+    session.execute(
+        _postback.insert().values(
+            conversion_id=conversion_id,
+            offerwall_id=offerwall_id,
+            status=PostbackStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+        )
+    )
+
+
+def _payouts(payout_micros: int, *, exchange_rate: float, decimals: int) -> tuple[str, str]:
+    """The payout in the offerwall's currency and in USD, as the macros write them."""
+    payout = in_currency(payout_micros, exchange_rate=exchange_rate, decimals=decimals)
+    return f"{payout:f}", f"{usd(payout_micros).normalize():f}"
+
+
+def values_for(row: Any) -> PostbackValues:
+    """The macro values of a real conversion, from the row `urls_for` reads."""
+    payout, payout_usd = _payouts(
+        row.payout_micros, exchange_rate=row.exchange_rate, decimals=row.currency_decimals
+    )
+    return PostbackValues(
+        uid=row.uid or "",
+        owid=row.owid,
+        mission_id=row.mission_id,
+        mission_name=row.title,
+        quest_id=row.quest_id or "",
+        quest_name=row.quest_name or "",
+        payout=payout,
+        payout_usd=payout_usd,
+        clickid=row.clickid or "",
+        session_ip=row.ip,
+        transaction_id=row.transaction_id,
+        timestamp=int(row.created_at.timestamp()),
+        currency=row.currency_code,
+        platform_sub1=row.sub1 or "",
+        platform_sub2=row.sub2 or "",
+        platform_sub3=row.sub3 or "",
+    )
+
+
+def sample_values(offerwall: Offerwall) -> PostbackValues:
+    """The macro values of a made-up conversion, for the portal's preview and test
+    postback (its transaction id tells the publisher it is not a real one)."""
+    payout, payout_usd = _payouts(
+        SAMPLE_PAYOUT_MICROS,
+        exchange_rate=offerwall.exchange_rate,
+        decimals=offerwall.currency_decimals,
+    )
+    return PostbackValues(
+        uid="player-123",
+        owid=offerwall.owid or "",
+        mission_id="00000000-0000-4000-8000-000000000001",
+        mission_name="Win 3 matches in a row",
+        quest_id="",
+        quest_name="",
+        payout=payout,
+        payout_usd=payout_usd,
+        clickid="test-click",
+        session_ip="203.0.113.7",
+        transaction_id="test-00000000-0000-4000-8000-000000000000",
+        timestamp=int(utcnow().timestamp()),
+        currency=offerwall.currency_code,
+        platform_sub1="",
+        platform_sub2="",
+        platform_sub3="",
+    )
 
 
 @dataclass(frozen=True)
@@ -66,6 +145,9 @@ class AttemptResult:
     body_excerpt: str | None
     error: str | None
     duration_ms: int
+    # Whether a request went to the target: False when it was refused before sending
+    # (scheme, non-public address) or there was no URL to send.
+    sent: bool = True
 
     @property
     def delivered(self) -> bool:
@@ -167,11 +249,11 @@ def target_problem(url: str, *, allow_private: bool) -> str | None:
 
 def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
     """One GET, redirects not followed; success is any 2xx. A refused target is reported
-    with a duration of 0: nothing was sent."""
+    as not sent, with a duration of 0."""
     started = time.perf_counter()
     problem = target_problem(url, allow_private=allow_private)
     if problem is not None:
-        return AttemptResult(None, None, problem, 0)
+        return not_sent(problem)
     try:
         # The client's read timeout is the total one (http_client): bound the whole request.
         with total_timeout(client.timeout.read), client.stream("GET", url) as response:
@@ -188,8 +270,13 @@ def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResul
     except httpx.HTTPError as exc:
         refused = refusal(exc)
         if refused is not None:
-            return AttemptResult(None, None, refused, 0)
+            return not_sent(refused)
         return AttemptResult(None, None, f"{type(exc).__name__}: {exc}", _ms(started))
+
+
+def not_sent(reason: str) -> AttemptResult:
+    """An attempt that ended before any request went out, and why."""
+    return AttemptResult(None, None, reason, 0, sent=False)
 
 
 def _ms(started: float) -> int:
@@ -243,33 +330,9 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[
         else:
             if row.api_key_sealed not in keys:
                 keys[row.api_key_sealed] = open_api_key(box, row.api_key_sealed, owid=row.owid)
-            found[row.id] = (_render_row(row, keys[row.api_key_sealed]), "")
+            api_key = keys[row.api_key_sealed]
+            found[row.id] = (render(row.postback_url, values_for(row).mapping(), api_key), "")
     return found
-
-
-def _render_row(row: Any, api_key: str) -> str:
-    payout = in_currency(
-        row.payout_micros, exchange_rate=row.exchange_rate, decimals=row.currency_decimals
-    )
-    values: dict[str, object] = {
-        "uid": row.uid or "",
-        "owid": row.owid,
-        "mission_id": row.mission_id,
-        "mission_name": row.title,
-        "quest_id": row.quest_id or "",
-        "quest_name": row.quest_name or "",
-        "payout": f"{payout:f}",
-        "payout_usd": f"{usd(row.payout_micros).normalize():f}",
-        "clickid": row.clickid or "",
-        "session_ip": row.ip,
-        "transaction_id": row.transaction_id,
-        "timestamp": int(row.created_at.timestamp()),
-        "currency": row.currency_code,
-        "platform_sub1": row.sub1 or "",
-        "platform_sub2": row.sub2 or "",
-        "platform_sub3": row.sub3 or "",
-    }
-    return render(row.postback_url, values, api_key)
 
 
 def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptResult]]) -> None:
@@ -293,6 +356,7 @@ def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptR
                     "status_code": r.status_code,
                     "body_excerpt": r.body_excerpt,
                     "error": r.error,
+                    "sent": r.sent,
                 }
                 for i, _, at, r in done
             ],
@@ -479,12 +543,13 @@ class Dispatcher:
         url, problem = target
         try:
             if url is None:
-                result = AttemptResult(None, None, problem, 0)
+                result = not_sent(problem)
             else:
                 result = send(client, url, allow_private=self.settings.postback_allow_private)
         except Exception as exc:  # a bug must not keep the lane's postbacks for ever
             log.exception("sending postback %s failed", postback_id)
-            result = AttemptResult(None, None, f"{type(exc).__name__}: {exc}", 0)
+            # Not known to have reached the target: shown as not sent.
+            result = not_sent(f"{type(exc).__name__}: {exc}")
         self.finished.put(_Finished(postback_id, url, started_at, result))
 
     def record_finished(self, *, wait: float) -> int:

@@ -24,18 +24,15 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_time
+from api.services import postbacks
 from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
-from models import (
-    PostbackStatus,
-    ProgressStatus,
-)
+from models import ProgressStatus
 from models.schemas import EventIn
 from models.tables import conversion as _conversion
 from models.tables import event as _event
 from models.tables import game_user as _game_user
 from models.tables import mission as _mission
-from models.tables import postback as _postback
 from models.tables import progress as _progress
 from models.types import new_uuid
 
@@ -380,15 +377,5 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
         )
         .returning(_conversion.c.id)
     ).scalar_one()
-    # The postback, in the conversion's transaction: the dispatcher delivers it.
-    session.execute(
-        _postback.insert().values(
-            conversion_id=conversion_id,
-            offerwall_id=row.offerwall_id,
-            status=PostbackStatus.PENDING,
-            attempts=0,
-            next_attempt_at=now,
-            created_at=now,
-        )
-    )
+    postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=row.offerwall_id, now=now)
     return True

@@ -16,16 +16,14 @@ from sqlmodel import Session, col, select
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
+from api.services import postbacks
 from api.services.money import in_currency
 from api.services.offerwalls import OfferwallError
 from api.services.postback_url import render
-from api.services.postbacks import http_client, send
 from models import Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
-from models.types import utcnow
 
 PAGE_SIZE = 20
 T = TypeVar("T")
-SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50
 
 
 @dataclass(frozen=True)
@@ -111,35 +109,9 @@ def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:
     return open_api_key(box, offerwall.api_key_sealed, owid=offerwall.owid)
 
 
-def sample_values(offerwall: Offerwall) -> dict[str, object]:
-    """The values of a made-up conversion, for the preview and the test postback."""
-    payout = in_currency(
-        SAMPLE_PAYOUT_MICROS,
-        exchange_rate=offerwall.exchange_rate,
-        decimals=offerwall.currency_decimals,
-    )
-    return {
-        "uid": "player-123",
-        "owid": offerwall.owid or "",
-        "mission_id": "00000000-0000-4000-8000-000000000001",
-        "mission_name": "Win 3 matches in a row",
-        "quest_id": "",
-        "quest_name": "",
-        "payout": f"{payout:f}",
-        "payout_usd": "1.5",
-        "clickid": "test-click",
-        "session_ip": "203.0.113.7",
-        "transaction_id": "test-00000000-0000-4000-8000-000000000000",
-        "timestamp": int(utcnow().timestamp()),
-        "currency": offerwall.currency_code,
-        "platform_sub1": "",
-        "platform_sub2": "",
-        "platform_sub3": "",
-    }
-
-
 def preview_url(*, template: str, offerwall: Offerwall, api_key: str) -> str:
-    return render(template, sample_values(offerwall), api_key)
+    """The template rendered for a made-up conversion, as a real postback would be."""
+    return render(template, postbacks.sample_values(offerwall).mapping(), api_key)
 
 
 @dataclass(frozen=True)
@@ -149,6 +121,7 @@ class TestPostback:
     latency_ms: int
     answer: str
     error: str
+    sent: bool  # False: refused before any request went out (latency means nothing then)
 
 
 def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwall) -> TestPostback:
@@ -161,10 +134,15 @@ def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwa
         offerwall=offerwall,
         api_key=api_key(box=box, offerwall=offerwall),
     )
-    with http_client(settings, pool=1) as client:
-        result = send(client, url, allow_private=settings.postback_allow_private)
+    with postbacks.http_client(settings, pool=1) as client:
+        result = postbacks.send(client, url, allow_private=settings.postback_allow_private)
     return TestPostback(
-        url, result.status_code, result.duration_ms, result.body_excerpt or "", result.error or ""
+        url,
+        result.status_code,
+        result.duration_ms,
+        result.body_excerpt or "",
+        result.error or "",
+        result.sent,
     )
 
 
@@ -188,6 +166,7 @@ class AttemptRow:
     duration_ms: int
     answer: str
     error: str
+    sent: bool
 
 
 def delivery_log(
@@ -260,6 +239,7 @@ def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:
             duration_ms=a.duration_ms,
             answer=a.body_excerpt or "",
             error=a.error or "",
+            sent=a.sent,
         )
         for a in found
     ]

@@ -369,7 +369,7 @@ def _attempts_panel() -> rx.Component:
                         lambda a: [
                             a.started_at,
                             a.status_code,
-                            a.duration_ms.to_string() + " ms",
+                            rx.cond(a.sent, a.duration_ms.to_string() + " ms", "not sent"),
                             rx.cond(a.error != "", a.error, a.answer),
                         ],
                         size="1",

@@ -101,8 +101,7 @@ class PostbackState(OfferwallScoped):
         self.test_url = result.url
         self.test_status = "" if result.status_code is None else str(result.status_code)
         # Nothing was sent when the target was refused up front: no latency to show.
-        sent = result.status_code is not None or result.latency_ms > 0
-        self.test_latency = f"{result.latency_ms} ms" if sent else "not sent"
+        self.test_latency = f"{result.latency_ms} ms" if result.sent else "not sent"
         self.test_answer, self.test_error = result.answer, result.error
         ok = result.status_code is not None and 200 <= result.status_code < 300
         yield (

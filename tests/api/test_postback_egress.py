@@ -75,7 +75,7 @@ def test_a_literal_embedded_ipv4_url_is_not_sent(address):
     with postbacks.http_client(_settings(allow_private=False)) as client:
         result = postbacks.send(client, f"http://[{address}]:8000/pb", allow_private=False)
     assert result.status_code is None and "not a public address" in (result.error or "")
-    assert result.duration_ms == 0  # refused before anything was sent
+    assert result.duration_ms == 0 and not result.sent  # refused before anything was sent
 
 
 def test_public_ipv6_and_ipv4_addresses_pass_the_check():
@@ -115,7 +115,7 @@ def test_a_name_that_rebinds_to_loopback_only_ever_reaches_the_checked_address()
         # A new connection resolves again, gets 127.0.0.1, and is refused before connecting.
         with postbacks.http_client(settings, resolver=resolver, network=internet) as client:
             rebound = postbacks.send(client, url, allow_private=False)
-        assert rebound.status_code is None and rebound.duration_ms == 0
+        assert rebound.status_code is None and rebound.duration_ms == 0 and not rebound.sent
         assert (
             rebound.error == "rebind.example resolves to 127.0.0.1, which is not a public address"
         )

@@ -161,3 +161,38 @@ def test_migration_refuses_a_master_key_that_does_not_open_the_secrets(db_url, e
     master_key("key-a")
     migrate(db_url)  # the right key still migrates it, nothing was half-changed
     assert pending_migrations(engine) == []
+
+
+def test_migration_0007_fills_sent_from_what_each_attempt_recorded(db_url, engine, box):
+    """Attempts kept before the flag: refused targets and postbacks without a URL were
+    not sent; anything that got an answer, took time or failed otherwise was."""
+    from alembic import command
+    from api.core.db import alembic_config, migrate
+    from tests.services.test_postbacks_outbox import _convert, _offerwall_with_url
+
+    postback_id = _convert(engine, box, _offerwall_with_url(engine, box, None))
+    command.downgrade(alembic_config(db_url), "0006")
+    attempts = [  # (status_code, duration_ms, error, sent after the migration)
+        (200, 35, None, True),
+        (500, 0, None, True),
+        (None, 1200, "timed out: ReadTimeout", True),
+        (None, 0, "ConnectError: [Errno 111] Connection refused", True),
+        (None, 0, "127.0.0.1 is 127.0.0.1, which is not a public address", False),
+        (None, 0, "pub.example resolves to 10.0.0.5, which is not a public address", False),
+        (None, 0, "only http and https URLs are sent", False),
+        (None, 0, "the offerwall has no postback URL", False),
+    ]
+    with engine.begin() as conn:
+        for status_code, duration_ms, error, _ in attempts:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO postback_attempt (postback_id, started_at, duration_ms, "
+                    "status_code, error) VALUES (:p, :t, :d, :s, :e)"
+                ),
+                {"p": postback_id, "t": NOW, "d": duration_ms, "s": status_code, "e": error},
+            )
+    engine.dispose()  # PostgreSQL: no pooled connection holds the table during the upgrade
+    migrate(db_url)
+    with engine.connect() as conn:
+        sent = conn.execute(sa.text("SELECT sent FROM postback_attempt ORDER BY id")).all()
+    assert [bool(s) for (s,) in sent] == [expected for *_, expected in attempts]
