@@ -1,0 +1,144 @@
+"""`questwall offerwall …`: each step calls the offerwall lifecycle in `api/services/offerwalls.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from api.cli.common import _print_json, _require_ready
+from api.core.crypto import get_secret_box
+from api.core.db import write_session
+from api.services import offerwalls
+
+
+@click.group("offerwall")
+def offerwall_group() -> None:
+    """Create, approve, reject, suspend, reinstate and configure offerwalls."""
+
+
+def _offerwall_json(ow: Any) -> dict[str, Any]:
+    return {
+        "id": ow.id,
+        "name": ow.name,
+        "status": ow.status,
+        "owid": ow.owid,
+        "rejectionReason": ow.rejection_reason,
+        "currency": {
+            "name": ow.currency_name,
+            "code": ow.currency_code,
+            "exchangeRate": ow.exchange_rate,
+            "decimals": ow.currency_decimals,
+        },
+        "postbackUrl": ow.postback_url,
+    }
+
+
+def _with_offerwall(ref: str, fn: Any) -> Any:
+    _require_ready()
+    try:
+        with write_session() as session:
+            ow = offerwalls.get_offerwall(session=session, ref=ref)
+            return fn(session, ow)
+    except (offerwalls.OfferwallError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _change(ref: str, fn: Any) -> None:
+    """Apply one step to the offerwall REF and print it as it is afterwards."""
+    _print_json(_offerwall_json(_with_offerwall(ref, fn)))
+
+
+def _issue_key(ref: str, fn: Any) -> None:
+    """Apply a step that issues an API key and print it (shown only this once)."""
+    issued = _with_offerwall(ref, lambda s, ow: fn(session=s, box=get_secret_box(), offerwall=ow))
+    _print_json({"offerwallId": issued.offerwall_id, "owid": issued.owid, "apiKey": issued.api_key})
+
+
+@offerwall_group.command("create")
+@click.argument("name")
+def offerwall_create(name: str) -> None:
+    """Create a pending offerwall (as a publisher's signup does)."""
+    _require_ready()
+    with write_session() as session:
+        ow = offerwalls.create_offerwall(session=session, name=name)
+        _print_json(_offerwall_json(ow))
+
+
+@offerwall_group.command("approve")
+@click.argument("offerwall")
+def offerwall_approve(offerwall: str) -> None:
+    """Approve a pending or rejected OFFERWALL (id or owid); prints its owid and API key
+    (shown only this once). An earlier rejection reason is cleared."""
+    _issue_key(offerwall, offerwalls.approve)
+
+
+@offerwall_group.command("rotate-key")
+@click.argument("offerwall")
+def offerwall_rotate_key(offerwall: str) -> None:
+    """Issue a new API key for OFFERWALL; the old one stops working at once."""
+    _issue_key(offerwall, offerwalls.rotate_key)
+
+
+@offerwall_group.command("reject")
+@click.argument("offerwall")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why, in words the publisher reads on their application page (3 to 1000 characters).",
+)
+def offerwall_reject(offerwall: str, reason: str) -> None:
+    """Reject a pending OFFERWALL with a reason."""
+    _change(offerwall, lambda s, ow: offerwalls.reject(session=s, offerwall=ow, reason=reason))
+
+
+@offerwall_group.command("suspend")
+@click.argument("offerwall")
+def offerwall_suspend(offerwall: str) -> None:
+    """Suspend an approved OFFERWALL: its API key and tracking links stop working at once."""
+    _change(offerwall, lambda s, ow: offerwalls.suspend(session=s, offerwall=ow))
+
+
+@offerwall_group.command("reinstate")
+@click.argument("offerwall")
+def offerwall_reinstate(offerwall: str) -> None:
+    """Approve a suspended OFFERWALL again, with the owid and API key it had."""
+    _change(offerwall, lambda s, ow: offerwalls.reinstate(session=s, offerwall=ow))
+
+
+@offerwall_group.command("set-postback")
+@click.argument("offerwall")
+@click.argument("url")
+def offerwall_set_postback(offerwall: str, url: str) -> None:
+    """Set the postback URL template of OFFERWALL (macros such as {transaction_id})."""
+    _change(offerwall, lambda s, ow: offerwalls.set_postback_url(session=s, offerwall=ow, url=url))
+
+
+@offerwall_group.command("set-currency")
+@click.argument("offerwall")
+@click.option("--name", required=True, help="e.g. Gems")
+@click.option("--code", required=True, help="3 capital letters, e.g. GEM")
+@click.option("--rate", required=True, type=float, help="units per USD")
+@click.option("--decimals", default=0, show_default=True, type=int)
+def offerwall_set_currency(
+    offerwall: str, name: str, code: str, rate: float, decimals: int
+) -> None:
+    """Set the currency payouts are shown and posted back in."""
+    _change(
+        offerwall,
+        lambda s, ow: offerwalls.set_currency(
+            session=s, offerwall=ow, name=name, code=code, exchange_rate=rate, decimals=decimals
+        ),
+    )
+
+
+@offerwall_group.command("list")
+def offerwall_list() -> None:
+    """List offerwalls (never their API keys)."""
+    _require_ready()
+    from sqlmodel import select
+
+    from models import Offerwall
+
+    with write_session() as session:
+        _print_json([_offerwall_json(ow) for ow in session.exec(select(Offerwall))])

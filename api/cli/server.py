@@ -1,0 +1,148 @@
+"""`questwall migrate`, `serve`, `api`, `worker`, `prune`, `rotate-secrets` and `demo`:
+running and maintaining the service."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from api.cli.common import _refusals, _require_ready
+from api.core.config import PROJECT_ROOT, get_settings
+from api.core.crypto import get_secret_box
+from api.core.db import get_engine, migrate, pending_migrations, write_session
+from api.core.keycheck import MasterKeyMismatch
+from api.core.startup import (
+    StartRefused,
+    check_master_key_setting,
+    check_master_keys,
+    database_engine,
+    load_settings,
+)
+
+
+@click.command("migrate")
+@click.option("--revision", default="head", show_default=True, help="Target Alembic revision.")
+def migrate_cmd(revision: str) -> None:
+    """Apply database migrations (DATABASE_URL, default SQLite under data/)."""
+    with _refusals():
+        check_master_key_setting(load_settings())
+        engine = database_engine()
+        try:
+            migrate(revision=revision)
+        except MasterKeyMismatch as exc:
+            raise StartRefused(str(exc)) from None
+        if not pending_migrations(engine):
+            # A fresh database records its master key here (and a wrong one is refused).
+            check_master_keys(engine)
+    url = engine.url.render_as_string(hide_password=True)
+    click.echo(f"Database at {url} is migrated to {revision}.")
+
+
+@click.command("demo")
+@click.option("--players", default=40, show_default=True, type=int, help="Players to simulate.")
+@click.option("--receiver-port", default=8799, show_default=True, type=int)
+def demo_cmd(players: int, receiver_port: int) -> None:
+    """Seed a demo studio, game, missions, quest and publisher, and simulate players."""
+    from api.demo import run_demo
+
+    _require_ready()
+    try:
+        run_demo(
+            settings=get_settings(),
+            box=get_secret_box(),
+            players=players,
+            port=receiver_port,
+            echo=click.echo,
+        )
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command("prune")
+def prune_cmd() -> None:
+    """Delete expired retry and idempotency records, portal sessions and sign-in failures."""
+    from api.services.accounts import prune_sessions
+    from api.services.ingestion import prune_expired
+
+    _require_ready()
+    removed = prune_expired(engine=get_engine(), settings=get_settings())
+    with write_session() as session:
+        removed += prune_sessions(session=session)
+    click.echo(f"Removed {removed} expired record(s).")
+
+
+@click.command("rotate-secrets")
+def rotate_secrets_cmd() -> None:
+    """Reseal every secret and recompute every keyed digest under SECRET_KEY, so the keys
+    in SECRET_KEY_PREVIOUS can be removed afterwards (safe to run again)."""
+    from api.services.rotation import rotate_secrets
+
+    _require_ready()
+    done = rotate_secrets(engine=get_engine(), box=get_secret_box())
+    click.echo(
+        f"Resealed {done.resealed} secret(s) and recomputed {done.digests} digest(s) under "
+        f"master key {done.key_id}; SECRET_KEY_PREVIOUS is no longer needed."
+    )
+
+
+@click.command("worker")
+@click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
+def worker_cmd(threads: int) -> None:
+    """Deliver postbacks (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
+    import signal
+
+    from api.services.postbacks import Dispatcher
+
+    _require_ready()
+    dispatcher = Dispatcher(
+        engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
+    )
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: dispatcher.stop())
+    click.echo(f"Delivering postbacks with {threads} threads. Stop with Ctrl-C.")
+    dispatcher.run()
+
+
+@click.command("serve")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
+def serve(port: int, host: str) -> None:
+    """Serve the portal and the API on one port (production build of the portal)."""
+    _require_ready()
+    env = {**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"}
+    args = [
+        sys.executable,
+        "-m",
+        "reflex",
+        "run",
+        "--env",
+        "prod",
+        "--single-port",
+        "--backend-port",
+        str(port),
+        "--backend-host",
+        host,
+    ]
+    os.chdir(PROJECT_ROOT)
+    os.execvpe(args[0], args, env)  # noqa: S606
+
+
+@click.command("api")
+@click.option("--port", default=8001, show_default=True, type=int)
+@click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
+@click.option("--workers", default=2, show_default=True, type=int, help="Worker processes.")
+def api_cmd(port: int, host: str, workers: int) -> None:
+    """Serve the API alone with N worker processes (for scale, against PostgreSQL)."""
+    import uvicorn
+
+    _require_ready()
+    uvicorn.run(
+        "api.asgi:app",
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+        proxy_headers=False,
+    )
