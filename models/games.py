@@ -35,7 +35,3 @@ class GameCredential(SQLModel, table=True):
     secret_digest: str = Field(index=True, max_length=64)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-
-    @property
-    def is_live(self) -> bool:
-        return self.revoked_at is None

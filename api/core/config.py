@@ -85,10 +85,6 @@ class Settings(BaseSettings):
             return self.database_url
         return f"sqlite:///{self.data_dir / 'questwall.db'}"
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.resolved_database_url.startswith("sqlite")
-
     def master_keys(self) -> list[str]:
         """The current master key first, then any previous ones."""
         current = self.secret_key or _embedded_secret_key(self)

@@ -168,15 +168,6 @@ def run_transaction(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def get_db() -> Iterator[Session]:
-    """FastAPI dependency: a read session (services open write sessions as they need)."""
-    session = new_session()
-    try:
-        yield session
-    finally:
-        session.close()
-
-
 # --- migrations -----------------------------------------------------------------------
 
 ALEMBIC_INI = PROJECT_ROOT / "alembic.ini"

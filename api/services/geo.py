@@ -7,7 +7,6 @@ database (a .mmdb file, e.g. GeoLite2-Country) instead.
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from functools import lru_cache
 from importlib import resources
@@ -61,13 +60,6 @@ class MaxMindCountries:
 
 def country_lookup(path: str | None) -> CountryLookup:
     return MaxMindCountries(path) if path else BundledCountries()
-
-
-def is_public(ip: str) -> bool:
-    try:
-        return ipaddress.ip_address(ip).is_global
-    except ValueError:
-        return False
 
 
 _OS_FAMILIES = {

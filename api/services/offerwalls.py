@@ -174,12 +174,6 @@ def set_currency(
     return offerwall
 
 
-def find_by_api_key(*, session: Session, box: SecretBox, api_key: str) -> Offerwall | None:
-    """The offerwall whose API key this is (looked up by keyed digest), whatever its status."""
-    digests = box.candidate_digests(api_key)
-    return session.exec(select(Offerwall).where(Offerwall.api_key_digest.in_(digests))).first()  # type: ignore[union-attr]
-
-
 def _issue_key(session: Session, box: SecretBox, offerwall: Offerwall) -> IssuedKey:
     if offerwall.owid is None:
         raise OfferwallError("the offerwall is not approved yet")
