@@ -11,7 +11,7 @@ from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
-from api.routes.signed import SignedRequestDep
+from api.routes.signed import SignedMessageDep
 from api.services.ingestion import parse_batch, store_batch
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
@@ -36,7 +36,7 @@ router = APIRouter(tags=["ingestion"])
 )
 async def custom_events(
     request: Request,
-    signed: SignedRequestDep,
+    signed: SignedMessageDep,
     engine: EngineDep,
     box: BoxDep,
     settings: SettingsDep,

@@ -12,7 +12,7 @@ from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
-from api.routes.signed import SignedRequestDep
+from api.routes.signed import SignedMessageDep
 from api.services.lookup import lookup_platform_users
 
 router = APIRouter(tags=["lookup"])
@@ -41,7 +41,7 @@ class LookupResponse(BaseModel):
     openapi_extra=request_body(LookupRequest),
 )
 async def lookup(
-    signed: SignedRequestDep,
+    signed: SignedMessageDep,
     engine: EngineDep,
     box: BoxDep,
     settings: SettingsDep,

@@ -12,10 +12,10 @@ from fastapi import Depends, Header, Request
 
 from api.deps import SettingsDep
 from api.routes.body import read_limited_body
-from api.services.signing import SignedRequest
+from api.services.signing import SignedMessage
 
 
-async def read_signed_request(
+async def read_signed_message(
     request: Request,
     settings: SettingsDep,
     x_client_id: Annotated[
@@ -25,10 +25,10 @@ async def read_signed_request(
     x_signature: Annotated[
         str | None, Header(description="hex HMAC-SHA256(secret, clientId + timestamp + body)")
     ] = None,
-) -> SignedRequest:
+) -> SignedMessage:
     """The signing headers as sent (checked later, by `signing.authenticate`) and the body."""
     body = await read_limited_body(request, settings.max_body_bytes)
-    return SignedRequest(x_client_id, x_timestamp, x_signature, body)
+    return SignedMessage(x_client_id, x_timestamp, x_signature, body)
 
 
-SignedRequestDep = Annotated[SignedRequest, Depends(read_signed_request)]
+SignedMessageDep = Annotated[SignedMessage, Depends(read_signed_message)]

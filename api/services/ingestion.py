@@ -28,7 +28,7 @@ from api.services.event_store import insert_events
 from api.services.identifiers import apply_identifiers, lock_batch_users
 from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedCaller, SignedRequest, authenticate
+from api.services.signing import SignedCaller, SignedMessage, authenticate
 from models import IdempotencyRecord
 from models.schemas import NUL, EventIn, IdentifierIn
 from models.tables import idempotency_record as _idem
@@ -82,7 +82,7 @@ def ingest_custom_events(
     engine: Engine,
     box: SecretBox,
     settings: Settings,
-    request: SignedRequest,
+    request: SignedMessage,
     idempotency_key: str | None = None,
 ) -> Outcome:
     """Authenticate, validate and store one signed batch; return the answer to send."""
@@ -115,7 +115,7 @@ def store_batch(
     engine: Engine,
     box: SecretBox,
     settings: Settings,
-    request: SignedRequest,
+    request: SignedMessage,
     parsed: ParsedBatch,
     idempotency_key: str | None = None,
     limiter: RateLimiter | None = None,

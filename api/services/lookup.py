@@ -12,7 +12,7 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session
 from api.core.errors import ApiError, json_object, validation_failed
 from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedRequest, authenticate
+from api.services.signing import SignedMessage, authenticate
 from models.schemas import NUL
 from models.tables import game_user as _game_user
 
@@ -48,7 +48,7 @@ def lookup_platform_users(
     engine: Engine,
     box: SecretBox,
     settings: Settings,
-    request: SignedRequest,
+    request: SignedMessage,
     limiter: RateLimiter | None = None,
 ) -> dict[str, Any]:
     """Authenticate, then map every submitted user id to its platform user id or None."""

@@ -29,8 +29,11 @@ TIMESTAMP = re.compile(r"[0-9]{1,16}")  # Unix milliseconds
 
 
 @dataclass(frozen=True)
-class SignedRequest:
-    """What a signed request carries: the three signing headers and the raw body."""
+class SignedMessage:
+    """What a signed request carries: the three signing headers and the raw body.
+
+    Not to be confused with `models.events.SignedRequest`, the stored record of a
+    request that passed the check (the key of resend detection)."""
 
     client_id: str | None
     timestamp: str | None
@@ -51,7 +54,7 @@ def authenticate(
     session: Session,
     *,
     box: SecretBox,
-    request: SignedRequest,
+    request: SignedMessage,
     game_id: str | None,
     window_seconds: int,
     limiter: RateLimiter | None = None,
@@ -79,7 +82,7 @@ def _signed_caller(
     session: Session,
     *,
     box: SecretBox,
-    request: SignedRequest,
+    request: SignedMessage,
     window_seconds: int,
     now_ms: int | None = None,
 ) -> SignedCaller:

@@ -10,7 +10,7 @@ from sqlmodel import func, select
 from api.core.db import new_session
 from api.services.identifiers import identifiers_of
 from api.services.ingestion import ingest_custom_events
-from api.services.signing import SignedRequest
+from api.services.signing import SignedMessage
 from models import GameUser, GameUserIdentifier
 from tests.factories import SignedClient, iso_now, make_platform_user, now_ms
 
@@ -142,7 +142,7 @@ def test_ten_parallel_requests_for_one_new_user_leave_one_consistent_user(
 
     def send(body: bytes, headers: dict[str, str]) -> None:
         barrier.wait()
-        signed = SignedRequest(
+        signed = SignedMessage(
             headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
         )
         outcome = ingest_custom_events(engine=engine, box=box, settings=settings, request=signed)

@@ -12,7 +12,7 @@ from sqlmodel import select
 from api.core.db import new_session, write_session
 from api.services import offers
 from api.services.ingestion import ingest_custom_events
-from api.services.signing import SignedRequest
+from api.services.signing import SignedMessage
 from models import Conversion, Mission, Progress, Quest
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import SignedClient, make_mission, make_quest, mission_data, now_ms
@@ -235,14 +235,14 @@ def test_cap_holds_under_parallel_completions(client, game, wall, engine, box, s
         ).encode()
         headers = signed.headers(body, timestamp=now_ms() + i)
         requests.append(
-            SignedRequest(
+            SignedMessage(
                 headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
             )
         )
     barrier = threading.Barrier(20)
     statuses: list[int] = []
 
-    def send(request: SignedRequest) -> None:
+    def send(request: SignedMessage) -> None:
         barrier.wait()
         statuses.append(
             ingest_custom_events(engine=engine, box=box, settings=settings, request=request).status

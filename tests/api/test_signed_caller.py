@@ -14,7 +14,7 @@ from api.core.db import new_session, write_session
 from api.core.errors import ApiError
 from api.services import games
 from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedRequest, authenticate
+from api.services.signing import SignedMessage, authenticate
 from tests.factories import FixedCountries, SignedClient, make_game, now_ms
 
 EVENTS, LOOKUP = "/v2/custom-events", "/v2/platform-users/lookup"
@@ -116,9 +116,9 @@ def test_a_stored_batch_is_told_to_whoever_mounted_the_api(engine, box, game, ap
 # --- the service function itself, without HTTP ------------------------------------------
 
 
-def _request(game, body: bytes, timestamp: int) -> SignedRequest:
+def _request(game, body: bytes, timestamp: int) -> SignedMessage:
     headers = SignedClient(None, game).headers(body, timestamp=timestamp)  # type: ignore[arg-type]
-    return SignedRequest(
+    return SignedMessage(
         headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
     )
 
@@ -156,7 +156,7 @@ def test_authenticate_judges_the_window_by_the_given_clock(engine, box, game):
 def test_authenticate_raises_a_kept_body_error_only_after_the_signature(engine, box, game):
     kept = ApiError(400, "invalid_json", "The body is not valid JSON.")
     good = _request(game, b"nope", timestamp=now_ms())
-    forged = SignedRequest(good.client_id, good.timestamp, "0" * 64, good.body)
+    forged = SignedMessage(good.client_id, good.timestamp, "0" * 64, good.body)
     limiter = RateLimiter(1, 1)
     with new_session(engine) as session:
         for request, code in ((forged, "invalid_signature"), (good, "invalid_json")):
