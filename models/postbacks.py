@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
@@ -10,7 +11,9 @@ from sqlmodel import Field, SQLModel
 from models.types import BigIntPK, UTCDateTime, utcnow
 
 
-class PostbackStatus:
+class PostbackStatus(StrEnum):
+    """Where a postback stands in the outbox; stored as the plain string value."""
+
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
@@ -37,7 +38,9 @@ class Click(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
-class ProgressStatus:
+class ProgressStatus(StrEnum):
+    """Where a player's progress on a mission stands; stored as the plain string value."""
+
     STARTED = "started"
     COMPLETED = "completed"
     EXPIRED = "expired"
