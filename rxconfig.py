@@ -1,10 +1,11 @@
 """Reflex configuration: the portal app lives in portal/portal.py."""
 
-import os
-
 import reflex as rx
 
-_base_url = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+from api.core.config import get_settings
+
+# Through the settings, as tracking links read it: BASE_URL from the environment or `.env`.
+_base_url = get_settings().base_url
 _origins = [_base_url]
 if "//localhost:" in _base_url:  # the same machine, reached either way
     _origins.append(_base_url.replace("//localhost:", "//127.0.0.1:"))
