@@ -13,7 +13,7 @@ if "//localhost:" in _base_url:  # the same machine, reached either way
 config = rx.Config(
     app_name="portal",
     telemetry_enabled=False,
-    # The portal accepts calls only from its own origin (SERVICE.md 11).
+    # The portal accepts calls only from its own origin (docs/contract.md#limits).
     cors_allowed_origins=_origins,
     disable_plugins=[rx.plugins.SitemapPlugin],
     show_built_with_reflex=False,

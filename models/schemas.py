@@ -130,7 +130,7 @@ PLAIN_ID: dict[str, Any] = {"minLength": 1, "maxLength": 255}
 
 
 class EventIn(BaseModel):
-    """One game event (SERVICE.md 4, Events)."""
+    """One game event (docs/contract.md#events)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

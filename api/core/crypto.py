@@ -188,7 +188,7 @@ def new_token(prefix: str, nbytes: int = 32) -> str:
 
 
 def sign_request(secret: str, client_id: str, timestamp: str, body: bytes) -> str:
-    """HMAC-SHA256 over clientId + timestamp + rawBody, lowercase hex (SERVICE.md 2)."""
+    """HMAC-SHA256 over clientId + timestamp + rawBody, lowercase hex (docs/contract.md#signed-requests)."""
     message = client_id.encode("utf-8") + timestamp.encode("utf-8") + body
     return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 

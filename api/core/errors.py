@@ -1,4 +1,4 @@
-"""Domain errors with stable codes, and the one JSON error shape (SERVICE.md 3)."""
+"""Domain errors with stable codes, and the one JSON error shape (docs/contract.md#errors)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who may do what in the portal (SERVICE.md 10). Every portal event handler resolves the
+"""Who may do what in the portal (docs/contract.md#portal-access). Every portal event handler resolves the
 signed-in account from its session token and asks here, on the server, before acting:
 what the browser shows or hides is never the check."""
 

@@ -1,4 +1,4 @@
-"""Game users, their identifiers, and links to platform users (SERVICE.md 4, Identifiers)."""
+"""Game users, their identifiers, and links to platform users (docs/contract.md#identifiers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /v2/platform-users/lookup: a game's user ids → platform user ids (SERVICE.md 7)."""
+"""POST /v2/platform-users/lookup: a game's user ids → platform user ids (docs/contract.md#lookup)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /offerwall/offers (SERVICE.md 8): what an approved offerwall may list.
+"""GET /offerwall/offers (docs/contract.md#offers-listing): what an approved offerwall may list.
 
 Standalone missions and quests, newest first, in one combined list that pages cut across.
 Only active, unexpired, uncapped offers; missions inside a quest appear only inside it.

@@ -1,4 +1,4 @@
-"""Rendering a postback URL: macros, RFC 3986 encoding and `hash_key` (SERVICE.md 9).
+"""Rendering a postback URL: macros, RFC 3986 encoding and `hash_key` (docs/contract.md#postbacks).
 
 Pure functions: the same code renders outbox rows, the portal's live preview and the
 test postback, all from one `PostbackValues`.
@@ -107,5 +107,7 @@ def render(template: str, values: Mapping[str, object], api_key: str) -> str:
 
 
 def hash_key(pairs: list[tuple[str, str]], api_key: str) -> str:
+    """SHA-1 of the sorted `name=value` pairs and the API key (docs/contract.md#postbacks):
+    publishers' receivers compute the same, so it cannot change."""
     joined = "&".join(f"{name}={value}" for name, value in sorted(pairs, key=lambda p: p[0]))
-    return hashlib.sha1(f"{joined}&{api_key}".encode()).hexdigest()  # noqa: S324 (the spec's hash)
+    return hashlib.sha1(f"{joined}&{api_key}".encode()).hexdigest()  # noqa: S324 (the documented hash)

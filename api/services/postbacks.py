@@ -1,4 +1,4 @@
-"""Postbacks (SERVICE.md 9), end to end: this module owns the outbox. `enqueue` writes a
+"""Postbacks (docs/contract.md#postbacks), end to end: this module owns the outbox. `enqueue` writes a
 conversion's postback row (in the conversion's transaction), `values_for`/`sample_values`
 give the macro values of a real or a made-up conversion, and the dispatcher claims due
 postbacks with a lease, sends them, keeps every attempt (and whether it was sent), and

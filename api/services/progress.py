@@ -1,5 +1,5 @@
 """Players' progress on missions: evaluation at ingestion, replay on late linking,
-and conversions (SERVICE.md 5).
+and conversions (docs/contract.md#progress-and-conversions).
 
 Runs inside the ingestion transaction. Progress rows are locked (FOR UPDATE on
 PostgreSQL; SQLite has one writer) so parallel requests never evaluate the same

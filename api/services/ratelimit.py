@@ -1,7 +1,7 @@
 """Per-credential rate limiting of ingestion (a token bucket per client id, per process).
 
 A client over its rate gets 429 `rate_limited` with `Retry-After` of at most 60 s: a client
-that waited longer would resend a timestamp outside the signature window (SERVICE.md 11).
+that waited longer would resend a timestamp outside the signature window (docs/contract.md#limits).
 With several API processes each keeps its own buckets, so the effective limit is
 N × the configured rate.
 """

@@ -1,4 +1,4 @@
-"""Tracking links (SERVICE.md 6): record the click, start the progress, redirect."""
+"""Tracking links (docs/contract.md#tracking-links): record the click, start the progress, redirect."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /v2/platform-users/lookup (SERVICE.md 7)."""
+"""POST /v2/platform-users/lookup (docs/contract.md#lookup)."""
 
 from __future__ import annotations
 

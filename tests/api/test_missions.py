@@ -1,4 +1,4 @@
-"""Missions end to end: click → identifiers → events → conversion (SERVICE.md 5)."""
+"""Missions end to end: click → identifiers → events → conversion (docs/contract.md#progress-and-conversions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /offerwall/offers (SERVICE.md 8): envelope, fields, pagination, access."""
+"""GET /offerwall/offers (docs/contract.md#offers-listing): envelope, fields, pagination, access."""
 
 from __future__ import annotations
 

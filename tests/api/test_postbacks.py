@@ -1,4 +1,4 @@
-"""Postback delivery against a real local HTTP receiver (SERVICE.md 9)."""
+"""Postback delivery against a real local HTTP receiver (docs/contract.md#postbacks)."""
 
 from __future__ import annotations
 

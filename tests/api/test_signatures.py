@@ -1,4 +1,4 @@
-"""Signed requests (SERVICE.md 2): every way a signature can be right or wrong."""
+"""Signed requests (docs/contract.md#signed-requests): every way a signature can be right or wrong."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one signed-caller check, the same on every signed route (SERVICE.md 2, 3).
+"""The one signed-caller check, the same on every signed route (docs/contract.md#signed-requests, docs/contract.md#errors).
 
 Each behaviour is asserted on `POST /v2/custom-events` and `POST /v2/platform-users/lookup`:
 both answer through `signing.authenticate`, so they must answer alike.

@@ -1,4 +1,4 @@
-"""Tracking links (SERVICE.md 6): refusals, the click record, the redirect."""
+"""Tracking links (docs/contract.md#tracking-links): refusals, the click record, the redirect."""
 
 from __future__ import annotations
 

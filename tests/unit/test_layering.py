@@ -1,4 +1,4 @@
-"""api/core, api/services and models import no web framework (STYLE.md); the API
+"""api/core, api/services and models import no web framework (docs/architecture.md#layout); the API
 imports nothing of the portal that mounts it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Item validation rules (SERVICE.md 4), without a database."""
+"""Item validation rules (docs/contract.md#custom-events), without a database."""
 
 from __future__ import annotations
 
