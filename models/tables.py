@@ -47,3 +47,19 @@ postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)
 quest = _table(Quest)
 signed_request = _table(SignedRequest)
+
+# A progress row's state, as the tracking link inserts it and the engine reads it back.
+PROGRESS_STATE = (
+    "mission_id",
+    "platform_user_id",
+    "quest_id",
+    "offerwall_id",
+    "click_id",
+    "status",
+    "started_at",
+    "expires_at",
+    "count",
+    "run",
+    "total",
+    "completions",
+)

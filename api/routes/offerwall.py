@@ -13,17 +13,20 @@ from api.services.offer_listing import approved_offerwall, list_offers, parse_pa
 
 router = APIRouter(tags=["offerwall"])
 
+# The OpenAPI description; the rules themselves are in docs/contract.md#offers-listing.
+OFFERS_DESCRIPTION = (
+    "Standalone missions and quests, newest first; `total` counts both and a page cuts "
+    "across the combined list. Only active, unexpired, uncapped offers. `payout` is in the "
+    "offerwall's currency; `trackingLink` carries its owid. `limit` defaults to 20 and is "
+    "clamped to 100 (the envelope reports the value used); `offset` defaults to 0 and is "
+    "at most 2147483647. A negative, non-integer or larger value is 400 `invalid_parameter`."
+)
+
 
 @router.get(
     "/offerwall/offers",
     summary="List offers (missions and quests)",
-    description=(
-        "Standalone missions and quests, newest first; `total` counts both and a page cuts "
-        "across the combined list. Only active, unexpired, uncapped offers. `payout` is in the "
-        "offerwall's currency; `trackingLink` carries its owid. `limit` defaults to 20 and is "
-        "clamped to 100 (the envelope reports the value used); `offset` defaults to 0 and is "
-        "at most 2147483647. A negative, non-integer or larger value is 400 `invalid_parameter`."
-    ),
+    description=OFFERS_DESCRIPTION,
     responses=error_responses(400, 401, 403),
 )
 async def offers(

@@ -77,26 +77,6 @@ class ParsedBatch:
     error: ApiError | None = None
 
 
-def ingest_custom_events(
-    *,
-    engine: Engine,
-    box: SecretBox,
-    settings: Settings,
-    request: SignedMessage,
-    idempotency_key: str | None = None,
-) -> Outcome:
-    """Authenticate, validate and store one signed batch; return the answer to send."""
-    parsed = parse_batch(body=request.body, settings=settings)
-    return store_batch(
-        engine=engine,
-        box=box,
-        settings=settings,
-        request=request,
-        parsed=parsed,
-        idempotency_key=idempotency_key,
-    )
-
-
 def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
     """Step 1, CPU only (the API runs it on the event loop): parse and validate.
 

@@ -29,6 +29,7 @@ from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
 from models import ProgressStatus
 from models.schemas import EventIn
+from models.tables import PROGRESS_STATE
 from models.tables import conversion as _conversion
 from models.tables import event as _event
 from models.tables import game_user as _game_user
@@ -36,21 +37,7 @@ from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.types import new_uuid
 
-_PROGRESS_COLUMNS = (
-    "id",
-    "mission_id",
-    "platform_user_id",
-    "quest_id",
-    "offerwall_id",
-    "click_id",
-    "status",
-    "started_at",
-    "expires_at",
-    "count",
-    "run",
-    "total",
-    "completions",
-)
+_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE)
 
 
 # Built once (every batch with a mission event runs it). Locks the progress rows only.

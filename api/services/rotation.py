@@ -63,15 +63,15 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
 
 @dataclass(frozen=True)
 class _SealedKind:
-    """A kind of sealed secret: its table, the column it is bound to (the row's identity),
-    its sealed and digest columns, and how to open and seal it."""
+    """A kind of sealed secret: its table, the column it is bound to (the row's identity,
+    also the keyword its open and seal functions take), its sealed and digest columns."""
 
     table: sa.Table
     bound_to: str
     sealed: str
     digest: str
-    open: Callable[[SecretBox, str, str], str]
-    seal: Callable[[SecretBox, str, str], str]
+    open: Callable[..., str]
+    seal: Callable[..., str]
 
 
 _CLIENT_SECRETS = _SealedKind(
@@ -79,16 +79,11 @@ _CLIENT_SECRETS = _SealedKind(
     "client_id",
     "secret_sealed",
     "secret_digest",
-    open=lambda box, sealed, client_id: open_client_secret(box, sealed, client_id=client_id),
-    seal=lambda box, secret, client_id: seal_client_secret(box, secret, client_id=client_id),
+    open_client_secret,
+    seal_client_secret,
 )
 _API_KEYS = _SealedKind(
-    _offerwall,
-    "owid",
-    "api_key_sealed",
-    "api_key_digest",
-    open=lambda box, sealed, owid: open_api_key(box, sealed, owid=owid),
-    seal=lambda box, key, owid: seal_api_key(box, key, owid=owid),
+    _offerwall, "owid", "api_key_sealed", "api_key_digest", open_api_key, seal_api_key
 )
 
 
@@ -102,10 +97,11 @@ def _rotate_sealed(conn: Connection, box: SecretBox, kind: _SealedKind) -> tuple
         )
     ).all()
     for row_id, bound_to, sealed, stored_digest in rows:
-        secret = kind.open(box, sealed, bound_to)
+        binding = {kind.bound_to: bound_to}
+        secret = kind.open(box, sealed, **binding)
         changes: dict[str, Any] = {}
         if box.needs_reseal(sealed):
-            changes[kind.sealed] = kind.seal(box, secret, bound_to)
+            changes[kind.sealed] = kind.seal(box, secret, **binding)
             resealed += 1
         if (digest := box.digest(secret)) != stored_digest:
             changes[kind.digest] = digest

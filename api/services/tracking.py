@@ -20,6 +20,7 @@ from models import (
     OfferwallStatus,
     ProgressStatus,
 )
+from models.tables import PROGRESS_STATE
 from models.tables import click as _click
 from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
@@ -121,21 +122,7 @@ _START_PROGRESS = DriverStatement(
         .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
         .returning(_progress.c.id)
     ),
-    column_keys=(
-        "mission_id",
-        "platform_user_id",
-        "quest_id",
-        "offerwall_id",
-        "click_id",
-        "status",
-        "started_at",
-        "expires_at",
-        "count",
-        "run",
-        "total",
-        "completions",
-        "updated_at",
-    ),
+    column_keys=(*PROGRESS_STATE, "updated_at"),
 )
 _QUEST_MISSIONS = (
     sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)

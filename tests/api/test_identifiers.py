@@ -9,7 +9,7 @@ from sqlmodel import func, select
 
 from api.core.db import new_session
 from api.services.identifiers import identifiers_of
-from api.services.ingestion import ingest_custom_events
+from api.services.ingestion import parse_batch, store_batch
 from api.services.signing import SignedMessage
 from models import GameUser, GameUserIdentifier
 from tests.factories import SignedClient, iso_now, make_platform_user, now_ms
@@ -145,7 +145,10 @@ def test_ten_parallel_requests_for_one_new_user_leave_one_consistent_user(
         signed = SignedMessage(
             headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
         )
-        outcome = ingest_custom_events(engine=engine, box=box, settings=settings, request=signed)
+        parsed = parse_batch(body=body, settings=settings)
+        outcome = store_batch(
+            engine=engine, box=box, settings=settings, request=signed, parsed=parsed
+        )
         results.append(outcome.status)
 
     threads = [threading.Thread(target=send, args=pair) for pair in bodies]

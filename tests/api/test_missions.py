@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from api.core.db import new_session, write_session
 from api.services import offers
-from api.services.ingestion import ingest_custom_events
+from api.services.ingestion import parse_batch, store_batch
 from api.services.signing import SignedMessage
 from models import Conversion, Mission, Progress, Quest
 from tests.api.tracking_helpers import click, platform_id
@@ -244,9 +244,11 @@ def test_cap_holds_under_parallel_completions(client, game, wall, engine, box, s
 
     def send(request: SignedMessage) -> None:
         barrier.wait()
-        statuses.append(
-            ingest_custom_events(engine=engine, box=box, settings=settings, request=request).status
+        parsed = parse_batch(body=request.body, settings=settings)
+        outcome = store_batch(
+            engine=engine, box=box, settings=settings, request=request, parsed=parsed
         )
+        statuses.append(outcome.status)
 
     threads = [threading.Thread(target=send, args=(r,)) for r in requests]
     for t in threads:
