@@ -64,7 +64,6 @@ class _Batch:
     identifiers: list[tuple[int, IdentifierIn]] = field(default_factory=list)
     events: list[tuple[int, EventIn]] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)
-    submitted: int = 0
 
 
 @dataclass
@@ -173,7 +172,6 @@ def _validate_items(envelope: dict[str, Any]) -> _Batch:
         ("identifier", envelope["identifiers"], IdentifierIn, batch.identifiers),
         ("event", envelope["events"], EventIn, batch.events),
     ):
-        batch.submitted += len(items)
         for index, raw in enumerate(items):
             parsed, problem = _validate_one(model, raw)
             if problem is None:
