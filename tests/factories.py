@@ -6,6 +6,7 @@ import json
 import time
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import Engine
@@ -14,12 +15,26 @@ from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.services import games
 from api.services.games import IssuedCredential
-from models import PlatformUser, PlatformUserIdentifier
+from models import Offerwall, PlatformUser, PlatformUserIdentifier
+from models.tables import conversion as _conversion
+from models.tables import postback as _postback
+from models.tables import progress as _progress
+from models.types import new_uuid, utcnow
 
 
-def make_game(engine: Engine, box: SecretBox, name: str = "Arena") -> IssuedCredential:
+def make_game(
+    engine: Engine, box: SecretBox, name: str = "Arena", *, studio_id: str | None = None
+) -> IssuedCredential:
     with write_session(engine) as session:
-        return games.create_game(session=session, box=box, name=name)
+        return games.create_game(session=session, box=box, name=name, studio_id=studio_id)
+
+
+def make_studio(engine: Engine, name: str = "Studio A") -> str:
+    """A studio; returns its id."""
+    from api.services import studios
+
+    with write_session(engine) as session:
+        return studios.create_studio(session=session, name=name).id
 
 
 def make_platform_user(engine: Engine, **verified: str) -> str:
@@ -158,6 +173,62 @@ def make_quest(engine: Engine, game_id: str, missions: list[dict[str, Any]], **o
         return offers.save_quest(
             session=session, game_id=game_id, data=QuestIn.model_validate(data)
         )
+
+
+def make_conversion(
+    engine: Engine,
+    *,
+    mission_id: str,
+    offerwall: Offerwall,
+    uid: str = "pub-p1",
+    ip: str = "203.0.113.7",
+    payout_micros: int = 1_500_000,
+) -> int:
+    """A click on a mission through the offerwall and its conversion, queued through
+    `postbacks.enqueue` in the conversion's transaction as the ingestion does; returns the
+    postback id."""
+    from api.services import postbacks
+    from api.services.tracking import ClickIn, record_click
+
+    click = ClickIn(
+        kind="mission",
+        offer_id=mission_id,
+        owid=offerwall.owid,
+        uid=uid,
+        clickid="ck-9",
+        subs=("s1", None, None),
+        ip=ip,
+        user_agent="test",
+    )
+    tracked = record_click(engine=engine, click=click, countries=FixedCountries())
+    now = utcnow()
+    with write_session(engine) as session:
+        progress = session.execute(
+            sa.select(_progress).where(
+                _progress.c.mission_id == mission_id,
+                _progress.c.platform_user_id == tracked.platform_user_id,
+            )
+        ).one()
+        conversion_id = session.execute(
+            _conversion.insert()
+            .values(
+                transaction_id=new_uuid(),
+                progress_id=progress.id,
+                sequence=1,
+                mission_id=mission_id,
+                quest_id=None,
+                platform_user_id=progress.platform_user_id,
+                offerwall_id=offerwall.id,
+                click_id=progress.click_id,
+                payout_micros=payout_micros,
+                created_at=now,
+            )
+            .returning(_conversion.c.id)
+        ).scalar_one()
+        postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=offerwall.id, now=now)
+        return session.execute(
+            sa.select(_postback.c.id).where(_postback.c.conversion_id == conversion_id)
+        ).scalar_one()
 
 
 class FixedCountries:

@@ -19,14 +19,11 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.services import offerwalls, postbacks, publishers
 from api.services.postback_url import MACROS, PostbackValues
-from api.services.tracking import ClickIn, record_click
 from models import Offerwall, PostbackStatus
-from models.tables import conversion as _conversion
 from models.tables import postback as _postback
 from models.tables import postback_attempt as _attempt
-from models.tables import progress as _progress
-from models.types import new_uuid, utcnow
-from tests.factories import FixedCountries, make_game, make_mission, make_offerwall
+from models.types import utcnow
+from tests.factories import make_conversion, make_game, make_mission, make_offerwall
 from tests.receiver import running_receiver
 
 # Every macro, each in a parameter of its own, so the rendered query shows which are filled.
@@ -45,43 +42,9 @@ def _offerwall_with_url(engine: Engine, box: SecretBox, url: str | None) -> Offe
 
 
 def _convert(engine: Engine, box: SecretBox, wall: Offerwall) -> int:
-    """A click on a mission and its conversion, queued through `postbacks.enqueue` in the
-    conversion's transaction as the ingestion does; returns the postback id."""
-    game = make_game(engine, box)
-    mission = make_mission(engine, game.game_id)
-    click = ClickIn(
-        kind="mission",
-        offer_id=mission.id,
-        owid=wall.owid,
-        uid="pub-p1",
-        clickid="ck-9",
-        subs=("s1", None, None),
-        ip="203.0.113.7",
-        user_agent="test",
-    )
-    record_click(engine=engine, click=click, countries=FixedCountries())
-    now = utcnow()
-    with write_session(engine) as session:
-        progress = session.execute(sa.select(_progress)).one()
-        conversion_id = session.execute(
-            _conversion.insert()
-            .values(
-                transaction_id=new_uuid(),
-                progress_id=progress.id,
-                sequence=1,
-                mission_id=mission.id,
-                quest_id=None,
-                platform_user_id=progress.platform_user_id,
-                offerwall_id=wall.id,
-                click_id=progress.click_id,
-                payout_micros=1_500_000,
-                created_at=now,
-            )
-            .returning(_conversion.c.id)
-        ).scalar_one()
-        postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=wall.id, now=now)
-    with new_session(engine) as session:
-        return session.execute(sa.select(_postback.c.id)).scalar_one()
+    """A conversion of a new game's mission through the offerwall; its postback id."""
+    mission = make_mission(engine, make_game(engine, box).game_id)
+    return make_conversion(engine, mission_id=mission.id, offerwall=wall)
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
