@@ -175,6 +175,32 @@ def make_quest(engine: Engine, game_id: str, missions: list[dict[str, Any]], **o
         )
 
 
+def make_click(
+    engine: Engine,
+    *,
+    offer_id: str,
+    offerwall: Offerwall,
+    kind: str = "mission",
+    uid: str = "pub-p1",
+    ip: str = "203.0.113.7",
+):
+    """A click on a tracking link, recorded by the tracking service (it starts the offer);
+    203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`)."""
+    from api.services.tracking import ClickIn, record_click
+
+    click = ClickIn(
+        kind=kind,
+        offer_id=offer_id,
+        owid=offerwall.owid,
+        uid=uid,
+        clickid="ck-9",
+        subs=("s1", None, None),
+        ip=ip,
+        user_agent="test",
+    )
+    return record_click(engine=engine, click=click, countries=FixedCountries())
+
+
 def make_conversion(
     engine: Engine,
     *,
@@ -188,19 +214,8 @@ def make_conversion(
     `postbacks.enqueue` in the conversion's transaction as the ingestion does; returns the
     postback id."""
     from api.services import postbacks
-    from api.services.tracking import ClickIn, record_click
 
-    click = ClickIn(
-        kind="mission",
-        offer_id=mission_id,
-        owid=offerwall.owid,
-        uid=uid,
-        clickid="ck-9",
-        subs=("s1", None, None),
-        ip=ip,
-        user_agent="test",
-    )
-    tracked = record_click(engine=engine, click=click, countries=FixedCountries())
+    tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, uid=uid, ip=ip)
     now = utcnow()
     with write_session(engine) as session:
         progress = session.execute(
