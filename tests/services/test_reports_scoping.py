@@ -175,3 +175,11 @@ def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     assert "Wall one" in text and "Wall two" not in text
     assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50"
 
+
+def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(
+    engine, tenants
+):
+    designer_a = _account(Role.DESIGNER, studio_id=tenants.studio_a)
+    report = _report(engine, designer_a, "offerwall", offerwall_id=tenants.wall_2.id)
+    assert {row.key for row in report.rows} == {tenants.wall_2.id}
+    assert _totals(report) == (1, 1, 0, "$0.00")
