@@ -14,8 +14,9 @@ from sqlalchemy import Engine
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.services import games
+from api.services.access import Account
 from api.services.games import IssuedCredential
-from models import Offerwall, PlatformUser, PlatformUserIdentifier
+from models import Offerwall, PlatformUser, PlatformUserIdentifier, Role
 from models.tables import conversion as _conversion
 from models.tables import postback as _postback
 from models.tables import progress as _progress
@@ -27,6 +28,34 @@ def make_game(
 ) -> IssuedCredential:
     with write_session(engine) as session:
         return games.create_game(session=session, box=box, name=name, studio_id=studio_id)
+
+
+PASSWORD = "correct horse battery"  # passes the password rules
+
+
+def make_user(
+    engine: Engine, email: str = "owner@example.com", *, role: Role = Role.STAFF, **fields: Any
+) -> str:
+    """A portal account (staff by default) with `PASSWORD`; returns its email."""
+    from api.services import accounts
+
+    with write_session(engine) as session:
+        accounts.create_user(session=session, email=email, password=PASSWORD, role=role, **fields)
+    return email
+
+
+def make_account(
+    role: Role, *, studio_id: str | None = None, offerwall_id: str | None = None
+) -> Account:
+    """The signed-in account a service receives from the portal, without signing in."""
+    return Account(
+        id="account",
+        email=f"{role}@example.com",
+        name="",
+        role=role,
+        studio_id=studio_id,
+        offerwall_id=offerwall_id,
+    )
 
 
 def make_studio(engine: Engine, name: str = "Studio A") -> str:
@@ -130,6 +159,22 @@ def make_offerwall(
         if currency:
             offerwalls.set_currency(session=session, offerwall=wall, **currency)
         return wall, key
+
+
+def make_paying_offerwall(
+    engine: Engine, box: SecretBox, *, name: str = "GemWall", postback_url: str | None = None
+) -> Offerwall:
+    """An approved offerwall paying 100 Gems per USD (no decimals) with a postback URL."""
+    from api.services import offerwalls
+
+    wall, _ = make_offerwall(engine, box, name=name)
+    with write_session(engine) as session:
+        ow = offerwalls.get_offerwall(session=session, ref=wall.id)
+        offerwalls.set_currency(
+            session=session, offerwall=ow, name="Gems", code="GEM", exchange_rate=100, decimals=0
+        )
+        offerwalls.set_postback_url(session=session, offerwall=ow, url=postback_url)
+        return ow
 
 
 def mission_data(**overrides: Any) -> dict[str, Any]:

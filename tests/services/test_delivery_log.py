@@ -13,11 +13,11 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session, write_session
-from api.services import offerwalls, postbacks, publishers
+from api.core.db import new_session
+from api.services import postbacks, publishers
 from api.services.offerwalls import OfferwallError
 from models import Offerwall
-from tests.factories import make_conversion, make_game, make_mission, make_offerwall
+from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.receiver import running_receiver
 
 
@@ -29,17 +29,6 @@ def private_ok(settings: Settings) -> Settings:
 @pytest.fixture
 def mission_id(engine: Engine, box: SecretBox) -> str:
     return make_mission(engine, make_game(engine, box).game_id).id
-
-
-def _wall(engine: Engine, box: SecretBox, name: str, url: str | None) -> Offerwall:
-    wall, _ = make_offerwall(engine, box, name=name)
-    with write_session(engine) as session:
-        ow = offerwalls.get_offerwall(session=session, ref=wall.id)
-        offerwalls.set_currency(
-            session=session, offerwall=ow, name="Gems", code="GEM", exchange_rate=100, decimals=0
-        )
-        offerwalls.set_postback_url(session=session, offerwall=ow, url=url)
-        return ow
 
 
 PLAYERS = itertools.count()
@@ -70,7 +59,9 @@ def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_ans
 ):
     with running_receiver() as receiver:
         receiver.statuses = [500]  # the first postback sent is retried later
-        wall = _wall(engine, box, "Wall one", receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         ids = _convert(engine, mission_id, wall, 2)
         _deliver(engine, box, private_ok)
     log = _log(engine, wall)
@@ -86,7 +77,9 @@ def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_ans
 
 def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, private_ok):
     with running_receiver() as receiver:
-        wall = _wall(engine, box, "Wall one", receiver.url + "/pb")
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb"
+        )
         _convert(engine, mission_id, wall, 2)
         _deliver(engine, box, private_ok)
     _convert(engine, mission_id, wall, 1)  # queued after the delivery: still pending
@@ -101,7 +94,7 @@ def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, priva
 
 
 def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, box, mission_id):
-    wall = _wall(engine, box, "Wall one", None)
+    wall = make_paying_offerwall(engine, box, name="Wall one")
     ids = sorted(_convert(engine, mission_id, wall, publishers.PAGE_SIZE + 3), reverse=True)
     first, second = _log(engine, wall, page=1), _log(engine, wall, page=2)
     assert [row.id for row in first.rows] == ids[:20]
@@ -113,8 +106,8 @@ def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, b
 
 
 def test_another_offerwalls_postbacks_never_appear_or_open(engine, box, mission_id):
-    mine = _wall(engine, box, "Mine", None)
-    theirs = _wall(engine, box, "Theirs", None)
+    mine = make_paying_offerwall(engine, box, name="Mine")
+    theirs = make_paying_offerwall(engine, box, name="Theirs")
     my_ids = _convert(engine, mission_id, mine, 2)
     [their_id] = _convert(engine, mission_id, theirs, 1)
     assert sorted(row.id for row in _log(engine, mine).rows) == sorted(my_ids)
@@ -134,12 +127,14 @@ def test_attempts_list_every_try_in_order_and_whether_it_was_sent(
 ):
     with running_receiver() as receiver:
         receiver.statuses = [503]
-        wall = _wall(engine, box, "Wall one", receiver.url + "/pb")
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb"
+        )
         [postback_id] = _convert(engine, mission_id, wall, 1)
         _deliver(engine, box, private_ok)
         postbacks.resend(engine, postback_id)
         _deliver(engine, box, private_ok)
-    unsent = _wall(engine, box, "No URL", None)
+    unsent = make_paying_offerwall(engine, box, name="No URL")
     [unsent_id] = _convert(engine, mission_id, unsent, 1)
     _deliver(engine, box, private_ok)
     with new_session(engine) as session:

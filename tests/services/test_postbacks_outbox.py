@@ -16,29 +16,18 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session, write_session
-from api.services import offerwalls, postbacks, publishers
+from api.core.db import new_session
+from api.services import postbacks, publishers
 from api.services.postback_url import MACROS, PostbackValues
 from models import Offerwall, PostbackStatus
 from models.tables import postback as _postback
 from models.tables import postback_attempt as _attempt
 from models.types import utcnow
-from tests.factories import make_conversion, make_game, make_mission, make_offerwall
+from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.receiver import running_receiver
 
 # Every macro, each in a parameter of its own, so the rendered query shows which are filled.
 EVERY_MACRO = "/pb?" + "&".join(f"{name}={{{name}}}" for name in MACROS)
-
-
-def _offerwall_with_url(engine: Engine, box: SecretBox, url: str | None) -> Offerwall:
-    wall, _ = make_offerwall(engine, box, name="GemWall")
-    with write_session(engine) as session:
-        ow = offerwalls.get_offerwall(session=session, ref=wall.id)
-        offerwalls.set_currency(
-            session=session, offerwall=ow, name="Gems", code="GEM", exchange_rate=100, decimals=0
-        )
-        offerwalls.set_postback_url(session=session, offerwall=ow, url=url)
-        return ow
 
 
 def _convert(engine: Engine, box: SecretBox, wall: Offerwall) -> int:
@@ -68,7 +57,7 @@ def private_ok(settings: Settings) -> Settings:
 
 
 def test_enqueue_writes_a_pending_postback_due_now(engine, box):
-    wall = _offerwall_with_url(engine, box, "https://pub.example/pb")
+    wall = make_paying_offerwall(engine, box, postback_url="https://pub.example/pb")
     postback_id = _convert(engine, box, wall)
     with new_session(engine) as session:
         row = session.execute(sa.select(_postback).where(_postback.c.id == postback_id)).one()
@@ -94,7 +83,7 @@ def test_the_value_object_lists_every_documented_macro():
 
 def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, private_ok):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + EVERY_MACRO)
+        wall = make_paying_offerwall(engine, box, postback_url=receiver.url + EVERY_MACRO)
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
         with new_session(engine) as session:
@@ -122,7 +111,9 @@ def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, privat
 
 def test_a_delivered_attempt_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
     [attempt] = _attempts(engine)
@@ -132,7 +123,9 @@ def test_a_delivered_attempt_is_sent(engine, box, private_ok):
 def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
         receiver.statuses = [500]
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
     [attempt] = _attempts(engine)
@@ -143,7 +136,9 @@ def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
 def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
     with running_receiver() as receiver:
         # Loopback, with private addresses not allowed: refused before any request.
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         _convert(engine, box, wall)
         _deliver(engine, box, settings)
     assert receiver.requests == []
@@ -153,7 +148,7 @@ def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
 
 
 def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings):
-    wall = _offerwall_with_url(engine, box, None)
+    wall = make_paying_offerwall(engine, box)
     _convert(engine, box, wall)
     _deliver(engine, box, settings)
     [attempt] = _attempts(engine)
@@ -162,7 +157,9 @@ def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings)
 
 def test_the_delivery_log_and_the_test_postback_say_whether_it_was_sent(engine, box, settings):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         postback_id = _convert(engine, box, wall)
         _deliver(engine, box, settings)  # refused: loopback is not allowed here
         with new_session(engine) as session:

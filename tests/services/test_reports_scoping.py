@@ -16,6 +16,7 @@ from api.services import reports
 from api.services.access import Account
 from models import Offerwall, Role
 from tests.factories import (
+    make_account,
     make_click,
     make_conversion,
     make_game,
@@ -73,17 +74,6 @@ def tenants(engine: Engine, box: SecretBox) -> Tenants:
     return Tenants(studio_a, studio_b, mission_a, quest_a, mission_b, wall_1, wall_2)
 
 
-def _account(role: Role, *, studio_id: str | None = None, offerwall_id: str | None = None):
-    return Account(
-        id="acct",
-        email=f"{role}@example.com",
-        name="",
-        role=role,
-        studio_id=studio_id,
-        offerwall_id=offerwall_id,
-    )
-
-
 def _report(engine: Engine, account: Account, dimension: str, **kwargs) -> reports.Report:
     with new_session(engine) as session:
         return reports.build_report(
@@ -103,7 +93,7 @@ def _totals(report: reports.Report) -> tuple[int, int, int, str]:
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_a_designer_of_studio_b_sees_nothing_of_studio_a(engine, tenants, dimension):
-    designer_b = _account(Role.DESIGNER, studio_id=tenants.studio_b)
+    designer_b = make_account(Role.DESIGNER, studio_id=tenants.studio_b)
     report = _report(engine, designer_b, dimension)
     assert _totals(report) == (1, 1, 1, "$4.00")
     keys = {row.key for row in report.rows}
@@ -118,7 +108,7 @@ def test_a_designer_of_studio_b_sees_nothing_of_studio_a(engine, tenants, dimens
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_a_designer_of_studio_a_sees_its_missions_and_quests(engine, tenants, dimension):
-    designer_a = _account(Role.DESIGNER, studio_id=tenants.studio_a)
+    designer_a = make_account(Role.DESIGNER, studio_id=tenants.studio_a)
     report = _report(engine, designer_a, dimension)
     assert _totals(report) == (4, 4, 1, "$1.50")
     if dimension == "offer":
@@ -127,14 +117,14 @@ def test_a_designer_of_studio_a_sees_its_missions_and_quests(engine, tenants, di
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_a_designer_of_a_studio_without_games_sees_an_empty_report(engine, tenants, dimension):
-    newcomer = _account(Role.DESIGNER, studio_id=make_studio(engine, "Studio C"))
+    newcomer = make_account(Role.DESIGNER, studio_id=make_studio(engine, "Studio C"))
     report = _report(engine, newcomer, dimension)
     assert report.rows == [] and _totals(report) == (0, 0, 0, "$0.00")
 
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_a_publisher_sees_only_their_offerwalls_traffic(engine, tenants, dimension):
-    publisher = _account(Role.PUBLISHER, offerwall_id=tenants.wall_2.id)
+    publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_2.id)
     report = _report(engine, publisher, dimension)
     assert _totals(report) == (2, 2, 1, "$4.00")
     keys = {row.key for row in report.rows}
@@ -145,13 +135,13 @@ def test_a_publisher_sees_only_their_offerwalls_traffic(engine, tenants, dimensi
 
 
 def test_a_publisher_naming_another_offerwall_still_gets_their_own(engine, tenants):
-    publisher = _account(Role.PUBLISHER, offerwall_id=tenants.wall_2.id)
+    publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_2.id)
     report = _report(engine, publisher, "offerwall", offerwall_id=tenants.wall_1.id)
     assert {row.key for row in report.rows} == {tenants.wall_2.id}
 
 
 def test_staff_see_every_tenant_and_may_narrow_to_one_offerwall(engine, tenants):
-    staff = _account(Role.STAFF)
+    staff = make_account(Role.STAFF)
     assert _totals(_report(engine, staff, "offerwall")) == (5, 5, 2, "$5.50")
     narrowed = _report(engine, staff, "offer", offerwall_id=tenants.wall_1.id)
     assert {row.key for row in narrowed.rows} == {tenants.mission_a, tenants.quest_a}
@@ -160,7 +150,7 @@ def test_staff_see_every_tenant_and_may_narrow_to_one_offerwall(engine, tenants)
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
-    designer_b = _account(Role.DESIGNER, studio_id=tenants.studio_b)
+    designer_b = make_account(Role.DESIGNER, studio_id=tenants.studio_b)
     text = reports.to_csv(_report(engine, designer_b, dimension), dimension)
     lines = text.splitlines()
     assert lines[0] == f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd"
@@ -170,7 +160,7 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
 
 
 def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
-    publisher = _account(Role.PUBLISHER, offerwall_id=tenants.wall_1.id)
+    publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_1.id)
     text = reports.to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
     assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50"
@@ -179,7 +169,7 @@ def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
 def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(
     engine, tenants
 ):
-    designer_a = _account(Role.DESIGNER, studio_id=tenants.studio_a)
+    designer_a = make_account(Role.DESIGNER, studio_id=tenants.studio_a)
     report = _report(engine, designer_a, "offerwall", offerwall_id=tenants.wall_2.id)
     assert {row.key for row in report.rows} == {tenants.wall_2.id}
     assert _totals(report) == (1, 1, 0, "$0.00")

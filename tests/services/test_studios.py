@@ -9,12 +9,9 @@ from sqlalchemy import Engine
 
 from api.core.db import new_session, write_session
 from api.services import games, studios
-from api.services.access import Account
 from api.services.accounts import AccountError
 from models import Game, Role, User
-from tests.factories import make_game, make_studio
-
-PASSWORD = "correct horse battery"
+from tests.factories import PASSWORD, make_account, make_game, make_studio
 
 
 def _designer(engine: Engine, studio_id: str, email: str, password: str = PASSWORD) -> User:
@@ -22,12 +19,6 @@ def _designer(engine: Engine, studio_id: str, email: str, password: str = PASSWO
         return studios.add_designer(
             session=session, studio_id=studio_id, email=email, password=password, name=" Dee "
         )
-
-
-def _account(role: Role, studio_id: str | None = None) -> Account:
-    return Account(
-        id="acct", email="a@example.com", name="", role=role, studio_id=studio_id, offerwall_id=None
-    )
 
 
 def _refusal(engine: Engine, make) -> AccountError:
@@ -114,8 +105,10 @@ def test_a_designer_sees_only_their_studios_games_and_staff_see_all(engine, box)
     game_b = make_game(engine, box, "Arena B", studio_id=studio_b).game_id
     loose = make_game(engine, box, "No studio").game_id
     with new_session(engine) as session:
-        for_b = studios.games_for(session=session, account=_account(Role.DESIGNER, studio_b))
-        for_staff = studios.games_for(session=session, account=_account(Role.STAFF))
+        for_b = studios.games_for(
+            session=session, account=make_account(Role.DESIGNER, studio_id=studio_b)
+        )
+        for_staff = studios.games_for(session=session, account=make_account(Role.STAFF))
     assert [(g.id, g.name, g.studio, g.live_credentials) for g in for_b] == [
         (game_b, "Arena B", "Studio B", 1)
     ]
@@ -135,7 +128,9 @@ def test_games_count_only_live_credentials_and_list_every_credential_in_order(en
             session=session, box=box, game_id=first.game_id, revoke_client_id=first.client_id
         )
     with new_session(engine) as session:
-        [row] = studios.games_for(session=session, account=_account(Role.DESIGNER, studio_id))
+        [row] = studios.games_for(
+            session=session, account=make_account(Role.DESIGNER, studio_id=studio_id)
+        )
         game = session.get(Game, first.game_id)
         assert game is not None
         listed = studios.credentials(session=session, game=game)
