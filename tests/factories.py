@@ -16,6 +16,7 @@ from api.core.db import write_session
 from api.services import games
 from api.services.access import Account
 from api.services.games import IssuedCredential
+from api.services.tracking import ClickIn, Tracked, record_click
 from models import Offerwall, PlatformUser, PlatformUserIdentifier, Role
 from models.tables import conversion as _conversion
 from models.tables import postback as _postback
@@ -228,11 +229,9 @@ def make_click(
     kind: str = "mission",
     uid: str = "pub-p1",
     ip: str = "203.0.113.7",
-):
+) -> Tracked:
     """A click on a tracking link, recorded by the tracking service (it starts the offer);
     203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`)."""
-    from api.services.tracking import ClickIn, record_click
-
     click = ClickIn(
         kind=kind,
         offer_id=offer_id,
@@ -251,16 +250,15 @@ def make_conversion(
     *,
     mission_id: str,
     offerwall: Offerwall,
-    uid: str = "pub-p1",
-    ip: str = "203.0.113.7",
     payout_micros: int = 1_500_000,
+    **click: str,
 ) -> int:
-    """A click on a mission through the offerwall and its conversion, queued through
-    `postbacks.enqueue` in the conversion's transaction as the ingestion does; returns the
-    postback id."""
+    """A click on a mission through the offerwall (`click`: its `uid` and `ip`) and its
+    conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
+    ingestion does; returns the postback id."""
     from api.services import postbacks
 
-    tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, uid=uid, ip=ip)
+    tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)
     now = utcnow()
     with write_session(engine) as session:
         progress = session.execute(
