@@ -12,7 +12,7 @@ from httpx import Response
 from sqlalchemy import Engine
 
 from api.core.crypto import SecretBox, signed_headers
-from api.core.db import write_session
+from api.core.db import new_session, write_session
 from api.services import games
 from api.services.access import Account
 from api.services.games import IssuedCredential
@@ -166,16 +166,14 @@ def make_paying_offerwall(
     engine: Engine, box: SecretBox, *, name: str = "GemWall", postback_url: str | None = None
 ) -> Offerwall:
     """An approved offerwall paying 100 Gems per USD (no decimals) with a postback URL."""
-    from api.services import offerwalls
+    from tests.outbox import configure
 
     wall, _ = make_offerwall(engine, box, name=name)
-    with write_session(engine) as session:
-        ow = offerwalls.get_offerwall(session=session, ref=wall.id)
-        offerwalls.set_currency(
-            session=session, offerwall=ow, name="Gems", code="GEM", exchange_rate=100, decimals=0
-        )
-        offerwalls.set_postback_url(session=session, offerwall=ow, url=postback_url)
-        return ow
+    configure(engine, wall.id, postback_url)
+    with new_session(engine) as session:
+        configured = session.get(Offerwall, wall.id)
+        assert configured is not None
+        return configured
 
 
 def mission_data(**overrides: Any) -> dict[str, Any]:

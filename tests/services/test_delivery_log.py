@@ -6,7 +6,6 @@ PostgreSQL, a real local receiver)."""
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import Engine
@@ -18,6 +17,7 @@ from api.services import postbacks, publishers
 from api.services.offerwalls import OfferwallError
 from models import Offerwall
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.outbox import run_once
 from tests.receiver import running_receiver
 
 
@@ -43,10 +43,9 @@ def _convert(engine: Engine, mission_id: str, wall: Offerwall, count: int) -> li
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
-    dispatcher = postbacks.Dispatcher(engine=engine, box=box, settings=settings, threads=2)
-    with ThreadPoolExecutor(2) as pool, postbacks.http_client(settings) as http:
-        while dispatcher.run_once(pool, http):
-            pass
+    """Dispatch until nothing is due."""
+    while run_once(engine, box, settings, threads=2):
+        pass
 
 
 def _log(engine: Engine, wall: Offerwall, **filters) -> publishers.Page:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -17,13 +16,13 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.services import postbacks, publishers
+from api.services import publishers
 from api.services.postback_url import MACROS, PostbackValues
 from models import Offerwall, PostbackStatus
 from models.tables import postback as _postback
-from models.tables import postback_attempt as _attempt
 from models.types import utcnow
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.outbox import attempt_rows, run_once
 from tests.receiver import running_receiver
 
 # Every macro, each in a parameter of its own, so the rendered query shows which are filled.
@@ -37,14 +36,7 @@ def _convert(engine: Engine, box: SecretBox, wall: Offerwall) -> int:
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
-    dispatcher = postbacks.Dispatcher(engine=engine, box=box, settings=settings, threads=2)
-    with ThreadPoolExecutor(2) as pool, postbacks.http_client(settings) as http:
-        assert dispatcher.run_once(pool, http) == 1
-
-
-def _attempts(engine: Engine) -> list[sa.Row]:
-    with new_session(engine) as session:
-        return list(session.execute(sa.select(_attempt).order_by(_attempt.c.id)).all())
+    assert run_once(engine, box, settings, threads=2) == 1
 
 
 def _macro_query(url: str) -> dict[str, str]:
@@ -116,7 +108,7 @@ def test_a_delivered_attempt_is_sent(engine, box, private_ok):
         )
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
-    [attempt] = _attempts(engine)
+    [attempt] = attempt_rows(engine)
     assert attempt.status_code == 200 and attempt.sent is True
 
 
@@ -128,7 +120,7 @@ def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
         )
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
-    [attempt] = _attempts(engine)
+    [attempt] = attempt_rows(engine)
     assert attempt.status_code == 500 and attempt.sent is True
     assert len(receiver.requests) == 1
 
@@ -142,7 +134,7 @@ def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
         _convert(engine, box, wall)
         _deliver(engine, box, settings)
     assert receiver.requests == []
-    [attempt] = _attempts(engine)
+    [attempt] = attempt_rows(engine)
     assert attempt.sent is False and attempt.status_code is None
     assert "not a public address" in attempt.error
 
@@ -151,7 +143,7 @@ def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings)
     wall = make_paying_offerwall(engine, box)
     _convert(engine, box, wall)
     _deliver(engine, box, settings)
-    [attempt] = _attempts(engine)
+    [attempt] = attempt_rows(engine)
     assert attempt.sent is False and attempt.error == "the offerwall has no postback URL"
 
 
