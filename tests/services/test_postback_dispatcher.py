@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import Engine
 from sqlmodel import select
 
 from api.core.db import build_engine, new_session, write_session
@@ -196,35 +199,15 @@ def test_three_dispatchers_deliver_1000_postbacks_exactly_once(
                 ],
             )
         # Three dispatchers, each with its own engine (as separate processes would be).
-        engines = [build_engine(db_url) for _ in range(3)]
-        dispatchers = [
-            postbacks.Dispatcher(
-                engine=e, box=box, settings=pb_settings, threads=8, batch=25, idle_wait=0.05
-            )
-            for e in engines
-        ]
-        threads = [threading.Thread(target=d.run) for d in dispatchers]
-        for t in threads:
-            t.start()
-        import time
-
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with new_session(engine) as session:
-                left = session.execute(
-                    sa.select(sa.func.count())
-                    .select_from(Postback.__table__)
-                    .where(Postback.__table__.c.status != "delivered")
-                ).scalar_one()
-            if left == 0:
-                break
-            time.sleep(0.2)
-        for d in dispatchers:
-            d.stop()
-        for t in threads:
-            t.join(timeout=30)
-        for e in engines:
-            e.dispose()
+        with _engines(db_url, 3) as engines:
+            dispatchers = [
+                postbacks.Dispatcher(
+                    engine=e, box=box, settings=pb_settings, threads=8, batch=25, idle_wait=0.05
+                )
+                for e in engines
+            ]
+            with _running(*dispatchers):
+                _wait_for(lambda: _undelivered(engine) == 0, 120, every=0.2)
     transaction_ids = [dict(q)["tx"] for q in receiver.queries()]
     assert len(transaction_ids) == 1000
     assert len(set(transaction_ids)) == 1000
@@ -277,14 +260,49 @@ def _add_postbacks(engine, offerwall_id: str, count: int, *, due_ago: float) -> 
     return ids
 
 
-def _wait_for(condition, seconds: float) -> bool:
+@contextmanager
+def _running(*dispatchers: postbacks.Dispatcher) -> Iterator[None]:
+    """The dispatchers' loops, each on a thread of its own; stopped and joined on exit."""
+    threads = [threading.Thread(target=d.run) for d in dispatchers]
+    for thread in threads:
+        thread.start()
+    try:
+        yield
+    finally:
+        for dispatcher in dispatchers:
+            dispatcher.stop()
+        for thread in threads:
+            thread.join(timeout=30)
+
+
+@contextmanager
+def _engines(db_url: str, count: int) -> Iterator[list[Engine]]:
+    """Engines of their own, as separate processes would have; disposed on exit."""
+    engines = [build_engine(db_url) for _ in range(count)]
+    try:
+        yield engines
+    finally:
+        for engine in engines:
+            engine.dispose()
+
+
+def _undelivered(engine: Engine) -> int:
+    with new_session(engine) as session:
+        return session.execute(
+            sa.select(sa.func.count())
+            .select_from(Postback.__table__)
+            .where(Postback.__table__.c.status != "delivered")
+        ).scalar_one()
+
+
+def _wait_for(condition, seconds: float, *, every: float = 0.02) -> bool:
     import time
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
             return True
-        time.sleep(0.02)
+        time.sleep(every)
     return condition()
 
 
@@ -310,9 +328,7 @@ def test_a_hanging_offerwall_does_not_hold_back_another_ones_postbacks(
         dispatcher = postbacks.Dispatcher(
             engine=engine, box=box, settings=settings, threads=8, idle_wait=0.05
         )
-        thread = threading.Thread(target=dispatcher.run)
-        thread.start()
-        try:
+        with _running(dispatcher):
             # The fast offerwall's postbacks are delivered and recorded while the hanging
             # receiver still holds its requests: nothing waits for the slowest one.
             assert _wait_for(lambda: _attempt_counts(engine, fast_ids) == [1] * 5, 10)
@@ -322,9 +338,6 @@ def test_a_hanging_offerwall_does_not_hold_back_another_ones_postbacks(
             assert len(hanging.requests) == 4
             # Then every hanging one times out, is recorded, and waits for its retry.
             assert _wait_for(lambda: _attempt_counts(engine, slow_ids) == [1] * 6, 20)
-        finally:
-            dispatcher.stop()
-            thread.join(timeout=30)
     assert len(hanging.requests) == 6
     slow = [p for p in postback_rows(engine) if p.id in slow_ids]
     assert {p.status for p in slow} == {"pending"}
@@ -346,23 +359,15 @@ def test_a_running_requests_lease_is_renewed_so_no_other_dispatcher_sends_it_aga
         receiver.hang_seconds = 1.5
         configure(engine, wall.id, TEMPLATE.replace("{base}", receiver.url))
         _convert(engine, box, wall)
-        engines = [build_engine(db_url) for _ in range(2)]
-        dispatchers = [
-            postbacks.Dispatcher(engine=e, box=box, settings=settings, threads=2, idle_wait=0.05)
-            for e in engines
-        ]
-        threads = [threading.Thread(target=d.run) for d in dispatchers]
-        for t in threads:
-            t.start()
-        try:
-            assert _wait_for(lambda: postback_rows(engine)[0].status == "delivered", 15)
-        finally:
-            for d in dispatchers:
-                d.stop()
-            for t in threads:
-                t.join(timeout=30)
-            for e in engines:
-                e.dispose()
+        with _engines(db_url, 2) as engines:
+            dispatchers = [
+                postbacks.Dispatcher(
+                    engine=e, box=box, settings=settings, threads=2, idle_wait=0.05
+                )
+                for e in engines
+            ]
+            with _running(*dispatchers):
+                assert _wait_for(lambda: postback_rows(engine)[0].status == "delivered", 15)
     assert len(receiver.requests) == 1
     assert postback_rows(engine)[0].attempts == 1 and len(attempt_rows(engine)) == 1
 
@@ -382,14 +387,9 @@ def test_a_stopping_dispatcher_hands_back_the_postbacks_it_has_not_sent(
         dispatcher = postbacks.Dispatcher(
             engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
         )
-        thread = threading.Thread(target=dispatcher.run)
-        thread.start()
-        try:
+        with _running(dispatcher):
             # One lane for the offerwall: the first request runs, the other two are queued.
             assert _wait_for(lambda: len(receiver.requests) == 1, 10)
-        finally:
-            dispatcher.stop()
-            thread.join(timeout=30)
     first, *queued = postback_rows(engine)
     assert first.status == "delivered" and len(receiver.requests) == 1
     # The queued ones go back to the outbox at once, for any dispatcher to take.
@@ -414,13 +414,8 @@ def test_with_few_threads_a_hanging_offerwalls_backlog_still_leaves_room_for_oth
         dispatcher = postbacks.Dispatcher(
             engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
         )
-        thread = threading.Thread(target=dispatcher.run)
-        thread.start()
-        try:
+        with _running(dispatcher):
             assert _wait_for(lambda: _attempt_counts(engine, other_ids) == [1] * 3, 10)
             # Delivered while the hanging offerwall's first requests still run, on 3 threads.
             assert len(hanging.requests) == 3 and len(attempt_rows(engine)) == 3
-        finally:
-            dispatcher.stop()
-            thread.join(timeout=30)
     assert len(other.requests) == 3
