@@ -12,8 +12,7 @@ from sqlmodel import select
 
 from api.core.db import new_session
 from models import Conversion
-from tests.api.test_missions import KILLS, at, start
-from tests.factories import make_mission
+from tests.api.steps import convert
 from tests.outbox import TEMPLATE, attempt_rows, configure, postback_rows, run_once
 from tests.receiver import running_receiver
 
@@ -23,19 +22,12 @@ def pb_settings(api_settings):
     return api_settings.model_copy(update={"postback_allow_private": True})
 
 
-def _convert(client, signed, game, wall, engine) -> None:
-    """Player p1 clicks the offerwall's link to a mission and completes it."""
-    mission = make_mission(engine, game.game_id, **KILLS)
-    start(client, signed, wall, mission.id, "p1")
-    signed.events({"userId": "p1", "event": "GAME_END", "time": at(1), "traits": {"kills": 11}})
-
-
 def test_a_conversion_is_posted_back_with_every_value_and_a_valid_hash(
     client, signed, game, wall, engine, box, pb_settings
 ):
     with running_receiver() as receiver:
         configure(engine, wall[0].id, TEMPLATE.replace("{base}", receiver.url))
-        _convert(client, signed, game, wall, engine)
+        convert(client, signed, game, wall, engine)
         [postback] = postback_rows(engine)
         assert postback.status == "pending" and postback.url is None
         assert run_once(engine, box, pb_settings) == 1
@@ -95,7 +87,7 @@ def test_a_worker_killed_mid_delivery_is_replaced_after_its_lease(
     with running_receiver() as receiver:
         receiver.hang_seconds = 8  # the first delivery is still in flight when its worker dies
         configure(engine, wall[0].id, TEMPLATE.replace("{base}", receiver.url))
-        _convert(client, signed, game, wall, engine)
+        convert(client, signed, game, wall, engine)
         first = worker()
         deadline = time.monotonic() + 30
         while not receiver.requests and time.monotonic() < deadline:
