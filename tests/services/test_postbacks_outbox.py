@@ -39,6 +39,15 @@ def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
     assert run_once(engine, box, settings, threads=2) == 1
 
 
+def _one_attempt(engine: Engine, box: SecretBox, settings: Settings, url: str | None):
+    """A conversion posted back once to the URL template `url`; its one attempt."""
+    wall = make_paying_offerwall(engine, box, postback_url=url)
+    _convert(engine, box, wall)
+    _deliver(engine, box, settings)
+    [attempt] = attempt_rows(engine)
+    return attempt
+
+
 def _macro_query(url: str) -> dict[str, str]:
     return dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
 
@@ -103,24 +112,14 @@ def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, privat
 
 def test_a_delivered_attempt_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
-        wall = make_paying_offerwall(
-            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
-        )
-        _convert(engine, box, wall)
-        _deliver(engine, box, private_ok)
-    [attempt] = attempt_rows(engine)
+        attempt = _one_attempt(engine, box, private_ok, receiver.url + "/pb?tx={transaction_id}")
     assert attempt.status_code == 200 and attempt.sent is True
 
 
 def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
         receiver.statuses = [500]
-        wall = make_paying_offerwall(
-            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
-        )
-        _convert(engine, box, wall)
-        _deliver(engine, box, private_ok)
-    [attempt] = attempt_rows(engine)
+        attempt = _one_attempt(engine, box, private_ok, receiver.url + "/pb?tx={transaction_id}")
     assert attempt.status_code == 500 and attempt.sent is True
     assert len(receiver.requests) == 1
 
@@ -128,22 +127,14 @@ def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
 def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
     with running_receiver() as receiver:
         # Loopback, with private addresses not allowed: refused before any request.
-        wall = make_paying_offerwall(
-            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
-        )
-        _convert(engine, box, wall)
-        _deliver(engine, box, settings)
+        attempt = _one_attempt(engine, box, settings, receiver.url + "/pb?tx={transaction_id}")
     assert receiver.requests == []
-    [attempt] = attempt_rows(engine)
     assert attempt.sent is False and attempt.status_code is None
     assert "not a public address" in attempt.error
 
 
 def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings):
-    wall = make_paying_offerwall(engine, box)
-    _convert(engine, box, wall)
-    _deliver(engine, box, settings)
-    [attempt] = attempt_rows(engine)
+    attempt = _one_attempt(engine, box, settings, None)
     assert attempt.sent is False and attempt.error == "the offerwall has no postback URL"
 
 
