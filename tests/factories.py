@@ -6,20 +6,65 @@ import json
 import time
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import Engine
 
 from api.core.crypto import SecretBox, signed_headers
-from api.core.db import write_session
+from api.core.db import new_session, write_session
 from api.services import games
+from api.services.access import Account
 from api.services.games import IssuedCredential
-from models import PlatformUser, PlatformUserIdentifier
+from api.services.tracking import ClickIn, Tracked, record_click
+from models import Offerwall, PlatformUser, PlatformUserIdentifier, Role
+from models.tables import conversion as _conversion
+from models.tables import postback as _postback
+from models.tables import progress as _progress
+from models.types import new_uuid, utcnow
 
 
-def make_game(engine: Engine, box: SecretBox, name: str = "Arena") -> IssuedCredential:
+def make_game(
+    engine: Engine, box: SecretBox, name: str = "Arena", *, studio_id: str | None = None
+) -> IssuedCredential:
     with write_session(engine) as session:
-        return games.create_game(session=session, box=box, name=name)
+        return games.create_game(session=session, box=box, name=name, studio_id=studio_id)
+
+
+PASSWORD = "correct horse battery"  # passes the password rules
+
+
+def make_user(
+    engine: Engine, email: str = "owner@example.com", *, role: Role = Role.STAFF, **fields: Any
+) -> str:
+    """A portal account (staff by default) with `PASSWORD`; returns its email."""
+    from api.services import accounts
+
+    with write_session(engine) as session:
+        accounts.create_user(session=session, email=email, password=PASSWORD, role=role, **fields)
+    return email
+
+
+def make_account(
+    role: Role, *, studio_id: str | None = None, offerwall_id: str | None = None
+) -> Account:
+    """The signed-in account a service receives from the portal, without signing in."""
+    return Account(
+        id="account",
+        email=f"{role}@example.com",
+        name="",
+        role=role,
+        studio_id=studio_id,
+        offerwall_id=offerwall_id,
+    )
+
+
+def make_studio(engine: Engine, name: str = "Studio A") -> str:
+    """A studio; returns its id."""
+    from api.services import studios
+
+    with write_session(engine) as session:
+        return studios.create_studio(session=session, name=name).id
 
 
 def make_platform_user(engine: Engine, **verified: str) -> str:
@@ -117,6 +162,20 @@ def make_offerwall(
         return wall, key
 
 
+def make_paying_offerwall(
+    engine: Engine, box: SecretBox, *, name: str = "GemWall", postback_url: str | None = None
+) -> Offerwall:
+    """An approved offerwall paying 100 Gems per USD (no decimals) with a postback URL."""
+    from tests.outbox import configure
+
+    wall, _ = make_offerwall(engine, box, name=name)
+    configure(engine, wall.id, postback_url)
+    with new_session(engine) as session:
+        configured = session.get(Offerwall, wall.id)
+        assert configured is not None
+        return configured
+
+
 def mission_data(**overrides: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "title": "Kill 10 players in one game",
@@ -158,6 +217,74 @@ def make_quest(engine: Engine, game_id: str, missions: list[dict[str, Any]], **o
         return offers.save_quest(
             session=session, game_id=game_id, data=QuestIn.model_validate(data)
         )
+
+
+def make_click(
+    engine: Engine,
+    *,
+    offer_id: str,
+    offerwall: Offerwall,
+    kind: str = "mission",
+    uid: str = "pub-p1",
+    ip: str = "203.0.113.7",
+) -> Tracked:
+    """A click on a tracking link, recorded by the tracking service (it starts the offer);
+    203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`)."""
+    click = ClickIn(
+        kind=kind,
+        offer_id=offer_id,
+        owid=offerwall.owid,
+        uid=uid,
+        clickid="ck-9",
+        subs=("s1", None, None),
+        ip=ip,
+        user_agent="test",
+    )
+    return record_click(engine=engine, click=click, countries=FixedCountries())
+
+
+def make_conversion(
+    engine: Engine,
+    *,
+    mission_id: str,
+    offerwall: Offerwall,
+    payout_micros: int = 1_500_000,
+    **click: str,
+) -> int:
+    """A click on a mission through the offerwall (`click`: its `uid` and `ip`) and its
+    conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
+    ingestion does; returns the postback id."""
+    from api.services import postbacks
+
+    tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)
+    now = utcnow()
+    with write_session(engine) as session:
+        progress = session.execute(
+            sa.select(_progress).where(
+                _progress.c.mission_id == mission_id,
+                _progress.c.platform_user_id == tracked.platform_user_id,
+            )
+        ).one()
+        conversion_id = session.execute(
+            _conversion.insert()
+            .values(
+                transaction_id=new_uuid(),
+                progress_id=progress.id,
+                sequence=1,
+                mission_id=mission_id,
+                quest_id=None,
+                platform_user_id=progress.platform_user_id,
+                offerwall_id=offerwall.id,
+                click_id=progress.click_id,
+                payout_micros=payout_micros,
+                created_at=now,
+            )
+            .returning(_conversion.c.id)
+        ).scalar_one()
+        postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=offerwall.id, now=now)
+        return session.execute(
+            sa.select(_postback.c.id).where(_postback.c.conversion_id == conversion_id)
+        ).scalar_one()
 
 
 class FixedCountries:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +24,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def node() -> str:
+    """The Node.js binary `make install` put under .tools, else the one on PATH."""
+    local = ROOT / ".tools" / "node_modules" / ".bin" / "node"
+    found = str(local) if local.exists() else shutil.which("node")
+    assert found, "Node.js is missing: run `make install`"
+    return found
 
 
 def wait_until_up(

@@ -76,8 +76,10 @@ def _scope(account: Account, offerwall_id: str | None) -> tuple[Any, Any]:
         games = sa.select(col(Game.id)).where(col(Game.studio_id) == account.studio_id)
         missions = sa.select(col(Mission.id)).where(col(Mission.game_id).in_(games))
         quests = sa.select(col(Quest.id)).where(col(Quest.game_id).in_(games))
-        click_where = sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests))
-        conv_where = col(Conversion.mission_id).in_(missions)
+        own_clicks = sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests))
+        # Narrows the offerwall filter above rather than replacing it.
+        click_where = sa.and_(click_where, own_clicks)
+        conv_where = sa.and_(conv_where, col(Conversion.mission_id).in_(missions))
     return click_where, conv_where
 
 

@@ -8,7 +8,7 @@ from api.core.db import build_engine, new_session, write_session
 from api.services import offers
 from api.services.catalog import CATALOG
 from models import Conversion
-from tests.api.test_missions import KILLS, at, start
+from tests.api.steps import KILLS, at, start
 from tests.factories import make_mission
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from tests.live import ROOT, live_api
+from tests.live import ROOT, live_api, node
 
 EXAMPLES = ROOT / "docs" / "examples"
 
@@ -29,13 +28,6 @@ def _env(api) -> dict[str, str]:
     }
 
 
-def _node() -> str:
-    local = ROOT / ".tools" / "node_modules" / ".bin" / "node"
-    found = str(local) if local.exists() else shutil.which("node")
-    assert found, "Node.js is missing: run `make install`"
-    return found
-
-
 def test_python_example_sends_a_signed_batch(api):
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / "send_events.py")],
@@ -50,7 +42,7 @@ def test_python_example_sends_a_signed_batch(api):
 
 def test_node_example_sends_a_signed_batch(api):
     result = subprocess.run(
-        [_node(), str(EXAMPLES / "send_events.mjs")],
+        [node(), str(EXAMPLES / "send_events.mjs")],
         env=_env(api),
         capture_output=True,
         text=True,

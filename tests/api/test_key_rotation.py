@@ -20,10 +20,10 @@ from api.services.rotation import rotate_secrets
 from api.services.throttle import IpThrottle
 from models import GameCredential, Offerwall, Role, SignInThrottle
 from tests.api.conftest import PROXY
-from tests.api.test_missions import at
-from tests.api.test_postbacks import _configure, _convert, _postbacks
+from tests.api.steps import at, convert
 from tests.conftest import MASTER_KEY
 from tests.factories import FixedCountries, SignedClient
+from tests.outbox import configure, postback_rows
 
 KEY_B = "the-next-master-key"
 EMAIL, PASSWORD = "staff@rotation.example", "amber-compass-2026"
@@ -44,9 +44,9 @@ def test_rotate_secrets_lets_the_previous_key_go(
 ):
     # Under key A: a credential, an approved offerwall with a postback URL and a pending
     # postback, a portal session and a sign-in failure.
-    _configure(engine, wall, "https://pub.example/pb?tx={transaction_id}&h={hash_key}")
-    _convert(client, signed, game, wall, engine)
-    [postback] = _postbacks(engine)
+    configure(engine, wall[0].id, "https://pub.example/pb?tx={transaction_id}&h={hash_key}")
+    convert(client, signed, game, wall, engine)
+    [postback] = postback_rows(engine)
     token = _staff_session(engine, box)
     verify_master_keys(engine, box)
 

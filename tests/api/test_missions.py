@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlmodel import select
@@ -14,14 +13,9 @@ from api.services import offers
 from api.services.ingestion import parse_batch, store_batch
 from api.services.signing import SignedMessage
 from models import Conversion, Mission, Progress, Quest
+from tests.api.steps import KILLS, at, start
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import SignedClient, make_mission, make_quest, mission_data, now_ms
-
-
-def at(seconds: float) -> str:
-    """A time `seconds` from now, as the API takes it."""
-    moment = datetime.now(UTC) + timedelta(seconds=seconds)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def conversions(engine) -> list[Conversion]:
@@ -34,16 +28,6 @@ def progress_of(engine, mission_id: str) -> list[Progress]:
         return list(session.exec(select(Progress).where(Progress.mission_id == mission_id)))
 
 
-def start(
-    client, signed, wall, offer_id: str, user: str, kind: str = "mission", uid: str | None = None
-) -> str:
-    """The player clicks the tracking link and the game links its user to them."""
-    player = platform_id(click(client, kind, offer_id, wall[0].owid, uid=uid or f"pub-{user}"))
-    assert signed.identifiers({"userId": user, "platformUserId": player}).status_code == 200
-    return player
-
-
-KILLS = mission_data()
 SCORES = mission_data(
     title="Score 1000+ in 3 matches in a row",
     rule={

@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from api.services.postback_url import render
-from tests.api.test_examples import _node
-from tests.live import ROOT, free_port
+from tests.live import ROOT, free_port, node
 
 EXAMPLES = ROOT / "docs" / "examples"
 API_KEY = "qw_ak_receiver-test-key"
@@ -24,7 +23,7 @@ def receiver_url(request):
     port = free_port()
     command = {
         "python": [sys.executable, str(EXAMPLES / "receiver.py")],
-        "node": [_node(), str(EXAMPLES / "receiver.mjs")],
+        "node": [node(), str(EXAMPLES / "receiver.mjs")],
     }[request.param]
     env = {**os.environ, "QUESTWALL_API_KEY": API_KEY, "HASH_PARAM": "h", "PORT": str(port)}
     process = subprocess.Popen(command, env=env)

@@ -180,15 +180,6 @@ def test_rotated_credential_both_live_then_old_revoked(client, game, engine, box
     assert new_client.events(_kill()).status_code == 200
 
 
-def test_a_third_live_credential_is_refused(engine, box, game):
-    import pytest
-
-    with write_session(engine) as session:
-        games.add_credential(session=session, box=box, game_id=game.game_id)
-    with pytest.raises(games.CredentialError), write_session(engine) as session:
-        games.add_credential(session=session, box=box, game_id=game.game_id)
-
-
 def test_game_mismatch_is_403(signed, engine, box):
     from tests.factories import make_game
 

@@ -10,11 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_api
-from api.core.db import new_session, write_session
-from api.core.errors import ApiError
+from api.core.db import write_session
 from api.services import games
-from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedMessage, authenticate
 from tests.factories import FixedCountries, SignedClient, make_game, now_ms
 
 EVENTS, LOOKUP = "/v2/custom-events", "/v2/platform-users/lookup"
@@ -111,63 +108,3 @@ def test_a_stored_batch_is_told_to_whoever_mounted_the_api(engine, box, game, ap
     assert stored == []
     assert client.send(_valid(EVENTS, game.game_id)).status_code == 200
     assert stored == [game.game_id]
-
-
-# --- the service function itself, without HTTP ------------------------------------------
-
-
-def _request(game, body: bytes, timestamp: int) -> SignedMessage:
-    headers = SignedClient(None, game).headers(body, timestamp=timestamp)  # type: ignore[arg-type]
-    return SignedMessage(
-        headers["x-client-id"], headers["x-timestamp"], headers["x-signature"], body
-    )
-
-
-def test_authenticate_returns_the_caller_and_its_game(engine, box, game):
-    request = _request(game, b"{}", timestamp=1_000_000)
-    with new_session(engine) as session:
-        caller = authenticate(
-            session,
-            box=box,
-            request=request,
-            game_id=game.game_id,
-            window_seconds=300,
-            now_ms=1_000_000 + 300_000,
-        )
-    assert (caller.client_id, caller.game_id) == (game.client_id, game.game_id)
-    assert caller.signature == request.signature
-
-
-def test_authenticate_judges_the_window_by_the_given_clock(engine, box, game):
-    request = _request(game, b"{}", timestamp=1_000_000)
-    with new_session(engine) as session, pytest.raises(ApiError) as raised:
-        authenticate(
-            session,
-            box=box,
-            request=request,
-            game_id=game.game_id,
-            window_seconds=300,
-            now_ms=1_000_000 + 300_001,
-        )
-    assert raised.value.code == "timestamp_out_of_window"
-    assert raised.value.details == [{"serverTime": 1_300_001}]
-
-
-def test_authenticate_raises_a_kept_body_error_only_after_the_signature(engine, box, game):
-    kept = ApiError(400, "invalid_json", "The body is not valid JSON.")
-    good = _request(game, b"nope", timestamp=now_ms())
-    forged = SignedMessage(good.client_id, good.timestamp, "0" * 64, good.body)
-    limiter = RateLimiter(1, 1)
-    with new_session(engine) as session:
-        for request, code in ((forged, "invalid_signature"), (good, "invalid_json")):
-            with pytest.raises(ApiError) as raised:
-                authenticate(
-                    session,
-                    box=box,
-                    request=request,
-                    game_id=None,
-                    window_seconds=300,
-                    limiter=limiter,
-                    body_error=kept,
-                )
-            assert raised.value.code == code

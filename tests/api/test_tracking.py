@@ -229,13 +229,3 @@ def test_quest_start_cap_limits_distinct_players(client, game, wall, engine):
     assert full.status_code == 410
     with new_session(engine) as session:
         assert session.exec(select(func.count()).select_from(Progress)).one() == 4
-
-
-def test_the_bundled_country_database_knows_public_addresses():
-    from api.services.geo import BundledCountries
-
-    countries = BundledCountries()
-    assert countries.country("8.8.8.8") == "US"
-    assert countries.country("2001:4860:4860::8888") == "US"
-    assert countries.country("127.0.0.1") is None
-    assert countries.country("not an ip") is None

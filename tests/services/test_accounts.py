@@ -13,8 +13,8 @@ from api.services.access import Forbidden, account_for, offerwall_for, require
 from api.services.accounts import AccountError, LoginThrottled
 from api.services.throttle import IpThrottle
 from models import Offerwall, OfferwallStatus, PortalSession, Role, SignInThrottle, User
+from tests.factories import PASSWORD, make_user
 
-PASSWORD = "correct horse battery"
 CLIENT_IP = "203.0.113.5"
 
 
@@ -175,10 +175,7 @@ def test_a_publisher_acts_only_on_their_own_offerwall(engine, box):
 
 def test_staff_act_on_any_offerwall_they_name(engine, box):
     _, wall = signup(engine)
-    with write_session(engine) as session:
-        accounts.create_user(
-            session=session, email="staff@example.com", password=PASSWORD, role=Role.STAFF
-        )
+    make_user(engine, "staff@example.com")
     token = sign_in(engine=engine, box=box, email="staff@example.com", password=PASSWORD).token
     with write_session(engine) as session:
         account = account_for(engine=engine, box=box, token=token)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -16,83 +15,37 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session, write_session
-from api.services import offerwalls, postbacks, publishers
+from api.core.db import new_session
+from api.services import publishers
 from api.services.postback_url import MACROS, PostbackValues
-from api.services.tracking import ClickIn, record_click
 from models import Offerwall, PostbackStatus
-from models.tables import conversion as _conversion
 from models.tables import postback as _postback
-from models.tables import postback_attempt as _attempt
-from models.tables import progress as _progress
-from models.types import new_uuid, utcnow
-from tests.factories import FixedCountries, make_game, make_mission, make_offerwall
+from models.types import utcnow
+from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.outbox import attempt_rows, run_once
 from tests.receiver import running_receiver
 
 # Every macro, each in a parameter of its own, so the rendered query shows which are filled.
 EVERY_MACRO = "/pb?" + "&".join(f"{name}={{{name}}}" for name in MACROS)
 
 
-def _offerwall_with_url(engine: Engine, box: SecretBox, url: str | None) -> Offerwall:
-    wall, _ = make_offerwall(engine, box, name="GemWall")
-    with write_session(engine) as session:
-        ow = offerwalls.get_offerwall(session=session, ref=wall.id)
-        offerwalls.set_currency(
-            session=session, offerwall=ow, name="Gems", code="GEM", exchange_rate=100, decimals=0
-        )
-        offerwalls.set_postback_url(session=session, offerwall=ow, url=url)
-        return ow
-
-
 def _convert(engine: Engine, box: SecretBox, wall: Offerwall) -> int:
-    """A click on a mission and its conversion, queued through `postbacks.enqueue` in the
-    conversion's transaction as the ingestion does; returns the postback id."""
-    game = make_game(engine, box)
-    mission = make_mission(engine, game.game_id)
-    click = ClickIn(
-        kind="mission",
-        offer_id=mission.id,
-        owid=wall.owid,
-        uid="pub-p1",
-        clickid="ck-9",
-        subs=("s1", None, None),
-        ip="203.0.113.7",
-        user_agent="test",
-    )
-    record_click(engine=engine, click=click, countries=FixedCountries())
-    now = utcnow()
-    with write_session(engine) as session:
-        progress = session.execute(sa.select(_progress)).one()
-        conversion_id = session.execute(
-            _conversion.insert()
-            .values(
-                transaction_id=new_uuid(),
-                progress_id=progress.id,
-                sequence=1,
-                mission_id=mission.id,
-                quest_id=None,
-                platform_user_id=progress.platform_user_id,
-                offerwall_id=wall.id,
-                click_id=progress.click_id,
-                payout_micros=1_500_000,
-                created_at=now,
-            )
-            .returning(_conversion.c.id)
-        ).scalar_one()
-        postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=wall.id, now=now)
-    with new_session(engine) as session:
-        return session.execute(sa.select(_postback.c.id)).scalar_one()
+    """A conversion of a new game's mission through the offerwall; its postback id."""
+    mission = make_mission(engine, make_game(engine, box).game_id)
+    return make_conversion(engine, mission_id=mission.id, offerwall=wall)
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
-    dispatcher = postbacks.Dispatcher(engine=engine, box=box, settings=settings, threads=2)
-    with ThreadPoolExecutor(2) as pool, postbacks.http_client(settings) as http:
-        assert dispatcher.run_once(pool, http) == 1
+    assert run_once(engine, box, settings, threads=2) == 1
 
 
-def _attempts(engine: Engine) -> list[sa.Row]:
-    with new_session(engine) as session:
-        return list(session.execute(sa.select(_attempt).order_by(_attempt.c.id)).all())
+def _one_attempt(engine: Engine, box: SecretBox, settings: Settings, url: str | None):
+    """A conversion posted back once to the URL template `url`; its one attempt."""
+    wall = make_paying_offerwall(engine, box, postback_url=url)
+    _convert(engine, box, wall)
+    _deliver(engine, box, settings)
+    [attempt] = attempt_rows(engine)
+    return attempt
 
 
 def _macro_query(url: str) -> dict[str, str]:
@@ -105,7 +58,7 @@ def private_ok(settings: Settings) -> Settings:
 
 
 def test_enqueue_writes_a_pending_postback_due_now(engine, box):
-    wall = _offerwall_with_url(engine, box, "https://pub.example/pb")
+    wall = make_paying_offerwall(engine, box, postback_url="https://pub.example/pb")
     postback_id = _convert(engine, box, wall)
     with new_session(engine) as session:
         row = session.execute(sa.select(_postback).where(_postback.c.id == postback_id)).one()
@@ -131,7 +84,7 @@ def test_the_value_object_lists_every_documented_macro():
 
 def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, private_ok):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + EVERY_MACRO)
+        wall = make_paying_offerwall(engine, box, postback_url=receiver.url + EVERY_MACRO)
         _convert(engine, box, wall)
         _deliver(engine, box, private_ok)
         with new_session(engine) as session:
@@ -159,20 +112,14 @@ def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, privat
 
 def test_a_delivered_attempt_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
-        _convert(engine, box, wall)
-        _deliver(engine, box, private_ok)
-    [attempt] = _attempts(engine)
+        attempt = _one_attempt(engine, box, private_ok, receiver.url + "/pb?tx={transaction_id}")
     assert attempt.status_code == 200 and attempt.sent is True
 
 
 def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
     with running_receiver() as receiver:
         receiver.statuses = [500]
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
-        _convert(engine, box, wall)
-        _deliver(engine, box, private_ok)
-    [attempt] = _attempts(engine)
+        attempt = _one_attempt(engine, box, private_ok, receiver.url + "/pb?tx={transaction_id}")
     assert attempt.status_code == 500 and attempt.sent is True
     assert len(receiver.requests) == 1
 
@@ -180,26 +127,22 @@ def test_an_attempt_that_failed_after_sending_is_sent(engine, box, private_ok):
 def test_a_refused_target_is_recorded_as_not_sent(engine, box, settings):
     with running_receiver() as receiver:
         # Loopback, with private addresses not allowed: refused before any request.
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
-        _convert(engine, box, wall)
-        _deliver(engine, box, settings)
+        attempt = _one_attempt(engine, box, settings, receiver.url + "/pb?tx={transaction_id}")
     assert receiver.requests == []
-    [attempt] = _attempts(engine)
     assert attempt.sent is False and attempt.status_code is None
     assert "not a public address" in attempt.error
 
 
 def test_a_postback_without_a_url_is_recorded_as_not_sent(engine, box, settings):
-    wall = _offerwall_with_url(engine, box, None)
-    _convert(engine, box, wall)
-    _deliver(engine, box, settings)
-    [attempt] = _attempts(engine)
+    attempt = _one_attempt(engine, box, settings, None)
     assert attempt.sent is False and attempt.error == "the offerwall has no postback URL"
 
 
 def test_the_delivery_log_and_the_test_postback_say_whether_it_was_sent(engine, box, settings):
     with running_receiver() as receiver:
-        wall = _offerwall_with_url(engine, box, receiver.url + "/pb?tx={transaction_id}")
+        wall = make_paying_offerwall(
+            engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
         postback_id = _convert(engine, box, wall)
         _deliver(engine, box, settings)  # refused: loopback is not allowed here
         with new_session(engine) as session:

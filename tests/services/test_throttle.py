@@ -13,16 +13,10 @@ from api.core.db import write_session
 from api.services import accounts, throttle
 from api.services.accounts import AccountError, LoginThrottled
 from api.services.throttle import IpThrottle
-from models import Role, SignInOrigin
+from models import SignInOrigin
+from tests.factories import PASSWORD, make_user
 
-PASSWORD = "correct horse battery"
 OWNER_IP = "198.51.100.7"
-
-
-def make_user(engine, email: str = "owner@example.com") -> str:
-    with write_session(engine) as session:
-        accounts.create_user(session=session, email=email, password=PASSWORD, role=Role.STAFF)
-    return email
 
 
 def attempt(engine, box, ips: IpThrottle, email: str, password: str, ip: str) -> str:

@@ -10,6 +10,7 @@ from api.core.config import Settings
 from api.core.db import write_session
 from api.core.egress import GuardedBackend, TargetRefused
 from api.services import postbacks
+from tests.factories import make_offerwall
 from tests.receiver import running_receiver
 
 # A public address (it is in no reserved range) that stands for the publisher's server.
@@ -144,10 +145,11 @@ def test_without_allow_private_a_local_name_is_refused_by_the_system_resolver():
 
 
 def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
-    engine, box, wall, settings
+    engine, box, settings
 ):
     from api.services import offerwalls, publishers
 
+    wall = make_offerwall(engine, box)
     strict = settings.model_copy(update={"postback_allow_private": False})
     with running_receiver() as receiver, write_session(engine) as session:
         offerwall = offerwalls.get_offerwall(session=session, ref=wall[0].id)

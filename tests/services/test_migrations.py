@@ -168,9 +168,11 @@ def test_migration_0007_fills_sent_from_what_each_attempt_recorded(db_url, engin
     not sent; anything that got an answer, took time or failed otherwise was."""
     from alembic import command
     from api.core.db import alembic_config, migrate
-    from tests.services.test_postbacks_outbox import _convert, _offerwall_with_url
+    from tests.factories import make_conversion, make_game, make_mission, make_offerwall
 
-    postback_id = _convert(engine, box, _offerwall_with_url(engine, box, None))
+    wall, _ = make_offerwall(engine, box)
+    mission = make_mission(engine, make_game(engine, box).game_id)
+    postback_id = make_conversion(engine, mission_id=mission.id, offerwall=wall)
     command.downgrade(alembic_config(db_url), "0006")
     attempts = [  # (status_code, duration_ms, error, sent after the migration)
         (200, 35, None, True),

@@ -1,0 +1,30 @@
+"""API steps: the HTTP flows tests repeat (a player clicks a tracking link and is linked
+to the game's user; a mission is completed through the signed endpoint)."""
+
+from __future__ import annotations
+
+from tests.api.tracking_helpers import click, platform_id
+from tests.factories import iso_now, make_mission, mission_data
+
+KILLS = mission_data()  # kill 10 players in one GAME_END
+
+
+def at(seconds: float) -> str:
+    """A time `seconds` from now, as the API takes it."""
+    return iso_now(seconds)
+
+
+def start(
+    client, signed, wall, offer_id: str, user: str, kind: str = "mission", uid: str | None = None
+) -> str:
+    """The player clicks the tracking link and the game links its user to them."""
+    player = platform_id(click(client, kind, offer_id, wall[0].owid, uid=uid or f"pub-{user}"))
+    assert signed.identifiers({"userId": user, "platformUserId": player}).status_code == 200
+    return player
+
+
+def convert(client, signed, game, wall, engine) -> None:
+    """Player p1 clicks the offerwall's link to a kills mission and completes it."""
+    mission = make_mission(engine, game.game_id, **KILLS)
+    start(client, signed, wall, mission.id, "p1")
+    signed.events({"userId": "p1", "event": "GAME_END", "time": at(1), "traits": {"kills": 11}})

@@ -1,0 +1,157 @@
+"""The publisher's delivery log (`publishers.delivery_log`, `attempts`, `owned_postback`):
+an offerwall's postbacks newest first, filtered by status and transaction id, paged, with
+each attempt; another offerwall's postbacks never appear and never open (SQLite and
+PostgreSQL, a real local receiver)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from sqlalchemy import Engine
+
+from api.core.config import Settings
+from api.core.crypto import SecretBox
+from api.core.db import new_session
+from api.services import postbacks, publishers
+from api.services.offerwalls import OfferwallError
+from models import Offerwall
+from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.outbox import run_once
+from tests.receiver import running_receiver
+
+
+@pytest.fixture
+def private_ok(settings: Settings) -> Settings:
+    return settings.model_copy(update={"postback_allow_private": True})
+
+
+@pytest.fixture
+def mission_id(engine: Engine, box: SecretBox) -> str:
+    return make_mission(engine, make_game(engine, box).game_id).id
+
+
+PLAYERS = itertools.count()
+
+
+def _convert(engine: Engine, mission_id: str, wall: Offerwall, count: int) -> list[int]:
+    """`count` conversions through the offerwall, each by a new player."""
+    return [
+        make_conversion(engine, mission_id=mission_id, offerwall=wall, uid=f"p{next(PLAYERS)}")
+        for _ in range(count)
+    ]
+
+
+def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
+    """Dispatch until nothing is due."""
+    while run_once(engine, box, settings, threads=2):
+        pass
+
+
+def _log(engine: Engine, wall: Offerwall, **filters) -> publishers.Page:
+    with new_session(engine) as session:
+        return publishers.delivery_log(session=session, offerwall=wall, **filters)
+
+
+def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_answer(
+    engine, box, mission_id, private_ok
+):
+    with running_receiver() as receiver:
+        receiver.statuses = [500]  # the first postback sent is retried later
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb?tx={transaction_id}"
+        )
+        ids = _convert(engine, mission_id, wall, 2)
+        _deliver(engine, box, private_ok)
+    log = _log(engine, wall)
+    assert [row.id for row in log.rows] == sorted(ids, reverse=True)
+    assert (log.total, log.page, log.pages) == (2, 1, 1)
+    by_status = {row.status: row for row in log.rows}
+    assert set(by_status) == {"pending", "delivered"}
+    pending, delivered = by_status["pending"], by_status["delivered"]
+    assert (pending.last_status, pending.attempts) == ("500", 1) and pending.next_attempt_at
+    assert (delivered.last_status, delivered.next_attempt_at) == ("200", "")
+    assert delivered.payout == "150 GEM" and delivered.mission == "Kill 10 players in one game"
+
+
+def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, private_ok):
+    with running_receiver() as receiver:
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb"
+        )
+        _convert(engine, mission_id, wall, 2)
+        _deliver(engine, box, private_ok)
+    _convert(engine, mission_id, wall, 1)  # queued after the delivery: still pending
+    assert [row.status for row in _log(engine, wall, status="pending").rows] == ["pending"]
+    assert len(_log(engine, wall, status="delivered").rows) == 2
+    assert _log(engine, wall, status="failed").rows == []
+
+    target = _log(engine, wall).rows[1]
+    found = _log(engine, wall, search=f"  {target.transaction_id[4:16]} ").rows
+    assert [row.id for row in found] == [target.id]
+    assert _log(engine, wall, search="no-such-transaction").total == 0
+
+
+def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, box, mission_id):
+    wall = make_paying_offerwall(engine, box, name="Wall one")
+    ids = sorted(_convert(engine, mission_id, wall, publishers.PAGE_SIZE + 3), reverse=True)
+    first, second = _log(engine, wall, page=1), _log(engine, wall, page=2)
+    assert [row.id for row in first.rows] == ids[:20]
+    assert [row.id for row in second.rows] == ids[20:]
+    assert (second.total, second.pages) == (23, 2)
+    assert _log(engine, wall, page=99).page == 2
+    assert _log(engine, wall, page=0).page == 1
+    assert _log(engine, wall, status="delivered").pages == 1  # an empty log is one page
+
+
+def test_another_offerwalls_postbacks_never_appear_or_open(engine, box, mission_id):
+    mine = make_paying_offerwall(engine, box, name="Mine")
+    theirs = make_paying_offerwall(engine, box, name="Theirs")
+    my_ids = _convert(engine, mission_id, mine, 2)
+    [their_id] = _convert(engine, mission_id, theirs, 1)
+    assert sorted(row.id for row in _log(engine, mine).rows) == sorted(my_ids)
+    their_txn = _log(engine, theirs).rows[0].transaction_id
+    assert _log(engine, mine, search=their_txn).rows == []
+    with new_session(engine) as session:
+        assert publishers.owned_postback(session=session, offerwall=mine, postback_id=my_ids[0])
+        with pytest.raises(OfferwallError) as other:
+            publishers.owned_postback(session=session, offerwall=mine, postback_id=their_id)
+        with pytest.raises(OfferwallError) as missing:
+            publishers.owned_postback(session=session, offerwall=mine, postback_id=10**9)
+    assert str(other.value) == str(missing.value)  # the same answer: nothing learned
+
+
+def test_attempts_list_every_try_in_order_and_whether_it_was_sent(
+    engine, box, mission_id, private_ok
+):
+    with running_receiver() as receiver:
+        receiver.statuses = [503]
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb"
+        )
+        [postback_id] = _convert(engine, mission_id, wall, 1)
+        _deliver(engine, box, private_ok)
+        postbacks.resend(engine, postback_id)
+        _deliver(engine, box, private_ok)
+    unsent = make_paying_offerwall(engine, box, name="No URL")
+    [unsent_id] = _convert(engine, mission_id, unsent, 1)
+    _deliver(engine, box, private_ok)
+    with new_session(engine) as session:
+        postback = publishers.owned_postback(
+            session=session, offerwall=wall, postback_id=postback_id
+        )
+        tries = publishers.attempts(session=session, postback=postback)
+        never = publishers.attempts(
+            session=session,
+            postback=publishers.owned_postback(
+                session=session, offerwall=unsent, postback_id=unsent_id
+            ),
+        )
+    assert [(a.status_code, a.answer, a.sent) for a in tries] == [
+        ("503", "try again", True),
+        ("200", "ok", True),
+    ]
+    assert tries[0].started_at <= tries[1].started_at
+    assert [(a.status_code, a.sent, a.error) for a in never] == [
+        ("", False, "the offerwall has no postback URL")
+    ]
