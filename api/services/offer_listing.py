@@ -20,7 +20,7 @@ from sqlmodel import Session
 
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
-from api.services import catalog
+from api.services import catalog, open_offers
 from api.services.money import in_currency
 from models import Mission, OfferwallStatus, Quest
 from models.tables import mission as _mission
@@ -35,7 +35,7 @@ MAX_OFFSET = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class Page:
+class OfferPage:
     limit: int
     offset: int
 
@@ -58,14 +58,14 @@ def _whole_number(name: str, raw: str | None, default: int) -> int:
     return int(digits) if len(digits) <= 10 else MAX_OFFSET + 1
 
 
-def parse_page(limit: str | None, offset: str | None) -> Page:
+def parse_page(limit: str | None, offset: str | None) -> OfferPage:
     """limit (default 20, clamped to 100) and offset (default 0, at most MAX_OFFSET);
     400 when not a whole number of at least 0, or an offset over the maximum."""
     page_size = min(_whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
     skip = _whole_number("offset", offset, 0)
     if skip > MAX_OFFSET:
         raise _invalid("offset", offset or "", f"at most {MAX_OFFSET}")
-    return Page(limit=page_size, offset=skip)
+    return OfferPage(limit=page_size, offset=skip)
 
 
 # Built once; every request runs it. The key is found by its keyed digest (any configured
@@ -111,14 +111,6 @@ def approved_offerwall(
     )
 
 
-def _open_mission(now: datetime) -> Any:
-    return sa.and_(
-        _mission.c.is_active,
-        sa.or_(_mission.c.expiration_date.is_(None), _mission.c.expiration_date > now),
-        sa.or_(_mission.c.cap.is_(None), _mission.c.conversions < _mission.c.cap),
-    )
-
-
 @dataclass(frozen=True)
 class Listed:
     """One offer of the combined list, its document in USD micros (rendered per offerwall)."""
@@ -131,24 +123,16 @@ class Listed:
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
     """Every open offer, newest first (standalone missions, and quests with their open
     missions), and the moment the first of them expires."""
-    open_mission = _open_mission(now)
+    open_mission = open_offers.mission_open_sql(_mission, now)
     inner = _mission.alias("inner")
     quest_has_open_mission = sa.exists().where(
-        inner.c.quest_id == _quest.c.id,
-        inner.c.is_active,
-        sa.or_(inner.c.expiration_date.is_(None), inner.c.expiration_date > now),
-        sa.or_(inner.c.cap.is_(None), inner.c.conversions < inner.c.cap),
+        inner.c.quest_id == _quest.c.id, open_offers.mission_open_sql(inner, now)
     )
     missions = session.scalars(
         sa.select(Mission).where(_mission.c.quest_id.is_(None), open_mission)
     ).all()
     quests = session.scalars(
-        sa.select(Quest).where(
-            _quest.c.is_active,
-            sa.or_(_quest.c.expiration_date.is_(None), _quest.c.expiration_date > now),
-            sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
-            quest_has_open_mission,
-        )
+        sa.select(Quest).where(open_offers.quest_open_sql(_quest, now), quest_has_open_mission)
     ).all()
     inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
     if quests:
@@ -198,7 +182,7 @@ LISTINGS = ListingCache()
 
 
 def list_offers(
-    *, conn: Connection, offerwall: ListingOfferwall, page: Page, base_url: str
+    *, conn: Connection, offerwall: ListingOfferwall, page: OfferPage, base_url: str
 ) -> bytes:
     """The offers envelope of the original spec for one page, in the offerwall's currency,
     serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
@@ -230,7 +214,7 @@ MAX_CACHED_PAGES = 1024
 
 
 def render_page(
-    listing: list[Listed], offerwall: ListingOfferwall, page: Page, base_url: str
+    listing: list[Listed], offerwall: ListingOfferwall, page: OfferPage, base_url: str
 ) -> dict[str, Any]:
     chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
     money = _Money(offerwall)
