@@ -9,30 +9,38 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlmodel import Session, col
 
+from api.services import offers
 from api.services.offer_listing import mission_doc, quest_doc
+from api.services.offers import OfferError
 from api.services.rules import Rule, RuleError, Tally, step
 from models import Event, Mission, Quest
-from models.offer_schemas import MissionIn, RuleIn
+from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields
 
-MAX_CONDITIONS = 5
 MAX_TEST_EVENTS = 500
+Definition = typing.TypeVar("Definition", bound=BaseModel)
 
 
-class FormError(ValueError):
+class FormError(OfferError):
     """A form that does not make a valid definition; `errors` maps inputs to messages."""
 
     def __init__(self, errors: dict[str, str]):
         super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self.errors = errors
+        self._errors = errors
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return self._errors
 
 
 def _scalar(text: str) -> float | str | bool:
@@ -47,129 +55,189 @@ def _scalar(text: str) -> float | str | bool:
 
 
 def _items(text: str) -> list[str]:
-    return [part.strip() for part in re.split(r"[,\s]+", text) if part.strip()]
+    return [part.strip() for part in re.split(r"[,;\s]+", text) if part.strip()]
 
 
-def rule_fields(form: Mapping[str, str]) -> dict[str, Any]:
-    """The rule part of a form: rule_event, cond_field_N / cond_op_N / cond_value_N,
-    completion, threshold, sum_field."""
-    conditions = []
-    for n in range(MAX_CONDITIONS):
-        name = form.get(f"cond_field_{n}", "").strip()
-        if not name:
+# --- forms to definitions -------------------------------------------------------------
+#
+# The editor's inputs are named after the definition's field paths (`title`,
+# `geotargeting.countriesInclude`, `rule.conditions.0.value`, `operatingSystem.2`), so a
+# form becomes a definition by its schema alone: each input's text is read as its field's
+# type says. A checkbox comes after a hidden input of the same name and value "false", so
+# an unchecked box is submitted too. Inputs the form does not have keep the stored value.
+
+# Inputs shown in a larger unit than the field's: the time limit is edited in hours.
+UNITS = {"timeLimitSeconds": 3600}
+
+
+def form_values(definition: BaseModel) -> dict[str, str]:
+    """A definition as the text of the inputs named after its field paths (the editor's
+    defaults when it opens a stored offer)."""
+    values: dict[str, str] = {}
+    for name, value in definition.model_dump(mode="json").items():
+        _flatten(values, name, value)
+    for name, factor in UNITS.items():
+        if values.get(name):
+            values[name] = f"{float(values[name]) / factor:g}"
+    if values.get("expirationDate"):
+        values["expirationDate"] = values["expirationDate"][:10]
+    return values
+
+
+def _flatten(values: dict[str, str], path: str, value: Any) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(values, f"{path}.{key}", inner)
+    elif isinstance(value, list) and value and isinstance(value[0], dict):
+        for n, inner in enumerate(value):
+            _flatten(values, f"{path}.{n}", inner)
+    elif isinstance(value, list):
+        values[path] = ", ".join(str(v) for v in value)
+    elif isinstance(value, bool):
+        values[path] = "true" if value else "false"
+    elif isinstance(value, float):
+        values[path] = f"{value:g}"
+    else:
+        values[path] = "" if value is None else str(value)
+
+
+def from_form(
+    schema: type[Definition],
+    form: Mapping[str, str],
+    *,
+    stored: Definition | None = None,
+    root: str = "",
+) -> Definition:
+    """The definition a form makes: the stored one (if any) with the form's inputs over it.
+    FormError maps each bad input's name to its message."""
+    data = stored.model_dump() if stored is not None else {}
+    data.update(_read(schema, _tree(form, root)))
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise FormError(_errors(exc, form, root)) from None
+
+
+def _tree(form: Mapping[str, str], root: str) -> dict[str, Any]:
+    """`a.b.0.c` names as nested dicts (list items keyed by their index)."""
+    tree: dict[str, Any] = {}
+    prefix = f"{root}." if root else ""
+    for name, text in form.items():
+        if not name.startswith(prefix) or name == "id":  # the id is never the form's
             continue
-        op = form.get(f"cond_op_{n}", ">=")
-        condition: dict[str, Any] = {"field": name, "op": op}
-        if op not in ("exists", "not exists"):
-            condition["value"] = _scalar(form.get(f"cond_value_{n}", ""))
-        conditions.append(condition)
-    completion: dict[str, Any] = {
-        "kind": form.get("completion", "count"),
-        "threshold": form.get("threshold", "1") or "1",
-    }
-    if completion["kind"] == "sum":
-        completion["field"] = form.get("sum_field", "").strip() or None
-    return {
-        "event": form.get("rule_event", "").strip(),
-        "conditions": conditions,
-        "completion": completion,
-    }
+        *parents, last = name.removeprefix(prefix).split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = str(text)
+    return tree
+
+
+def _read(schema: type[BaseModel], tree: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for name, info in schema.model_fields.items():
+        if name in tree:
+            data[name] = _value(info.annotation, tree[name], name)
+    return {k: v for k, v in data.items() if v is not _OMIT}
+
+
+_OMIT = object()
+
+
+def _value(annotation: Any, raw: Any, name: str) -> Any:
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    args = typing.get_args(annotation) if union else (annotation,)
+    kinds = [a for a in args if a is not type(None)]
+    optional = type(None) in args
+    kind = kinds[0] if len(kinds) == 1 else None
+    origin = typing.get_origin(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return _read(kind, raw) if isinstance(raw, dict) else _OMIT
+    if origin is list:
+        item = typing.get_args(kind)[0]
+        if isinstance(raw, str):
+            return _items(raw)
+        rows = [raw[k] for k in sorted(raw, key=int)]
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            first = next(iter(item.model_fields))
+            return [_read(item, row) for row in rows if str(row.get(first, "")).strip()]
+        return [row for row in rows if row.strip()]
+    text = raw.strip() if isinstance(raw, str) else raw
+    if kind is bool:
+        return text in ("on", "true")
+    if text == "":
+        return None if optional else "" if kind is str else _OMIT
+    if kind is datetime:
+        return f"{text}T00:00:00Z" if len(text) == 10 else text
+    if name in UNITS:
+        try:
+            return max(1, round(float(text) * UNITS[name]))
+        except ValueError:
+            return text  # the schema says what is wrong
+    if kind is None and str in kinds:
+        return _scalar(text)  # a condition's value: a number, a boolean or a string
+    return text
+
+
+def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> dict[str, str]:
+    """Each error under the input it is about: the longest field path of the error's
+    location that the form has an input for, else the first part of it (the rule, the
+    operating systems), else "form"."""
+    errors: dict[str, str] = {}
+    for error in exc.errors():
+        parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
+        paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
+        key = next((p for p in paths if p in form), parts[0] if parts else "form")
+        errors.setdefault(key, error["msg"].removeprefix("Value error, "))
+    return errors
+
+
+def save_mission_form(
+    *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
+) -> Mission:
+    """The editor's save: the game's mission (or a new one) with the form over it."""
+    stored = (
+        offers.mission_of_game(session=session, game_id=game_id, mission_id=mission_id)
+        if mission_id
+        else None
+    )
+    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    return offers.save_mission(session=session, game_id=game_id, data=data)
+
+
+def save_quest_form(
+    *,
+    session: Session,
+    game_id: str,
+    form: Mapping[str, str],
+    quest_id: str | None,
+    mission_ids: list[str],
+) -> Quest:
+    """The quest builder's save: the game's quest (or a new one) with the form over it,
+    made of the chosen missions in order."""
+    stored = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    data = from_form(QuestFields, form, stored=quest_fields(stored) if stored else None)
+    return offers.save_quest(session=session, game_id=game_id, data=data, mission_ids=mission_ids)
 
 
 def rule_from_form(form: Mapping[str, str]) -> Rule:
+    """The rule builder's inputs (`rule.…`) as the engine's rule (for the tester)."""
+    rule = from_form(RuleIn, form, root="rule")
     try:
-        rule_in = RuleIn.model_validate(rule_fields(form))
-        return Rule.build(
-            event=rule_in.event,
-            conditions=[c.model_dump() for c in rule_in.conditions],
-            completion=rule_in.completion.kind,
-            threshold=rule_in.completion.threshold,
-            sum_field=rule_in.completion.field,
-        )
-    except ValidationError as exc:
-        raise FormError(_errors(exc, prefix="rule.")) from None
+        return Rule.from_input(rule)
     except RuleError as exc:
         raise FormError({"rule": str(exc)}) from None
-
-
-def mission_from_form(form: Mapping[str, str], *, mission_id: str | None) -> MissionIn:
-    """The editor's form as a mission definition; FormError names each bad input."""
-    expiration = form.get("expiration_date", "").strip()
-    data: dict[str, Any] = {
-        "id": mission_id,
-        "title": form.get("title", "").strip(),
-        "description": form.get("description", "").strip() or None,
-        "thumbnail": form.get("thumbnail", "").strip(),
-        "previewUrl": form.get("preview_url", "").strip(),
-        "destinationUrl": form.get("destination_url", "").strip(),
-        "expirationDate": f"{expiration}T00:00:00Z" if expiration else None,
-        "isActive": form.get("is_active") in ("on", "true"),
-        "payout": form.get("payout", "").strip() or "0",
-        "cap": form.get("cap", "").strip() or None,
-        "allowMultipleConversions": form.get("allow_multiple") in ("on", "true"),
-        "timeLimitSeconds": _seconds(form.get("time_limit_hours", "")),
-        "operatingSystem": [v for k, v in form.items() if k.startswith("os_") and v],
-        "geotargeting": {
-            "countriesInclude": _items(form.get("countries_include", "")),
-            "countriesExclude": _items(form.get("countries_exclude", "")),
-        },
-        "tags": _items(form.get("tags", "").replace(";", ",")),
-        "instructions": form.get("instructions", "").strip(),
-        "requirements": form.get("requirements", "").strip(),
-        "rule": rule_fields(form),
-    }
-    try:
-        mission = MissionIn.model_validate(data)
-    except ValidationError as exc:
-        raise FormError(_errors(exc)) from None
-    rule_from_form(form)  # the engine's own checks
-    return mission
-
-
-def _seconds(hours: str) -> int | str | None:
-    hours = hours.strip()
-    if not hours:
-        return None
-    try:
-        return max(1, round(float(hours) * 3600))
-    except ValueError:
-        return hours  # the schema says what is wrong
-
-
-# Schema locations → the editor's input names.
-_INPUTS = {
-    "title": "title",
-    "destinationUrl": "destination_url",
-    "previewUrl": "preview_url",
-    "thumbnail": "thumbnail",
-    "payout": "payout",
-    "cap": "cap",
-    "timeLimitSeconds": "time_limit_hours",
-    "operatingSystem": "os",
-    "geotargeting.countriesInclude": "countries_include",
-    "geotargeting.countriesExclude": "countries_exclude",
-    "expirationDate": "expiration_date",
-    "rule.event": "rule_event",
-    "rule.completion.threshold": "threshold",
-    "rule.completion.kind": "completion",
-}
-
-
-def _errors(exc: ValidationError, prefix: str = "") -> dict[str, str]:
-    errors: dict[str, str] = {}
-    for error in exc.errors():
-        where = prefix + ".".join(str(p) for p in error["loc"] if not isinstance(p, int))
-        message = error["msg"].removeprefix("Value error, ")
-        key = _INPUTS.get(where, "rule" if where.startswith("rule") else where or "form")
-        errors.setdefault(key, message)
-    return errors
 
 
 # --- the rule tester ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class TestStep:
+class RuleStep:
     n: int
     event: str
     value: str
@@ -218,7 +286,7 @@ def parse_events(text: str) -> list[dict[str, Any]]:
     return events
 
 
-def test_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[TestStep]:
+def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
     """Each event through the engine (the same `step` ingestion uses), with the tally after
     it; a repeatable mission starts again from zero after a completion."""
     tally, steps = Tally(), []
@@ -226,7 +294,7 @@ def test_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> 
         outcome = step(rule, tally, event)
         tally = outcome.tally
         steps.append(
-            TestStep(
+            RuleStep(
                 n=n,
                 event=str(event.get("event")),
                 value="" if event.get("value") is None else f"{event['value']:g}",
@@ -350,76 +418,3 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
             )
         )
     return rows
-
-
-def quest_from_form(form: Mapping[str, str], *, quest_id: str | None) -> dict[str, Any]:
-    """A quest's own fields from the quest form (its missions are chosen separately)."""
-    from models.offer_schemas import QuestIn
-
-    data = {
-        "id": quest_id,
-        "name": form.get("name", "").strip(),
-        "description": form.get("description", "").strip() or None,
-        "destinationUrl": form.get("destination_url", "").strip(),
-        "startCap": form.get("start_cap", "").strip() or None,
-        "isActive": form.get("is_active") in ("on", "true"),
-        "instructions": form.get("instructions", "").strip(),
-        # Checked with a stand-in mission: the real ones exist already.
-        "missions": [
-            {"title": "x", "payout": 0, "destinationUrl": "https://x/", "rule": {"event": "x"}}
-        ],
-    }
-    try:
-        QuestIn.model_validate(data)
-    except ValidationError as exc:
-        errors = _errors(exc)
-        raise FormError({_QUEST_INPUTS.get(k, k): v for k, v in errors.items()}) from None
-    return data
-
-
-_QUEST_INPUTS = {"destination_url": "destination_url", "startCap": "start_cap", "name": "name"}
-
-
-def save_quest(
-    *, session: Session, game_id: str, data: Mapping[str, Any], mission_ids: list[str]
-) -> Quest:
-    """Create or update a quest from the game's missions, in the order given. Missions
-    taken out of the quest become standalone again."""
-    from api.services import catalog
-
-    if not mission_ids:
-        raise FormError({"missions": "a quest needs at least one mission"})
-    quest = session.get(Quest, data["id"]) if data.get("id") else None
-    if quest is not None and quest.game_id != game_id:
-        raise FormError({"form": "no such quest"})
-    if quest is None:
-        quest = Quest(game_id=game_id, name=data["name"], destination_url=data["destinationUrl"])
-    quest.name, quest.destination_url = data["name"], data["destinationUrl"]
-    quest.description, quest.instructions = data["description"], data["instructions"]
-    quest.start_cap = int(data["startCap"]) if data["startCap"] else None
-    quest.is_active = data["isActive"]
-    session.add(quest)
-    session.flush()
-    chosen = (
-        session.execute(
-            sa.select(Mission).where(
-                col(Mission.id).in_(mission_ids), col(Mission.game_id) == game_id
-            )
-        )
-        .scalars()
-        .all()
-    )
-    by_id = {m.id: m for m in chosen}
-    if set(by_id) != set(mission_ids):
-        raise FormError({"missions": "a chosen mission is not one of this game's"})
-    for m in session.execute(sa.select(Mission).where(col(Mission.quest_id) == quest.id)).scalars():
-        if m.id not in by_id:
-            m.quest_id, m.quest_position = None, 0
-    for position, mission_id in enumerate(mission_ids):
-        mission = by_id[mission_id]
-        if mission.quest_id not in (None, quest.id):
-            raise FormError({"missions": f"{mission.title} is in another quest"})
-        mission.quest_id, mission.quest_position = quest.id, position
-    session.flush()
-    catalog.bump(session)
-    return quest
