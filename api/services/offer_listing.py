@@ -23,6 +23,7 @@ from api.core.errors import ApiError
 from api.services import catalog, open_offers
 from api.services.money import in_currency
 from models import Mission, OfferwallStatus, Quest
+from models.offer_schemas import mission_in, quest_fields
 from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
 from models.tables import quest as _quest
@@ -266,62 +267,30 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _geo(offer: Mission | Quest) -> dict[str, list[str]]:
-    return {
-        "countriesInclude": offer.countries_include,
-        "countriesExclude": offer.countries_exclude,
-    }
+# What a listing leaves out of a definition: where the link goes (the tracking link stands
+# for it), and a mission's time limit and rule. Every other field is listed as defined.
+_UNLISTED = {"destinationUrl", "timeLimitSeconds", "rule", "missions"}
+# A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
+_QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}
+_QUEST_LEVEL |= {"operatingSystem", "geotargeting", "tags"}
 
 
 def mission_doc(m: Mission) -> dict[str, Any]:
-    """The original spec's mission record; payout in USD micros, trackingLink per offerwall."""
-    return {
-        "id": m.id,
-        "title": m.title,
-        "description": m.description,
-        "thumbnail": m.thumbnail,
+    """The original spec's mission record: its definition (`mission_in`) as listed;
+    payout in USD micros, trackingLink per offerwall."""
+    doc = mission_in(m).model_dump(mode="json", exclude=_UNLISTED)
+    return doc | {
         "expirationDate": _iso(m.expiration_date),
-        "previewUrl": m.preview_url,
         "trackingLink": None,
         "payout": m.payout_micros,
-        "cap": m.cap,
-        "isActive": m.is_active,
-        "operatingSystem": m.operating_systems,
-        "geotargeting": _geo(m),
-        "tags": m.tags,
-        "instructions": m.instructions,
-        "requirements": m.requirements,
-        "allowMultipleConversions": m.allow_multiple_conversions,
     }
 
 
 def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
-    return {
-        "id": q.id,
-        "name": q.name,
-        "description": q.description,
-        "thumbnail": q.thumbnail,
+    doc = quest_fields(q).model_dump(mode="json", exclude=_UNLISTED)
+    inside = [{k: v for k, v in mission_doc(m).items() if k not in _QUEST_LEVEL} for m in missions]
+    return doc | {
         "expirationDate": _iso(q.expiration_date),
         "trackingLink": None,
-        "previewUrl": q.preview_url,
-        "startCap": q.start_cap,
-        "isActive": q.is_active,
-        "operatingSystem": q.operating_systems,
-        "tags": q.tags,
-        "geotargeting": _geo(q),
-        "instructions": q.instructions,
-        "requirements": q.requirements,
-        "missions": [
-            {
-                "id": m.id,
-                "title": m.title,
-                "description": m.description,
-                "payout": m.payout_micros,
-                "cap": m.cap,
-                "instructions": m.instructions,
-                "requirements": m.requirements,
-                "allowMultipleConversions": m.allow_multiple_conversions,
-            }
-            for m in missions
-        ],
+        "missions": inside,
     }
