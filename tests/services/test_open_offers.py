@@ -12,8 +12,8 @@ from sqlmodel import Session
 from api.core.crypto import SecretBox
 from api.services import open_offers
 from models import Mission, Quest
-from models.tables import mission as _mission
-from models.tables import quest as _quest
+from models.tables import mission as _mission_table
+from models.tables import quest as _quest_table
 from tests.factories import make_game
 
 NOW = datetime(2027, 6, 1, 12, 0, tzinfo=UTC)
@@ -46,54 +46,64 @@ def game_id(engine: Engine, box: SecretBox) -> str:
     return make_game(engine, box).game_id
 
 
-def test_the_mission_predicate_agrees_in_sql_and_python(engine, game_id):
-    with Session(engine) as session:
-        for n, (active, expires, cap, conversions, _) in enumerate(MISSION_CASES):
-            session.add(
-                Mission(
-                    id=f"m{n}",
-                    game_id=game_id,
-                    title=f"case {n}",
-                    destination_url="https://g.example/",
-                    is_active=active,
-                    expiration_date=expires,
-                    cap=cap,
-                    conversions=conversions,
-                    rule_event="E",
-                )
-            )
-        session.commit()
-        in_sql = set(
-            session.scalars(
-                sa.select(_mission.c.id).where(open_offers.mission_open_sql(_mission, NOW))
-            )
-        )
-        rows = {m.id: m for m in session.scalars(sa.select(Mission))}
-    in_python = {i for i, m in rows.items() if open_offers.mission_open(m, NOW)}
-    expected = {f"m{n}" for n, case in enumerate(MISSION_CASES) if case[-1]}
-    assert in_sql == in_python == expected
+def _mission(n: int, game_id: str, active, expires, cap, conversions) -> Mission:
+    return Mission(
+        id=f"m{n}",
+        game_id=game_id,
+        title=f"case {n}",
+        destination_url="https://g.example/",
+        is_active=active,
+        expiration_date=expires,
+        cap=cap,
+        conversions=conversions,
+        rule_event="E",
+    )
 
 
-def test_the_quest_predicate_agrees_in_sql_and_python(engine, game_id):
+def _quest(n: int, game_id: str, active, expires, start_cap, starts) -> Quest:
+    return Quest(
+        id=f"q{n}",
+        game_id=game_id,
+        name=f"case {n}",
+        destination_url="https://g.example/",
+        is_active=active,
+        expiration_date=expires,
+        start_cap=start_cap,
+        starts=starts,
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "model", "table", "in_sql", "in_python", "cases"),
+    [
+        (
+            _mission,
+            Mission,
+            _mission_table,
+            open_offers.mission_open_sql,
+            open_offers.mission_open,
+            MISSION_CASES,
+        ),
+        (
+            _quest,
+            Quest,
+            _quest_table,
+            open_offers.quest_open_sql,
+            open_offers.quest_open,
+            QUEST_CASES,
+        ),
+    ],
+    ids=["mission", "quest"],
+)
+def test_the_sql_and_python_forms_agree(
+    engine, game_id, make, model, table, in_sql, in_python, cases
+):
     with Session(engine) as session:
-        for n, (active, expires, start_cap, starts, _) in enumerate(QUEST_CASES):
-            session.add(
-                Quest(
-                    id=f"q{n}",
-                    game_id=game_id,
-                    name=f"case {n}",
-                    destination_url="https://g.example/",
-                    is_active=active,
-                    expiration_date=expires,
-                    start_cap=start_cap,
-                    starts=starts,
-                )
-            )
+        for n, case in enumerate(cases):
+            session.add(make(n, game_id, *case[:-1]))
         session.commit()
-        in_sql = set(
-            session.scalars(sa.select(_quest.c.id).where(open_offers.quest_open_sql(_quest, NOW)))
-        )
-        rows = {q.id: q for q in session.scalars(sa.select(Quest))}
-    in_python = {i for i, q in rows.items() if open_offers.quest_open(q, NOW)}
-    expected = {f"q{n}" for n, case in enumerate(QUEST_CASES) if case[-1]}
-    assert in_sql == in_python == expected
+        by_sql = set(session.scalars(sa.select(table.c.id).where(in_sql(table, NOW))))
+        rows = session.scalars(sa.select(model)).all()
+        by_python = {row.id for row in rows if in_python(row, NOW)}
+    expected = {make(n, game_id, *case[:-1]).id for n, case in enumerate(cases) if case[-1]}
+    assert by_sql == by_python == expected
