@@ -1,195 +1,27 @@
-"""What the portal's mission editor and rule tester need: forms to definitions, the rule
-tester's event-by-event run, the offer preview, and the game's event names.
+"""What the portal's mission editor and rule tester need: the editor's saves, the rule
+tester's event-by-event run, the offer preview, the game's offers and its event names.
 
-The definitions go through the same schemas (models/offer_schemas.py) and the same
-engine (api/services/rules.py) as import files and ingestion: the portal adds no rules
-of its own."""
+Forms become definitions in `offer_forms.py`, and are saved by `offers.py` like import
+files: the portal adds no rules of its own."""
 
 from __future__ import annotations
 
 import json
-import re
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ValidationError
 from sqlmodel import Session, col
 
 from api.services import offers
+from api.services.offer_forms import FormError, from_form, scalar
 from api.services.offer_listing import mission_doc, quest_doc
-from api.services.offers import OfferError
 from api.services.rules import Rule, RuleError, Tally, step
 from models import Event, Mission, Quest
 from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields
 
 MAX_TEST_EVENTS = 500
-Definition = typing.TypeVar("Definition", bound=BaseModel)
-
-
-class FormError(OfferError):
-    """A form that does not make a valid definition; `errors` maps inputs to messages."""
-
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self._errors = errors
-
-    @property
-    def errors(self) -> dict[str, str]:
-        return self._errors
-
-
-def _scalar(text: str) -> float | str | bool:
-    text = text.strip()
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return int(number) if number.is_integer() and "." not in text else number
-
-
-def _items(text: str) -> list[str]:
-    return [part.strip() for part in re.split(r"[,;\s]+", text) if part.strip()]
-
-
-# --- forms to definitions -------------------------------------------------------------
-#
-# The editor's inputs are named after the definition's field paths (`title`,
-# `geotargeting.countriesInclude`, `rule.conditions.0.value`, `operatingSystem.2`), so a
-# form becomes a definition by its schema alone: each input's text is read as its field's
-# type says. A checkbox comes after a hidden input of the same name and value "false", so
-# an unchecked box is submitted too. Inputs the form does not have keep the stored value.
-
-# Inputs shown in a larger unit than the field's: the time limit is edited in hours.
-UNITS = {"timeLimitSeconds": 3600}
-
-
-def form_values(definition: BaseModel) -> dict[str, str]:
-    """A definition as the text of the inputs named after its field paths (the editor's
-    defaults when it opens a stored offer)."""
-    values: dict[str, str] = {}
-    for name, value in definition.model_dump(mode="json").items():
-        _flatten(values, name, value)
-    for name, factor in UNITS.items():
-        if values.get(name):
-            values[name] = f"{float(values[name]) / factor:g}"
-    if values.get("expirationDate"):
-        values["expirationDate"] = values["expirationDate"][:10]
-    return values
-
-
-def _flatten(values: dict[str, str], path: str, value: Any) -> None:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            _flatten(values, f"{path}.{key}", inner)
-    elif isinstance(value, list) and value and isinstance(value[0], dict):
-        for n, inner in enumerate(value):
-            _flatten(values, f"{path}.{n}", inner)
-    elif isinstance(value, list):
-        values[path] = ", ".join(str(v) for v in value)
-    elif isinstance(value, bool):
-        values[path] = "true" if value else "false"
-    elif isinstance(value, float):
-        values[path] = f"{value:g}"
-    else:
-        values[path] = "" if value is None else str(value)
-
-
-def from_form(
-    schema: type[Definition],
-    form: Mapping[str, str],
-    *,
-    stored: Definition | None = None,
-    root: str = "",
-) -> Definition:
-    """The definition a form makes: the stored one (if any) with the form's inputs over it.
-    FormError maps each bad input's name to its message."""
-    data = stored.model_dump() if stored is not None else {}
-    data.update(_read(schema, _tree(form, root)))
-    try:
-        return schema.model_validate(data)
-    except ValidationError as exc:
-        raise FormError(_errors(exc, form, root)) from None
-
-
-def _tree(form: Mapping[str, str], root: str) -> dict[str, Any]:
-    """`a.b.0.c` names as nested dicts (list items keyed by their index)."""
-    tree: dict[str, Any] = {}
-    prefix = f"{root}." if root else ""
-    for name, text in form.items():
-        if not name.startswith(prefix) or name == "id":  # the id is never the form's
-            continue
-        *parents, last = name.removeprefix(prefix).split(".")
-        node = tree
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = str(text)
-    return tree
-
-
-def _read(schema: type[BaseModel], tree: dict[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for name, info in schema.model_fields.items():
-        if name in tree:
-            data[name] = _value(info.annotation, tree[name], name)
-    return {k: v for k, v in data.items() if v is not _OMIT}
-
-
-_OMIT = object()
-
-
-def _value(annotation: Any, raw: Any, name: str) -> Any:
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    args = typing.get_args(annotation) if union else (annotation,)
-    kinds = [a for a in args if a is not type(None)]
-    optional = type(None) in args
-    kind = kinds[0] if len(kinds) == 1 else None
-    origin = typing.get_origin(kind)
-    if isinstance(kind, type) and issubclass(kind, BaseModel):
-        return _read(kind, raw) if isinstance(raw, dict) else _OMIT
-    if origin is list:
-        item = typing.get_args(kind)[0]
-        if isinstance(raw, str):
-            return _items(raw)
-        rows = [raw[k] for k in sorted(raw, key=int)]
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            first = next(iter(item.model_fields))
-            return [_read(item, row) for row in rows if str(row.get(first, "")).strip()]
-        return [row for row in rows if row.strip()]
-    text = raw.strip() if isinstance(raw, str) else raw
-    if kind is bool:
-        return text in ("on", "true")
-    if text == "":
-        return None if optional else "" if kind is str else _OMIT
-    if kind is datetime:
-        return f"{text}T00:00:00Z" if len(text) == 10 else text
-    if name in UNITS:
-        try:
-            return max(1, round(float(text) * UNITS[name]))
-        except ValueError:
-            return text  # the schema says what is wrong
-    if kind is None and str in kinds:
-        return _scalar(text)  # a condition's value: a number, a boolean or a string
-    return text
-
-
-def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> dict[str, str]:
-    """Each error under the input it is about: the longest field path of the error's
-    location that the form has an input for, else the first part of it (the rule, the
-    operating systems), else "form"."""
-    errors: dict[str, str] = {}
-    for error in exc.errors():
-        parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
-        paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
-        key = next((p for p in paths if p in form), parts[0] if parts else "form")
-        errors.setdefault(key, error["msg"].removeprefix("Value error, "))
-    return errors
 
 
 def save_mission_form(
@@ -270,9 +102,9 @@ def parse_events(text: str) -> list[dict[str, Any]]:
             for part in rest:
                 if "=" in part:
                     key, _, raw = part.partition("=")
-                    event.setdefault("traits", {})[key] = _scalar(raw)
+                    event.setdefault("traits", {})[key] = scalar(raw)
                 elif "value" not in event:
-                    value = _scalar(part)
+                    value = scalar(part)
                     if isinstance(value, str | bool):
                         raise FormError({"events": f"line {number}: the value is a number"})
                     event["value"] = value
@@ -347,10 +179,6 @@ def offer_preview(offer: Mission | Quest, missions: list[Mission] | None = None)
         f"<BASE_URL>/{'missions' if isinstance(offer, Mission) else 'quests'}/{offer.id}?owid=<owid>"
     )
     return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def utc_date(moment: datetime | None) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d") if moment else ""
 
 
 # --- the game's offers ----------------------------------------------------------------

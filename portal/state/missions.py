@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from api.services import designer, offers
 from api.services.access import Account, Forbidden
-from api.services.designer import FormError
+from api.services.offer_forms import FormError, form_values
 from api.services.offers import OfferError
 from models import Game, Mission
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in, quest_fields
@@ -135,7 +135,7 @@ class EditorState(RuleInputs):
     def _fill(self, mission: Mission | None) -> None:
         self.mission_id = mission.id if mission else ""
         self.preview = designer.offer_preview(mission) if mission else ""
-        values = designer.form_values(mission_in(mission)) if mission else NEW_MISSION
+        values = form_values(mission_in(mission)) if mission else NEW_MISSION
         self.operating_systems = _items(values.get("operatingSystem", ""))
         self._fill_values(values)
 
@@ -190,7 +190,7 @@ class RuleTesterState(RuleInputs):
             return mission if mission is not None and mission.game_id == game.id else None
 
         mission = await self._on_game(work)
-        self._fill_values(designer.form_values(mission_in(mission)) if mission else SAMPLE_RULE)
+        self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
         await self._load_suggestions()
         return None
@@ -250,7 +250,7 @@ class QuestState(GameScoped):
         except OfferError as exc:
             return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
         self.quest_id = quest.id if quest else ""
-        self.values = designer.form_values(quest_fields(quest)) if quest else {"isActive": "true"}
+        self.values = form_values(quest_fields(quest)) if quest else {"isActive": "true"}
         missions = [r for r in rows if r.kind == "mission"]
         self.chosen = [
             {"id": r.id, "title": r.title} for r in missions if quest and r.quest_id == quest.id

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from api.services.designer import (
-    FormError,
-    form_values,
-    from_form,
-    parse_events,
-    rule_from_form,
-    try_rule,
-)
+from api.services.designer import parse_events, rule_from_form, try_rule
+from api.services.offer_forms import FormError, form_values, from_form
 from models.offer_schemas import MissionIn
 
 RULE = {
@@ -129,3 +123,25 @@ def test_form_errors_name_the_input(overrides, field):
     with pytest.raises(FormError) as refused:
         from_form(MissionIn, {**form, **overrides})
     assert field in refused.value.errors
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"title.x": "nested under a plain field"},
+        {"title": "T", "title.x": "both"},
+        {"rule": "a rule as text", "rule.event": "E"},
+        {"rule.conditions.x.field": "value"},
+        {"rule.conditions.0": "a row as text"},
+        {"operatingSystem.0.x": "Android"},
+        {"geotargeting": "US"},
+        {"isActive.0": "true"},
+        {"payout.0": "1"},
+    ],
+)
+def test_forged_inputs_are_refused_or_ignored_never_a_crash(odd):
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
+    try:
+        from_form(MissionIn, {**form, **odd})
+    except FormError as refused:
+        assert refused.errors
