@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from models.offers import Mission, Quest
 
 COUNTRY = re.compile(r"[A-Z]{2}")
 OPERATING_SYSTEMS = ("Android", "iOS", "Windows", "macOS", "Linux", "ChromeOS")
@@ -199,7 +202,7 @@ def offer_columns(data: MissionIn | QuestFields) -> dict[str, Any]:
     return columns
 
 
-def _stored(offer: Any, schema: type[BaseModel]) -> dict[str, Any]:
+def _stored(offer: Mission | Quest, schema: type[BaseModel]) -> dict[str, Any]:
     fields = {name: getattr(offer, _column(name)) for name in _plain_fields(schema)}
     return fields | {
         "id": offer.id,
@@ -211,7 +214,7 @@ def _stored(offer: Any, schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def rule_in(mission: Any) -> RuleIn:
+def rule_in(mission: Mission) -> RuleIn:
     """A stored mission's rule as its definition."""
     completion: dict[str, Any] = {
         "kind": mission.rule_completion,
@@ -228,7 +231,7 @@ def rule_in(mission: Any) -> RuleIn:
     )
 
 
-def mission_in(mission: Any) -> MissionIn:
+def mission_in(mission: Mission) -> MissionIn:
     """A stored mission as the definition that saves it again unchanged: what the CLI
     lists, what an export writes and what the editor opens with."""
     payout = Decimal(mission.payout_micros) / 1_000_000
@@ -237,12 +240,12 @@ def mission_in(mission: Any) -> MissionIn:
     )
 
 
-def quest_fields(quest: Any) -> QuestFields:
+def quest_fields(quest: Quest) -> QuestFields:
     """A stored quest's own fields as their definition."""
     return QuestFields.model_validate(_stored(quest, QuestFields))
 
 
-def quest_in(quest: Any, missions: list[Any]) -> QuestIn:
+def quest_in(quest: Quest, missions: list[Mission]) -> QuestIn:
     """A stored quest with its missions (in their order) as its definition."""
     return QuestIn.model_validate(
         _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]}
