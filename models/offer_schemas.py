@@ -1,6 +1,9 @@
-"""Mission and quest definitions as designers write them (import files, later the portal).
+"""Mission and quest definitions as designers write them (import files, the CLI and the
+portal's editor), and the one conversion between a definition and its stored row.
 
-Field names follow the offers API of the original spec (camelCase), plus the rule.
+Field names follow the offers API of the original spec (camelCase), plus the rule. A plain
+field is stored in the column of the same name in snake_case (`previewUrl` → `preview_url`),
+so adding one needs no converter change; only the fields in `_SHAPED` are stored otherwise.
 """
 
 from __future__ import annotations
@@ -8,9 +11,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from models.offers import Mission, Quest
 
 COUNTRY = re.compile(r"[A-Z]{2}")
 OPERATING_SYSTEMS = ("Android", "iOS", "Windows", "macOS", "Linux", "ChromeOS")
@@ -137,9 +143,15 @@ class MissionIn(_OfferCommon):
         return int(self.payout * 1_000_000)
 
 
-class QuestIn(_OfferCommon):
+class QuestFields(_OfferCommon):
+    """A quest's own fields: what the portal's quest form edits (its missions are chosen
+    from the game's existing ones)."""
+
     name: str = Field(min_length=1, max_length=200)
     startCap: int | None = Field(default=None, ge=1)
+
+
+class QuestIn(QuestFields):
     missions: list[MissionIn] = Field(min_length=1)
 
 
@@ -155,3 +167,86 @@ class CatalogFile(BaseModel):
 
 def as_plain(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json")
+
+
+# --- definitions and stored rows ------------------------------------------------------
+
+# Fields not stored in the column of their snake_case name; each is handled below.
+_SHAPED = {"id", "geotargeting", "operatingSystem", "payout", "rule", "missions"}
+
+
+def _column(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def _plain_fields(schema: type[BaseModel]) -> list[str]:
+    return [name for name in schema.model_fields if name not in _SHAPED]
+
+
+def offer_columns(data: MissionIn | QuestFields) -> dict[str, Any]:
+    """The stored columns of a definition (its id and a quest's missions aside)."""
+    columns = {_column(name): getattr(data, name) for name in _plain_fields(type(data))}
+    columns["operating_systems"] = data.operatingSystem
+    columns["countries_include"] = data.geotargeting.countriesInclude
+    columns["countries_exclude"] = data.geotargeting.countriesExclude
+    if isinstance(data, MissionIn):
+        rule = data.rule
+        columns |= {
+            "payout_micros": data.payout_micros,
+            "rule_event": rule.event,
+            "rule_conditions": [c.model_dump(exclude_none=True) for c in rule.conditions],
+            "rule_completion": rule.completion.kind,
+            "rule_threshold": rule.completion.threshold,
+            "rule_sum_field": rule.completion.field if rule.completion.kind == "sum" else None,
+        }
+    return columns
+
+
+def _stored(offer: Mission | Quest, schema: type[BaseModel]) -> dict[str, Any]:
+    fields = {name: getattr(offer, _column(name)) for name in _plain_fields(schema)}
+    return fields | {
+        "id": offer.id,
+        "operatingSystem": offer.operating_systems,
+        "geotargeting": {
+            "countriesInclude": offer.countries_include,
+            "countriesExclude": offer.countries_exclude,
+        },
+    }
+
+
+def rule_in(mission: Mission) -> RuleIn:
+    """A stored mission's rule as its definition."""
+    completion: dict[str, Any] = {
+        "kind": mission.rule_completion,
+        "threshold": mission.rule_threshold,
+    }
+    if mission.rule_sum_field is not None:
+        completion["field"] = mission.rule_sum_field
+    return RuleIn.model_validate(
+        {
+            "event": mission.rule_event,
+            "conditions": mission.rule_conditions,
+            "completion": completion,
+        }
+    )
+
+
+def mission_in(mission: Mission) -> MissionIn:
+    """A stored mission as the definition that saves it again unchanged: what the CLI
+    lists, what an export writes and what the editor opens with."""
+    payout = Decimal(mission.payout_micros) / 1_000_000
+    return MissionIn.model_validate(
+        _stored(mission, MissionIn) | {"payout": payout, "rule": rule_in(mission)}
+    )
+
+
+def quest_fields(quest: Quest) -> QuestFields:
+    """A stored quest's own fields as their definition."""
+    return QuestFields.model_validate(_stored(quest, QuestFields))
+
+
+def quest_in(quest: Quest, missions: list[Mission]) -> QuestIn:
+    """A stored quest with its missions (in their order) as its definition."""
+    return QuestIn.model_validate(
+        _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]}
+    )

@@ -12,7 +12,7 @@ from portal.state.auth import AuthState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
-from portal.state.missions import EditorState, MissionsState, QuestState, TesterState
+from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.reports import ReportState
 from portal.state.staff import StaffState
@@ -47,7 +47,7 @@ PAGES = [
     (missions.missions, routes.MISSIONS, "Missions", MissionsState.load),
     (missions.editor, routes.MISSION, "Mission", EditorState.load),
     (missions.quest, routes.QUEST, "Quest", QuestState.load),
-    (missions.tester, routes.TESTER, "Rule tester", TesterState.load),
+    (missions.tester, routes.TESTER, "Rule tester", RuleTesterState.load),
     (debugger.events_page, routes.EVENTS, "Live events", DebuggerState.load),
     (reports.reports, routes.REPORTS, "Reports", ReportState.load),
 ]

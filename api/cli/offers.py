@@ -50,40 +50,7 @@ def offers_list(game_id: str | None) -> None:
     """List missions and quests with their state."""
     _require_ready()
     with write_session() as session:
-        missions, quests = offers.list_offers(session=session, game_id=game_id)
-    _print_json(
-        {
-            "missions": [
-                {
-                    "id": m.id,
-                    "gameId": m.game_id,
-                    "questId": m.quest_id,
-                    "title": m.title,
-                    "isActive": m.is_active,
-                    "conversions": m.conversions,
-                    "cap": m.cap,
-                    "rule": {
-                        "event": m.rule_event,
-                        "conditions": m.rule_conditions,
-                        "completion": m.rule_completion,
-                        "threshold": m.rule_threshold,
-                    },
-                }
-                for m in missions
-            ],
-            "quests": [
-                {
-                    "id": q.id,
-                    "gameId": q.game_id,
-                    "name": q.name,
-                    "isActive": q.is_active,
-                    "starts": q.starts,
-                    "startCap": q.start_cap,
-                }
-                for q in quests
-            ],
-        }
-    )
+        _print_json(offers.listing(session=session, game_id=game_id))
 
 
 def _set_active(kind: str, offer_id: str, active: bool) -> None:

@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 from api.core.sql import insert_ignore
 from api.services.rules import Rule
 from models import Mission, Quest
+from models.offer_schemas import rule_in
 from models.tables import catalog_version as _version
 
 
@@ -55,13 +56,7 @@ class Catalog:
 
 
 def spec_of(mission: Mission) -> MissionSpec:
-    rule = Rule.build(
-        event=mission.rule_event,
-        conditions=mission.rule_conditions,
-        completion=mission.rule_completion,
-        threshold=mission.rule_threshold,
-        sum_field=mission.rule_sum_field,
-    )
+    rule = Rule.from_input(rule_in(mission))
     return MissionSpec(
         id=mission.id,
         game_id=mission.game_id,

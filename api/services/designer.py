@@ -1,175 +1,75 @@
-"""What the portal's mission editor and rule tester need: forms to definitions, the rule
-tester's event-by-event run, the offer preview, and the game's event names.
+"""What the portal's mission editor and rule tester need: the editor's saves, the rule
+tester's event-by-event run, the offer preview, the game's offers and its event names.
 
-The definitions go through the same schemas (models/offer_schemas.py) and the same
-engine (api/services/rules.py) as import files and ingestion: the portal adds no rules
-of its own."""
+Forms become definitions in `offer_forms.py`, and are saved by `offers.py` like import
+files: the portal adds no rules of its own."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import ValidationError
 from sqlmodel import Session, col
 
+from api.services import offers
+from api.services.offer_forms import FormError, from_form, scalar
 from api.services.offer_listing import mission_doc, quest_doc
 from api.services.rules import Rule, RuleError, Tally, step
 from models import Event, Mission, Quest
-from models.offer_schemas import MissionIn, RuleIn
+from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields
 
-MAX_CONDITIONS = 5
 MAX_TEST_EVENTS = 500
 
 
-class FormError(ValueError):
-    """A form that does not make a valid definition; `errors` maps inputs to messages."""
-
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self.errors = errors
-
-
-def _scalar(text: str) -> float | str | bool:
-    text = text.strip()
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return int(number) if number.is_integer() and "." not in text else number
+def save_mission_form(
+    *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
+) -> Mission:
+    """The editor's save: the game's mission (or a new one) with the form over it."""
+    stored = (
+        offers.mission_of_game(session=session, game_id=game_id, mission_id=mission_id)
+        if mission_id
+        else None
+    )
+    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    return offers.save_mission(session=session, game_id=game_id, data=data)
 
 
-def _items(text: str) -> list[str]:
-    return [part.strip() for part in re.split(r"[,\s]+", text) if part.strip()]
-
-
-def rule_fields(form: Mapping[str, str]) -> dict[str, Any]:
-    """The rule part of a form: rule_event, cond_field_N / cond_op_N / cond_value_N,
-    completion, threshold, sum_field."""
-    conditions = []
-    for n in range(MAX_CONDITIONS):
-        name = form.get(f"cond_field_{n}", "").strip()
-        if not name:
-            continue
-        op = form.get(f"cond_op_{n}", ">=")
-        condition: dict[str, Any] = {"field": name, "op": op}
-        if op not in ("exists", "not exists"):
-            condition["value"] = _scalar(form.get(f"cond_value_{n}", ""))
-        conditions.append(condition)
-    completion: dict[str, Any] = {
-        "kind": form.get("completion", "count"),
-        "threshold": form.get("threshold", "1") or "1",
-    }
-    if completion["kind"] == "sum":
-        completion["field"] = form.get("sum_field", "").strip() or None
-    return {
-        "event": form.get("rule_event", "").strip(),
-        "conditions": conditions,
-        "completion": completion,
-    }
+def save_quest_form(
+    *,
+    session: Session,
+    game_id: str,
+    form: Mapping[str, str],
+    quest_id: str | None,
+    mission_ids: list[str],
+) -> Quest:
+    """The quest builder's save: the game's quest (or a new one) with the form over it,
+    made of the chosen missions in order."""
+    stored = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    data = from_form(QuestFields, form, stored=quest_fields(stored) if stored else None)
+    return offers.save_quest(session=session, game_id=game_id, data=data, mission_ids=mission_ids)
 
 
 def rule_from_form(form: Mapping[str, str]) -> Rule:
+    """The rule builder's inputs (`rule.…`) as the engine's rule (for the tester)."""
+    rule = from_form(RuleIn, form, root="rule")
     try:
-        rule_in = RuleIn.model_validate(rule_fields(form))
-        return Rule.build(
-            event=rule_in.event,
-            conditions=[c.model_dump() for c in rule_in.conditions],
-            completion=rule_in.completion.kind,
-            threshold=rule_in.completion.threshold,
-            sum_field=rule_in.completion.field,
-        )
-    except ValidationError as exc:
-        raise FormError(_errors(exc, prefix="rule.")) from None
+        return Rule.from_input(rule)
     except RuleError as exc:
         raise FormError({"rule": str(exc)}) from None
-
-
-def mission_from_form(form: Mapping[str, str], *, mission_id: str | None) -> MissionIn:
-    """The editor's form as a mission definition; FormError names each bad input."""
-    expiration = form.get("expiration_date", "").strip()
-    data: dict[str, Any] = {
-        "id": mission_id,
-        "title": form.get("title", "").strip(),
-        "description": form.get("description", "").strip() or None,
-        "thumbnail": form.get("thumbnail", "").strip(),
-        "previewUrl": form.get("preview_url", "").strip(),
-        "destinationUrl": form.get("destination_url", "").strip(),
-        "expirationDate": f"{expiration}T00:00:00Z" if expiration else None,
-        "isActive": form.get("is_active") in ("on", "true"),
-        "payout": form.get("payout", "").strip() or "0",
-        "cap": form.get("cap", "").strip() or None,
-        "allowMultipleConversions": form.get("allow_multiple") in ("on", "true"),
-        "timeLimitSeconds": _seconds(form.get("time_limit_hours", "")),
-        "operatingSystem": [v for k, v in form.items() if k.startswith("os_") and v],
-        "geotargeting": {
-            "countriesInclude": _items(form.get("countries_include", "")),
-            "countriesExclude": _items(form.get("countries_exclude", "")),
-        },
-        "tags": _items(form.get("tags", "").replace(";", ",")),
-        "instructions": form.get("instructions", "").strip(),
-        "requirements": form.get("requirements", "").strip(),
-        "rule": rule_fields(form),
-    }
-    try:
-        mission = MissionIn.model_validate(data)
-    except ValidationError as exc:
-        raise FormError(_errors(exc)) from None
-    rule_from_form(form)  # the engine's own checks
-    return mission
-
-
-def _seconds(hours: str) -> int | str | None:
-    hours = hours.strip()
-    if not hours:
-        return None
-    try:
-        return max(1, round(float(hours) * 3600))
-    except ValueError:
-        return hours  # the schema says what is wrong
-
-
-# Schema locations → the editor's input names.
-_INPUTS = {
-    "title": "title",
-    "destinationUrl": "destination_url",
-    "previewUrl": "preview_url",
-    "thumbnail": "thumbnail",
-    "payout": "payout",
-    "cap": "cap",
-    "timeLimitSeconds": "time_limit_hours",
-    "operatingSystem": "os",
-    "geotargeting.countriesInclude": "countries_include",
-    "geotargeting.countriesExclude": "countries_exclude",
-    "expirationDate": "expiration_date",
-    "rule.event": "rule_event",
-    "rule.completion.threshold": "threshold",
-    "rule.completion.kind": "completion",
-}
-
-
-def _errors(exc: ValidationError, prefix: str = "") -> dict[str, str]:
-    errors: dict[str, str] = {}
-    for error in exc.errors():
-        where = prefix + ".".join(str(p) for p in error["loc"] if not isinstance(p, int))
-        message = error["msg"].removeprefix("Value error, ")
-        key = _INPUTS.get(where, "rule" if where.startswith("rule") else where or "form")
-        errors.setdefault(key, message)
-    return errors
 
 
 # --- the rule tester ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class TestStep:
+class RuleStep:
     n: int
     event: str
     value: str
@@ -202,9 +102,9 @@ def parse_events(text: str) -> list[dict[str, Any]]:
             for part in rest:
                 if "=" in part:
                     key, _, raw = part.partition("=")
-                    event.setdefault("traits", {})[key] = _scalar(raw)
+                    event.setdefault("traits", {})[key] = scalar(raw)
                 elif "value" not in event:
-                    value = _scalar(part)
+                    value = scalar(part)
                     if isinstance(value, str | bool):
                         raise FormError({"events": f"line {number}: the value is a number"})
                     event["value"] = value
@@ -218,7 +118,7 @@ def parse_events(text: str) -> list[dict[str, Any]]:
     return events
 
 
-def test_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[TestStep]:
+def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
     """Each event through the engine (the same `step` ingestion uses), with the tally after
     it; a repeatable mission starts again from zero after a completion."""
     tally, steps = Tally(), []
@@ -226,7 +126,7 @@ def test_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> 
         outcome = step(rule, tally, event)
         tally = outcome.tally
         steps.append(
-            TestStep(
+            RuleStep(
                 n=n,
                 event=str(event.get("event")),
                 value="" if event.get("value") is None else f"{event['value']:g}",
@@ -279,10 +179,6 @@ def offer_preview(offer: Mission | Quest, missions: list[Mission] | None = None)
         f"<BASE_URL>/{'missions' if isinstance(offer, Mission) else 'quests'}/{offer.id}?owid=<owid>"
     )
     return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def utc_date(moment: datetime | None) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d") if moment else ""
 
 
 # --- the game's offers ----------------------------------------------------------------
@@ -350,76 +246,3 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
             )
         )
     return rows
-
-
-def quest_from_form(form: Mapping[str, str], *, quest_id: str | None) -> dict[str, Any]:
-    """A quest's own fields from the quest form (its missions are chosen separately)."""
-    from models.offer_schemas import QuestIn
-
-    data = {
-        "id": quest_id,
-        "name": form.get("name", "").strip(),
-        "description": form.get("description", "").strip() or None,
-        "destinationUrl": form.get("destination_url", "").strip(),
-        "startCap": form.get("start_cap", "").strip() or None,
-        "isActive": form.get("is_active") in ("on", "true"),
-        "instructions": form.get("instructions", "").strip(),
-        # Checked with a stand-in mission: the real ones exist already.
-        "missions": [
-            {"title": "x", "payout": 0, "destinationUrl": "https://x/", "rule": {"event": "x"}}
-        ],
-    }
-    try:
-        QuestIn.model_validate(data)
-    except ValidationError as exc:
-        errors = _errors(exc)
-        raise FormError({_QUEST_INPUTS.get(k, k): v for k, v in errors.items()}) from None
-    return data
-
-
-_QUEST_INPUTS = {"destination_url": "destination_url", "startCap": "start_cap", "name": "name"}
-
-
-def save_quest(
-    *, session: Session, game_id: str, data: Mapping[str, Any], mission_ids: list[str]
-) -> Quest:
-    """Create or update a quest from the game's missions, in the order given. Missions
-    taken out of the quest become standalone again."""
-    from api.services import catalog
-
-    if not mission_ids:
-        raise FormError({"missions": "a quest needs at least one mission"})
-    quest = session.get(Quest, data["id"]) if data.get("id") else None
-    if quest is not None and quest.game_id != game_id:
-        raise FormError({"form": "no such quest"})
-    if quest is None:
-        quest = Quest(game_id=game_id, name=data["name"], destination_url=data["destinationUrl"])
-    quest.name, quest.destination_url = data["name"], data["destinationUrl"]
-    quest.description, quest.instructions = data["description"], data["instructions"]
-    quest.start_cap = int(data["startCap"]) if data["startCap"] else None
-    quest.is_active = data["isActive"]
-    session.add(quest)
-    session.flush()
-    chosen = (
-        session.execute(
-            sa.select(Mission).where(
-                col(Mission.id).in_(mission_ids), col(Mission.game_id) == game_id
-            )
-        )
-        .scalars()
-        .all()
-    )
-    by_id = {m.id: m for m in chosen}
-    if set(by_id) != set(mission_ids):
-        raise FormError({"missions": "a chosen mission is not one of this game's"})
-    for m in session.execute(sa.select(Mission).where(col(Mission.quest_id) == quest.id)).scalars():
-        if m.id not in by_id:
-            m.quest_id, m.quest_position = None, 0
-    for position, mission_id in enumerate(mission_ids):
-        mission = by_id[mission_id]
-        if mission.quest_id not in (None, quest.id):
-            raise FormError({"missions": f"{mission.title} is in another quest"})
-        mission.quest_id, mission.quest_position = quest.id, position
-    session.flush()
-    catalog.bump(session)
-    return quest

@@ -20,9 +20,10 @@ from sqlmodel import Session
 
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
-from api.services import catalog
+from api.services import catalog, open_offers
 from api.services.money import in_currency
 from models import Mission, OfferwallStatus, Quest
+from models.offer_schemas import mission_in, quest_fields
 from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
 from models.tables import quest as _quest
@@ -35,7 +36,7 @@ MAX_OFFSET = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class Page:
+class OfferPage:
     limit: int
     offset: int
 
@@ -58,14 +59,14 @@ def _whole_number(name: str, raw: str | None, default: int) -> int:
     return int(digits) if len(digits) <= 10 else MAX_OFFSET + 1
 
 
-def parse_page(limit: str | None, offset: str | None) -> Page:
+def parse_page(limit: str | None, offset: str | None) -> OfferPage:
     """limit (default 20, clamped to 100) and offset (default 0, at most MAX_OFFSET);
     400 when not a whole number of at least 0, or an offset over the maximum."""
     page_size = min(_whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
     skip = _whole_number("offset", offset, 0)
     if skip > MAX_OFFSET:
         raise _invalid("offset", offset or "", f"at most {MAX_OFFSET}")
-    return Page(limit=page_size, offset=skip)
+    return OfferPage(limit=page_size, offset=skip)
 
 
 # Built once; every request runs it. The key is found by its keyed digest (any configured
@@ -111,14 +112,6 @@ def approved_offerwall(
     )
 
 
-def _open_mission(now: datetime) -> Any:
-    return sa.and_(
-        _mission.c.is_active,
-        sa.or_(_mission.c.expiration_date.is_(None), _mission.c.expiration_date > now),
-        sa.or_(_mission.c.cap.is_(None), _mission.c.conversions < _mission.c.cap),
-    )
-
-
 @dataclass(frozen=True)
 class Listed:
     """One offer of the combined list, its document in USD micros (rendered per offerwall)."""
@@ -131,24 +124,16 @@ class Listed:
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
     """Every open offer, newest first (standalone missions, and quests with their open
     missions), and the moment the first of them expires."""
-    open_mission = _open_mission(now)
+    open_mission = open_offers.mission_open_sql(_mission, now)
     inner = _mission.alias("inner")
     quest_has_open_mission = sa.exists().where(
-        inner.c.quest_id == _quest.c.id,
-        inner.c.is_active,
-        sa.or_(inner.c.expiration_date.is_(None), inner.c.expiration_date > now),
-        sa.or_(inner.c.cap.is_(None), inner.c.conversions < inner.c.cap),
+        inner.c.quest_id == _quest.c.id, open_offers.mission_open_sql(inner, now)
     )
     missions = session.scalars(
         sa.select(Mission).where(_mission.c.quest_id.is_(None), open_mission)
     ).all()
     quests = session.scalars(
-        sa.select(Quest).where(
-            _quest.c.is_active,
-            sa.or_(_quest.c.expiration_date.is_(None), _quest.c.expiration_date > now),
-            sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
-            quest_has_open_mission,
-        )
+        sa.select(Quest).where(open_offers.quest_open_sql(_quest, now), quest_has_open_mission)
     ).all()
     inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
     if quests:
@@ -198,7 +183,7 @@ LISTINGS = ListingCache()
 
 
 def list_offers(
-    *, conn: Connection, offerwall: ListingOfferwall, page: Page, base_url: str
+    *, conn: Connection, offerwall: ListingOfferwall, page: OfferPage, base_url: str
 ) -> bytes:
     """The offers envelope of the original spec for one page, in the offerwall's currency,
     serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
@@ -230,7 +215,7 @@ MAX_CACHED_PAGES = 1024
 
 
 def render_page(
-    listing: list[Listed], offerwall: ListingOfferwall, page: Page, base_url: str
+    listing: list[Listed], offerwall: ListingOfferwall, page: OfferPage, base_url: str
 ) -> dict[str, Any]:
     chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
     money = _Money(offerwall)
@@ -282,62 +267,30 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _geo(offer: Mission | Quest) -> dict[str, list[str]]:
-    return {
-        "countriesInclude": offer.countries_include,
-        "countriesExclude": offer.countries_exclude,
-    }
+# What a listing leaves out of a definition: where the link goes (the tracking link stands
+# for it), and a mission's time limit and rule. Every other field is listed as defined.
+_UNLISTED = {"destinationUrl", "timeLimitSeconds", "rule", "missions"}
+# A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
+_QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}
+_QUEST_LEVEL |= {"operatingSystem", "geotargeting", "tags"}
 
 
 def mission_doc(m: Mission) -> dict[str, Any]:
-    """The original spec's mission record; payout in USD micros, trackingLink per offerwall."""
-    return {
-        "id": m.id,
-        "title": m.title,
-        "description": m.description,
-        "thumbnail": m.thumbnail,
+    """The original spec's mission record: its definition (`mission_in`) as listed;
+    payout in USD micros, trackingLink per offerwall."""
+    doc = mission_in(m).model_dump(mode="json", exclude=_UNLISTED)
+    return doc | {
         "expirationDate": _iso(m.expiration_date),
-        "previewUrl": m.preview_url,
         "trackingLink": None,
         "payout": m.payout_micros,
-        "cap": m.cap,
-        "isActive": m.is_active,
-        "operatingSystem": m.operating_systems,
-        "geotargeting": _geo(m),
-        "tags": m.tags,
-        "instructions": m.instructions,
-        "requirements": m.requirements,
-        "allowMultipleConversions": m.allow_multiple_conversions,
     }
 
 
 def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
-    return {
-        "id": q.id,
-        "name": q.name,
-        "description": q.description,
-        "thumbnail": q.thumbnail,
+    doc = quest_fields(q).model_dump(mode="json", exclude=_UNLISTED)
+    inside = [{k: v for k, v in mission_doc(m).items() if k not in _QUEST_LEVEL} for m in missions]
+    return doc | {
         "expirationDate": _iso(q.expiration_date),
         "trackingLink": None,
-        "previewUrl": q.preview_url,
-        "startCap": q.start_cap,
-        "isActive": q.is_active,
-        "operatingSystem": q.operating_systems,
-        "tags": q.tags,
-        "geotargeting": _geo(q),
-        "instructions": q.instructions,
-        "requirements": q.requirements,
-        "missions": [
-            {
-                "id": m.id,
-                "title": m.title,
-                "description": m.description,
-                "payout": m.payout_micros,
-                "cap": m.cap,
-                "instructions": m.instructions,
-                "requirements": m.requirements,
-                "allowMultipleConversions": m.allow_multiple_conversions,
-            }
-            for m in missions
-        ],
+        "missions": inside,
     }

@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_time
-from api.services import postbacks
+from api.services import open_offers, postbacks
 from api.services.catalog import Catalog, MissionSpec, bump
 from api.services.rules import Tally, step
 from models import ProgressStatus
@@ -337,7 +337,7 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
         sa.update(_mission)
         .where(
             _mission.c.id == spec.id,
-            sa.or_(_mission.c.cap.is_(None), _mission.c.conversions < _mission.c.cap),
+            open_offers.under_cap_sql(_mission),
         )
         .values(conversions=_mission.c.conversions + 1)
         .returning(_mission.c.conversions, _mission.c.cap)

@@ -15,7 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from models.offer_schemas import RuleIn
 
 NUMBER_OPS = (">=", ">", "<=", "<", "==", "!=")
 STRING_OPS = ("==", "!=")
@@ -106,6 +109,19 @@ class Rule:
             completion,
             float(threshold),
             sum_field,
+        )
+
+    @classmethod
+    def from_input(cls, rule: RuleIn) -> Rule:
+        """The engine's rule for a rule definition: the one way an import, the editor, the
+        rule tester and the mission index (from the stored definition) get one. The schema
+        checked its shape; this adds the engine's own checks (RuleError)."""
+        return cls.build(
+            event=rule.event,
+            conditions=[c.model_dump(exclude_none=True) for c in rule.conditions],
+            completion=rule.completion.kind,
+            threshold=rule.completion.threshold,
+            sum_field=rule.completion.field,
         )
 
     def matches(self, event: Mapping[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from sqlalchemy import Connection, Engine
 from api.core.db import run_transaction, write_connection
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
 from api.core.sql import dialect_insert
+from api.services import open_offers
 from api.services.catalog import bump
 from api.services.geo import CountryLookup, detect_os
 from models import (
@@ -264,14 +265,10 @@ def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
     return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
 
 
-def _is_open(mission: Any) -> bool:
-    return mission.cap is None or mission.conversions < mission.cap
-
-
 def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
-    if not offer.is_active or (offer.expiration_date is not None and offer.expiration_date <= now):
+    if not open_offers.running(offer, now):
         raise TrackingRefusal(410, "Offer ended", "This offer is no longer available.")
-    if not any(_is_open(m) for m in missions):
+    if not any(open_offers.under_cap(m) for m in missions):
         raise TrackingRefusal(410, "Offer ended", "This offer has reached its limit.")
 
 
@@ -320,7 +317,7 @@ def _start(
     quest_id = offer.id if click.kind == "quest" else None
     started_any = False
     for mission in missions:
-        if not _is_open(mission):
+        if not open_offers.under_cap(mission):
             continue
         limit = mission.time_limit_seconds
         row = _START_PROGRESS.execute(
@@ -351,7 +348,7 @@ def _start(
             sa.update(_quest)
             .where(
                 _quest.c.id == quest_id,
-                sa.or_(_quest.c.start_cap.is_(None), _quest.c.starts < _quest.c.start_cap),
+                open_offers.under_start_cap_sql(_quest),
             )
             .values(starts=_quest.c.starts + 1)
             .returning(_quest.c.starts, _quest.c.start_cap)

@@ -1,5 +1,7 @@
 """The rule builder: event name (with the game's event names as suggestions), up to three
-conditions, and the completion. Named, uncontrolled inputs for rx.form."""
+conditions, and the completion. Uncontrolled inputs for rx.form, named after the rule's
+field paths in a mission definition (`rule.event`, `rule.conditions.0.value`, …); their
+defaults come from the state's `values` and `conditions`."""
 
 from __future__ import annotations
 
@@ -16,12 +18,15 @@ COMPLETIONS = [
 
 
 def rule_builder(state) -> rx.Component:
-    errors = state.errors
+    errors, values = state.errors, state.values
+
+    def name(n: rx.Var, part: str) -> rx.Var:
+        return "rule.conditions." + n.to_string() + "." + part
 
     def condition(row: rx.Var, n: rx.Var) -> rx.Component:
         return rx.hstack(
             rx.input(
-                name="cond_field_" + n.to_string(),
+                name=name(n, "field"),
                 default_value=row["field"],
                 placeholder="value or traits.kills",
                 aria_label="Condition field " + (n + 1).to_string(),
@@ -30,12 +35,12 @@ def rule_builder(state) -> rx.Component:
             ),
             native_select(
                 *[rx.el.option(op, value=op) for op in OPERATORS],
-                name="cond_op_" + n.to_string(),
+                name=name(n, "op"),
                 default_value=row["op"],
                 aria_label="Condition operator " + (n + 1).to_string(),
             ),
             rx.input(
-                name="cond_value_" + n.to_string(),
+                name=name(n, "value"),
                 default_value=row["value"],
                 placeholder="1000",
                 aria_label="Condition value " + (n + 1).to_string(),
@@ -47,11 +52,11 @@ def rule_builder(state) -> rx.Component:
         )
 
     return rx.vstack(
-        rx.el.label(rx.text("Event name", size="2", weight="medium"), html_for="rule_event"),
+        rx.el.label(rx.text("Event name", size="2", weight="medium"), html_for="rule.event"),
         rx.input(
-            name="rule_event",
-            id="rule_event",
-            default_value=state.rule_event,
+            name="rule.event",
+            id="rule.event",
+            default_value=values["rule.event"].to(str),
             list="event-names",
             placeholder="MATCH_END",
             required=True,
@@ -62,7 +67,7 @@ def rule_builder(state) -> rx.Component:
         rx.el.datalist(
             rx.foreach(state.suggestions, lambda e: rx.el.option(value=e)), id="event-names"
         ),
-        field_error(errors, "rule_event"),
+        field_error(errors, "rule.event"),
         rx.text(
             "Filter: every condition must hold (leave a row empty to skip it)",
             size="2",
@@ -73,22 +78,22 @@ def rule_builder(state) -> rx.Component:
         rx.hstack(
             native_select(
                 *[rx.el.option(text, value=value) for value, text in COMPLETIONS],
-                name="completion",
-                default_value=state.completion,
+                name="rule.completion.kind",
+                default_value=values["rule.completion.kind"].to(str),
                 aria_label="Completion",
             ),
             rx.text("≥", size="3"),
             rx.input(
-                name="threshold",
-                default_value=state.threshold,
+                name="rule.completion.threshold",
+                default_value=values["rule.completion.threshold"].to(str),
                 aria_label="Completion threshold",
                 size="2",
                 width="100px",
                 input_mode="decimal",
             ),
             rx.input(
-                name="sum_field",
-                default_value=state.sum_field,
+                name="rule.completion.field",
+                default_value=values["rule.completion.field"].to(str),
                 placeholder="field to sum (for sum)",
                 aria_label="Field to sum",
                 size="2",
@@ -97,7 +102,7 @@ def rule_builder(state) -> rx.Component:
             wrap="wrap",
             align="center",
         ),
-        field_error(errors, "threshold"),
+        field_error(errors, "rule.completion.threshold"),
         field_error(errors, "rule"),
         spacing="2",
         width="100%",

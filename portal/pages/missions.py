@@ -8,7 +8,13 @@ from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.rule_builder import rule_builder
 from portal.components.tables import data_table
-from portal.state.missions import OS_CHOICES, EditorState, MissionsState, QuestState, TesterState
+from portal.state.missions import (
+    OS_CHOICES,
+    EditorState,
+    MissionsState,
+    QuestState,
+    RuleTesterState,
+)
 
 
 def missions() -> rx.Component:
@@ -79,9 +85,13 @@ def missions() -> rx.Component:
     )
 
 
-def _checkbox(name: str, label: str, checked, value: str = "on") -> rx.Component:
+def _checkbox(name: str, label: str, checked, value: str = "true") -> rx.Component:
+    """A checkbox after a hidden input of the same name: an unchecked box submits "" (or
+    "false"), so the form always says what the box shows."""
+    unchecked = "false" if value == "true" else ""
     return rx.el.label(
         rx.hstack(
+            rx.el.input(type="hidden", name=name, value=unchecked),
             rx.el.input(type="checkbox", name=name, value=value, default_checked=checked),
             rx.text(label, size="2"),
             spacing="1",
@@ -117,14 +127,14 @@ def editor() -> rx.Component:
                         f("Payout (USD)", "payout", required=True, input_mode="decimal"),
                         f(
                             "Destination URL",
-                            "destination_url",
+                            "destinationUrl",
                             required=True,
                             type="url",
                             hint="Where the tracking link sends the player (platformid is added).",
                         ),
-                        f("Preview URL", "preview_url", type="url"),
+                        f("Preview URL", "previewUrl", type="url"),
                         f("Thumbnail URL", "thumbnail", type="url"),
-                        f("Expires on", "expiration_date", type="date"),
+                        f("Expires on", "expirationDate", type="date"),
                         f(
                             "Cap (total conversions)",
                             "cap",
@@ -134,7 +144,7 @@ def editor() -> rx.Component:
                         ),
                         f(
                             "Time limit (hours)",
-                            "time_limit_hours",
+                            "timeLimitSeconds",
                             input_mode="decimal",
                             hint="From the click; empty: none.",
                         ),
@@ -147,8 +157,12 @@ def editor() -> rx.Component:
                     f("Requirements", "requirements"),
                     f("Tags", "tags", hint="Comma-separated."),
                     rx.hstack(
-                        _checkbox("is_active", "Active", s.is_active),
-                        _checkbox("allow_multiple", "Allow multiple conversions", s.allow_multiple),
+                        _checkbox("isActive", "Active", v["isActive"] == "true"),
+                        _checkbox(
+                            "allowMultipleConversions",
+                            "Allow multiple conversions",
+                            v["allowMultipleConversions"] == "true",
+                        ),
                         spacing="5",
                     ),
                 ),
@@ -158,22 +172,29 @@ def editor() -> rx.Component:
                     rx.flex(
                         *[
                             _checkbox(
-                                f"os_{os.lower()}", os, s.operating_systems.contains(os), value=os
+                                f"operatingSystem.{n}",
+                                os,
+                                s.operating_systems.contains(os),
+                                value=os,
                             )
-                            for os in OS_CHOICES
+                            for n, os in enumerate(OS_CHOICES)
                         ],
                         wrap="wrap",
                         gap="4",
                     ),
-                    field_error(errors, "os"),
+                    field_error(errors, "operatingSystem"),
                     rx.grid(
                         f(
                             "Countries (only these)",
-                            "countries_include",
+                            "geotargeting.countriesInclude",
                             placeholder="US, DE",
                             hint="ISO codes; empty: everywhere.",
                         ),
-                        f("Countries (not these)", "countries_exclude", placeholder="FR"),
+                        f(
+                            "Countries (not these)",
+                            "geotargeting.countriesExclude",
+                            placeholder="FR",
+                        ),
                         columns=rx.breakpoints(initial="1", md="2"),
                         spacing="3",
                         width="100%",
@@ -216,7 +237,7 @@ def editor() -> rx.Component:
 
 
 def tester() -> rx.Component:
-    s = TesterState
+    s = RuleTesterState
     return page(
         "Rule tester",
         game_tabs(s, routes.TESTER),
@@ -354,17 +375,17 @@ def quest() -> rx.Component:
                 card(
                     rx.heading("Quest", size="4", as_="h2"),
                     f("Name", "name", required=True),
-                    f("Destination URL", "destination_url", required=True, type="url"),
+                    f("Destination URL", "destinationUrl", required=True, type="url"),
                     f("Description", "description"),
                     f("Instructions", "instructions"),
                     f(
                         "Start cap (players)",
-                        "start_cap",
+                        "startCap",
                         type="number",
                         min=1,
                         hint="Empty: unlimited.",
                     ),
-                    _checkbox("is_active", "Active", s.is_active),
+                    _checkbox("isActive", "Active", v["isActive"] == "true"),
                 ),
                 card(
                     rx.heading("Missions, in order", size="4", as_="h2"),

@@ -11,10 +11,10 @@ from sqlmodel import Session
 
 from api.services import designer, offers
 from api.services.access import Account, Forbidden
-from api.services.designer import FormError
+from api.services.offer_forms import FormError, form_values
 from api.services.offers import OfferError
-from models import Game, Mission, Quest
-from models.offer_schemas import OPERATING_SYSTEMS
+from models import Game, Mission
+from models.offer_schemas import OPERATING_SYSTEMS, mission_in, quest_fields
 from portal import routes
 from portal.state.games import GameScoped
 
@@ -22,35 +22,49 @@ CONDITION_ROWS = 3
 SAMPLE_EVENTS = (
     "MATCH_END 1200\nMATCH_END 1500\nMATCH_END 300\nMATCH_END 1100\nMATCH_END 1000\nMATCH_END 2500"
 )
+# A new mission's inputs (every other input starts empty).
+NEW_MISSION = {
+    "isActive": "true",
+    "allowMultipleConversions": "false",
+    "rule.completion.kind": "count",
+    "rule.completion.threshold": "1",
+}
+# The tester's example rule: three matches of 1000 or more in a row.
+SAMPLE_RULE = {
+    **NEW_MISSION,
+    "rule.event": "MATCH_END",
+    "rule.conditions.0.field": "value",
+    "rule.conditions.0.op": ">=",
+    "rule.conditions.0.value": "1000",
+    "rule.completion.kind": "consecutive",
+    "rule.completion.threshold": "3",
+}
 
 
-def _blank_conditions() -> list[dict[str, str]]:
-    return [{"field": "", "op": ">=", "value": ""} for _ in range(CONDITION_ROWS)]
+def _condition_rows(values: dict[str, str]) -> list[dict[str, str]]:
+    return [
+        {
+            part: values.get(f"rule.conditions.{n}.{part}", ">=" if part == "op" else "")
+            for part in ("field", "op", "value")
+        }
+        for n in range(CONDITION_ROWS)
+    ]
 
 
 class RuleInputs(GameScoped):
-    """The rule builder's inputs, shared by the editor and the tester."""
+    """The inputs of a definition, named by field path, shared by the editor and the tester
+    (the rule builder reads `values` and `conditions`)."""
 
     suggestions: list[str] = []
-    rule_event: str = ""
-    conditions: list[dict[str, str]] = _blank_conditions()
-    completion: str = "count"
-    threshold: str = "1"
-    sum_field: str = ""
+    values: dict[str, str] = {}
+    conditions: list[dict[str, str]] = _condition_rows({})
     errors: dict[str, str] = {}
     # Changes when the form is refilled, so its uncontrolled inputs take the new defaults.
     form_key: int = 0
 
-    def _fill_rule(self, mission: Mission | None) -> None:
-        rows = _blank_conditions()
-        if mission is not None:
-            for n, c in enumerate(mission.rule_conditions[:CONDITION_ROWS]):
-                rows[n] = {"field": c["field"], "op": c["op"], "value": str(c.get("value", ""))}
-        self.conditions = rows
-        self.rule_event = mission.rule_event if mission else ""
-        self.completion = mission.rule_completion if mission else "count"
-        self.threshold = f"{mission.rule_threshold:g}" if mission else "1"
-        self.sum_field = (mission.rule_sum_field or "") if mission else ""
+    def _fill_values(self, values: dict[str, str]) -> None:
+        self.values = values
+        self.conditions = _condition_rows(values)
         self.form_key += 1
 
     async def _load_suggestions(self) -> None:
@@ -78,10 +92,9 @@ class MissionsState(GameScoped):
     @rx.event
     async def set_active(self, kind: str, offer_id: str, active: bool):
         def work(session: Session, game: Game, _a: Account) -> None:
-            offer = session.get(Mission if kind == "mission" else Quest, offer_id)
-            if offer is None or offer.game_id != game.id:
-                raise OfferError("No such offer.")
-            offers.set_active(session=session, kind=kind, offer_id=offer_id, active=bool(active))
+            offers.set_active(
+                session=session, kind=kind, offer_id=offer_id, active=bool(active), game_id=game.id
+            )
 
         try:
             await self._on_game(work, write=True)
@@ -95,10 +108,7 @@ class MissionsState(GameScoped):
 
 class EditorState(RuleInputs):
     mission_id: str = ""
-    values: dict[str, str] = {}
     operating_systems: list[str] = []
-    is_active: bool = True
-    allow_multiple: bool = False
     preview: str = ""
 
     @rx.event
@@ -109,44 +119,25 @@ class EditorState(RuleInputs):
             return redirect
         requested = self.router.url.query_parameters.get("mission", "")
 
-        def work(session: Session, game: Game, _a: Account) -> tuple[Mission | None, str]:
-            mission = session.get(Mission, requested) if requested else None
-            if mission is not None and mission.game_id != game.id:
-                raise Forbidden("No such mission.")
-            return mission, designer.offer_preview(mission) if mission else ""
+        def work(session: Session, game: Game, _a: Account) -> Mission | None:
+            if not requested:
+                return None
+            return offers.mission_of_game(session=session, game_id=game.id, mission_id=requested)
 
         try:
-            mission, self.preview = await self._on_game(work)
-        except Forbidden as exc:
+            mission = await self._on_game(work)
+        except OfferError as exc:
             return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
         self._fill(mission)
         await self._load_suggestions()
         return None
 
-    def _fill(self, m: Mission | None) -> None:
-        self.mission_id = m.id if m else ""
-        self.values = {
-            "title": m.title if m else "",
-            "description": (m.description or "") if m else "",
-            "destination_url": m.destination_url if m else "",
-            "preview_url": m.preview_url if m else "",
-            "thumbnail": m.thumbnail if m else "",
-            "payout": f"{m.payout_micros / 1_000_000:g}" if m else "",
-            "cap": str(m.cap or "") if m else "",
-            "time_limit_hours": f"{m.time_limit_seconds / 3600:g}"
-            if m and m.time_limit_seconds
-            else "",
-            "expiration_date": designer.utc_date(m.expiration_date) if m else "",
-            "countries_include": ", ".join(m.countries_include) if m else "",
-            "countries_exclude": ", ".join(m.countries_exclude) if m else "",
-            "tags": ", ".join(m.tags) if m else "",
-            "instructions": m.instructions if m else "",
-            "requirements": m.requirements if m else "",
-        }
-        self.operating_systems = list(m.operating_systems) if m else []
-        self.is_active = m.is_active if m else True
-        self.allow_multiple = m.allow_multiple_conversions if m else False
-        self._fill_rule(m)
+    def _fill(self, mission: Mission | None) -> None:
+        self.mission_id = mission.id if mission else ""
+        self.preview = designer.offer_preview(mission) if mission else ""
+        values = form_values(mission_in(mission)) if mission else NEW_MISSION
+        self.operating_systems = _items(values.get("operatingSystem", ""))
+        self._fill_values(values)
 
     @rx.event
     async def save(self, form: dict[str, Any]):
@@ -154,29 +145,18 @@ class EditorState(RuleInputs):
         fields = {k: str(v) for k, v in form.items()}
         mission_id = self.mission_id or None
 
-        def work(session: Session, game: Game, _a: Account) -> tuple[Mission, str]:
-            if mission_id:
-                existing = session.get(Mission, mission_id)
-                if existing is None or existing.game_id != game.id:
-                    raise Forbidden("No such mission.")
-            data = designer.mission_from_form(fields, mission_id=mission_id)
-            quest_id = existing.quest_id if mission_id and existing else None
-            position = existing.quest_position if mission_id and existing else 0
-            mission = offers.save_mission(
-                session=session, game_id=game.id, data=data, quest_id=quest_id, position=position
+        def work(session: Session, game: Game, _a: Account) -> Mission:
+            return designer.save_mission_form(
+                session=session, game_id=game.id, form=fields, mission_id=mission_id
             )
-            return mission, designer.offer_preview(mission)
 
         try:
-            mission, self.preview = await self._on_game(work, write=True)
+            mission = await self._on_game(work, write=True)
         except Forbidden as exc:
             return rx.toast.error(str(exc))
-        except FormError as exc:
+        except OfferError as exc:
             self.errors = exc.errors
             return rx.toast.error("Some fields need attention.")
-        except OfferError as exc:
-            self.errors = {"form": str(exc)}
-            return None
         created = not self.mission_id
         self._fill(mission)
         if created:
@@ -187,10 +167,14 @@ class EditorState(RuleInputs):
         return rx.toast.success("Mission saved.")
 
 
-class TesterState(RuleInputs):
+def _items(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+class RuleTesterState(RuleInputs):
     events: str = SAMPLE_EVENTS
     repeatable: bool = False
-    steps: list[designer.TestStep] = []
+    steps: list[designer.RuleStep] = []
     completed_at: int = 0
 
     @rx.event
@@ -206,13 +190,7 @@ class TesterState(RuleInputs):
             return mission if mission is not None and mission.game_id == game.id else None
 
         mission = await self._on_game(work)
-        self._fill_rule(mission)
-        if mission is None:
-            self.rule_event, self.completion, self.threshold = "MATCH_END", "consecutive", "3"
-            self.conditions = [
-                {"field": "value", "op": ">=", "value": "1000"},
-                *_blank_conditions()[1:],
-            ]
+        self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
         await self._load_suggestions()
         return None
@@ -233,7 +211,7 @@ class TesterState(RuleInputs):
             return None
         self.events = fields.get("events", "")
         self.repeatable = fields.get("repeatable") in ("on", "true")
-        self.steps = designer.test_rule(rule, events, repeatable=self.repeatable)
+        self.steps = designer.try_rule(rule, events, repeatable=self.repeatable)
         self.completed_at = next((s.n for s in self.steps if s.completed), 0)
         return None
 
@@ -246,7 +224,6 @@ class QuestState(GameScoped):
 
     quest_id: str = ""
     values: dict[str, str] = {}
-    is_active: bool = True
     chosen: list[dict[str, str]] = []
     available: list[dict[str, str]] = []
     errors: dict[str, str] = {}
@@ -261,24 +238,19 @@ class QuestState(GameScoped):
         requested = self.router.url.query_parameters.get("quest", "")
 
         def work(session: Session, game: Game, _a: Account):
-            quest = session.get(Quest, requested) if requested else None
-            if quest is not None and quest.game_id != game.id:
-                raise Forbidden("No such quest.")
+            quest = (
+                offers.quest_of_game(session=session, game_id=game.id, quest_id=requested)
+                if requested
+                else None
+            )
             return quest, designer.game_offers(session=session, game_id=game.id)
 
         try:
             quest, rows = await self._on_game(work)
-        except Forbidden as exc:
+        except OfferError as exc:
             return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
         self.quest_id = quest.id if quest else ""
-        self.values = {
-            "name": quest.name if quest else "",
-            "destination_url": quest.destination_url if quest else "",
-            "description": (quest.description or "") if quest else "",
-            "instructions": quest.instructions if quest else "",
-            "start_cap": str(quest.start_cap or "") if quest else "",
-        }
-        self.is_active = quest.is_active if quest else True
+        self.values = form_values(quest_fields(quest)) if quest else {"isActive": "true"}
         missions = [r for r in rows if r.kind == "mission"]
         self.chosen = [
             {"id": r.id, "title": r.title} for r in missions if quest and r.quest_id == quest.id
@@ -314,16 +286,19 @@ class QuestState(GameScoped):
         quest_id, mission_ids = self.quest_id or None, [m["id"] for m in self.chosen]
 
         def work(session: Session, game: Game, _a: Account) -> str:
-            data = designer.quest_from_form(fields, quest_id=quest_id)
-            return designer.save_quest(
-                session=session, game_id=game.id, data=data, mission_ids=mission_ids
+            return designer.save_quest_form(
+                session=session,
+                game_id=game.id,
+                form=fields,
+                quest_id=quest_id,
+                mission_ids=mission_ids,
             ).id
 
         try:
             saved = await self._on_game(work, write=True)
         except Forbidden as exc:
             return rx.toast.error(str(exc))
-        except FormError as exc:
+        except OfferError as exc:
             self.errors = exc.errors
             return rx.toast.error("Some fields need attention.")
         return [

@@ -154,7 +154,12 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
         rival,
         f"{EditorState.get_full_name()}.save",
         form(
-            title="Hijacked", payout="999", destination_url="https://evil.example/", rule_event="X"
+            **{
+                "title": "Hijacked",
+                "payout": "999",
+                "destinationUrl": "https://evil.example/",
+                "rule.event": "X",
+            }
         ),
         f"/studio/mission?game={game_id}&mission={mission_id}",
     )

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from api.services.designer import (
-    FormError,
-    mission_from_form,
-    parse_events,
-    rule_from_form,
-)
-from api.services.designer import (
-    test_rule as run_test,
-)
+from api.services.designer import parse_events, rule_from_form, try_rule
+from api.services.offer_forms import FormError, form_values, from_form
+from models.offer_schemas import MissionIn
 
 RULE = {
-    "rule_event": "MATCH_END",
-    "cond_field_0": "value",
-    "cond_op_0": ">=",
-    "cond_value_0": "1000",
-    "completion": "consecutive",
-    "threshold": "3",
+    "rule.event": "MATCH_END",
+    "rule.conditions.0.field": "value",
+    "rule.conditions.0.op": ">=",
+    "rule.conditions.0.value": "1000",
+    "rule.conditions.1.field": "",
+    "rule.conditions.1.op": ">=",
+    "rule.conditions.1.value": "",
+    "rule.completion.kind": "consecutive",
+    "rule.completion.threshold": "3",
 }
 
 
@@ -29,7 +26,7 @@ def test_the_tester_shows_a_consecutive_run_reset_by_a_failing_match():
         "MATCH_END 1200\nMATCH_END 1500\nLOGIN\nMATCH_END 300\n"
         "MATCH_END 1000\nMATCH_END 1100 mode=ranked\nMATCH_END 2000\nMATCH_END 5000"
     )
-    steps = run_test(rule_from_form(RULE), events, repeatable=False)
+    steps = try_rule(rule_from_form(RULE), events, repeatable=False)
     assert [(s.outcome, s.run, s.completed) for s in steps] == [
         ("passes", 1, False),
         ("passes", 2, False),
@@ -43,8 +40,10 @@ def test_the_tester_shows_a_consecutive_run_reset_by_a_failing_match():
 
 
 def test_a_repeatable_mission_starts_again_after_each_completion():
-    rule = rule_from_form({"rule_event": "KILL", "completion": "count", "threshold": "2"})
-    steps = run_test(rule, parse_events("KILL\nKILL\nKILL\nKILL"), repeatable=True)
+    rule = rule_from_form(
+        {"rule.event": "KILL", "rule.completion.kind": "count", "rule.completion.threshold": "2"}
+    )
+    steps = try_rule(rule, parse_events("KILL\nKILL\nKILL\nKILL"), repeatable=True)
     assert [s.completed for s in steps] == [False, True, False, True]
 
 
@@ -67,37 +66,82 @@ def test_a_form_becomes_a_mission_definition():
     form = {
         **RULE,
         "title": "Three good matches",
-        "destination_url": "https://game.example/",
+        "destinationUrl": "https://game.example/",
         "payout": "1.25",
         "cap": "100",
-        "time_limit_hours": "2",
-        "os_android": "Android",
-        "countries_include": "us, de",
+        "timeLimitSeconds": "2",  # shown in hours
+        "operatingSystem.0": "Android",
+        "operatingSystem.1": "",  # an unchecked box
+        "geotargeting.countriesInclude": "us, de",
         "tags": "pvp, ranked",
-        "is_active": "on",
+        "isActive": "true",
+        "allowMultipleConversions": "false",
+        "expirationDate": "2027-01-31",
     }
-    mission = mission_from_form(form, mission_id=None)
+    mission = from_form(MissionIn, form)
     assert mission.payout_micros == 1_250_000
     assert (mission.cap, mission.timeLimitSeconds) == (100, 7200)
     assert mission.operatingSystem == ["Android"]
     assert mission.geotargeting.countriesInclude == ["DE", "US"]
     assert mission.rule.completion.kind == "consecutive"
+    assert len(mission.rule.conditions) == 1  # the empty row is skipped
+    assert (mission.isActive, mission.allowMultipleConversions) == (True, False)
+    # The editor opens a definition with the same inputs, so saving it again changes nothing.
+    assert from_form(MissionIn, form_values(mission)) == mission
+
+
+def test_inputs_the_form_does_not_have_keep_the_stored_value():
+    stored = MissionIn.model_validate(
+        {
+            "title": "Old",
+            "payout": 1,
+            "destinationUrl": "https://g.example/",
+            "tags": ["kept"],
+            "rule": {"event": "E"},
+        }
+    )
+    saved = from_form(MissionIn, {"title": "New", "id": "not-the-form's"}, stored=stored)
+    assert (saved.title, saved.tags, saved.id) == ("New", ["kept"], None)
 
 
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
         ({"title": ""}, "title"),
-        ({"destination_url": "game.example"}, "destination_url"),
+        ({"destinationUrl": "game.example"}, "destinationUrl"),
         ({"payout": "-1"}, "payout"),
-        ({"countries_include": "USA"}, "countries_include"),
-        ({"rule_event": "has space"}, "rule_event"),
-        ({"cond_value_0": "high"}, "rule"),
-        ({"threshold": "0"}, "threshold"),
+        ({"geotargeting.countriesInclude": "USA"}, "geotargeting.countriesInclude"),
+        ({"rule.event": "has space"}, "rule.event"),
+        ({"rule.conditions.0.value": "high"}, "rule"),
+        ({"rule.completion.threshold": "0"}, "rule.completion.threshold"),
+        ({"timeLimitSeconds": "soon"}, "timeLimitSeconds"),
+        ({"operatingSystem.0": "Amiga"}, "operatingSystem"),
     ],
 )
 def test_form_errors_name_the_input(overrides, field):
-    form = {**RULE, "title": "T", "destination_url": "https://g.example/", "payout": "1"}
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
     with pytest.raises(FormError) as refused:
-        mission_from_form({**form, **overrides}, mission_id=None)
+        from_form(MissionIn, {**form, **overrides})
     assert field in refused.value.errors
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"title.x": "nested under a plain field"},
+        {"title": "T", "title.x": "both"},
+        {"rule": "a rule as text", "rule.event": "E"},
+        {"rule.conditions.x.field": "value"},
+        {"rule.conditions.0": "a row as text"},
+        {"operatingSystem.0.x": "Android"},
+        {"geotargeting": "US"},
+        {"isActive.0": "true"},
+        {"payout.0": "1"},
+    ],
+)
+def test_forged_inputs_are_refused_or_ignored_never_a_crash(odd):
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
+    try:
+        from_form(MissionIn, {**form, **odd})
+    except FormError as refused:
+        assert refused.errors

@@ -160,3 +160,19 @@ def test_rule_round_trips_its_conditions():
         "field": "value",
         "op": "exists",
     }
+
+
+def test_a_rule_definition_becomes_the_engines_rule():
+    from models.offer_schemas import RuleIn
+
+    definition = RuleIn.model_validate(
+        {
+            "event": "SCORE",
+            "conditions": [{"field": "traits.bot", "op": "not exists"}],
+            "completion": {"kind": "count", "threshold": 2, "field": "value"},
+        }
+    )
+    rule = Rule.from_input(definition)
+    assert rule == Rule(
+        "SCORE", (Condition("traits.bot", "not exists"),), "count", 2.0, sum_field=None
+    )
