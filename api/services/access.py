@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from api.core.crypto import SecretBox
 from api.services.accounts import user_for_token
-from models import Game, Offerwall, Role
+from api.services.errors import DomainError, SignedOut
+from models import Game, Mission, Offerwall, Quest, Role
 
 
-class Forbidden(PermissionError):
-    """The account may not do this (or is not signed in)."""
+class Forbidden(DomainError, PermissionError):
+    """The account may not do this."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class Account:
     offerwall_id: str | None
 
 
-def account_for(*, engine: Engine, box: SecretBox, token: str) -> Account | None:
-    user = user_for_token(engine=engine, box=box, token=token)
+def account_for(*, engine: Engine, token: str) -> Account | None:
+    user = user_for_token(engine=engine, token=token)
     if user is None:
         return None
     return Account(user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id)
@@ -39,7 +39,7 @@ def account_for(*, engine: Engine, box: SecretBox, token: str) -> Account | None
 
 def require(account: Account | None, *roles: Role) -> Account:
     if account is None:
-        raise Forbidden("Sign in to continue.")
+        raise SignedOut()
     if roles and account.role not in roles:
         raise Forbidden("Your account may not do this.")
     return account
@@ -68,3 +68,33 @@ def game_for(*, session: Session, account: Account | None, game_id: str) -> Game
     if game is None or (account.role == Role.DESIGNER and game.studio_id != account.studio_id):
         raise Forbidden("No such game.")
     return game
+
+
+# The ownership checks of a game's offers: each answers the same for an id that does not
+# exist and one of another game, so a designer learns nothing about other studios.
+
+
+def mission_of(*, session: Session, game: Game, mission_id: str) -> Mission:
+    """The mission if it belongs to the game (the account's access to the game is
+    checked first, by game_for)."""
+    mission = session.get(Mission, mission_id) if mission_id else None
+    if mission is None or mission.game_id != game.id:
+        raise Forbidden("No such mission.")
+    return mission
+
+
+def quest_of(*, session: Session, game: Game, quest_id: str) -> Quest:
+    """The quest if it belongs to the game."""
+    quest = session.get(Quest, quest_id) if quest_id else None
+    if quest is None or quest.game_id != game.id:
+        raise Forbidden("No such quest.")
+    return quest
+
+
+def offer_of(*, session: Session, game: Game, kind: str, offer_id: str) -> Mission | Quest:
+    """A mission or a quest of the game, by kind ("mission" or "quest")."""
+    if kind == "mission":
+        return mission_of(session=session, game=game, mission_id=offer_id)
+    if kind == "quest":
+        return quest_of(session=session, game=game, quest_id=offer_id)
+    raise Forbidden("No such offer.")

@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
 from api.services import throttle
+from api.services.errors import DomainError
 from api.services.offerwalls import create_offerwall
 from api.services.throttle import IpThrottle
 from models import Offerwall, PortalSession, Role, User
@@ -46,12 +47,8 @@ COMMON_PASSWORDS = frozenset(
 )
 
 
-class AccountError(ValueError):
+class AccountError(DomainError, ValueError):
     """A refused account operation; `field` names the form input it is about, if any."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 class LoginThrottled(AccountError):
@@ -217,7 +214,7 @@ def _open_session(
     return token
 
 
-def user_for_token(*, engine: Engine, box: SecretBox, token: str) -> User | None:
+def user_for_token(*, engine: Engine, token: str) -> User | None:
     """The account a browser's session token belongs to, if the session is still open.
     Marks the session as used (a short write, at most every few minutes)."""
     if not token:
@@ -251,7 +248,7 @@ def session_expired(portal_session: PortalSession, now: datetime) -> bool:
     )
 
 
-def sign_out(*, engine: Engine, box: SecretBox, token: str) -> None:
+def sign_out(*, engine: Engine, token: str) -> None:
     if not token:
         return
     with write_session(engine) as session:

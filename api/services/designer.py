@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlmodel import Session, col
 
+from api.services.errors import DomainError
 from api.services.offer_listing import mission_doc, quest_doc
 from api.services.rules import Rule, RuleError, Tally, step
 from models import Event, Mission, Quest
@@ -27,7 +28,7 @@ MAX_CONDITIONS = 5
 MAX_TEST_EVENTS = 500
 
 
-class FormError(ValueError):
+class FormError(DomainError, ValueError):
     """A form that does not make a valid definition; `errors` maps inputs to messages."""
 
     def __init__(self, errors: dict[str, str]):

@@ -8,13 +8,14 @@ from typing import Any
 from sqlmodel import Session, select
 
 from api.services import catalog
+from api.services.errors import DomainError
 from api.services.rules import Rule, RuleError
 from models import Game, Mission, Quest
 from models.offer_schemas import CatalogFile, MissionIn, QuestIn, _OfferCommon
 from models.types import utcnow
 
 
-class OfferError(ValueError):
+class OfferError(DomainError, ValueError):
     """An offer that cannot be saved as given."""
 
 

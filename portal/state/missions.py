@@ -9,13 +9,12 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import designer, offers
+from api.services import access, designer, offers
 from api.services.access import Account, Forbidden
-from api.services.designer import FormError
-from api.services.offers import OfferError
-from models import Game, Mission, Quest
+from models import Game, Mission
 from models.offer_schemas import OPERATING_SYSTEMS
 from portal import routes
+from portal.state.auth import refusals
 from portal.state.games import GameScoped
 
 CONDITION_ROWS = 3
@@ -63,12 +62,9 @@ class MissionsState(GameScoped):
     rows: list[designer.OfferRow] = []
 
     @rx.event
+    @refusals()
     async def load(self):
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        await self._fetch()
-        return None
+        return await self._load_game_page()
 
     async def _fetch(self) -> None:
         self.rows = await self._on_game(
@@ -76,17 +72,13 @@ class MissionsState(GameScoped):
         )
 
     @rx.event
+    @refusals()
     async def set_active(self, kind: str, offer_id: str, active: bool):
         def work(session: Session, game: Game, _a: Account) -> None:
-            offer = session.get(Mission if kind == "mission" else Quest, offer_id)
-            if offer is None or offer.game_id != game.id:
-                raise OfferError("No such offer.")
+            access.offer_of(session=session, game=game, kind=kind, offer_id=offer_id)
             offers.set_active(session=session, kind=kind, offer_id=offer_id, active=bool(active))
 
-        try:
-            await self._on_game(work, write=True)
-        except (Forbidden, OfferError) as exc:
-            return rx.toast.error(str(exc))
+        await self._on_game(work, write=True)
         await self._fetch()
         return rx.toast.success(
             "Activated." if active else "Deactivated: it starts and converts no one."
@@ -102,6 +94,7 @@ class EditorState(RuleInputs):
     preview: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors, self.preview = {}, ""
         redirect = await self._open()
@@ -110,10 +103,10 @@ class EditorState(RuleInputs):
         requested = self.router.url.query_parameters.get("mission", "")
 
         def work(session: Session, game: Game, _a: Account) -> tuple[Mission | None, str]:
-            mission = session.get(Mission, requested) if requested else None
-            if mission is not None and mission.game_id != game.id:
-                raise Forbidden("No such mission.")
-            return mission, designer.offer_preview(mission) if mission else ""
+            if not requested:
+                return None, ""
+            mission = access.mission_of(session=session, game=game, mission_id=requested)
+            return mission, designer.offer_preview(mission)
 
         try:
             mission, self.preview = await self._on_game(work)
@@ -149,6 +142,7 @@ class EditorState(RuleInputs):
         self._fill_rule(m)
 
     @rx.event
+    @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         self.errors = {}
         fields = {k: str(v) for k, v in form.items()}
@@ -156,9 +150,7 @@ class EditorState(RuleInputs):
 
         def work(session: Session, game: Game, _a: Account) -> tuple[Mission, str]:
             if mission_id:
-                existing = session.get(Mission, mission_id)
-                if existing is None or existing.game_id != game.id:
-                    raise Forbidden("No such mission.")
+                existing = access.mission_of(session=session, game=game, mission_id=mission_id)
             data = designer.mission_from_form(fields, mission_id=mission_id)
             quest_id = existing.quest_id if mission_id and existing else None
             position = existing.quest_position if mission_id and existing else 0
@@ -167,16 +159,7 @@ class EditorState(RuleInputs):
             )
             return mission, designer.offer_preview(mission)
 
-        try:
-            mission, self.preview = await self._on_game(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except FormError as exc:
-            self.errors = exc.errors
-            return rx.toast.error("Some fields need attention.")
-        except OfferError as exc:
-            self.errors = {"form": str(exc)}
-            return None
+        mission, self.preview = await self._on_game(work, write=True)
         created = not self.mission_id
         self._fill(mission)
         if created:
@@ -194,6 +177,7 @@ class TesterState(RuleInputs):
     completed_at: int = 0
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors, self.steps = {}, []
         redirect = await self._open()
@@ -202,8 +186,10 @@ class TesterState(RuleInputs):
         requested = self.router.url.query_parameters.get("mission", "")
 
         def work(session: Session, game: Game, _a: Account) -> Mission | None:
-            mission = session.get(Mission, requested) if requested else None
-            return mission if mission is not None and mission.game_id == game.id else None
+            try:
+                return access.mission_of(session=session, game=game, mission_id=requested)
+            except Forbidden:
+                return None  # the tester opens blank for a mission it cannot show
 
         mission = await self._on_game(work)
         self._fill_rule(mission)
@@ -218,19 +204,14 @@ class TesterState(RuleInputs):
         return None
 
     @rx.event
+    @refusals(into="errors")
     async def run(self, form: dict[str, Any]):
         """Pure computation, but only for accounts that manage the game."""
-        self.errors = {}
+        self.errors, self.steps = {}, []
         fields = {k: str(v) for k, v in form.items()}
-        try:
-            await self._on_game(lambda _s, _g, _a: None)
-            rule = designer.rule_from_form(fields)
-            events = designer.parse_events(fields.get("events", ""))
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except FormError as exc:
-            self.errors, self.steps = exc.errors, []
-            return None
+        await self._on_game(lambda _s, _g, _a: None)
+        rule = designer.rule_from_form(fields)
+        events = designer.parse_events(fields.get("events", ""))
         self.events = fields.get("events", "")
         self.repeatable = fields.get("repeatable") in ("on", "true")
         self.steps = designer.test_rule(rule, events, repeatable=self.repeatable)
@@ -253,6 +234,7 @@ class QuestState(GameScoped):
     form_key: int = 0
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors = {}
         redirect = await self._open()
@@ -261,9 +243,11 @@ class QuestState(GameScoped):
         requested = self.router.url.query_parameters.get("quest", "")
 
         def work(session: Session, game: Game, _a: Account):
-            quest = session.get(Quest, requested) if requested else None
-            if quest is not None and quest.game_id != game.id:
-                raise Forbidden("No such quest.")
+            quest = (
+                access.quest_of(session=session, game=game, quest_id=requested)
+                if requested
+                else None
+            )
             return quest, designer.game_offers(session=session, game_id=game.id)
 
         try:
@@ -308,6 +292,7 @@ class QuestState(GameScoped):
             self.chosen = chosen
 
     @rx.event
+    @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         self.errors = {}
         fields = {k: str(v) for k, v in form.items()}
@@ -319,13 +304,7 @@ class QuestState(GameScoped):
                 session=session, game_id=game.id, data=data, mission_ids=mission_ids
             ).id
 
-        try:
-            saved = await self._on_game(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except FormError as exc:
-            self.errors = exc.errors
-            return rx.toast.error("Some fields need attention.")
+        saved = await self._on_game(work, write=True)
         return [
             rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"),
             rx.toast.success("Quest saved." if quest_id else f"Quest created ({saved[:8]}…)."),
