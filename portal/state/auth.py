@@ -26,6 +26,7 @@ from portal.backend import engine, off_loop
 from portal.session_routes import session_token
 
 T = TypeVar("T")
+S = TypeVar("S")
 H = TypeVar("H", bound=Callable[..., Any])
 
 # Signing out deletes the session and its cookie over HTTP (a script cannot touch an
@@ -104,6 +105,22 @@ class AuthState(rx.State):
                 return work(session, account)
 
         return await off_loop(job)
+
+    async def _on(
+        self,
+        resolve: Callable[[Session, Account], S],
+        work: Callable[[Session, S, Account], T],
+        *roles: Role,
+        write: bool = False,
+    ) -> T:
+        """Like _run, with the row the work acts on resolved (and its access checked)
+        first in the same transaction: the game of a per-game page, the offerwall of
+        the workspace."""
+
+        def inner(session: Session, account: Account) -> T:
+            return work(session, resolve(session, account), account)
+
+        return await self._run(inner, *roles, write=write)
 
     def _to_login(self) -> Any:
         """To the sign-in page, which comes back to this page (with its query) after."""

@@ -65,12 +65,12 @@ class GameScoped(AuthState):
         self, work: Callable[[Session, Game, Account], T], *, write: bool = False
     ) -> T:
         requested = self._requested()
-
-        def inner(session: Session, account: Account) -> T:
-            game = game_for(session=session, account=account, game_id=requested)
-            return work(session, game, account)
-
-        return await self._run(inner, *MANAGERS, write=write)
+        return await self._on(
+            lambda s, a: game_for(session=s, account=a, game_id=requested),
+            work,
+            *MANAGERS,
+            write=write,
+        )
 
     async def _open(self) -> Any:
         """on_load: check access and fill the header; None, or where to go instead."""

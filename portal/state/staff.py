@@ -17,6 +17,22 @@ from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
 STATUSES = ["pending", "approved", "rejected", "suspended"]
+Change = Callable[[Session, Offerwall], object]
+# The lifecycle steps staff take with one click: the service call and what it did.
+STEPS: dict[str, tuple[Change, str]] = {
+    "approve": (
+        lambda s, o: offerwalls.approve(session=s, box=box(), offerwall=o),
+        "is approved: its offerwall id and API key are issued",
+    ),
+    "suspend": (
+        lambda s, o: offerwalls.suspend(session=s, offerwall=o),
+        "is suspended: its API key stops working now",
+    ),
+    "reinstate": (
+        lambda s, o: offerwalls.reinstate(session=s, offerwall=o),
+        "is reinstated",
+    ),
+}
 
 
 class StaffState(Paged, AuthState):
@@ -63,29 +79,17 @@ class StaffState(Paged, AuthState):
     @rx.event
     @refusals()
     async def approve(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.approve(session=s, box=box(), offerwall=o),
-            "is approved: its offerwall id and API key are issued",
-        )
+        return await self._act(offerwall_id, *STEPS["approve"])
 
     @rx.event
     @refusals()
     async def suspend(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.suspend(session=s, offerwall=o),
-            "is suspended: its API key stops working now",
-        )
+        return await self._act(offerwall_id, *STEPS["suspend"])
 
     @rx.event
     @refusals()
     async def reinstate(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.reinstate(session=s, offerwall=o),
-            "is reinstated",
-        )
+        return await self._act(offerwall_id, *STEPS["reinstate"])
 
     @rx.event
     def start_reject(self, offerwall_id: str, company: str):

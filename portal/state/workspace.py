@@ -38,12 +38,13 @@ class OfferwallScoped(AuthState):
         self, work: Callable[[Session, Offerwall, Account], T], *, write: bool = False
     ) -> T:
         requested = self._requested()
-
-        def inner(session: Session, account: Account) -> T:
-            offerwall = offerwall_for(session=session, account=account, requested=requested)
-            return work(session, offerwall, account)
-
-        return await self._run(inner, Role.PUBLISHER, Role.STAFF, write=write)
+        return await self._on(
+            lambda s, a: offerwall_for(session=s, account=a, requested=requested),
+            work,
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=write,
+        )
 
     async def _open(self) -> tuple[Any, Offerwall | None]:
         """on_load: check access and fill the header. Returns (where to go instead, None)
