@@ -21,7 +21,7 @@ from api.services import throttle
 from api.services.errors import DomainError
 from api.services.offerwalls import create_offerwall
 from api.services.throttle import IpThrottle
-from models import Offerwall, PortalSession, Role, User
+from models import PortalSession, Role, User
 from models.types import utcnow
 
 # A session ends after this long without use, and in any case this long after sign-in.
@@ -193,11 +193,11 @@ def sign_in(
     if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
         ip_throttle.failed(client_ip)
         raise AccountError("Wrong email or password.")
-    return SignedIn(found[0], found[1], _open_session(engine, box, found[0], key, origin, now))
+    return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
 
 
 def _open_session(
-    engine: Engine, box: SecretBox, user_id: str, key: str, origin: str, now: datetime
+    engine: Engine, user_id: str, key: str, origin: str, now: datetime
 ) -> str:
     """After a right password: clear the address's failures, remember the origin, and
     store a new session; returns its token."""
@@ -272,12 +272,8 @@ def prune_sessions(*, session: Session) -> int:
 
 
 def check_password(user: User, password: str) -> bool:
-    """Re-authentication before revealing a secret."""
+    """Re-authentication before revealing a secret (publishers.reveal_api_key)."""
     return verify_password(password, user.password_hash)
-
-
-def publisher_offerwall(*, session: Session, user: User) -> Offerwall | None:
-    return session.get(Offerwall, user.offerwall_id) if user.offerwall_id else None
 
 
 @lru_cache(maxsize=1)
