@@ -7,38 +7,23 @@ import pytest
 from sqlmodel import select
 
 from api.core.db import new_session, write_session
-from api.services import accounts, offerwalls, publishers
+from api.services import offerwalls, publishers
 from api.services.access import Account, Forbidden, account_for
 from api.services.accounts import AccountError, LoginThrottled
 from api.services.offerwalls import OfferwallError
-from api.services.throttle import MAX_FAILURES, IpThrottle
+from api.services.throttle import MAX_FAILURES
 from models import Postback, PostbackStatus, Role, SignInThrottle
+from tests.services.test_accounts import PASSWORD, sign_in, signup
 from tests.services.test_postbacks_outbox import _convert, _offerwall_with_url
-
-PASSWORD = "correct horse battery"
 
 
 def _publisher(engine, box, email="pub@example.com", company="Acme Rewards") -> Account:
     """A signed-up publisher whose offerwall staff approved; their portal account."""
+    _, offerwall_id = signup(engine, email=email, company=company)
     with write_session(engine) as session:
-        user = accounts.signup_publisher(
-            session=session,
-            company=company,
-            website="https://acme.example",
-            contact="Ada",
-            email=email,
-            password=PASSWORD,
-        )
-        wall = offerwalls.get_offerwall(session=session, ref=user.offerwall_id)
+        wall = offerwalls.get_offerwall(session=session, ref=offerwall_id)
         offerwalls.approve(session=session, box=box, offerwall=wall)
-    signed = accounts.sign_in(
-        engine=engine,
-        box=box,
-        email=email,
-        password=PASSWORD,
-        client_ip="203.0.113.5",
-        ip_throttle=IpThrottle(),
-    )
+    signed = sign_in(engine=engine, box=box, email=email, password=PASSWORD)
     account = account_for(engine=engine, token=signed.token)
     assert account is not None
     return account
