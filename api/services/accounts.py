@@ -196,9 +196,7 @@ def sign_in(
     return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
 
 
-def _open_session(
-    engine: Engine, user_id: str, key: str, origin: str, now: datetime
-) -> str:
+def _open_session(engine: Engine, user_id: str, key: str, origin: str, now: datetime) -> str:
     """After a right password: clear the address's failures, remember the origin, and
     store a new session; returns its token."""
     token = new_token("qw_s_")
