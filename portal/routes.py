@@ -3,6 +3,7 @@ the portal lives beside them and never under those prefixes."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 HOME = "/"
@@ -24,10 +25,48 @@ EVENTS = "/studio/events"
 REPORTS = "/reports"
 # The session's HTTP endpoints (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
+SIGN_IN = f"{AUTH}/sign-in"
+SIGN_UP = f"{AUTH}/sign-up"
+SIGN_OUT = f"{AUTH}/sign-out"
+
+# The builders below take a plain string or a Reflex Var (a row's id in a page), so the
+# pages and the states build a path the same way; `+` keeps both working.
+
+
+def with_game(path: str, game_id: Any) -> Any:
+    """A per-game page (`?game=<id>`)."""
+    return f"{path}?game=" + game_id
+
+
+def game(game_id: Any) -> Any:
+    return with_game(GAME, game_id)
+
+
+def missions(game_id: Any) -> Any:
+    return with_game(MISSIONS, game_id)
+
+
+def mission(game_id: Any, mission_id: Any) -> Any:
+    return with_game(MISSION, game_id) + "&mission=" + mission_id
+
+
+def offerwall_query(offerwall_id: Any) -> Any:
+    """What staff append to workspace links to stay on the publisher they opened."""
+    return "?offerwall=" + offerwall_id
+
+
+def publisher(offerwall_id: Any) -> Any:
+    """A publisher's workspace as staff open it."""
+    return PUBLISHER + offerwall_query(offerwall_id)
+
+
+def tracking_link_template(base_url: str, owid: str) -> str:
+    """The API's tracking link as the workspace shows it, with its placeholders."""
+    return f"{base_url}/missions/{{mission_id}}?owid={owid}&uid={{uid}}"
 
 
 def login_for(next_path: str) -> str:
-    return f"{LOGIN}?next={quote(next_path, safe='/?=&')}"
+    return f"{LOGIN}?next={quote(next_path, safe='/')}"
 
 
 def safe_next(value: str | None, default: str) -> str:

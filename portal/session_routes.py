@@ -133,9 +133,7 @@ async def sign_up_route(request: Request) -> Response:
 async def sign_out_route(request: Request) -> Response:
     settings = _checked_origin(request)
     token = request.cookies.get(SESSION_COOKIE, "")
-    await run_in_threadpool(
-        sign_out, engine=request.app.state.engine, box=request.app.state.box, token=token
-    )
+    await run_in_threadpool(sign_out, engine=request.app.state.engine, token=token)
     response = OrjsonResponse({"statusCode": 200, "message": "OK", "location": routes.LOGIN})
     response.delete_cookie(SESSION_COOKIE, path="/", **_cookie_flags(settings))
     return response

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from api.core.crypto import SecretBox
 from api.services.accounts import user_for_token
+from api.services.errors import DomainError, SignedOut
 from models import Game, Offerwall, Role
 
 
-class Forbidden(PermissionError):
-    """The account may not do this (or is not signed in)."""
+class Forbidden(DomainError, PermissionError):
+    """The account may not do this."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class Account:
     offerwall_id: str | None
 
 
-def account_for(*, engine: Engine, box: SecretBox, token: str) -> Account | None:
-    user = user_for_token(engine=engine, box=box, token=token)
+def account_for(*, engine: Engine, token: str) -> Account | None:
+    user = user_for_token(engine=engine, token=token)
     if user is None:
         return None
     return Account(user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id)
@@ -39,7 +39,7 @@ def account_for(*, engine: Engine, box: SecretBox, token: str) -> Account | None
 
 def require(account: Account | None, *roles: Role) -> Account:
     if account is None:
-        raise Forbidden("Sign in to continue.")
+        raise SignedOut()
     if roles and account.role not in roles:
         raise Forbidden("Your account may not do this.")
     return account

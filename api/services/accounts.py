@@ -18,9 +18,10 @@ from sqlmodel import Session, col, select
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
 from api.services import throttle
+from api.services.errors import DomainError
 from api.services.offerwalls import create_offerwall
 from api.services.throttle import IpThrottle
-from models import Offerwall, PortalSession, Role, User
+from models import PortalSession, Role, User
 from models.types import utcnow
 
 # A session ends after this long without use, and in any case this long after sign-in.
@@ -46,12 +47,8 @@ COMMON_PASSWORDS = frozenset(
 )
 
 
-class AccountError(ValueError):
+class AccountError(DomainError, ValueError):
     """A refused account operation; `field` names the form input it is about, if any."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 class LoginThrottled(AccountError):
@@ -196,12 +193,10 @@ def sign_in(
     if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
         ip_throttle.failed(client_ip)
         raise AccountError("Wrong email or password.")
-    return SignedIn(found[0], found[1], _open_session(engine, box, found[0], key, origin, now))
+    return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
 
 
-def _open_session(
-    engine: Engine, box: SecretBox, user_id: str, key: str, origin: str, now: datetime
-) -> str:
+def _open_session(engine: Engine, user_id: str, key: str, origin: str, now: datetime) -> str:
     """After a right password: clear the address's failures, remember the origin, and
     store a new session; returns its token."""
     token = new_token("qw_s_")
@@ -217,7 +212,7 @@ def _open_session(
     return token
 
 
-def user_for_token(*, engine: Engine, box: SecretBox, token: str) -> User | None:
+def user_for_token(*, engine: Engine, token: str) -> User | None:
     """The account a browser's session token belongs to, if the session is still open.
     Marks the session as used (a short write, at most every few minutes)."""
     if not token:
@@ -251,7 +246,7 @@ def session_expired(portal_session: PortalSession, now: datetime) -> bool:
     )
 
 
-def sign_out(*, engine: Engine, box: SecretBox, token: str) -> None:
+def sign_out(*, engine: Engine, token: str) -> None:
     if not token:
         return
     with write_session(engine) as session:
@@ -275,12 +270,8 @@ def prune_sessions(*, session: Session) -> int:
 
 
 def check_password(user: User, password: str) -> bool:
-    """Re-authentication before revealing a secret."""
+    """Re-authentication before revealing a secret (publishers.reveal_api_key)."""
     return verify_password(password, user.password_hash)
-
-
-def publisher_offerwall(*, session: Session, user: User) -> Offerwall | None:
-    return session.get(Offerwall, user.offerwall_id) if user.offerwall_id else None
 
 
 @lru_cache(maxsize=1)

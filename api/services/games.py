@@ -7,13 +7,18 @@ from dataclasses import dataclass
 from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox, new_token, seal_client_secret
+from api.services.errors import DomainError
 from models import Game, GameCredential
 from models.types import utcnow
 
 MAX_LIVE_CREDENTIALS = 2
 
 
-class CredentialError(ValueError):
+class GameError(DomainError, ValueError):
+    """A game that cannot be created as given."""
+
+
+class CredentialError(DomainError, ValueError):
     """A credential operation that the rules forbid (e.g. a third live credential)."""
 
 
@@ -33,7 +38,7 @@ def create_game(
     """Create a game (for a studio, from the portal) and its first credential."""
     name = name.strip()
     if not 1 <= len(name) <= 200:
-        raise ValueError("a game's name must be 1 to 200 characters")
+        raise GameError("a game's name must be 1 to 200 characters", "name")
     game = Game(name=name, studio_id=studio_id)
     session.add(game)
     session.flush()

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.services import catalog
+from api.services.errors import DomainError
 from api.services.rules import Rule, RuleError
 from models import Game, Mission, Quest
 from models.offer_schemas import (
@@ -32,18 +33,17 @@ from models.offer_schemas import (
 from models.types import utcnow
 
 
-class OfferError(ValueError):
+class OfferError(DomainError, ValueError):
     """An offer that cannot be saved as given; `field` is the definition's field path it is
     about ("form" when it is about the whole)."""
 
     def __init__(self, message: str, *, field: str = "form"):
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field)
 
     @property
     def errors(self) -> dict[str, str]:
         """The message under the input it is about, as a form shows it."""
-        return {self.field: str(self)}
+        return {self.field or "form": str(self)}
 
 
 def check_rule(data: MissionIn) -> Rule:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox, new_token, seal_api_key
+from api.services.errors import DomainError
 from models import Offerwall, OfferwallStatus
 from models.types import utcnow
 
@@ -22,7 +23,7 @@ CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 REASON_MIN, REASON_MAX = 3, 1000
 
 
-class OfferwallError(ValueError):
+class OfferwallError(DomainError, ValueError):
     """An offerwall operation the rules forbid."""
 
 

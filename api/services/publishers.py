@@ -1,5 +1,5 @@
 """Publishers in the portal: the staff queue, the API key reveal, the test postback and
-the delivery log. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
+the delivery log with its resend. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
 belongs to api/services/offerwalls.py. Ownership is decided by the caller
 (api/services/access.py); these functions take the offerwall they act on and check that
 rows belong to it."""
@@ -12,15 +12,21 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
-from api.services import postbacks
+from api.core.db import new_session
+from api.services import postbacks, throttle
+from api.services.access import Account, offerwall_for
+from api.services.accounts import AccountError, LoginThrottled, check_password
+from api.services.errors import SignedOut
 from api.services.money import in_currency
 from api.services.offerwalls import OfferwallError
 from api.services.postback_url import render
 from models import Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
+from models.types import utcnow
 
 PAGE_SIZE = 20
 T = TypeVar("T")
@@ -40,7 +46,9 @@ class PublisherRow:
 
 
 @dataclass(frozen=True)
-class Page(Generic[T]):
+class Window(Generic[T]):
+    """One page of rows of a longer list, with where it sits in it."""
+
     rows: list[T]
     total: int
     page: int
@@ -49,7 +57,7 @@ class Page(Generic[T]):
 
 def list_publishers(
     *, session: Session, status: str = "", search: str = "", page: int = 1
-) -> Page[PublisherRow]:
+) -> Window[PublisherRow]:
     """Publishers newest first, by status and a search over company, email, website, owid."""
     query = sa.select(Offerwall, col(User.email)).outerjoin(
         User, col(User.offerwall_id) == col(Offerwall.id)
@@ -69,7 +77,7 @@ def list_publishers(
     rows, total, page, pages = _paged(
         session, query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id)), page
     )
-    return Page([_row(o, email) for o, email in rows], total, page, pages)
+    return Window([_row(o, email) for o, email in rows], total, page, pages)
 
 
 def _paged(session: Session, query: Any, page: int) -> tuple[Sequence[Any], int, int, int]:
@@ -109,13 +117,40 @@ def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:
     return open_api_key(box, offerwall.api_key_sealed, owid=offerwall.owid)
 
 
+def reveal_api_key(
+    *, session: Session, box: SecretBox, account: Account, password: str, requested: str = ""
+) -> str:
+    """The offerwall's API key, for an account that re-entered its password.
+
+    The offerwall is the account's own (staff: the requested one, see
+    access.offerwall_for). A wrong password counts against the sign-in limit of the
+    account's address, and the reveal is refused while that limit holds, so the reveal
+    is no way around it. The count is committed before the password is checked, so a
+    refusal cannot roll it back. Raises Forbidden, LoginThrottled, AccountError
+    (field "password") or OfferwallError."""
+    offerwall = offerwall_for(session=session, account=account, requested=requested)
+    user = session.get(User, account.id)
+    if user is None:
+        raise SignedOut()
+    key = box.digest(user.email)
+    now = utcnow()
+    wait = throttle.claim_attempt(session, key, now)
+    session.commit()
+    if wait is not None:
+        raise LoginThrottled(wait)
+    if not check_password(user, password):
+        raise AccountError("Wrong password.", "password")
+    throttle.forget_failures(session, key)
+    return api_key(box=box, offerwall=offerwall)
+
+
 def preview_url(*, template: str, offerwall: Offerwall, api_key: str) -> str:
     """The template rendered for a made-up conversion, as a real postback would be."""
     return render(template, postbacks.sample_values(offerwall).mapping(), api_key)
 
 
 @dataclass(frozen=True)
-class TestPostback:
+class PostbackTrial:
     url: str
     status_code: int | None
     latency_ms: int
@@ -124,7 +159,9 @@ class TestPostback:
     sent: bool  # False: refused before any request went out (latency means nothing then)
 
 
-def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwall) -> TestPostback:
+def send_test_postback(
+    *, settings: Settings, box: SecretBox, offerwall: Offerwall
+) -> PostbackTrial:
     """Send the sample postback to the saved URL once, with the dispatcher's rules; nothing
     is stored (a test transaction id tells the publisher it is not a real conversion)."""
     if not offerwall.postback_url:
@@ -136,7 +173,7 @@ def send_test_postback(*, settings: Settings, box: SecretBox, offerwall: Offerwa
     )
     with postbacks.http_client(settings, pool=1) as client:
         result = postbacks.send(client, url, allow_private=settings.postback_allow_private)
-    return TestPostback(
+    return PostbackTrial(
         url,
         result.status_code,
         result.duration_ms,
@@ -171,7 +208,7 @@ class AttemptRow:
 
 def delivery_log(
     *, session: Session, offerwall: Offerwall, status: str = "", search: str = "", page: int = 1
-) -> Page[DeliveryRow]:
+) -> Window[DeliveryRow]:
     """The offerwall's postbacks newest first, by status, searched by transaction id."""
     last_code = (
         sa.select(col(PostbackAttempt.status_code))
@@ -197,7 +234,7 @@ def delivery_log(
     if search.strip():
         query = query.where(col(Conversion.transaction_id).like(f"%{search.strip()}%"))
     rows, total, page, pages = _paged(session, query.order_by(col(Postback.id).desc()), page)
-    return Page(
+    return Window(
         [
             DeliveryRow(
                 id=pb.id,
@@ -224,6 +261,18 @@ def owned_postback(*, session: Session, offerwall: Offerwall, postback_id: int) 
     if postback is None or postback.offerwall_id != offerwall.id:
         raise OfferwallError("No such postback.")
     return postback
+
+
+def resend_postback(
+    *, engine: Engine, account: Account | None, postback_id: int, requested: str = ""
+) -> None:
+    """Queue a postback of the account's offerwall (staff: the requested one) for one
+    more attempt now. Another offerwall's postback is refused like one that does not
+    exist. Raises SignedOut, Forbidden or OfferwallError."""
+    with new_session(engine) as session:
+        offerwall = offerwall_for(session=session, account=account, requested=requested)
+        owned_postback(session=session, offerwall=offerwall, postback_id=postback_id)
+    postbacks.resend(engine, postback_id)
 
 
 def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:

@@ -14,13 +14,14 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.services.access import Account
+from api.services.errors import DomainError
 from models import Click, Conversion, Game, Mission, Offerwall, Quest, Role
 
 DIMENSIONS = ("day", "offer", "offerwall", "country")
 MAX_DAYS = 366
 
 
-class ReportError(ValueError):
+class ReportError(DomainError, ValueError):
     pass
 
 

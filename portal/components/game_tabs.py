@@ -11,7 +11,7 @@ def game_tabs(state, current: str) -> rx.Component:
     def tab(label: str, href: str) -> rx.Component:
         return rx.link(
             rx.button(label, variant="solid" if href == current else "soft", size="2"),
-            href=href + "?game=" + state.game_id,
+            href=routes.with_game(href, state.game_id),
         )
 
     return rx.hstack(

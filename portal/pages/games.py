@@ -114,7 +114,7 @@ def games() -> rx.Component:
                     ("Game", "Studio", "Live credentials", "Created"),
                     s.rows,
                     lambda g: [
-                        rx.link(g.name, href=routes.GAME + "?game=" + g.id),
+                        rx.link(g.name, href=routes.game(g.id)),
                         g.studio,
                         g.live_credentials,
                         g.created_at,

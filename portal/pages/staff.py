@@ -52,7 +52,7 @@ def _actions(row) -> rx.Component:
             row.owid != "",
             rx.link(
                 rx.button("Open", size="1", variant="outline"),
-                href=routes.PUBLISHER + "?offerwall=" + row.id,
+                href=routes.publisher(row.id),
             ),
         ),
         spacing="2",

@@ -8,6 +8,8 @@ about the user lives in the browser except what the layout shows: email, name an
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,20 +17,56 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.core.db import new_session, write_session
-from api.services.access import Account, account_for, require
+from api.services.access import Account, Forbidden, account_for, require
+from api.services.errors import DomainError, SignedOut
+from api.services.offers import OfferError
 from models import Role
 from portal import routes
-from portal.backend import box, engine, off_loop
+from portal.backend import engine, off_loop
 from portal.session_routes import session_token
 
 T = TypeVar("T")
+S = TypeVar("S")
+H = TypeVar("H", bound=Callable[..., Any])
 
 # Signing out deletes the session and its cookie over HTTP (a script cannot touch an
 # HttpOnly cookie), then loads the sign-in page so the websocket reconnects without it.
 SIGN_OUT_JS = f"""
-fetch("{routes.AUTH}/sign-out", {{method: "POST", credentials: "same-origin"}})
+fetch("{routes.SIGN_OUT}", {{method: "POST", credentials: "same-origin"}})
   .finally(() => window.location.assign("{routes.LOGIN}"))
 """
+
+
+def refusals(into: str = "") -> Callable[[H], H]:
+    """Wrap an event handler so that a service's refusal is shown, never raised:
+    `SignedOut` leads to the sign-in page (and back here after it), an error about a
+    form goes into the state's `into` var (a dict of field errors, "form" for the form
+    as a whole, or one message), and `Forbidden`, or any refusal of a handler without a
+    form, becomes a toast. Put it under `@rx.event`."""
+
+    def wrap(handler: H) -> H:
+        if inspect.isasyncgenfunction(handler):
+
+            @functools.wraps(handler)
+            async def stream(self: AuthState, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    async for update in handler(self, *args, **kwargs):
+                        yield update
+                except DomainError as exc:
+                    yield self._refused(exc, into)
+
+            return stream  # type: ignore[return-value]
+
+        @functools.wraps(handler)
+        async def once(self: AuthState, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await handler(self, *args, **kwargs)
+            except DomainError as exc:
+                return self._refused(exc, into)
+
+        return once  # type: ignore[return-value]
+
+    return wrap
 
 
 class AuthState(rx.State):
@@ -43,9 +81,7 @@ class AuthState(rx.State):
         return session_token(self.router.headers.cookie)
 
     async def _account(self) -> Account | None:
-        account = await off_loop(
-            account_for, engine=engine(), box=box(), token=self._session_token()
-        )
+        account = await off_loop(account_for, engine=engine(), token=self._session_token())
         self.user_email = account.email if account else ""
         self.user_name = account.name if account else ""
         self.user_role = account.role if account else ""
@@ -58,7 +94,7 @@ class AuthState(rx.State):
         write: bool = False,
     ) -> T:
         """Resolve the account, check its role, then do `work` in one transaction (or
-        one read session) off the event loop. Raises Forbidden."""
+        one read session) off the event loop. Raises SignedOut or Forbidden."""
         account = require(await self._account(), *roles)
 
         def job() -> T:
@@ -70,8 +106,52 @@ class AuthState(rx.State):
 
         return await off_loop(job)
 
+    async def _on(
+        self,
+        resolve: Callable[[Session, Account], S],
+        work: Callable[[Session, S, Account], T],
+        *roles: Role,
+        write: bool = False,
+    ) -> T:
+        """Like _run, with the row the work acts on resolved (and its access checked)
+        first in the same transaction: the game of a per-game page, the offerwall of
+        the workspace."""
+
+        def inner(session: Session, account: Account) -> T:
+            return work(session, resolve(session, account), account)
+
+        return await self._run(inner, *roles, write=write)
+
     def _to_login(self) -> Any:
-        return rx.redirect(routes.login_for(self.router.url.path or routes.HOME))
+        """To the sign-in page, which comes back to this page (with its query) after."""
+        url = self.router.url
+        here = (url.path or routes.HOME) + (f"?{url.query}" if url.query else "")
+        return rx.redirect(routes.login_for(here))
+
+    def _refused(self, exc: DomainError, into: str = "") -> Any:
+        """How a refusal is shown; the one place that decides it (see `refusals`)."""
+        if isinstance(exc, SignedOut):
+            return self._to_login()
+        if not into or isinstance(exc, Forbidden):
+            return rx.toast.error(exc.message)
+        if not isinstance(getattr(self, into), dict):
+            setattr(self, into, exc.message)
+            return None
+        if isinstance(exc, OfferError):  # a form error, under the inputs it names
+            setattr(self, into, exc.errors)
+            return rx.toast.error("Some fields need attention.")
+        setattr(self, into, exc.field_errors() or {"form": exc.message})
+        return None
+
+    async def _fetch(self) -> None:
+        """Read what the page shows; the states of pages with data override it."""
+
+    async def _load_page(self, *roles: Role) -> Any:
+        """on_load of a page that shows data: where to go instead, or fetch it."""
+        guard = await self._guard(*roles)
+        if guard is None:
+            await self._fetch()
+        return guard
 
     async def _guard(self, *roles: Role) -> Any:
         """For on_load: None when the account may see the page, else where to go."""

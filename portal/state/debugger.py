@@ -10,9 +10,11 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.services import debugger
-from api.services.access import Account, Forbidden
+from api.services.access import Account
+from api.services.errors import DomainError
 from models import Game
 from portal import activity
+from portal.state.auth import refusals
 from portal.state.games import GameScoped
 
 FULL_REFRESH_SECONDS = 10
@@ -28,13 +30,10 @@ class DebuggerState(GameScoped):
     _fetched_at: float = 0.0
 
     @rx.event
+    @refusals()
     async def load(self):
         self.user_filter = ""
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        await self._fetch()
-        return None
+        return await self._load_game_page()
 
     async def _fetch(self) -> None:
         user = self.user_filter.strip()
@@ -51,6 +50,7 @@ class DebuggerState(GameScoped):
         self._fetched_at = time.monotonic()
 
     @rx.event
+    @refusals()
     async def tick(self, _now: str = ""):
         if not self.live or not self.game_id:
             return None
@@ -58,19 +58,16 @@ class DebuggerState(GameScoped):
         if moved or time.monotonic() - self._fetched_at > FULL_REFRESH_SECONDS:
             try:
                 await self._fetch()
-            except Forbidden as exc:
-                self.live = False
-                return rx.toast.error(str(exc))
+            except DomainError:
+                self.live = False  # stop ticking; the refusal is shown like any other
+                raise
         return None
 
     @rx.event
+    @refusals()
     async def filter_user(self, form: dict[str, str]):
         self.user_filter = form.get("user_id", "")
-        try:
-            await self._fetch()
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        return None
+        await self._fetch()
 
     @rx.event
     def toggle_live(self, live: bool):

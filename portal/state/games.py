@@ -10,11 +10,10 @@ from sqlmodel import Session
 
 from api.services import games, studios
 from api.services.access import Account, Forbidden, game_for
-from api.services.games import CredentialError
 from models import Game, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.state.auth import AuthState
+from portal.state.auth import AuthState, refusals
 
 MANAGERS = (Role.DESIGNER, Role.STAFF)
 T = TypeVar("T")
@@ -26,18 +25,16 @@ class GamesState(AuthState):
     error: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
-        guard = await self._guard(*MANAGERS)
-        if guard is not None:
-            return guard
-        await self._fetch()
-        return None
+        return await self._load_page(*MANAGERS)
 
     async def _fetch(self) -> None:
         self.rows = await self._run(lambda s, a: studios.games_for(session=s, account=a), *MANAGERS)
         self.can_create = self.user_role == Role.DESIGNER
 
     @rx.event
+    @refusals(into="error")
     async def create(self, form: dict[str, str]):
         self.error = ""
 
@@ -46,18 +43,12 @@ class GamesState(AuthState):
                 session=session, box=box(), name=form.get("name", ""), studio_id=account.studio_id
             )
 
-        try:
-            issued = await self._run(work, Role.DESIGNER, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except ValueError as exc:
-            self.error = str(exc)
-            return None
+        issued = await self._run(work, Role.DESIGNER, write=True)
         # The secret is shown once, on the game's page.
         game_state = await self.get_state(GameState)
         game_state.game_id = issued.game_id
         game_state.fresh_client_id, game_state.fresh_secret = issued.client_id, issued.client_secret
-        return rx.redirect(f"{routes.GAME}?game={issued.game_id}")
+        return rx.redirect(routes.game(issued.game_id))
 
 
 class GameScoped(AuthState):
@@ -74,12 +65,12 @@ class GameScoped(AuthState):
         self, work: Callable[[Session, Game, Account], T], *, write: bool = False
     ) -> T:
         requested = self._requested()
-
-        def inner(session: Session, account: Account) -> T:
-            game = game_for(session=session, account=account, game_id=requested)
-            return work(session, game, account)
-
-        return await self._run(inner, *MANAGERS, write=write)
+        return await self._on(
+            lambda s, a: game_for(session=s, account=a, game_id=requested),
+            work,
+            *MANAGERS,
+            write=write,
+        )
 
     async def _open(self) -> Any:
         """on_load: check access and fill the header; None, or where to go instead."""
@@ -93,6 +84,13 @@ class GameScoped(AuthState):
         self.game_id, self.game_name = game.id, game.name
         return None
 
+    async def _load_game_page(self) -> Any:
+        """on_load of a per-game page that shows data: where to go instead, or fetch it."""
+        redirect = await self._open()
+        if redirect is None:
+            await self._fetch()
+        return redirect
+
 
 class GameState(GameScoped):
     credentials: list[studios.CredentialRow] = []
@@ -102,14 +100,11 @@ class GameState(GameScoped):
     base_url: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         if self._requested() != self.game_id:
             self.fresh_client_id = self.fresh_secret = ""
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        await self._fetch()
-        return None
+        return await self._load_game_page()
 
     async def _fetch(self) -> None:
         self.credentials = await self._on_game(
@@ -118,22 +113,21 @@ class GameState(GameScoped):
         self.base_url = settings().base_url
 
     async def _change(self, change: Callable[[Session, Game], object]) -> Any:
-        try:
-            result = await self._on_game(lambda s, g, _a: change(s, g), write=True)
-        except (Forbidden, CredentialError) as exc:
-            return rx.toast.error(str(exc))
+        result = await self._on_game(lambda s, g, _a: change(s, g), write=True)
         if isinstance(result, games.IssuedCredential):
             self.fresh_client_id, self.fresh_secret = result.client_id, result.client_secret
         await self._fetch()
         return rx.toast.success("Done.")
 
     @rx.event
+    @refusals()
     async def add_credential(self):
         return await self._change(
             lambda s, g: games.add_credential(session=s, box=box(), game_id=g.id)
         )
 
     @rx.event
+    @refusals()
     async def revoke(self, client_id: str):
         return await self._change(
             lambda s, g: games.revoke_credential(session=s, game_id=g.id, client_id=client_id)

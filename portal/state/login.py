@@ -40,8 +40,8 @@ def post_form_js(form_id: str, path: str) -> str:
 """
 
 
-SIGN_IN_JS = post_form_js("sign-in-form", f"{routes.AUTH}/sign-in")
-SIGN_UP_JS = post_form_js("sign-up-form", f"{routes.AUTH}/sign-up")
+SIGN_IN_JS = post_form_js("sign-in-form", routes.SIGN_IN)
+SIGN_UP_JS = post_form_js("sign-up-form", routes.SIGN_UP)
 SIGN_UP_INPUTS = frozenset({"company", "website", "contact", "email", "password", "confirm"})
 
 

@@ -10,12 +10,13 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.services import designer, offers
-from api.services.access import Account, Forbidden
-from api.services.offer_forms import FormError, form_values
+from api.services.access import Account
+from api.services.offer_forms import form_values
 from api.services.offers import OfferError
 from models import Game, Mission
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in, quest_fields
 from portal import routes
+from portal.state.auth import refusals
 from portal.state.games import GameScoped
 
 CONDITION_ROWS = 3
@@ -77,12 +78,9 @@ class MissionsState(GameScoped):
     rows: list[designer.OfferRow] = []
 
     @rx.event
+    @refusals()
     async def load(self):
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        await self._fetch()
-        return None
+        return await self._load_game_page()
 
     async def _fetch(self) -> None:
         self.rows = await self._on_game(
@@ -90,16 +88,14 @@ class MissionsState(GameScoped):
         )
 
     @rx.event
+    @refusals()
     async def set_active(self, kind: str, offer_id: str, active: bool):
         def work(session: Session, game: Game, _a: Account) -> None:
             offers.set_active(
                 session=session, kind=kind, offer_id=offer_id, active=bool(active), game_id=game.id
             )
 
-        try:
-            await self._on_game(work, write=True)
-        except (Forbidden, OfferError) as exc:
-            return rx.toast.error(str(exc))
+        await self._on_game(work, write=True)
         await self._fetch()
         return rx.toast.success(
             "Activated." if active else "Deactivated: it starts and converts no one."
@@ -112,6 +108,7 @@ class EditorState(RuleInputs):
     preview: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors, self.preview = {}, ""
         redirect = await self._open()
@@ -140,6 +137,7 @@ class EditorState(RuleInputs):
         self._fill_values(values)
 
     @rx.event
+    @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         self.errors = {}
         fields = {k: str(v) for k, v in form.items()}
@@ -150,13 +148,7 @@ class EditorState(RuleInputs):
                 session=session, game_id=game.id, form=fields, mission_id=mission_id
             )
 
-        try:
-            mission = await self._on_game(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except OfferError as exc:
-            self.errors = exc.errors
-            return rx.toast.error("Some fields need attention.")
+        mission = await self._on_game(work, write=True)
         created = not self.mission_id
         self._fill(mission)
         if created:
@@ -178,6 +170,7 @@ class RuleTesterState(RuleInputs):
     completed_at: int = 0
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors, self.steps = {}, []
         redirect = await self._open()
@@ -186,8 +179,14 @@ class RuleTesterState(RuleInputs):
         requested = self.router.url.query_parameters.get("mission", "")
 
         def work(session: Session, game: Game, _a: Account) -> Mission | None:
-            mission = session.get(Mission, requested) if requested else None
-            return mission if mission is not None and mission.game_id == game.id else None
+            if not requested:
+                return None
+            try:
+                return offers.mission_of_game(
+                    session=session, game_id=game.id, mission_id=requested
+                )
+            except OfferError:
+                return None  # the tester opens blank for a mission it cannot show
 
         mission = await self._on_game(work)
         self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
@@ -196,19 +195,14 @@ class RuleTesterState(RuleInputs):
         return None
 
     @rx.event
+    @refusals(into="errors")
     async def run(self, form: dict[str, Any]):
         """Pure computation, but only for accounts that manage the game."""
-        self.errors = {}
+        self.errors, self.steps = {}, []
         fields = {k: str(v) for k, v in form.items()}
-        try:
-            await self._on_game(lambda _s, _g, _a: None)
-            rule = designer.rule_from_form(fields)
-            events = designer.parse_events(fields.get("events", ""))
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except FormError as exc:
-            self.errors, self.steps = exc.errors, []
-            return None
+        await self._on_game(lambda _s, _g, _a: None)
+        rule = designer.rule_from_form(fields)
+        events = designer.parse_events(fields.get("events", ""))
         self.events = fields.get("events", "")
         self.repeatable = fields.get("repeatable") in ("on", "true")
         self.steps = designer.try_rule(rule, events, repeatable=self.repeatable)
@@ -230,6 +224,7 @@ class QuestState(GameScoped):
     form_key: int = 0
 
     @rx.event
+    @refusals()
     async def load(self):
         self.errors = {}
         redirect = await self._open()
@@ -280,6 +275,7 @@ class QuestState(GameScoped):
             self.chosen = chosen
 
     @rx.event
+    @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         self.errors = {}
         fields = {k: str(v) for k, v in form.items()}
@@ -294,13 +290,7 @@ class QuestState(GameScoped):
                 mission_ids=mission_ids,
             ).id
 
-        try:
-            saved = await self._on_game(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except OfferError as exc:
-            self.errors = exc.errors
-            return rx.toast.error("Some fields need attention.")
+        saved = await self._on_game(work, write=True)
         return [
             rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"),
             rx.toast.success("Quest saved." if quest_id else f"Quest created ({saved[:8]}…)."),

@@ -6,12 +6,12 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.services import offerwalls, publishers
-from api.services.access import Account, Forbidden
-from api.services.offerwalls import OfferwallError
+from api.services.access import Account
 from api.services.postback_url import unknown_macros
-from api.services.postbacks import resend
 from models import Offerwall
 from portal.backend import box, engine, off_loop, settings
+from portal.state.auth import refusals
+from portal.state.paging import Paged
 from portal.state.workspace import OfferwallScoped
 
 EXAMPLE_TEMPLATE = (
@@ -35,6 +35,7 @@ class PostbackState(OfferwallScoped):
     sending: bool = False
 
     @rx.event
+    @refusals()
     async def load(self):
         self.error, self.tested = "", False
         redirect, wall = await self._open()
@@ -56,14 +57,12 @@ class PostbackState(OfferwallScoped):
         self.preview = await self._on_offerwall(work)
 
     @rx.event
+    @refusals()
     async def edit(self, template: str):
-        try:
-            await self._preview(template)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        return None
+        await self._preview(template)
 
     @rx.event
+    @refusals(into="error")
     async def save(self, form: dict[str, str]):
         self.error = ""
         url = form.get("postback_url", "")
@@ -74,17 +73,12 @@ class PostbackState(OfferwallScoped):
             )
             return saved.postback_url or ""
 
-        try:
-            self.saved_url = await self._on_offerwall(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except OfferwallError as exc:
-            self.error = str(exc)
-            return None
+        self.saved_url = await self._on_offerwall(work, write=True)
         await self._preview(self.saved_url)
         return rx.toast.success("Postback URL saved.")
 
     @rx.event
+    @refusals()
     async def send_test(self):
         self.sending = True
         yield
@@ -93,11 +87,9 @@ class PostbackState(OfferwallScoped):
             result = await off_loop(
                 publishers.send_test_postback, settings=settings(), box=box(), offerwall=wall
             )
-        except (Forbidden, OfferwallError) as exc:
+        finally:
             self.sending = False
-            yield rx.toast.error(str(exc))
-            return
-        self.sending, self.tested = False, True
+        self.tested = True
         self.test_url = result.url
         self.test_status = "" if result.status_code is None else str(result.status_code)
         # Nothing was sent when the target was refused up front: no latency to show.
@@ -111,13 +103,8 @@ class PostbackState(OfferwallScoped):
         )
 
 
-class DeliveryState(OfferwallScoped):
+class DeliveryState(Paged, OfferwallScoped):
     rows: list[publishers.DeliveryRow] = []
-    total: int = 0
-    page: int = 1
-    pages: int = 1
-    status_filter: str = ""
-    search: str = ""
     # The postback opened in the side panel.
     open_id: int = 0
     open_url: str = ""
@@ -125,6 +112,7 @@ class DeliveryState(OfferwallScoped):
     attempts: list[publishers.AttemptRow] = []
 
     @rx.event
+    @refusals()
     async def load(self):
         self.open_id = 0
         redirect, wall = await self._open()
@@ -136,36 +124,15 @@ class DeliveryState(OfferwallScoped):
     async def _fetch(self) -> None:
         status, search, page = self.status_filter, self.search, self.page
 
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> publishers.Page:
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> publishers.Window:
             return publishers.delivery_log(
                 session=session, offerwall=offerwall, status=status, search=search, page=page
             )
 
-        found = await self._on_offerwall(work)
-        self.rows, self.total, self.page, self.pages = (
-            found.rows,
-            found.total,
-            found.page,
-            found.pages,
-        )
+        self._show(await self._on_offerwall(work))
 
     @rx.event
-    async def filter_status(self, status: str):
-        self.status_filter = "" if status == "all" else status
-        self.page = 1
-        await self._fetch()
-
-    @rx.event
-    async def find(self, form: dict[str, str]):
-        self.search, self.page = form.get("search", ""), 1
-        await self._fetch()
-
-    @rx.event
-    async def go(self, page: int):
-        self.page = page
-        await self._fetch()
-
-    @rx.event
+    @refusals()
     async def open(self, postback_id: int):
         def work(session: Session, offerwall: Offerwall, _a: Account):
             postback = publishers.owned_postback(
@@ -173,10 +140,7 @@ class DeliveryState(OfferwallScoped):
             )
             return postback, publishers.attempts(session=session, postback=postback)
 
-        try:
-            postback, attempts = await self._on_offerwall(work)
-        except (Forbidden, OfferwallError, ValueError) as exc:
-            return rx.toast.error(str(exc))
+        postback, attempts = await self._on_offerwall(work)
         self.open_id, self.open_url, self.open_status = (
             postback.id or 0,
             postback.url or "",
@@ -190,19 +154,16 @@ class DeliveryState(OfferwallScoped):
         self.open_id = 0
 
     @rx.event
+    @refusals()
     async def resend(self, postback_id: int):
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> int:
-            postback = publishers.owned_postback(
-                session=session, offerwall=offerwall, postback_id=int(postback_id)
-            )
-            assert postback.id is not None
-            return postback.id
-
-        try:
-            owned = await self._on_offerwall(work)
-        except (Forbidden, OfferwallError, ValueError) as exc:
-            return rx.toast.error(str(exc))
-        await off_loop(resend, engine(), owned)
+        account = await self._account()
+        await off_loop(
+            publishers.resend_postback,
+            engine=engine(),
+            account=account,
+            postback_id=int(postback_id),
+            requested=self._requested(),
+        )
         await self._fetch()
         self.open_status = "pending"
         return rx.toast.success("Queued for another attempt now.")

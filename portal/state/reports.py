@@ -7,9 +7,9 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.services import reports
-from api.services.access import Account, Forbidden
+from api.services.access import Account
 from models import Role
-from portal.state.auth import AuthState
+from portal.state.auth import AuthState, refusals
 
 EVERYONE = (Role.STAFF, Role.DESIGNER, Role.PUBLISHER)
 
@@ -24,6 +24,7 @@ class ReportState(AuthState):
     error: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         guard = await self._guard(*EVERYONE)
         if guard is not None:
@@ -45,10 +46,7 @@ class ReportState(AuthState):
                 session=session, account=account, dimension=dimension, first=first, last=last
             )
 
-        try:
-            report = await self._run(work, *EVERYONE)
-        except (Forbidden, reports.ReportError) as exc:
-            return rx.toast.error(str(exc))
+        report = await self._run(work, *EVERYONE)
         if download:
             return rx.download(
                 data=reports.to_csv(report, dimension),
@@ -67,11 +65,13 @@ class ReportState(AuthState):
         return None
 
     @rx.event
+    @refusals()
     async def apply(self, form: dict[str, str]):
         self.dimension = form.get("dimension", "day") or "day"
         self.start, self.end = form.get("start", ""), form.get("end", "")
         return await self._build()
 
     @rx.event
+    @refusals()
     async def export(self):
         return await self._build(download=True)

@@ -3,39 +3,51 @@ rejection with a reason, suspension and reinstatement."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import reflex as rx
 from sqlmodel import Session
 
 from api.services import offerwalls, publishers
-from api.services.access import Account, Forbidden
+from api.services.access import Account
 from api.services.offerwalls import OfferwallError
 from models import Offerwall, Role
 from portal.backend import box
-from portal.state.auth import AuthState
+from portal.state.auth import AuthState, refusals
+from portal.state.paging import Paged
 
 STATUSES = ["pending", "approved", "rejected", "suspended"]
+Change = Callable[[Session, Offerwall], object]
+# The lifecycle steps staff take with one click: the service call and what it did.
+STEPS: dict[str, tuple[Change, str]] = {
+    "approve": (
+        lambda s, o: offerwalls.approve(session=s, box=box(), offerwall=o),
+        "is approved: its offerwall id and API key are issued",
+    ),
+    "suspend": (
+        lambda s, o: offerwalls.suspend(session=s, offerwall=o),
+        "is suspended: its API key stops working now",
+    ),
+    "reinstate": (
+        lambda s, o: offerwalls.reinstate(session=s, offerwall=o),
+        "is reinstated",
+    ),
+}
 
 
-class StaffState(AuthState):
+class StaffState(Paged, AuthState):
     rows: list[publishers.PublisherRow] = []
     counts: dict[str, int] = {}
-    total: int = 0
-    page: int = 1
-    pages: int = 1
     status_filter: str = "pending"
-    search: str = ""
     # The publisher in the reject dialog.
     rejecting_id: str = ""
     rejecting_company: str = ""
     reject_error: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
-        guard = await self._guard(Role.STAFF)
-        if guard is not None:
-            return guard
-        await self._fetch()
-        return None
+        return await self._load_page(Role.STAFF)
 
     async def _fetch(self) -> None:
         status, search, page = self.status_filter, self.search, self.page
@@ -47,32 +59,12 @@ class StaffState(AuthState):
             return found, publishers.status_counts(session=session)
 
         found, counts = await self._run(work, Role.STAFF)
-        self.rows, self.total, self.page, self.pages = (
-            found.rows,
-            found.total,
-            found.page,
-            found.pages,
-        )
+        self._show(found)
         self.counts = {s: counts.get(s, 0) for s in STATUSES}
 
-    @rx.event
-    async def filter_status(self, status: str | list[str]):
-        chosen = status if isinstance(status, str) else (status[0] if status else "all")
-        self.status_filter = "" if chosen == "all" else chosen
-        self.page = 1
-        await self._fetch()
-
-    @rx.event
-    async def find(self, form: dict[str, str]):
-        self.search, self.page = form.get("search", ""), 1
-        await self._fetch()
-
-    @rx.event
-    async def go(self, page: int):
-        self.page = page
-        await self._fetch()
-
-    async def _act(self, offerwall_id: str, change, done: str):
+    async def _act(
+        self, offerwall_id: str, change: Callable[[Session, Offerwall], object], done: str
+    ):
         def work(session: Session, _a: Account) -> str:
             offerwall = session.get(Offerwall, offerwall_id)
             if offerwall is None:
@@ -80,36 +72,24 @@ class StaffState(AuthState):
             change(session, offerwall)
             return offerwall.name
 
-        try:
-            company = await self._run(work, Role.STAFF, write=True)
-        except (Forbidden, OfferwallError) as exc:
-            return rx.toast.error(str(exc))
+        company = await self._run(work, Role.STAFF, write=True)
         await self._fetch()
         return rx.toast.success(f"{company} {done}.")
 
     @rx.event
+    @refusals()
     async def approve(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.approve(session=s, box=box(), offerwall=o),
-            "is approved: its offerwall id and API key are issued",
-        )
+        return await self._act(offerwall_id, *STEPS["approve"])
 
     @rx.event
+    @refusals()
     async def suspend(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.suspend(session=s, offerwall=o),
-            "is suspended: its API key stops working now",
-        )
+        return await self._act(offerwall_id, *STEPS["suspend"])
 
     @rx.event
+    @refusals()
     async def reinstate(self, offerwall_id: str):
-        return await self._act(
-            offerwall_id,
-            lambda s, o: offerwalls.reinstate(session=s, offerwall=o),
-            "is reinstated",
-        )
+        return await self._act(offerwall_id, *STEPS["reinstate"])
 
     @rx.event
     def start_reject(self, offerwall_id: str, company: str):
@@ -120,6 +100,7 @@ class StaffState(AuthState):
         self.rejecting_id = ""
 
     @rx.event
+    @refusals()
     async def reject(self, form: dict[str, str]):
         reason = form.get("reason", "")
         # The service refuses the same reason; checking first keeps the dialog open with
@@ -128,10 +109,9 @@ class StaffState(AuthState):
         if problem is not None:
             self.reject_error = problem
             return None
-        result = await self._act(
-            self.rejecting_id,
+        offerwall_id, self.rejecting_id = self.rejecting_id, ""
+        return await self._act(
+            offerwall_id,
             lambda s, o: offerwalls.reject(session=s, offerwall=o, reason=reason),
             "is rejected",
         )
-        self.rejecting_id = ""
-        return result

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import reflex as rx
 from sqlmodel import Session
 
 from api.services import studios
-from api.services.access import Account, Forbidden
-from api.services.accounts import AccountError
+from api.services.access import Account
 from models import Role
-from portal.state.auth import AuthState
+from portal.state.auth import AuthState, refusals
 
 
 class StudioState(AuthState):
@@ -18,52 +19,41 @@ class StudioState(AuthState):
     designer_errors: dict[str, str] = {}
 
     @rx.event
+    @refusals()
     async def load(self):
-        guard = await self._guard(Role.STAFF)
-        if guard is not None:
-            return guard
-        await self._fetch()
-        return None
+        return await self._load_page(Role.STAFF)
 
     async def _fetch(self) -> None:
         self.rows = await self._run(lambda s, _a: studios.list_studios(session=s), Role.STAFF)
 
+    async def _create(self, work: Callable[[Session, Account], str], done: str):
+        """Create as staff, then list again and say what was created."""
+        created = await self._run(work, Role.STAFF, write=True)
+        await self._fetch()
+        return rx.toast.success(done.format(created))
+
     @rx.event
+    @refusals(into="studio_errors")
     async def create_studio(self, form: dict[str, str]):
         self.studio_errors = {}
-
-        def work(session: Session, _a: Account) -> str:
-            return studios.create_studio(session=session, name=form.get("name", "")).name
-
-        try:
-            name = await self._run(work, Role.STAFF, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except AccountError as exc:
-            self.studio_errors = {exc.field or "name": str(exc)}
-            return None
-        await self._fetch()
-        return rx.toast.success(f"Studio {name} created.")
+        return await self._create(
+            lambda s, _a: studios.create_studio(session=s, name=form.get("name", "")).name,
+            "Studio {} created.",
+        )
 
     @rx.event
+    @refusals(into="designer_errors")
     async def add_designer(self, form: dict[str, str]):
         self.designer_errors = {}
-
-        def work(session: Session, _a: Account) -> str:
-            return studios.add_designer(
-                session=session,
-                studio_id=form.get("studio", ""),
-                email=form.get("email", ""),
-                password=form.get("password", ""),
-                name=form.get("designer_name", ""),
-            ).email
-
-        try:
-            email = await self._run(work, Role.STAFF, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except AccountError as exc:
-            self.designer_errors = {exc.field or "email": str(exc)}
-            return None
-        await self._fetch()
-        return rx.toast.success(f"Designer {email} can sign in now.")
+        return await self._create(
+            lambda s, _a: (
+                studios.add_designer(
+                    session=s,
+                    studio_id=form.get("studio", ""),
+                    email=form.get("email", ""),
+                    password=form.get("password", ""),
+                    name=form.get("designer_name", ""),
+                ).email
+            ),
+            "Designer {} can sign in now.",
+        )

@@ -11,14 +11,12 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.core.crypto import verify_password
 from api.services import offerwalls, publishers
 from api.services.access import Account, Forbidden, offerwall_for
-from api.services.offerwalls import OfferwallError
-from models import Offerwall, OfferwallStatus, Role, User
+from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.state.auth import AuthState
+from portal.state.auth import AuthState, refusals
 
 T = TypeVar("T")
 
@@ -40,12 +38,13 @@ class OfferwallScoped(AuthState):
         self, work: Callable[[Session, Offerwall, Account], T], *, write: bool = False
     ) -> T:
         requested = self._requested()
-
-        def inner(session: Session, account: Account) -> T:
-            offerwall = offerwall_for(session=session, account=account, requested=requested)
-            return work(session, offerwall, account)
-
-        return await self._run(inner, Role.PUBLISHER, Role.STAFF, write=write)
+        return await self._on(
+            lambda s, a: offerwall_for(session=s, account=a, requested=requested),
+            work,
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=write,
+        )
 
     async def _open(self) -> tuple[Any, Offerwall | None]:
         """on_load: check access and fill the header. Returns (where to go instead, None)
@@ -63,7 +62,7 @@ class OfferwallScoped(AuthState):
             return rx.redirect(routes.APPLICATION), None
         self.company, self.status, self.owid = wall.name, wall.status, wall.owid or ""
         self.staff_view = self.user_role == Role.STAFF
-        self.query = f"?offerwall={wall.id}" if self.staff_view else ""
+        self.query = routes.offerwall_query(wall.id) if self.staff_view else ""
         return None, wall
 
 
@@ -79,6 +78,7 @@ class WorkspaceState(OfferwallScoped):
     currency_error: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         self.revealed_key = self.reveal_error = self.currency_error = ""
         redirect, wall = await self._open()
@@ -86,49 +86,44 @@ class WorkspaceState(OfferwallScoped):
             return redirect
         self.has_key = wall.api_key_sealed is not None
         base = settings().base_url
-        self.tracking_link = f"{base}/missions/{{mission_id}}?owid={self.owid}&uid={{uid}}"
-        self.currency_name, self.currency_code = wall.currency_name, wall.currency_code
-        self.exchange_rate = f"{wall.exchange_rate:g}"
-        self.decimals = str(wall.currency_decimals)
+        self.tracking_link = routes.tracking_link_template(base, self.owid)
+        self._show_currency(wall)
         return None
+
+    def _show_currency(self, wall: Offerwall) -> None:
+        self.currency_name, self.currency_code = wall.currency_name, wall.currency_code
+        self.exchange_rate, self.decimals = f"{wall.exchange_rate:g}", str(wall.currency_decimals)
 
     @rx.event
+    @refusals(into="reveal_error")
     async def reveal_key(self, form: dict[str, str]):
         """Show the API key after the signed-in user re-enters their password."""
-        password = form.get("password", "")
-
-        def work(session: Session, offerwall: Offerwall, account: Account) -> str | None:
-            user = session.get(User, account.id)
-            if user is None or not verify_password(password, user.password_hash):
-                return None
-            return publishers.api_key(box=box(), offerwall=offerwall)
-
-        try:
-            key = await self._on_offerwall(work)
-        except (Forbidden, OfferwallError) as exc:
-            return rx.toast.error(str(exc))
-        if key is None:
-            self.reveal_error = "Wrong password."
-            return None
-        self.revealed_key, self.reveal_error = key, ""
-        return None
+        password, requested = form.get("password", ""), self._requested()
+        self.reveal_error = ""
+        self.revealed_key = await self._run(
+            lambda s, a: publishers.reveal_api_key(
+                session=s, box=box(), account=a, password=password, requested=requested
+            ),
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=True,
+        )
 
     @rx.event
     def hide_key(self):
         self.revealed_key = ""
 
     @rx.event
+    @refusals()
     async def rotate_key(self):
         def work(session: Session, offerwall: Offerwall, _a: Account) -> str:
             return offerwalls.rotate_key(session=session, box=box(), offerwall=offerwall).api_key
 
-        try:
-            self.revealed_key = await self._on_offerwall(work, write=True)
-        except (Forbidden, OfferwallError) as exc:
-            return rx.toast.error(str(exc))
+        self.revealed_key = await self._on_offerwall(work, write=True)
         return rx.toast.success("New API key issued. The old key no longer works.")
 
     @rx.event
+    @refusals(into="currency_error")
     async def save_currency(self, form: dict[str, str]):
         self.currency_error = ""
         try:
@@ -147,15 +142,7 @@ class WorkspaceState(OfferwallScoped):
                 decimals=decimals,
             )
 
-        try:
-            wall = await self._on_offerwall(work, write=True)
-        except Forbidden as exc:
-            return rx.toast.error(str(exc))
-        except OfferwallError as exc:
-            self.currency_error = str(exc)
-            return None
-        self.currency_name, self.currency_code = wall.currency_name, wall.currency_code
-        self.exchange_rate, self.decimals = f"{wall.exchange_rate:g}", str(wall.currency_decimals)
+        self._show_currency(await self._on_offerwall(work, write=True))
         return rx.toast.success("Currency saved.")
 
 
@@ -167,6 +154,7 @@ class ApplicationState(AuthState):
     reason: str = ""
 
     @rx.event
+    @refusals()
     async def load(self):
         guard = await self._guard(Role.PUBLISHER)
         if guard is not None:

@@ -77,7 +77,7 @@ def test_rotate_secrets_lets_the_previous_key_go(
     expected = hashlib.sha1(f"tx={query['tx']}&{wall[1]}".encode()).hexdigest()
     assert query["h"] == expected
 
-    user = accounts.user_for_token(engine=engine, box=only_b, token=token)
+    user = accounts.user_for_token(engine=engine, token=token)
     assert user is not None and user.email == EMAIL
     with new_session(engine) as session:
         [failure] = session.exec(select(SignInThrottle)).all()

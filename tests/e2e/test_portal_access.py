@@ -161,3 +161,50 @@ def test_the_session_endpoints_refuse_another_origin(portal):
     )
     assert (answer.status_code, answer.json()["code"]) == (403, "origin_not_allowed")
     assert "set-cookie" not in answer.headers
+
+
+def _end_every_session(portal) -> None:
+    """What an expired or deleted session looks like to the server: no row for the token."""
+    from models import PortalSession
+
+    engine = portal.engine()
+    with Session(engine) as session:
+        for row in session.exec(select(PortalSession)).all():
+            session.delete(row)
+        session.commit()
+    engine.dispose()
+
+
+def _staff_queue_loaded(page) -> None:
+    """The queue's counts are in: the page is live and its on_load has run."""
+    expect(page.get_by_role("radio", name=re.compile(r"Approved \(\d+\)"))).to_be_visible()
+
+
+def test_an_ended_session_leads_any_handler_to_the_sign_in_and_back(portal, page):
+    sign_in(page, portal.url, *portal.staff)
+    _staff_queue_loaded(page)
+    _end_every_session(portal)
+    # A filter, not a page load: before, Reflex showed its generic error here.
+    page.get_by_role("radio", name="Approved").click()
+    expect(page).to_have_url(
+        re.compile(r"/login\?next=%2Fstaff%2Fpublishers|/login\?next=/staff/publishers")
+    )
+    page.get_by_label("Email").fill(portal.staff[0])
+    page.get_by_label("Password").fill(portal.staff[1])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(r"/staff/publishers/?$"))
+    _staff_queue_loaded(page)
+    # The same for a search form.
+    _end_every_session(portal)
+    page.get_by_label("Search publishers").fill("anything")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"/login\?next="))
+
+
+@pytest.mark.parametrize("attempt", ["//evil.example", "https://evil.example"])
+def test_the_sign_in_does_not_follow_next_off_the_site(portal, page, attempt):
+    page.goto(portal.url + "/login?next=" + attempt)
+    page.get_by_label("Email").fill(portal.staff[0])
+    page.get_by_label("Password").fill(portal.staff[1])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(re.escape(portal.url) + r"/staff/publishers/?$"))

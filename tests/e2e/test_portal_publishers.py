@@ -63,6 +63,11 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
     expect(publisher).to_have_url(re.compile(r"/publisher/?$"))
     expect(publisher.get_by_test_id("owid")).to_have_text(re.compile(r"^ow\w{10}$"))
     owid = publisher.get_by_test_id("owid").inner_text()
+    # A wrong password is refused beside the form (the service's field error), no key.
+    publisher.get_by_label("Your password").fill("not my password")
+    publisher.get_by_role("button", name="Reveal key").click()
+    expect(publisher.get_by_text("Wrong password.")).to_be_visible()
+    expect(publisher.get_by_test_id("api-key")).to_have_count(0)
     api_key = reveal_key(publisher)
     assert offers_status(portal.url, api_key) == 200
     screenshot(publisher, "publisher-offerwall")

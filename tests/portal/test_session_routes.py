@@ -60,7 +60,7 @@ def test_sign_in_sets_an_httponly_samesite_cookie_the_session_resolves(client, s
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/" in cookie
     assert "Secure" not in cookie  # BASE_URL is http here
     token = session_token(f"other=1; {cookie.split(';')[0]}")
-    assert account_for(engine=engine, box=box, token=token).email == staff
+    assert account_for(engine=engine, token=token).email == staff
     assert token not in answer.text  # never in the body a script could read
 
 
@@ -178,7 +178,7 @@ def test_signup_signs_the_new_publisher_in(client, engine, box):
     assert answer.status_code == 200
     assert answer.json()["location"] == routes.APPLICATION
     token = session_token(set_cookie(answer).split(";")[0])
-    assert account_for(engine=engine, box=box, token=token).role == Role.PUBLISHER
+    assert account_for(engine=engine, token=token).role == Role.PUBLISHER
 
 
 def test_sign_out_ends_the_session_and_deletes_the_cookie(client, staff, engine, box):
@@ -189,7 +189,7 @@ def test_sign_out_ends_the_session_and_deletes_the_cookie(client, staff, engine,
     assert set_cookie(answer).startswith(f'{SESSION_COOKIE}=""') or "Max-Age=0" in set_cookie(
         answer
     )
-    assert account_for(engine=engine, box=box, token=token) is None
+    assert account_for(engine=engine, token=token) is None
 
 
 def test_unknown_auth_paths_answer_json(client):

@@ -48,7 +48,7 @@ def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
         pass
 
 
-def _log(engine: Engine, wall: Offerwall, **filters) -> publishers.Page:
+def _log(engine: Engine, wall: Offerwall, **filters) -> publishers.Window:
     with new_session(engine) as session:
         return publishers.delivery_log(session=session, offerwall=wall, **filters)
 

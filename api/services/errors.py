@@ -1,0 +1,33 @@
+"""The one base class of the services' refusals.
+
+A service refuses with a subclass of `DomainError`: a message written for the user and,
+when the refusal is about one input of a form, that input's name. The portal maps every
+subclass the same way in one place (portal/state/auth.py: field errors beside their
+field, other refusals as a toast, `SignedOut` to the sign-in page), so a new refusal
+needs no new handling in the states.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """A refusal the user can act on; `field` names the form input it is about, if any."""
+
+    def __init__(self, message: str = "", field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+    def field_errors(self) -> dict[str, str]:
+        """The refusal as the form's error dict (empty when it is about no one input)."""
+        return {self.field: self.message} if self.field else {}
+
+
+class SignedOut(DomainError):
+    """The session is missing, ended or expired: the user must sign in again."""
+
+    def __init__(self, message: str = "Sign in to continue."):
+        super().__init__(message)

@@ -1,0 +1,49 @@
+"""The paging, status filter and search that the staff queue and the delivery log share.
+
+A Reflex state mixin: a state lists it first among its bases, declares its own `rows`,
+and fetches one `publishers.Window` in `_fetch`. Each handler here is wrapped by
+`refusals`, so an expired session on a pager or a filter leads to the sign-in page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from api.services.publishers import Window
+from portal.state.auth import refusals
+
+
+class Paged(rx.State, mixin=True):
+    total: int = 0
+    page: int = 1
+    pages: int = 1
+    status_filter: str = ""
+    search: str = ""
+
+    async def _fetch(self) -> None:
+        raise NotImplementedError
+
+    def _show(self, window: Window[Any]) -> None:
+        self.rows = window.rows
+        self.total, self.page, self.pages = window.total, window.page, window.pages
+
+    @rx.event
+    @refusals()
+    async def filter_status(self, status: str | list[str]):
+        chosen = status if isinstance(status, str) else (status[0] if status else "all")
+        self.status_filter = "" if chosen == "all" else chosen
+        self.page = 1
+        await self._fetch()
+
+    @rx.event
+    @refusals()
+    async def find(self, form: dict[str, str]):
+        self.search, self.page = form.get("search", ""), 1
+        await self._fetch()
+
+    @rx.event
+    @refusals()
+    async def go(self, page: int):
+        self.page = page
+        await self._fetch()

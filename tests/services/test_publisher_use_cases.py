@@ -1,0 +1,97 @@
+"""The publisher's use cases the portal calls: the API key reveal behind the password,
+and the resend of a postback, each refused for anyone but the offerwall's own."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import select
+
+from api.core.db import new_session, write_session
+from api.services import offerwalls, publishers
+from api.services.access import Account, Forbidden, account_for
+from api.services.accounts import AccountError, LoginThrottled
+from api.services.offerwalls import OfferwallError
+from api.services.throttle import MAX_FAILURES
+from models import Postback, PostbackStatus, Role, SignInThrottle
+from tests.services.test_accounts import PASSWORD, sign_in, signup
+from tests.services.test_postbacks_outbox import _convert, _offerwall_with_url
+
+
+def _publisher(engine, box, email="pub@example.com", company="Acme Rewards") -> Account:
+    """A signed-up publisher whose offerwall staff approved; their portal account."""
+    _, offerwall_id = signup(engine, email=email, company=company)
+    with write_session(engine) as session:
+        wall = offerwalls.get_offerwall(session=session, ref=offerwall_id)
+        offerwalls.approve(session=session, box=box, offerwall=wall)
+    signed = sign_in(engine=engine, box=box, email=email, password=PASSWORD)
+    account = account_for(engine=engine, token=signed.token)
+    assert account is not None
+    return account
+
+
+def _reveal(engine, box, account, password, requested=""):
+    with write_session(engine) as session:
+        return publishers.reveal_api_key(
+            session=session, box=box, account=account, password=password, requested=requested
+        )
+
+
+def test_the_right_password_reveals_the_offerwalls_key(engine, box):
+    account = _publisher(engine, box)
+    key = _reveal(engine, box, account, PASSWORD)
+    with new_session(engine) as session:
+        wall = offerwalls.get_offerwall(session=session, ref=account.offerwall_id)
+        assert key == publishers.api_key(box=box, offerwall=wall)
+
+
+def test_a_wrong_password_is_refused_and_counted(engine, box):
+    account = _publisher(engine, box)
+    with pytest.raises(AccountError) as refused:
+        _reveal(engine, box, account, "not the password")
+    assert (refused.value.field, refused.value.message) == ("password", "Wrong password.")
+    with new_session(engine) as session:
+        [row] = session.exec(select(SignInThrottle)).all()
+        assert row.failures == 1
+
+
+def test_the_reveal_is_throttled_like_the_sign_in(engine, box):
+    account = _publisher(engine, box)
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(AccountError):
+            _reveal(engine, box, account, "not the password")
+    # Past the limit even the right password is refused: no guessing around it.
+    with pytest.raises(LoginThrottled):
+        _reveal(engine, box, account, PASSWORD)
+
+
+def test_a_publisher_cannot_reveal_another_offerwalls_key(engine, box):
+    mine = _publisher(engine, box)
+    theirs = _publisher(engine, box, email="other@example.com", company="Other")
+    with pytest.raises(Forbidden):
+        _reveal(engine, box, mine, PASSWORD, requested=theirs.offerwall_id)
+
+
+def test_another_publishers_postback_cannot_be_resent(engine, box):
+    wall = _offerwall_with_url(engine, box, "https://receiver.example/pb")
+    postback_id = _convert(engine, box, wall)
+    stranger = _publisher(engine, box, email="other@example.com", company="Other")
+    with pytest.raises(OfferwallError, match="No such postback"):
+        publishers.resend_postback(engine=engine, account=stranger, postback_id=postback_id)
+    staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
+    with pytest.raises(OfferwallError, match="No such postback"):
+        publishers.resend_postback(
+            engine=engine, account=staff, postback_id=postback_id, requested=stranger.offerwall_id
+        )
+
+
+def test_the_offerwalls_own_postback_is_queued_again(engine, box):
+    wall = _offerwall_with_url(engine, box, "https://receiver.example/pb")
+    postback_id = _convert(engine, box, wall)
+    with write_session(engine) as session:
+        session.get(Postback, postback_id).status = PostbackStatus.FAILED
+    staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
+    publishers.resend_postback(
+        engine=engine, account=staff, postback_id=postback_id, requested=wall.id
+    )
+    with new_session(engine) as session:
+        assert session.get(Postback, postback_id).status == PostbackStatus.PENDING
