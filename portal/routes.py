@@ -50,6 +50,15 @@ def mission(game_id: Any, mission_id: Any) -> Any:
     return with_game(MISSION, game_id) + "&mission=" + mission_id
 
 
+def quest(game_id: Any, quest_id: Any) -> Any:
+    return with_game(QUEST, game_id) + "&quest=" + quest_id
+
+
+def tester(game_id: Any, mission_id: Any) -> Any:
+    """The rule tester, opened on a mission's rule."""
+    return with_game(TESTER, game_id) + "&mission=" + mission_id
+
+
 def offerwall_query(offerwall_id: Any) -> Any:
     """What staff append to workspace links to stay on the publisher they opened."""
     return "?offerwall=" + offerwall_id

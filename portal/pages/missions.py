@@ -27,11 +27,12 @@ def missions() -> rx.Component:
                 rx.heading("Missions and quests", size="4", as_="h2"),
                 rx.spacer(),
                 rx.link(
-                    rx.button("New mission", size="2"), href=routes.MISSION + "?game=" + s.game_id
+                    rx.button("New mission", size="2"),
+                    href=routes.with_game(routes.MISSION, s.game_id),
                 ),
                 rx.link(
                     rx.button("New quest", size="2", variant="soft"),
-                    href=routes.QUEST + "?game=" + s.game_id,
+                    href=routes.with_game(routes.QUEST, s.game_id),
                 ),
                 wrap="wrap",
                 width="100%",
@@ -47,8 +48,8 @@ def missions() -> rx.Component:
                                 r.title,
                                 href=rx.cond(
                                     r.kind == "mission",
-                                    routes.MISSION + "?game=" + s.game_id + "&mission=" + r.id,
-                                    routes.QUEST + "?game=" + s.game_id + "&quest=" + r.id,
+                                    routes.mission(s.game_id, r.id),
+                                    routes.quest(s.game_id, r.id),
                                 ),
                             ),
                             rx.hstack(
@@ -207,7 +208,7 @@ def editor() -> rx.Component:
                         s.mission_id != "",
                         rx.link(
                             rx.button("Test this rule", type="button", variant="soft", size="3"),
-                            href=routes.TESTER + "?game=" + s.game_id + "&mission=" + s.mission_id,
+                            href=routes.tester(s.game_id, s.mission_id),
                         ),
                     ),
                     spacing="3",

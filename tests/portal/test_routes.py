@@ -42,5 +42,7 @@ def test_builders_make_the_paths_the_pages_register():
     assert routes.game("g1") == "/studio/game?game=g1"
     assert routes.missions("g1") == "/studio/missions?game=g1"
     assert routes.mission("g1", "m1") == "/studio/mission?game=g1&mission=m1"
+    assert routes.quest("g1", "q1") == "/studio/quest?game=g1&quest=q1"
+    assert routes.tester("g1", "m1") == "/studio/tester?game=g1&mission=m1"
     assert routes.publisher("o1") == "/publisher?offerwall=o1"
     assert routes.with_game(routes.TESTER, "g1") == "/studio/tester?game=g1"
