@@ -68,6 +68,15 @@ class RuleInputs(GameScoped):
         self.conditions = _condition_rows(values)
         self.form_key += 1
 
+    async def _requested_mission(self) -> Mission | None:
+        """The mission `?mission=` names, if any; OfferError when it is not this game's."""
+        requested = self.router.url.query_parameters.get("mission", "")
+        if not requested:
+            return None
+        return await self._on_game(
+            lambda s, g, _a: offers.mission_of_game(session=s, game_id=g.id, mission_id=requested)
+        )
+
     async def _load_suggestions(self) -> None:
         self.suggestions = await self._on_game(
             lambda s, g, _a: designer.event_names(session=s, game_id=g.id)
@@ -114,17 +123,10 @@ class EditorState(RuleInputs):
         redirect = await self._open()
         if redirect is not None:
             return redirect
-        requested = self.router.url.query_parameters.get("mission", "")
-
-        def work(session: Session, game: Game, _a: Account) -> Mission | None:
-            if not requested:
-                return None
-            return offers.mission_of_game(session=session, game_id=game.id, mission_id=requested)
-
         try:
-            mission = await self._on_game(work)
+            mission = await self._requested_mission()
         except OfferError as exc:
-            return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
+            return [rx.redirect(routes.missions(self.game_id)), rx.toast.error(str(exc))]
         self._fill(mission)
         await self._load_suggestions()
         return None
@@ -153,7 +155,7 @@ class EditorState(RuleInputs):
         self._fill(mission)
         if created:
             return [
-                rx.redirect(f"{routes.MISSION}?game={self.game_id}&mission={mission.id}"),
+                rx.redirect(routes.mission(self.game_id, mission.id)),
                 rx.toast.success("Mission created."),
             ]
         return rx.toast.success("Mission saved.")
@@ -176,19 +178,10 @@ class RuleTesterState(RuleInputs):
         redirect = await self._open()
         if redirect is not None:
             return redirect
-        requested = self.router.url.query_parameters.get("mission", "")
-
-        def work(session: Session, game: Game, _a: Account) -> Mission | None:
-            if not requested:
-                return None
-            try:
-                return offers.mission_of_game(
-                    session=session, game_id=game.id, mission_id=requested
-                )
-            except OfferError:
-                return None  # the tester opens blank for a mission it cannot show
-
-        mission = await self._on_game(work)
+        try:
+            mission = await self._requested_mission()
+        except OfferError:
+            mission = None  # the tester opens blank for a mission it cannot show
         self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
         await self._load_suggestions()
@@ -243,7 +236,7 @@ class QuestState(GameScoped):
         try:
             quest, rows = await self._on_game(work)
         except OfferError as exc:
-            return [rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"), rx.toast.error(str(exc))]
+            return [rx.redirect(routes.missions(self.game_id)), rx.toast.error(str(exc))]
         self.quest_id = quest.id if quest else ""
         self.values = form_values(quest_fields(quest)) if quest else {"isActive": "true"}
         missions = [r for r in rows if r.kind == "mission"]
@@ -292,6 +285,6 @@ class QuestState(GameScoped):
 
         saved = await self._on_game(work, write=True)
         return [
-            rx.redirect(f"{routes.MISSIONS}?game={self.game_id}"),
+            rx.redirect(routes.missions(self.game_id)),
             rx.toast.success("Quest saved." if quest_id else f"Quest created ({saved[:8]}…)."),
         ]
