@@ -287,6 +287,12 @@ def make_conversion(
         ).scalar_one()
 
 
+def make_postback(engine: Engine, box: SecretBox, offerwall: Offerwall) -> int:
+    """A conversion of a new game's mission through the offerwall; its postback id."""
+    mission = make_mission(engine, make_game(engine, box).game_id)
+    return make_conversion(engine, mission_id=mission.id, offerwall=offerwall)
+
+
 class FixedCountries:
     """A country lookup for tests: IP → country as given, anything else unknown."""
 

@@ -21,18 +21,12 @@ from api.services.postback_url import MACROS, PostbackValues
 from models import Offerwall, PostbackStatus
 from models.tables import postback as _postback
 from models.types import utcnow
-from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.factories import make_paying_offerwall, make_postback
 from tests.outbox import attempt_rows, run_once
 from tests.receiver import running_receiver
 
 # Every macro, each in a parameter of its own, so the rendered query shows which are filled.
 EVERY_MACRO = "/pb?" + "&".join(f"{name}={{{name}}}" for name in MACROS)
-
-
-def _convert(engine: Engine, box: SecretBox, wall: Offerwall) -> int:
-    """A conversion of a new game's mission through the offerwall; its postback id."""
-    mission = make_mission(engine, make_game(engine, box).game_id)
-    return make_conversion(engine, mission_id=mission.id, offerwall=wall)
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
@@ -42,7 +36,7 @@ def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
 def _one_attempt(engine: Engine, box: SecretBox, settings: Settings, url: str | None):
     """A conversion posted back once to the URL template `url`; its one attempt."""
     wall = make_paying_offerwall(engine, box, postback_url=url)
-    _convert(engine, box, wall)
+    make_postback(engine, box, wall)
     _deliver(engine, box, settings)
     [attempt] = attempt_rows(engine)
     return attempt
@@ -59,7 +53,7 @@ def private_ok(settings: Settings) -> Settings:
 
 def test_enqueue_writes_a_pending_postback_due_now(engine, box):
     wall = make_paying_offerwall(engine, box, postback_url="https://pub.example/pb")
-    postback_id = _convert(engine, box, wall)
+    postback_id = make_postback(engine, box, wall)
     with new_session(engine) as session:
         row = session.execute(sa.select(_postback).where(_postback.c.id == postback_id)).one()
     assert (row.status, row.attempts, row.url, row.lease_until) == (
@@ -85,7 +79,7 @@ def test_the_value_object_lists_every_documented_macro():
 def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, private_ok):
     with running_receiver() as receiver:
         wall = make_paying_offerwall(engine, box, postback_url=receiver.url + EVERY_MACRO)
-        _convert(engine, box, wall)
+        make_postback(engine, box, wall)
         _deliver(engine, box, private_ok)
         with new_session(engine) as session:
             ow = session.get(Offerwall, wall.id)
@@ -143,7 +137,7 @@ def test_the_delivery_log_and_the_test_postback_say_whether_it_was_sent(engine, 
         wall = make_paying_offerwall(
             engine, box, postback_url=receiver.url + "/pb?tx={transaction_id}"
         )
-        postback_id = _convert(engine, box, wall)
+        postback_id = make_postback(engine, box, wall)
         _deliver(engine, box, settings)  # refused: loopback is not allowed here
         with new_session(engine) as session:
             ow = session.get(Offerwall, wall.id)

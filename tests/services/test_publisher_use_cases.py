@@ -13,8 +13,8 @@ from api.services.accounts import AccountError, LoginThrottled
 from api.services.offerwalls import OfferwallError
 from api.services.throttle import MAX_FAILURES
 from models import Postback, PostbackStatus, Role, SignInThrottle
+from tests.factories import make_paying_offerwall, make_postback
 from tests.services.test_accounts import PASSWORD, sign_in, signup
-from tests.services.test_postbacks_outbox import _convert, _offerwall_with_url
 
 
 def _publisher(engine, box, email="pub@example.com", company="Acme Rewards") -> Account:
@@ -72,8 +72,8 @@ def test_a_publisher_cannot_reveal_another_offerwalls_key(engine, box):
 
 
 def test_another_publishers_postback_cannot_be_resent(engine, box):
-    wall = _offerwall_with_url(engine, box, "https://receiver.example/pb")
-    postback_id = _convert(engine, box, wall)
+    wall = make_paying_offerwall(engine, box, postback_url="https://receiver.example/pb")
+    postback_id = make_postback(engine, box, wall)
     stranger = _publisher(engine, box, email="other@example.com", company="Other")
     with pytest.raises(OfferwallError, match="No such postback"):
         publishers.resend_postback(engine=engine, account=stranger, postback_id=postback_id)
@@ -85,8 +85,8 @@ def test_another_publishers_postback_cannot_be_resent(engine, box):
 
 
 def test_the_offerwalls_own_postback_is_queued_again(engine, box):
-    wall = _offerwall_with_url(engine, box, "https://receiver.example/pb")
-    postback_id = _convert(engine, box, wall)
+    wall = make_paying_offerwall(engine, box, postback_url="https://receiver.example/pb")
+    postback_id = make_postback(engine, box, wall)
     with write_session(engine) as session:
         session.get(Postback, postback_id).status = PostbackStatus.FAILED
     staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
