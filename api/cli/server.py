@@ -62,15 +62,24 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 
 @click.command("prune")
 def prune_cmd() -> None:
-    """Delete expired retry and idempotency records, portal sessions and sign-in failures."""
+    """Delete expired retry and idempotency records, portal sessions and sign-in failures,
+    and events older than EVENT_RETENTION_DAYS (whole months at once on PostgreSQL)."""
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
+    from api.services.retention import prune_events
 
     _require_ready()
-    removed = prune_expired(engine=get_engine(), settings=get_settings())
+    settings = get_settings()
+    removed = prune_expired(engine=get_engine(), settings=settings)
     with write_session() as session:
         removed += prune_sessions(session=session)
     click.echo(f"Removed {removed} expired record(s).")
+    events = prune_events(get_engine(), retention_days=settings.event_retention_days)
+    months = f" ({len(events.dropped_months)} month partition(s) dropped)"
+    click.echo(
+        f"Removed {events.removed} event(s) older than {settings.event_retention_days} days"
+        f"{months if events.dropped_months else ''}."
+    )
 
 
 @click.command("rotate-secrets")

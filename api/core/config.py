@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # Signed requests per second per client id (per API process), and the burst allowed.
     ingest_rate_per_second: float = Field(default=500, alias="QUESTWALL_INGEST_RATE")
     ingest_burst: float = Field(default=1000, alias="QUESTWALL_INGEST_BURST")
+    # Events whose time is older than this many days are removed by `questwall prune`
+    # (docs/operations.md#retention); progress, conversions and postbacks are kept.
+    event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")
 
     @field_validator("base_url")
     @classmethod
