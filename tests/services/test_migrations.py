@@ -198,3 +198,65 @@ def test_migration_0007_fills_sent_from_what_each_attempt_recorded(db_url, engin
     with engine.connect() as conn:
         sent = conn.execute(sa.text("SELECT sent FROM postback_attempt ORDER BY id")).all()
     assert [bool(s) for (s,) in sent] == [expected for *_, expected in attempts]
+
+
+def _event_rows(engine) -> list[tuple[int, str]]:
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT id, time FROM event ORDER BY id")).all()
+    return [(row.id, str(row.time)) for row in rows]
+
+
+def test_migration_0008_partitions_an_existing_event_table_and_downgrades(db_url, engine, box):
+    """Rows in several months survive the upgrade, each in its month's partition, ids
+    keep coming from the same sequence, and the downgrade gives one table back."""
+    from alembic import command
+    from api.core.db import alembic_config, migrate
+    from api.services.retention import is_partitioned
+    from tests.factories import make_game
+
+    if engine.dialect.name != "postgresql":
+        pytest.skip("only PostgreSQL's event table is partitioned")
+    game = make_game(engine, box).game_id
+    engine.dispose()
+    command.downgrade(alembic_config(db_url), "0007")
+    times = ["2024-02-29 23:59:59.999", "2025-07-01 00:00:00", "2026-11-21 12:00:00"]
+    with engine.begin() as conn:
+        for n, time in enumerate(times):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO event (game_id, user_id, name, time, received_at) "
+                    "VALUES (:g, :u, 'level_up', :t, :t)"
+                ),
+                {"g": game, "u": f"u{n}", "t": time},
+            )
+    before = _event_rows(engine)
+    engine.dispose()
+
+    migrate(db_url)
+
+    with engine.begin() as conn:
+        assert is_partitioned(conn)
+        homes = conn.execute(sa.text("SELECT tableoid::regclass::text FROM event ORDER BY id"))
+        assert [home.split(".")[-1] for (home,) in homes] == [
+            "event_2024_02",
+            "event_2025_07",
+            "event_2026_11",
+        ]
+        new_id = conn.execute(
+            sa.text(
+                "INSERT INTO event (game_id, user_id, name, time, received_at) "
+                "VALUES (:g, 'u9', 'level_up', now(), now()) RETURNING id"
+            ),
+            {"g": game},
+        ).scalar_one()
+    assert _event_rows(engine)[:3] == before
+    assert new_id > max(row_id for row_id, _ in before)
+    after = _event_rows(engine)
+    engine.dispose()
+
+    command.downgrade(alembic_config(db_url), "0007")
+    with engine.connect() as conn:
+        assert not is_partitioned(conn)
+    assert _event_rows(engine) == after
+    engine.dispose()
+    migrate(db_url)
