@@ -12,6 +12,14 @@ from models.types import BigIntPK, JSONDoc, UTCDateTime, utcnow
 
 
 class Event(SQLModel, table=True):
+    """A stored game event, kept for EVENT_RETENTION_DAYS (docs/operations.md#retention).
+
+    On PostgreSQL the table is partitioned by month on `time` (migration 0008, managed by
+    `api/services/retention.py`), so its primary key there is (id, time): a partitioned
+    table's key must hold the partition key. `id` alone stays unique (one sequence), which
+    is all the code relies on; nothing references an event by foreign key.
+    """
+
     __tablename__ = "event"
     __table_args__ = (sa.Index("ix_event_game_user_time", "game_id", "user_id", "time"),)
 

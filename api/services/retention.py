@@ -15,6 +15,7 @@ reference event rows, so they are kept as they are.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from models import tables
-from models.types import utcnow
+from models.types import UTCDateTime, utcnow
 
 PARTITION_SCHEMA = "event_partitions"
 DEFAULT_PARTITION = "event_default"
@@ -37,6 +38,17 @@ LOCK_TIMEOUT = "5s"
 _ADVISORY_LOCK = 0x71775F6576656E74
 
 _event = tables.event
+_default_partition = sa.table(
+    DEFAULT_PARTITION,
+    sa.column("id", sa.BigInteger),
+    sa.column("time", UTCDateTime),
+    schema=PARTITION_SCHEMA,
+)
+log = logging.getLogger("questwall.retention")
+
+
+def _lock_timed_out(exc: sa.exc.OperationalError) -> bool:
+    return getattr(exc.orig, "sqlstate", None) == "55P03"  # lock_not_available
 
 
 @dataclass(frozen=True)
@@ -158,9 +170,15 @@ def ensure_partitions(engine: Engine, *, now: datetime | None = None) -> list[st
             return created
     for month in coming_months(now):
         # One transaction per month: a lock wait on one does not hold the others.
-        with engine.begin() as conn:
-            if create_month_partition(conn, month):
-                created.append(partition_name(month))
+        try:
+            with engine.begin() as conn:
+                if create_month_partition(conn, month):
+                    created.append(partition_name(month))
+        except sa.exc.OperationalError as exc:
+            if not _lock_timed_out(exc):
+                raise
+            # Its events go to the DEFAULT partition meanwhile; the next prune moves them.
+            log.warning("event partition %s not created: table busy", partition_name(month))
     return created
 
 
@@ -194,9 +212,15 @@ def _drop_old_months(engine: Engine, cutoff: datetime) -> tuple[list[str], int]:
     for name, attached in old:
         qualified = f"{PARTITION_SCHEMA}.{name}"
         if attached:
-            with engine.begin() as conn:
-                conn.execute(sa.text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-                conn.execute(sa.text(f"ALTER TABLE event DETACH PARTITION {qualified}"))
+            try:
+                with engine.begin() as conn:
+                    conn.execute(sa.text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+                    conn.execute(sa.text(f"ALTER TABLE event DETACH PARTITION {qualified}"))
+            except sa.exc.OperationalError as exc:
+                if not _lock_timed_out(exc):
+                    raise
+                log.warning("event partition %s kept until the next prune: table busy", name)
+                continue
         with engine.begin() as conn:
             count = sa.text(f"SELECT count(*) FROM {qualified}")  # noqa: S608 (our name)
             rows += int(conn.execute(count).scalar_one())
@@ -206,17 +230,24 @@ def _drop_old_months(engine: Engine, cutoff: datetime) -> tuple[list[str], int]:
 
 
 def delete_before(
-    engine: Engine, cutoff: datetime, *, batch_size: int = BATCH_SIZE
+    engine: Engine,
+    cutoff: datetime,
+    *,
+    since: datetime | None = None,
+    table: sa.TableClause = _event,
+    batch_size: int = BATCH_SIZE,
 ) -> tuple[int, int]:
-    """Delete events older than the cut-off, `batch_size` rows per transaction, until a
-    batch comes back short; returns (rows deleted, transactions)."""
-    old = _event.c.time < cutoff
-    batch = sa.select(_event.c.id).where(old).limit(batch_size).scalar_subquery()
-    statement = sa.delete(_event).where(old, _event.c.id.in_(batch))
+    """Delete `table`'s events older than the cut-off (and not before `since`, if given),
+    `batch_size` rows per transaction, until a batch comes back short; returns (rows
+    deleted, transactions)."""
+    time, row_id = table.c.time, table.c.id
+    old = sa.and_(time < cutoff, sa.true() if since is None else time >= since)
+    batch = sa.select(row_id).where(old).limit(batch_size).scalar_subquery()
+    statement = sa.delete(table).where(old, row_id.in_(batch))
     deleted = batches = 0
     while True:
         with engine.begin() as conn:
-            count = int(conn.execute(statement).rowcount or 0)  # type: ignore[attr-defined]
+            count = int(conn.execute(statement).rowcount or 0)
         deleted += count
         batches += 1
         if count < batch_size:
@@ -235,10 +266,15 @@ def prune_events(
     cutoff = now - timedelta(days=retention_days)
     with engine.connect() as conn:
         partitioned = is_partitioned(conn)
-    dropped: list[str] = []
-    dropped_rows = 0
-    if partitioned:
-        ensure_partitions(engine, now=now)
-        dropped, dropped_rows = _drop_old_months(engine, cutoff)
-    deleted, batches = delete_before(engine, cutoff, batch_size=batch_size)
-    return Pruned(tuple(dropped), dropped_rows, deleted, batches)
+    if not partitioned:
+        deleted, batches = delete_before(engine, cutoff, batch_size=batch_size)
+        return Pruned(deleted_rows=deleted, batches=batches)
+    ensure_partitions(engine, now=now)
+    dropped, dropped_rows = _drop_old_months(engine, cutoff)
+    # Row by row only where whole months cannot go: the month straddling the cut-off,
+    # and the DEFAULT partition. A month whose detach gave up waits for the next prune.
+    straddling = delete_before(engine, cutoff, since=month_start(cutoff), batch_size=batch_size)
+    default = delete_before(engine, cutoff, table=_default_partition, batch_size=batch_size)
+    return Pruned(
+        tuple(dropped), dropped_rows, straddling[0] + default[0], straddling[1] + default[1]
+    )

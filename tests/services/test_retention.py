@@ -160,3 +160,30 @@ def test_a_new_partition_takes_its_rows_from_the_default_one(pg, box):
                     f"{retention.partition_name(month)}"
                 )
             )
+
+
+def test_a_busy_table_keeps_its_old_month_until_the_next_prune(pg, box, monkeypatch):
+    """An ingestion transaction in flight holds `event`: the detach gives up after the
+    lock timeout instead of queueing every insert behind it, and the next prune drops it."""
+    monkeypatch.setattr(retention, "LOCK_TIMEOUT", "200ms")
+    old_month = retention.month_start(NOW - 200 * DAY)
+    with pg.begin() as conn:
+        retention.create_month_partition(conn, old_month)
+    game = make_game(pg, box).game_id
+    _store(pg, game, old_month + DAY)
+
+    with pg.connect() as ingestion:
+        ingestion.begin()
+        _ = ingestion.execute(
+            tables.event.insert().values(
+                game_id=game, user_id="u", name="n", time=NOW, received_at=NOW
+            )
+        )
+        busy = retention.prune_events(pg, retention_days=90, now=NOW)
+        ingestion.commit()
+    assert retention.partition_name(old_month) not in busy.dropped_months
+    assert busy.removed == 0  # not deleted row by row either
+
+    again = retention.prune_events(pg, retention_days=90, now=NOW)
+    assert retention.partition_name(old_month) in again.dropped_months
+    assert again.dropped_rows == 1
