@@ -82,6 +82,41 @@ def test_retention_setting_defaults_to_90_days(settings):
     assert settings.event_retention_days == 90
 
 
+@pytest.fixture
+def configured(db_url, monkeypatch):
+    """The process settings name this test's database, as `questwall` reads them."""
+    from api.core.config import get_settings
+    from api.core.crypto import get_secret_box
+    from api.core.db import get_engine
+
+    def clear() -> None:
+        if get_engine.cache_info().currsize:
+            get_engine().dispose()
+        for cached in (get_settings, get_secret_box, get_engine):
+            cached.cache_clear()
+
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("EVENT_RETENTION_DAYS", "30")
+    clear()
+    yield
+    clear()
+
+
+def test_questwall_prune_removes_events_past_the_setting_and_says_how_many(engine, box, configured):
+    from click.testing import CliRunner
+
+    from api.cli import main
+
+    game = make_game(engine, box).game_id
+    _store(engine, game, NOW - 31 * DAY, NOW - 29 * DAY)
+
+    result = CliRunner().invoke(main, ["prune"], catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    assert "Removed 1 event(s) older than 30 days" in result.output
+    assert _times(engine) == [NOW - 29 * DAY]
+
+
 # PostgreSQL: the partitioned table.
 
 
