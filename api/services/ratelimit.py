@@ -24,6 +24,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import cast
 
 from limits import RateLimitItemPerSecond
 from limits.storage import MemoryStorage, Storage, storage_from_string
@@ -57,9 +58,7 @@ def limit_storage(redis_url: str, *, key_prefix: str = REDIS_PREFIX) -> Storage:
         socket_timeout=REDIS_TIMEOUT_SECONDS,
         socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
     )
-    if not isinstance(storage, Storage):  # an async+… scheme: not for these sync callers
-        raise ValueError("REDIS_URL must be a redis://, rediss:// or unix:// URL")
-    return storage
+    return cast(Storage, storage)  # a redis:// URL gives the synchronous storage
 
 
 class TokenBuckets:
@@ -173,5 +172,9 @@ class RateLimiter:
 
 def ingest_limiter(settings: Settings) -> RateLimiter:
     """The signed requests' limiter: shared through Redis when `REDIS_URL` is set."""
-    storage = limit_storage(settings.redis_url) if settings.redis_url else None
+    storage = (
+        limit_storage(settings.redis_url, key_prefix=settings.redis_key_prefix)
+        if settings.redis_url
+        else None
+    )
     return RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst, storage=storage)

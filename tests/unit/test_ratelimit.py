@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import logging
+
 import pytest
+from limits.storage import MemoryStorage, RedisStorage
 
 from api.core.errors import ApiError
-from api.services.ratelimit import RateLimiter
+from api.services.ratelimit import RateLimiter, SharedWindow, limit_storage
 
 
 class Clock:
@@ -35,3 +38,51 @@ def test_retry_after_never_exceeds_60_seconds():
     with pytest.raises(ApiError) as info:
         limiter.check("slow")
     assert info.value.headers["Retry-After"] == "60"
+
+
+def test_every_refusal_is_the_same_429_answer():
+    limiter = RateLimiter(rate_per_second=2, burst=3, storage=MemoryStorage())
+    for _ in range(3):
+        limiter.check("a")
+    with pytest.raises(ApiError) as info:
+        limiter.check("a")
+    assert info.value.status == 429 and info.value.code == "rate_limited"
+    assert 1 <= int(info.value.headers["Retry-After"]) <= 2
+    limiter.check("b")  # counters are per client id
+
+
+def test_the_shared_window_allows_the_burst_over_burst_over_rate_seconds():
+    window = SharedWindow(rate=500, burst=1000, storage=MemoryStorage())
+    assert (window.item.amount, window.item.get_expiry()) == (1000, 2)
+    slow = SharedWindow(rate=0.5, burst=1.5, storage=MemoryStorage())
+    assert (slow.item.amount, slow.item.get_expiry()) == (1, 3)  # never above rate nor burst
+
+
+def test_the_shared_retry_after_never_exceeds_60_seconds():
+    limiter = RateLimiter(rate_per_second=0.001, burst=1, storage=MemoryStorage())
+    limiter.check("slow")
+    with pytest.raises(ApiError) as info:
+        limiter.check("slow")
+    assert info.value.headers["Retry-After"] == "60"
+
+
+def test_redis_unreachable_lets_requests_through_and_warns_once_a_minute(caplog):
+    clock = Clock()
+    storage = limit_storage("redis://:secret-password@127.0.0.1:1/0")  # nothing listens on 1
+    limiter = RateLimiter(rate_per_second=1, burst=1, clock=clock, storage=storage)
+    with caplog.at_level(logging.WARNING, logger="questwall.ratelimit"):
+        for _ in range(3):
+            limiter.check("a")  # fails open: no 429, no 5xx
+            clock.now += 10  # past the pause after a failure, so Redis is tried again
+        assert len(caplog.records) == 1
+        clock.now += 60
+        limiter.check("a")
+    assert len(caplog.records) == 2
+    assert "Redis: ConnectionError" in caplog.text
+    assert "secret-password" not in caplog.text
+
+
+def test_the_sign_in_throttle_and_the_ingestion_share_one_storage_construction():
+    storage = limit_storage("redis://127.0.0.1:6379/0", key_prefix="elsewhere")
+    assert isinstance(storage, RedisStorage) and storage.key_prefix == "elsewhere"
+    assert isinstance(limit_storage(""), MemoryStorage)
