@@ -155,7 +155,8 @@ def serve(port: int, host: str, workers: int) -> None:
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
 @click.option("--workers", default=2, show_default=True, type=int, help="Worker processes.")
 def api_cmd(port: int, host: str, workers: int) -> None:
-    """Serve the API alone with N worker processes (for scale, against PostgreSQL)."""
+    """Serve the API alone with N worker processes (for scale, against PostgreSQL; with
+    REDIS_URL they share one rate limit per client id, else each process has its own)."""
     import uvicorn
 
     _require_ready()
