@@ -99,12 +99,14 @@ class TokenBuckets:
 class SharedWindow:
     """A sliding-window counter per key in a `limits` storage (Redis: shared by processes).
 
-    The bucket's figures become a window: `burst` requests per `ceil(burst / rate)` seconds,
-    so a client never gets more than the burst at once nor more than the rate on average."""
+    The bucket's figures become a window: the time the burst takes to refill, in whole
+    seconds (`ceil(burst / rate)`, at least 1), allowing what the rate gives in it. So a
+    client never gets more than the rate on average, and at once about the burst (more
+    only where the burst is under one second of the rate: windows are whole seconds)."""
 
     def __init__(self, rate: float, burst: float, storage: Storage):
         window = max(1, math.ceil(burst / rate))
-        self.item = RateLimitItemPerSecond(max(1, math.floor(burst)), window)
+        self.item = RateLimitItemPerSecond(max(1, math.floor(rate * window)), window)
         self._limiter = SlidingWindowCounterRateLimiter(storage)
 
     def take(self, key: str) -> int | None:

@@ -41,8 +41,8 @@ def test_retry_after_never_exceeds_60_seconds():
 
 
 def test_every_refusal_is_the_same_429_answer():
-    limiter = RateLimiter(rate_per_second=2, burst=3, storage=MemoryStorage())
-    for _ in range(3):
+    limiter = RateLimiter(rate_per_second=2, burst=4, storage=MemoryStorage())
+    for _ in range(4):
         limiter.check("a")
     with pytest.raises(ApiError) as info:
         limiter.check("a")
@@ -51,11 +51,15 @@ def test_every_refusal_is_the_same_429_answer():
     limiter.check("b")  # counters are per client id
 
 
-def test_the_shared_window_allows_the_burst_over_burst_over_rate_seconds():
-    window = SharedWindow(rate=500, burst=1000, storage=MemoryStorage())
-    assert (window.item.amount, window.item.get_expiry()) == (1000, 2)
-    slow = SharedWindow(rate=0.5, burst=1.5, storage=MemoryStorage())
-    assert (slow.item.amount, slow.item.get_expiry()) == (1, 3)  # never above rate nor burst
+def _window(rate: float, burst: float) -> tuple[int, int]:
+    item = SharedWindow(rate=rate, burst=burst, storage=MemoryStorage()).item
+    return item.amount, item.get_expiry()
+
+
+def test_the_shared_window_is_the_burst_s_refill_time_at_the_rate():
+    assert _window(500, 1000) == (1000, 2)  # the defaults
+    assert _window(0.5, 1.5) == (1, 3)  # never above the rate on average
+    assert _window(500, 1) == (500, 1)  # a window is at least one second of the rate
 
 
 def test_the_shared_retry_after_never_exceeds_60_seconds():
