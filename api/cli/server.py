@@ -117,6 +117,7 @@ def worker_cmd(threads: int) -> None:
 )
 def serve(port: int, host: str, workers: int) -> None:
     """Serve the portal and the API on one port (production build of the portal)."""
+    _require_ready()
     if workers > 1 and not get_settings().redis_url:
         # Each process would keep its own portal state: a browser whose event lands on
         # another process than its last one would find itself signed out, its forms empty.
@@ -124,7 +125,6 @@ def serve(port: int, host: str, workers: int) -> None:
             f"--workers {workers} needs REDIS_URL: without it each process keeps its own "
             "portal state; set REDIS_URL=redis://host:6379/0 or serve with --workers 1"
         )
-    _require_ready()
     env = {
         **os.environ,
         "REFLEX_TELEMETRY_ENABLED": "false",

@@ -20,6 +20,7 @@ def _env(tmp_path, **changes: str) -> dict[str, str]:
 
 
 def test_several_workers_without_redis_are_refused_in_one_line(tmp_path):
+    assert run_cli(_env(tmp_path), "migrate").returncode == 0
     result = run_cli(_env(tmp_path), "serve", "--workers", "2")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
@@ -33,9 +34,7 @@ def test_no_workers_is_a_usage_error(tmp_path):
     assert result.returncode == 2 and "--workers" in result.stderr
 
 
-def test_with_redis_several_workers_pass_to_the_start_checks(tmp_path):
-    # The database is not migrated: the next refusal is that one, not the workers'.
-    result = run_cli(
-        _env(tmp_path, REDIS_URL="redis://127.0.0.1:6379/0"), "serve", "--workers", "2"
-    )
+def test_the_start_checks_come_first(tmp_path):
+    # An unmigrated database is refused as for one worker, before the workers are looked at.
+    result = run_cli(_env(tmp_path), "serve", "--workers", "2")
     assert result.returncode == 1 and "questwall migrate" in result.stderr
