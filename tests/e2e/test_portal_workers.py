@@ -3,12 +3,10 @@ Redis, and a signed-in session that keeps working whichever process its page loa
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import Portal, served_portal
@@ -17,20 +15,11 @@ from tests.e2e.steps import sign_in
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def two_workers(
-    tmp_path_factory: pytest.TempPathFactory, redis_server_url: str
-) -> Iterator[Portal]:
-    prefix = f"questwall-test-{uuid.uuid4().hex[:12]}"
-    tmp = tmp_path_factory.mktemp("workers")
-    env = {"REDIS_URL": redis_server_url, "REDIS_KEY_PREFIX": prefix}
-    with served_portal(tmp, "--workers", "2", **env) as served:
+@pytest.fixture
+def two_workers(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Portal]:
+    env = {"REDIS_URL": redis_url, "REDIS_KEY_PREFIX": redis_prefix}
+    with served_portal(tmp_path, "--workers", "2", **env) as served:
         yield served
-    client = redis.Redis.from_url(redis_server_url)
-    keys = list(client.scan_iter(match=f"{prefix}*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
 
 
 def _process_group(pgid: int) -> list[str]:
