@@ -119,8 +119,8 @@ def serve(port: int, host: str, workers: int) -> None:
     """Serve the portal and the API on one port (production build of the portal)."""
     _require_ready()
     if workers > 1 and not get_settings().redis_url:
-        # Each process would keep its own portal state: a browser whose event lands on
-        # another process than its last one would find itself signed out, its forms empty.
+        # Each process would keep its own portal state: a browser whose socket reaches
+        # another process than before would meet a fresh state, what it had loaded gone.
         raise click.ClickException(
             f"--workers {workers} needs REDIS_URL: without it each process keeps its own "
             "portal state; set REDIS_URL=redis://host:6379/0 or serve with --workers 1"

@@ -11,7 +11,7 @@ that waited longer would resend a timestamp outside the signature window (docs/c
   once a minute. Refusing every signed request because a counter is down would turn an
   outage of Redis into an outage of ingestion; the signature and the database checks still
   apply. After a failure Redis is left alone for `REDIS_RETRY_SECONDS`, so a Redis that
-  hangs costs one timeout, not one per request.
+  hangs costs one timeout every few seconds, not one per request.
 
 `limit_storage` builds the `limits` storage that every shared limit uses (this one and the
 sign-in throttle in `throttle.py`).
