@@ -24,7 +24,7 @@ from api.routes.docs import add_raw_body_schemas, document_tracking_links
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
 from api.services.geo import CountryLookup, country_lookup
-from api.services.ratelimit import RateLimiter
+from api.services.ratelimit import ingest_limiter
 
 log = logging.getLogger("questwall.api")
 
@@ -67,7 +67,7 @@ def create_api(
     app.state.settings = settings
     app.state.engine = engine or get_engine()
     app.state.box = box or get_secret_box()
-    app.state.ingest_limiter = RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst)
+    app.state.ingest_limiter = ingest_limiter(settings)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
     app.state.on_stored = on_stored
 

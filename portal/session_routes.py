@@ -59,7 +59,8 @@ def session_token(cookie_header: str) -> str:
 
 def add_session_routes(app: FastAPI) -> None:
     """Mount the endpoints on the app `create_api()` built (it holds engine, box, settings)."""
-    app.state.ip_throttle = IpThrottle(app.state.settings.redis_url)
+    settings = app.state.settings
+    app.state.ip_throttle = IpThrottle(settings.redis_url, key_prefix=settings.redis_key_prefix)
     app.include_router(router)
 
     async def _not_found(request: Request) -> OrjsonResponse:

@@ -23,6 +23,10 @@ from sqlmodel import SQLModel
 # Never touch a developer's data/ or master key from tests.
 os.environ.setdefault("SECRET_KEY", "test-master-key-not-for-production")
 os.environ["REFLEX_TELEMETRY_ENABLED"] = "false"
+# Never share a developer's Redis: tests that want Redis pass TEST_REDIS_URL and a prefix of
+# their own (an empty variable also wins over a REDIS_URL in `.env`).
+os.environ["REDIS_URL"] = ""
+os.environ.pop("REFLEX_REDIS_URL", None)
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox

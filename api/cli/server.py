@@ -117,10 +117,31 @@ def worker_cmd(threads: int) -> None:
 @click.command("serve")
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
-def serve(port: int, host: str) -> None:
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Backend processes; more than one needs REDIS_URL (the portal's state lives there).",
+)
+def serve(port: int, host: str, workers: int) -> None:
     """Serve the portal and the API on one port (production build of the portal)."""
     _require_ready()
-    env = {**os.environ, "REFLEX_TELEMETRY_ENABLED": "false"}
+    if workers > 1 and not get_settings().redis_url:
+        # Each process would keep its own portal state: a browser whose socket reaches
+        # another process than before would meet a fresh state, what it had loaded gone.
+        raise click.ClickException(
+            f"--workers {workers} needs REDIS_URL: without it each process keeps its own "
+            "portal state; set REDIS_URL=redis://host:6379/0 or serve with --workers 1"
+        )
+    env = {
+        **os.environ,
+        "REFLEX_TELEMETRY_ENABLED": "false",
+        # Reflex serves its production backend with Granian; with Redis it would start
+        # 2 × cores + 1 processes of its own accord, so the count is always ours.
+        "REFLEX_USE_GRANIAN": "true",
+        "GRANIAN_WORKERS": str(workers),
+    }
     args = [
         sys.executable,
         "-m",
@@ -143,7 +164,8 @@ def serve(port: int, host: str) -> None:
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104
 @click.option("--workers", default=2, show_default=True, type=int, help="Worker processes.")
 def api_cmd(port: int, host: str, workers: int) -> None:
-    """Serve the API alone with N worker processes (for scale, against PostgreSQL)."""
+    """Serve the API alone with N worker processes (for scale, against PostgreSQL; with
+    REDIS_URL they share one rate limit per client id, else each process has its own)."""
     import uvicorn
 
     _require_ready()

@@ -35,9 +35,12 @@ class Settings(BaseSettings):
     # Proxies whose X-Forwarded-For is believed for the client IP (comma-separated IPs or
     # CIDR networks). Empty: the socket's address is the client's.
     trusted_proxies: str = Field(default="", alias="TRUSTED_PROXIES")
-    # Redis for the per-IP sign-in limit, shared by every process (redis://host:6379/0).
-    # Empty: each process counts in its own memory.
+    # Redis shared by every process (redis://host:6379/0): the ingestion rate limit, the
+    # per-IP sign-in limit and the portal's state, so `questwall serve --workers N` and
+    # `questwall api --workers N` limit as one. Empty: each process counts in its own memory.
     redis_url: str = Field(default="", alias="REDIS_URL", repr=False)
+    # The start of every key the limits write, so several deployments can share one Redis.
+    redis_key_prefix: str = Field(default="questwall", min_length=1, alias="REDIS_KEY_PREFIX")
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 
@@ -57,7 +60,8 @@ class Settings(BaseSettings):
     signature_window_seconds: int = 300
     max_body_bytes: int = 1024 * 1024
     max_items_per_request: int = 1000
-    # Signed requests per second per client id (per API process), and the burst allowed.
+    # Signed requests per second per client id, and the burst allowed (per API process
+    # without REDIS_URL, for all of them together with it).
     ingest_rate_per_second: float = Field(default=500, alias="QUESTWALL_INGEST_RATE")
     ingest_burst: float = Field(default=1000, alias="QUESTWALL_INGEST_BURST")
     # Events whose time is older than this many days are removed by `questwall prune`

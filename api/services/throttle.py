@@ -23,12 +23,12 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from limits import RateLimitItemPerMinute
-from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from redis.exceptions import RedisError
 from sqlmodel import Session, col
 
 from api.core.sql import dialect_insert
+from api.services.ratelimit import REDIS_PREFIX, limit_storage
 from models import SignInOrigin, SignInThrottle
 from models.types import UTCDateTime
 
@@ -39,7 +39,6 @@ FAILURE_WINDOW = timedelta(minutes=15)
 IP_LIMIT = RateLimitItemPerMinute(20, 15)
 # An origin stays known for this long after its last successful sign-in.
 ORIGIN_TTL = timedelta(days=30)
-REDIS_PREFIX = "questwall"
 
 log = logging.getLogger("questwall.throttle")
 
@@ -48,10 +47,7 @@ class IpThrottle:
     """Failed sign-ins per client IP, in Redis (`redis_url`) or in memory."""
 
     def __init__(self, redis_url: str = "", *, key_prefix: str = REDIS_PREFIX):
-        storage = (
-            storage_from_string(redis_url, key_prefix=key_prefix) if redis_url else MemoryStorage()
-        )
-        self._limiter = MovingWindowRateLimiter(storage)
+        self._limiter = MovingWindowRateLimiter(limit_storage(redis_url, key_prefix=key_prefix))
 
     def retry_after(self, ip: str) -> int | None:
         """Seconds until this IP may try again; None when it may try now."""

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,9 @@ STAFF_PASSWORD = "quartz-lantern-2026"
 
 
 class Portal:
-    def __init__(self, url: str, env: dict[str, str], game: dict[str, str]):
+    def __init__(self, url: str, env: dict[str, str], game: dict[str, str], pid: int = 0):
         self.url = url
+        self.pid = pid  # of `questwall serve`, the leader of its process group
         self.env = env
         self.game = game
         self.staff = (STAFF_EMAIL, STAFF_PASSWORD)
@@ -46,7 +48,14 @@ class Portal:
 
 @pytest.fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
-    tmp = tmp_path_factory.mktemp("portal")
+    with served_portal(tmp_path_factory.mktemp("portal")) as served:
+        yield served
+
+
+@contextmanager
+def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Portal]:
+    """`questwall serve` (with `serve_args`) on a database of its own, a game and a staff
+    account in it, until the block ends."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     tools = ROOT / ".tools" / "node_modules" / ".bin"
@@ -60,13 +69,17 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
         "REFLEX_TELEMETRY_ENABLED": "false",
         "REFLEX_USE_SYSTEM_BUN": "true",
         "PATH": f"{tools}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+        **extra_env,
     }
     cli(env, "migrate")
     game = json.loads(cli(env, "game", "create", "E2E"))
     cli(env, "user", "create-staff", STAFF_EMAIL, "--password-stdin", input=STAFF_PASSWORD + "\n")
     log = (tmp / "serve.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            *(sys.executable, "-m", "api.cli", "serve"),
+            *("--host", "127.0.0.1", "--port", str(port), *serve_args),
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -76,7 +89,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
     try:
         # The first build installs the frontend packages: allow it time.
         wait_until_up(url + "/", proc, timeout=600, log=tmp / "serve.log")
-        yield Portal(url, env, game)
+        yield Portal(url, env, game, proc.pid)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
