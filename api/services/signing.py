@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -26,6 +27,40 @@ _CREDENTIAL = sa.select(
 ).where(_credentials.c.client_id == sa.bindparam("client_id"))
 SIGNATURE = re.compile(r"[0-9a-fA-F]{64}")  # hex HMAC-SHA256
 TIMESTAMP = re.compile(r"[0-9]{1,16}")  # Unix milliseconds
+
+
+class OpenedSecrets:
+    """Client secrets this process has opened, so a signed request skips the AES-GCM open.
+
+    Keyed by the client id *and the sealed value*: the credential row is still read on
+    every request (the read the check makes anyway), and its `revoked_at` is checked
+    before the cache is looked at, so a revocation by any process applies to the very
+    next request; a rotated or re-sealed secret (`questwall rotate-secrets`) is a new
+    sealed value, so it misses and is opened afresh. One cache per `SecretBox`, so a
+    secret is only ever served to the box that opened it. Bounded: when full it starts
+    over, which costs one open per live credential.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self._by_box: weakref.WeakKeyDictionary[SecretBox, dict[tuple[str, str], str]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def open(self, box: SecretBox, sealed: str, *, client_id: str) -> str:
+        opened = self._by_box.setdefault(box, {})
+        key = (client_id, sealed)
+        secret = opened.get(key)
+        if secret is None:
+            secret = open_client_secret(box, sealed, client_id=client_id)
+            if len(opened) >= self.MAX_ENTRIES:
+                opened.clear()
+            opened[key] = secret
+        return secret
+
+
+OPENED_SECRETS = OpenedSecrets()
 
 
 @dataclass(frozen=True)
@@ -101,7 +136,7 @@ def _signed_caller(
         signature_matches(sign_request("x" * 43, client_id, timestamp, body), signature)
         raise invalid_signature()
     # The look-up matched client_id exactly, so it is the id the secret was sealed for.
-    secret = open_client_secret(box, credential.secret_sealed, client_id=client_id)
+    secret = OPENED_SECRETS.open(box, credential.secret_sealed, client_id=client_id)
     expected = sign_request(secret, client_id, timestamp, body)
     if not signature_matches(expected, signature):
         raise invalid_signature()
