@@ -70,3 +70,22 @@ def test_a_batch_of_events_is_one_insert_statement_on_postgres(engine, box, sett
         ).all()
     expected = [(e["userId"], e.get("value"), e.get("traits"), e.get("groupId")) for e in events]
     assert [tuple(row) for row in stored] == expected
+
+
+def test_a_batch_reads_its_credential_and_resend_record_in_one_statement_on_postgres(
+    engine, box, settings
+):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite is in-process: its statements cost no round trip")
+    game = make_game(engine, box)
+    events = [{"userId": "p1", "event": "KILL_PLAYER", "time": iso_now()}]
+    _store(engine, box, settings, game, events)  # warm: the mission index, the secret
+    with statements(engine) as seen:
+        assert _store(engine, box, settings, game, events) == 200
+    verbs = [" ".join(s.split()[:3]) for s in seen]
+    assert verbs == [
+        "SELECT game_credential.game_id, game_credential.secret_sealed,",  # + the record
+        "SELECT catalog_version.version FROM",
+        "INSERT INTO event",
+        "INSERT INTO signed_request",
+    ]
