@@ -12,7 +12,13 @@ from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
 from api.routes.signed import SignedMessageDep
-from api.services.ingestion import parse_batch, store_batch
+from api.services.ingestion import (
+    BatchArgs,
+    check_batch,
+    parse_batch,
+    store_batch,
+    write_grouped,
+)
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])
@@ -47,17 +53,21 @@ async def custom_events(
 ) -> OrjsonResponse:
     # Parsing and validation are pure CPU: they run here, on the event loop.
     parsed = parse_batch(body=signed.body, settings=settings)
-    work = partial(
-        store_batch,
-        engine=engine,
-        box=box,
-        settings=settings,
-        request=signed,
-        parsed=parsed,
-        idempotency_key=idempotency_key,
-        limiter=limiter,
-    )
-    outcome = await run_db(engine, work)
+    args: BatchArgs = {
+        "engine": engine,
+        "box": box,
+        "settings": settings,
+        "request": signed,
+        "parsed": parsed,
+        "idempotency_key": idempotency_key,
+        "limiter": limiter,
+    }
+    if engine.dialect.name == "sqlite":
+        # SQLite work runs on the event loop (api/routes/blocking.py): the batches that
+        # arrive together share one commit.
+        outcome = await write_grouped(engine, settings, check_batch(**args))
+    else:
+        outcome = await run_db(engine, partial(store_batch, **args))
     on_stored = request.app.state.on_stored
     if on_stored is not None and parsed.game_id and outcome.status in (200, 207, 422):
         on_stored(parsed.game_id)  # e.g. the portal's live debugger looks again

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from functools import partial
+from typing import Any, Required, TypedDict, Unpack
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Session
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session, run_transaction, write_session
+from api.core.db import new_session, read_session, run_transaction, write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
+from api.services.group_commit import PerLoop
 from api.services.identifiers import apply_identifiers, lock_batch_users
 from api.services.progress import evaluate_events, replay_for_link
 from api.services.ratelimit import RateLimiter
@@ -37,6 +40,9 @@ from models.types import utcnow
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 ENVELOPE_KEYS = frozenset({"gameId", "identifiers", "events"})
+_REPLAYED = {"Questwall-Replayed": "true"}
+# SQLite's group commit: the batches waiting for the event loop, per engine.
+_GROUPS: PerLoop[CheckedBatch, Outcome] = PerLoop()
 
 # Pydantic's built-in error types, in the product's words.
 _BUILTIN_CODES = {
@@ -89,35 +95,70 @@ def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
     return ParsedBatch(_validate_items(envelope), envelope["gameId"])
 
 
-def store_batch(
-    *,
-    engine: Engine,
-    box: SecretBox,
-    settings: Settings,
-    request: SignedMessage,
-    parsed: ParsedBatch,
-    idempotency_key: str | None = None,
-    limiter: RateLimiter | None = None,
-) -> Outcome:
+class BatchArgs(TypedDict, total=False):
+    """What `check_batch` and `store_batch` take: the request and where to check it."""
+
+    engine: Required[Engine]
+    box: Required[SecretBox]
+    settings: Required[Settings]
+    request: Required[SignedMessage]
+    parsed: Required[ParsedBatch]
+    idempotency_key: str | None
+    limiter: RateLimiter | None
+
+
+def store_batch(**args: Unpack[BatchArgs]) -> Outcome:
     """Step 2, database: the signed-caller check (signature, rate, envelope, game), a
     resend answered from its record, then identifiers and events in one transaction."""
-    with new_session(engine) as session:
+    checked = check_batch(**args)
+    if isinstance(checked, Outcome):
+        return checked
+    return write_alone(args["engine"], args["settings"], checked)
+
+
+async def write_grouped(
+    engine: Engine, settings: Settings, checked: CheckedBatch | Outcome
+) -> Outcome:
+    """The write of `check_batch`'s batch on the event loop, for SQLite: with the other
+    batches waiting for the loop, in one transaction (group commit)."""
+    if isinstance(checked, Outcome):
+        return checked
+    group = _GROUPS.get((engine, id(settings)), partial(write_together, engine, settings))
+    return await group.submit(checked)
+
+
+@dataclass(frozen=True)
+class CheckedBatch:
+    """A batch that passed every check and has no earlier answer: what its write needs."""
+
+    caller: SignedCaller
+    batch: _Batch
+    idempotency_key: str | None
+    digest: str  # of the body, only with an Idempotency-Key
+
+
+def check_batch(**args: Unpack[BatchArgs]) -> CheckedBatch | Outcome:
+    """The reads before the write: the signed-caller check (raises its ApiError), then
+    the stored answer of a resend or of an Idempotency-Key, if any."""
+    engine, request, parsed = args["engine"], args["request"], args["parsed"]
+    with read_session(engine) as session:
         caller = authenticate(
             session,
-            box=box,
+            box=args["box"],
             request=request,
             game_id=parsed.game_id,
-            window_seconds=settings.signature_window_seconds,
-            limiter=limiter,
+            window_seconds=args["settings"].signature_window_seconds,
+            limiter=args.get("limiter"),
             body_error=parsed.error,
+            with_record=True,
         )
-        # Only a request that passed every check above has a record: its resend carries
-        # the same bytes (the signature covers them), so it passes them again.
-        replay = _stored_answer(session, caller)
-    if replay is not None:
-        return replay
+    # Only a request that passed every check above has a record: its resend carries
+    # the same bytes (the signature covers them), so it passes them again.
+    if caller.record is not None:
+        status, response = caller.record
+        return Outcome(status, response, dict(_REPLAYED))
     assert parsed.batch is not None
-    key = idempotency_key
+    key = args.get("idempotency_key")
     # Only an Idempotency-Key needs the body's hash (to refuse the key for another body).
     digest = hashlib.sha256(request.body).hexdigest() if key is not None else ""
     if key is not None:
@@ -126,10 +167,15 @@ def store_batch(
             earlier = _idempotent_answer(session, caller.game_id, key, digest)
         if earlier is not None:
             return earlier
-    batch = parsed.batch
+    return CheckedBatch(caller, parsed.batch, key, digest)
+
+
+def write_alone(engine: Engine, settings: Settings, checked: CheckedBatch) -> Outcome:
+    """Write one checked batch in a transaction of its own."""
+    caller, key, digest = checked.caller, checked.idempotency_key, checked.digest
     try:
         # A deadlock or serialization failure re-runs the whole transaction.
-        outcome = run_transaction(lambda: _store(engine, caller, batch, key, digest))
+        outcome = run_transaction(lambda: _store(engine, checked))
     except IntegrityError:
         # The same request (or key) committed in parallel: answer as it was answered.
         with new_session(engine) as session:
@@ -140,6 +186,48 @@ def store_batch(
             raise
         return again
     _maybe_prune(engine, settings)
+    return outcome
+
+
+def write_together(
+    engine: Engine, settings: Settings, batches: Sequence[CheckedBatch]
+) -> list[Outcome | Exception]:
+    """Write checked batches in one transaction, one commit (SQLite's group commit).
+
+    Each batch runs in a savepoint of its own: one that fails (or is all invalid) is
+    rolled back alone, and a failed one is then written alone (`write_alone`), which
+    answers a twin from its record. If the shared transaction itself fails, each batch
+    is written alone. Nothing is answered before the commit, so every answer is durable.
+    A batch whose own write then fails gets its error, the others their outcome.
+    """
+    done: list[Outcome | None] = []
+    try:
+        with write_session(engine) as session:
+            for checked in batches:
+                done.append(_apply_in_savepoint(session, checked))
+    except DBAPIError:
+        done = [None] * len(batches)
+    outcomes: list[Outcome | Exception] = []
+    for outcome, checked in zip(done, batches, strict=True):
+        try:
+            outcomes.append(outcome or write_alone(engine, settings, checked))
+        except Exception as exc:  # this request's error, raised to it alone
+            outcomes.append(exc)
+    _maybe_prune(engine, settings)
+    return outcomes
+
+
+def _apply_in_savepoint(session: Session, checked: CheckedBatch) -> Outcome | None:
+    savepoint = session.begin_nested()
+    try:
+        outcome = _apply(session, checked)
+    except Exception:  # any failure: this batch alone is rolled back, then retried alone
+        savepoint.rollback()
+        return None
+    if outcome.status == 422:
+        savepoint.rollback()  # all invalid: nothing is stored
+    else:
+        savepoint.commit()
     return outcome
 
 
@@ -198,59 +286,61 @@ def _validate_one(model: type[BaseModel], raw: Any) -> tuple[BaseModel | None, d
         return None, {"code": code, "message": message, "field": where or None}
 
 
-def _store(
-    engine: Engine,
-    caller: SignedCaller,
-    batch: _Batch,
-    idempotency_key: str | None,
-    request_digest: str,
-) -> Outcome:
+def _store(engine: Engine, checked: CheckedBatch) -> Outcome:
     """The write transaction of a batch. It may run more than once (`run_transaction`),
-    so it leaves `batch` as it found it."""
-    game_id = caller.game_id
-    rejected = list(batch.rejected)
+    so it leaves the batch as it found it."""
     with write_session(engine) as session:
-        now = utcnow()
-        catalog = CATALOG.current(session)
-
-        def on_link(platform_user_id: str) -> None:
-            replay_for_link(
-                session,
-                catalog=catalog,
-                game_id=game_id,
-                platform_user_id=platform_user_id,
-                now=now,
-            )
-
-        # Lock order: the batch's game users by userId, before any item is applied.
-        users = lock_batch_users(
-            session=session, game_id=game_id, items=[item for _, item in batch.identifiers]
-        )
-        accepted_identifiers = 0
-        for index, item in batch.identifiers:  # applied in the order of the request
-            refusal = apply_identifiers(session=session, batch=users, item=item, on_link=on_link)
-            if refusal is None:
-                accepted_identifiers += 1
-                continue
-            rejected.append(
-                {
-                    "kind": "identifier",
-                    "index": index,
-                    "code": refusal.code,
-                    "message": refusal.message,
-                    "field": refusal.field,
-                }
-            )
-        events = [e for _, e in batch.events]
-        insert_events(session=session, game_id=game_id, events=events)
-        evaluate_events(session, catalog=catalog, game_id=game_id, events=events, now=now)
-        outcome = _answer(rejected, accepted_identifiers, len(batch.events))
+        outcome = _apply(session, checked)
         if outcome.status == 422:
             session.rollback()  # all invalid: nothing is stored
-            return outcome
+    return outcome
+
+
+def _apply(session: Session, checked: CheckedBatch) -> Outcome:
+    """Identifiers, events and the answer's record, in the session's transaction; an
+    all-invalid batch (422) writes no record, and its caller rolls it back."""
+    caller, batch = checked.caller, checked.batch
+    game_id = caller.game_id
+    rejected = list(batch.rejected)
+    now = utcnow()
+    catalog = CATALOG.current(session)
+
+    def on_link(platform_user_id: str) -> None:
+        replay_for_link(
+            session,
+            catalog=catalog,
+            game_id=game_id,
+            platform_user_id=platform_user_id,
+            now=now,
+        )
+
+    # Lock order: the batch's game users by userId, before any item is applied.
+    users = lock_batch_users(
+        session=session, game_id=game_id, items=[item for _, item in batch.identifiers]
+    )
+    accepted_identifiers = 0
+    for index, item in batch.identifiers:  # applied in the order of the request
+        refusal = apply_identifiers(session=session, batch=users, item=item, on_link=on_link)
+        if refusal is None:
+            accepted_identifiers += 1
+            continue
+        rejected.append(
+            {
+                "kind": "identifier",
+                "index": index,
+                "code": refusal.code,
+                "message": refusal.message,
+                "field": refusal.field,
+            }
+        )
+    events = [e for _, e in batch.events]
+    insert_events(session=session, game_id=game_id, events=events)
+    evaluate_events(session, catalog=catalog, game_id=game_id, events=events, now=now)
+    outcome = _answer(rejected, accepted_identifiers, len(batch.events))
+    if outcome.status != 422:
         # Recorded in the same transaction: a parallel twin of this request fails on
         # the primary key here, rolls back, and answers from this record instead.
-        _remember(session, caller, idempotency_key, request_digest, outcome)
+        _remember(session, caller, checked.idempotency_key, checked.digest, outcome)
     return outcome
 
 
@@ -326,7 +416,7 @@ def _stored_answer(session: Session, caller: SignedCaller) -> Outcome | None:
     ).first()
     if row is None:
         return None
-    return Outcome(row.status_code, row.response, {"Questwall-Replayed": "true"})
+    return Outcome(row.status_code, row.response, dict(_REPLAYED))
 
 
 def _check_idempotency_key(key: str) -> None:
