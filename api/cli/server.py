@@ -22,6 +22,16 @@ from api.core.startup import (
 )
 
 
+def _require_ready_to_serve() -> None:
+    """The start checks, then the event partitions of this month and the next (PostgreSQL;
+    nothing on SQLite), so a fresh deployment's events have their month's partition before
+    the first `questwall prune` (they would land in the DEFAULT partition meanwhile)."""
+    from api.services.retention import ensure_partitions
+
+    _require_ready()
+    ensure_partitions(get_engine())
+
+
 @click.command("migrate")
 @click.option("--revision", default="head", show_default=True, help="Target Alembic revision.")
 def migrate_cmd(revision: str) -> None:
@@ -104,7 +114,7 @@ def worker_cmd(threads: int) -> None:
 
     from api.services.postbacks import Dispatcher
 
-    _require_ready()
+    _require_ready_to_serve()
     dispatcher = Dispatcher(
         engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
     )
@@ -126,7 +136,7 @@ def worker_cmd(threads: int) -> None:
 )
 def serve(port: int, host: str, workers: int) -> None:
     """Serve the portal and the API on one port (production build of the portal)."""
-    _require_ready()
+    _require_ready_to_serve()
     if workers > 1 and not get_settings().redis_url:
         # Each process would keep its own portal state: a browser whose socket reaches
         # another process than before would meet a fresh state, what it had loaded gone.
@@ -168,7 +178,7 @@ def api_cmd(port: int, host: str, workers: int) -> None:
     REDIS_URL they share one rate limit per client id, else each process has its own)."""
     import uvicorn
 
-    _require_ready()
+    _require_ready_to_serve()
     uvicorn.run(
         "api.asgi:app",
         host=host,

@@ -222,3 +222,19 @@ def test_a_busy_table_keeps_its_old_month_until_the_next_prune(pg, box, monkeypa
     again = retention.prune_events(pg, retention_days=90, now=NOW)
     assert retention.partition_name(old_month) in again.dropped_months
     assert again.dropped_rows == 1
+
+
+def test_a_serving_process_creates_the_coming_months_partitions_at_start(pg, configured):
+    from api.cli import server
+
+    ahead = retention.partition_name(retention.coming_months()[-1])
+    with pg.begin() as conn:
+        conn.execute(sa.text(f"DROP TABLE {retention.PARTITION_SCHEMA}.{ahead}"))
+
+    server._require_ready_to_serve()
+
+    with pg.connect() as conn:
+        found = conn.execute(
+            sa.text("SELECT to_regclass(:name)"), {"name": f"{retention.PARTITION_SCHEMA}.{ahead}"}
+        ).scalar_one()
+    assert found is not None
