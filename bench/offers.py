@@ -1,9 +1,13 @@
-"""Offers API benchmark: pages of 20 out of 1,000 offers (target 2,000 requests/s, p99 <= 20 ms).
+"""Offers API benchmark: pages of 20 out of 1,000 offers, next to a bare FastAPI route
+answering the same bytes (bench/bare.py), served the same way in the same run (target: at
+least 70% of it).
 
 Seeds 700 standalone missions and 300 quests of 3 missions each, and an approved offerwall,
-then sends GET /offerwall/offers?limit=20&offset=… with its API key to the all-in-one server.
+then sends GET /offerwall/offers?limit=20&offset=… with its API key to the server under
+test (`--database-url`, `--api-workers`: the all-in-one `questwall serve` on SQLite by
+default).
 
-    .venv/bin/python bench/offers.py [--requests 6000]
+    .venv/bin/python bench/offers.py [--requests 6000] [--database-url URL] [--api-workers N]
 """
 
 from __future__ import annotations
@@ -16,13 +20,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import httpx
 import sqlalchemy as sa
 
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, write_session
 from api.services import games, offerwalls
-from bench.common import bench_env, fire_raw, http_request, questwall, temp_dir
-from bench.ingest import all_in_one
+from bench.common import (
+    add_target_arguments,
+    api_workers,
+    emit,
+    fire_raw,
+    http_request,
+    load_figures,
+    prepared,
+    reference,
+    serving,
+    target_label,
+)
 from models import Mission, Quest
 from models.types import new_uuid
 
@@ -113,30 +128,51 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=6000)
+    add_target_arguments(parser)
     args = parser.parse_args()
-    data = temp_dir()
-    env = bench_env(data)
-    questwall(env, "migrate")
-    key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]))
-    rng = random.Random(5)
-    requests = [
-        http_request(
-            "GET",
-            f"/offerwall/offers?limit=20&offset={rng.randrange(0, 980)}",
-            headers={"x-api-key": key},
-        )
-        for _ in range(args.requests + 200)
-    ]
-    half = 200 + args.requests // 2
-    with all_in_one(env, data) as port:
-        fire_raw(port, requests[:200], 4)
-        busy = fire_raw(port, requests[200:half], 16)
-        light = fire_raw(port, requests[half:], 4)
-    for label, result in (("16 connections", busy), ("4 connections", light)):
+    workers = api_workers(args)
+    with prepared(args.database_url) as (data, env):
+        key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]))
+        rng = random.Random(5)
+        requests = [
+            http_request(
+                "GET",
+                f"/offerwall/offers?limit=20&offset={rng.randrange(0, 980)}",
+                headers={"x-api-key": key},
+            )
+            for _ in range(args.requests + 200)
+        ]
+        half = 200 + args.requests // 2
+        with serving(env, data, workers) as port:
+            page = httpx.get(
+                f"http://127.0.0.1:{port}/offerwall/offers?limit=20&offset=0",
+                headers={"x-api-key": key},
+            ).content
+            fire_raw(port, requests[:200], 4)
+            busy = fire_raw(port, requests[200:half], 16)
+            light = fire_raw(port, requests[half:], 4)
+        # The reference: a bare FastAPI route answering one page's bytes, served the same way.
+        (data / "page.json").write_bytes(page)
+        with reference(
+            "bench.bare:app", {**env, "BENCH_OFFERS_PAGE": str(data / "page.json")}, data, workers
+        ) as port:
+            fire_raw(port, requests[:200], 4)
+            bare = fire_raw(port, requests[200:half], 16)
+    print(f"server: {target_label(args)}; page of 20: {len(page):,} bytes")
+    for label, result in (
+        ("16 connections", busy),
+        ("4 connections", light),
+        ("bare FastAPI route, same bytes, 16 connections", bare),
+    ):
         print(
             f"offers, page of 20 of {MISSIONS + QUESTS}, {label}: {result.statuses}, "
             f"{result.requests / result.seconds:,.0f} requests/s, p50 {result.p50:.1f} ms, p99 {result.pct(99):.1f} ms"
         )
+    rate, bare_rate = busy.requests / busy.seconds, bare.requests / bare.seconds
+    print(f"  offers / bare route: {rate / bare_rate:.0%}")
+    emit("offers", load_figures(busy))
+    emit("offers_light", load_figures(light))
+    emit("bare_offers", load_figures(bare))
 
 
 if __name__ == "__main__":
