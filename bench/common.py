@@ -250,6 +250,15 @@ def prepared(server_url: str, **extra: str) -> Iterator[tuple[Path, dict[str, st
 def serving(env: dict[str, str], data: Path, workers: int) -> Iterator[int]:
     """The server under test on a free port: `questwall serve` (portal and API in one
     process) when `workers` is 0, else `questwall api --workers N`. Stopped on exit."""
+    with served_process(env, data, workers) as (port, _):
+        yield port
+
+
+@contextmanager
+def served_process(
+    env: dict[str, str], data: Path, workers: int
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`serving`, with the process too (its group holds every server process)."""
     port = free_port()
     if workers == 0:
         args = ["serve", "--port", str(port), "--host", "127.0.0.1"]
@@ -259,7 +268,7 @@ def serving(env: dict[str, str], data: Path, workers: int) -> Iterator[int]:
     server = start([sys.executable, "-m", "api.cli", *args], env, log)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/v2/openapi.json", server, log=log)
-        yield port
+        yield port, server
     finally:
         stop(server)
 
