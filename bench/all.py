@@ -81,6 +81,10 @@ def _cell(value: float | None, unit: str = "") -> str:
     return "—" if value is None else f"{value:,.0f}{unit}"
 
 
+def _growth(mib: float | None) -> str:
+    return "—" if mib is None else f"{mib:+.1f}"
+
+
 def _verdict(ok: bool | None) -> str:
     return "n/a (not measured)" if ok is None else ("met" if ok else "NOT met")
 
@@ -119,149 +123,176 @@ def rate_rows(
         rows.append((name, cells))
         rows.append(
             (
+                "  load client CPU",
+                [
+                    _cell(100 * float(results[t][workload]["client_cpu_share"]), "%")  # type: ignore[arg-type]
+                    if workload in results[t]
+                    else "—"
+                    for t in targets
+                ],
+            )
+        )
+        rows.append(
+            (
                 "  statuses",
-                [json.dumps(results[t].get(workload, {}).get("statuses", "—")) for t in targets],
+                [
+                    json.dumps(results[t][workload]["statuses"]) if workload in results[t] else "—"
+                    for t in targets
+                ],
             )
         )
     return rows
 
 
-def report(results: dict[str, dict[Target, Figures]], targets: list[Target], quick: bool) -> None:
+def report(
+    results: dict[str, dict[Target, Figures]], targets: list[Target], ran: list[str], quick: bool
+) -> None:
     sqlite, pg2 = targets[0], targets[-1]
-    ingest = results["ingest"]
-    table(
-        "Ingestion: signed 100-event batches (events/s)",
-        [
-            *rate_rows(
-                ingest, targets, [("stored", "ingest"), ("parse-only ceiling", "parse_only")]
-            ),
-            (
-                "stored / parse-only",
-                [
-                    _cell(
-                        (r := _ratio(_value(ingest[t], "ingest"), _value(ingest[t], "parse_only")))
-                        and r * 100,
-                        "%",
-                    )
-                    for t in targets
-                ],
-            ),
-        ],
-        targets,
-    )
-    sqlite_rate = _value(ingest[sqlite], "ingest")
-    share = _ratio(sqlite_rate, _value(ingest[sqlite], "parse_only"))
-    pg_rate = _value(ingest[pg2], "ingest")
-    print(
-        f"target: SQLite all-in-one ≥ 40% of the parse-only ceiling: {_verdict(_at_least(share, 0.4))}"
-    )
-    pg_ok = None
-    if pg_rate is not None and sqlite_rate is not None:
-        pg_ok = pg_rate >= sqlite_rate and _no_5xx(ingest[pg2].get("ingest", {}))
-    print(f"target: {pg2.label} ≥ the SQLite figure, no 5xx: {_verdict(pg_ok)}")
-
-    engine = results["engine"]
-    table(
-        "Missions, tracking links, lookup",
-        [
-            *rate_rows(
-                engine,
-                targets,
-                [
-                    ("ingest, no missions (events/s)", "ingest_no_missions"),
-                    ("ingest, 200 missions (events/s)", "ingest_missions"),
-                    ("clicks, 16 connections", "clicks"),
-                    ("bare FastAPI 302, 16 connections", "bare_302"),
-                    ("lookup of 1,000 ids (p50 below)", "lookup"),
-                ],
-            ),
-            ("  lookup p50 (ms)", [_cell(_value(engine[t], "lookup", "p50")) for t in targets]),
-        ],
-        targets,
-    )
-    for t in targets:
-        missions = _ratio(
-            _value(engine[t], "ingest_missions"), _value(engine[t], "ingest_no_missions")
-        )
-        clicks = _ratio(_value(engine[t], "clicks"), _value(engine[t], "bare_302"))
-        p99 = _value(engine[t], "clicks", "p99")
-        print(
-            f"target ({t.label}): with 200 missions ≥ 80% of without: "
-            f"{_cell(missions and missions * 100, '%')} {_verdict(_at_least(missions, 0.8))}; "
-            f"clicks ≥ 50% of bare 302: {_cell(clicks and clicks * 100, '%')} "
-            f"{_verdict(_at_least(clicks, 0.5))}; click p99 ≤ 25 ms: {_verdict(None if p99 is None else p99 <= 25)}"
-        )
-
-    offers = results["offers"]
-    table(
-        "Offers page of 20 of 1,000",
-        rate_rows(
-            offers,
+    if "ingest" in ran:
+        ingest = results["ingest"]
+        table(
+            "Ingestion: signed 100-event batches (events/s)",
+            [
+                *rate_rows(
+                    ingest, targets, [("stored", "ingest"), ("parse-only ceiling", "parse_only")]
+                ),
+                (
+                    "stored / parse-only",
+                    [
+                        _cell(
+                            (
+                                r := _ratio(
+                                    _value(ingest[t], "ingest"), _value(ingest[t], "parse_only")
+                                )
+                            )
+                            and r * 100,
+                            "%",
+                        )
+                        for t in targets
+                    ],
+                ),
+            ],
             targets,
-            [("offers, 16 connections", "offers"), ("bare route, same bytes", "bare_offers")],
-        ),
-        targets,
-    )
-    for t in targets:
-        share = _ratio(_value(offers[t], "offers"), _value(offers[t], "bare_offers"))
+        )
+        sqlite_rate = _value(ingest[sqlite], "ingest")
+        share = _ratio(sqlite_rate, _value(ingest[sqlite], "parse_only"))
+        pg_rate = _value(ingest[pg2], "ingest")
         print(
-            f"target ({t.label}): ≥ 70% of the bare route: {_cell(share and share * 100, '%')} {_verdict(_at_least(share, 0.7))}"
+            f"target: SQLite all-in-one ≥ 40% of the parse-only ceiling: {_verdict(_at_least(share, 0.4))}"
+        )
+        pg_ok = None
+        if pg_rate is not None and sqlite_rate is not None:
+            pg_ok = pg_rate >= sqlite_rate and _no_5xx(ingest[pg2].get("ingest", {}))
+        print(f"target: {pg2.label} ≥ the SQLite figure, no 5xx: {_verdict(pg_ok)}")
+
+    if "engine" in ran:
+        engine = results["engine"]
+        table(
+            "Missions, tracking links, lookup",
+            [
+                *rate_rows(
+                    engine,
+                    targets,
+                    [
+                        ("ingest, no missions (events/s)", "ingest_no_missions"),
+                        ("ingest, 200 missions (events/s)", "ingest_missions"),
+                        ("clicks, 16 connections", "clicks"),
+                        ("bare FastAPI 302, 16 connections", "bare_302"),
+                        ("lookup of 1,000 ids (p50 below)", "lookup"),
+                    ],
+                ),
+                ("  lookup p50 (ms)", [_cell(_value(engine[t], "lookup", "p50")) for t in targets]),
+            ],
+            targets,
+        )
+        for t in targets:
+            missions = _ratio(
+                _value(engine[t], "ingest_missions"), _value(engine[t], "ingest_no_missions")
+            )
+            clicks = _ratio(_value(engine[t], "clicks"), _value(engine[t], "bare_302"))
+            p99 = _value(engine[t], "clicks", "p99")
+            print(
+                f"target ({t.label}): with 200 missions ≥ 80% of without: "
+                f"{_cell(missions and missions * 100, '%')} {_verdict(_at_least(missions, 0.8))}; "
+                f"clicks ≥ 50% of bare 302: {_cell(clicks and clicks * 100, '%')} "
+                f"{_verdict(_at_least(clicks, 0.5))}; click p99 ≤ 25 ms: {_verdict(None if p99 is None else p99 <= 25)}"
+            )
+
+    if "offers" in ran:
+        offers = results["offers"]
+        table(
+            "Offers page of 20 of 1,000",
+            rate_rows(
+                offers,
+                targets,
+                [("offers, 16 connections", "offers"), ("bare route, same bytes", "bare_offers")],
+            ),
+            targets,
+        )
+        for t in targets:
+            share = _ratio(_value(offers[t], "offers"), _value(offers[t], "bare_offers"))
+            print(
+                f"target ({t.label}): ≥ 70% of the bare route: {_cell(share and share * 100, '%')} {_verdict(_at_least(share, 0.7))}"
+            )
+
+    if "postbacks" in ran:
+        postbacks = results["postbacks"]
+        table(
+            "Postbacks (deliveries/s at a local receiver)",
+            [
+                (
+                    f"{n} worker process(es)",
+                    [
+                        "—"
+                        if (f := postbacks[t].get(f"postbacks_{n}")) is None
+                        else f"{float(f['rate']):,.0f}/s once each: {f['once_each']}"  # type: ignore[arg-type]
+                        for t in targets
+                    ],
+                )
+                for n in (1, 2)
+            ]
+            + [
+                (
+                    "conversion → attempt p99 (ms)",
+                    [_cell(_value(postbacks[t], "conversion_latency", "p99")) for t in targets],
+                )
+            ],
+            targets,
+        )
+        one, two = (postbacks[pg2].get(f"postbacks_{n}", {}) for n in (1, 2))
+        speedup = _ratio(
+            _value(postbacks[pg2], "postbacks_2"), _value(postbacks[pg2], "postbacks_1")
+        )
+        once = bool(one.get("once_each")) and bool(two.get("once_each"))
+        print(
+            f"target: two workers on PostgreSQL ≥ 1.6× one, each delivered once: "
+            f"{speedup and f'{speedup:.2f}×'} {_verdict(None if speedup is None else speedup >= 1.6 and once)}"
         )
 
-    postbacks = results["postbacks"]
-    table(
-        "Postbacks (deliveries/s at a local receiver)",
-        [
-            (
-                f"{n} worker process(es)",
-                [
-                    "—"
-                    if (f := postbacks[t].get(f"postbacks_{n}")) is None
-                    else f"{float(f['rate']):,.0f}/s once each: {f['once_each']}"  # type: ignore[arg-type]
-                    for t in targets
-                ],
-            )
-            for n in (1, 2)
-        ]
-        + [
-            (
-                "conversion → attempt p99 (ms)",
-                [_cell(_value(postbacks[t], "conversion_latency", "p99")) for t in targets],
-            )
-        ],
-        targets,
-    )
-    one, two = (postbacks[pg2].get(f"postbacks_{n}", {}) for n in (1, 2))
-    speedup = _ratio(_value(postbacks[pg2], "postbacks_2"), _value(postbacks[pg2], "postbacks_1"))
-    once = bool(one.get("once_each")) and bool(two.get("once_each"))
-    print(
-        f"target: two workers on PostgreSQL ≥ 1.6× one, each delivered once: "
-        f"{speedup and f'{speedup:.2f}×'} {_verdict(None if speedup is None else speedup >= 1.6 and once)}"
-    )
-
-    soak = results["soak"]
-    table(
-        "Soak at half of peak",
-        [
-            ("peak (events/s)", [_cell(_value(soak[t], "soak", "peak_rate")) for t in targets]),
-            ("batches sent", [_cell(_value(soak[t], "soak", "sent")) for t in targets]),
-            ("errors", [_cell(_value(soak[t], "soak", "errors")) for t in targets]),
-            (
-                "RSS after warm-up (MiB)",
-                [_cell(_value(soak[t], "soak", "rss_growth_mib"), " +") for t in targets],
-            ),
-            (
-                "anonymous after warm-up (MiB)",
-                [_cell(_value(soak[t], "soak", "anon_growth_mib"), " +") for t in targets],
-            ),
-        ],
-        targets,
-    )
-    for t in targets:
-        errors = _value(soak[t], "soak", "errors")
-        print(
-            f"target ({t.label}): 0 errors: {_verdict(None if errors is None else errors == 0)}; memory flat: see the growth above"
+    if "soak" in ran:
+        soak = results["soak"]
+        table(
+            "Soak at half of peak",
+            [
+                ("peak (events/s)", [_cell(_value(soak[t], "soak", "peak_rate")) for t in targets]),
+                ("batches sent", [_cell(_value(soak[t], "soak", "sent")) for t in targets]),
+                ("errors", [_cell(_value(soak[t], "soak", "errors")) for t in targets]),
+                (
+                    "RSS after warm-up (MiB)",
+                    [_growth(_value(soak[t], "soak", "rss_growth_mib")) for t in targets],
+                ),
+                (
+                    "anonymous after warm-up (MiB)",
+                    [_growth(_value(soak[t], "soak", "anon_growth_mib")) for t in targets],
+                ),
+            ],
+            targets,
         )
+        for t in targets:
+            errors = _value(soak[t], "soak", "errors")
+            print(
+                f"target ({t.label}): 0 errors: {_verdict(None if errors is None else errors == 0)}; memory flat: see the growth above"
+            )
     if quick:
         print("\n(--quick: tiny sizes, to check that everything runs; the figures mean little)")
 
@@ -310,7 +341,7 @@ def main() -> None:
                     str(args.soak_seconds),
                 ]
             results[script][target] = run(script, target, extra, logs)
-    report(results, targets, args.quick)
+    report(results, targets, scripts, args.quick)
     print("\nMeasured on this machine as it was: read the figures as ranges (see bench/README.md).")
 
 

@@ -72,6 +72,9 @@ class LoadResult:
     seconds: float
     latencies_ms: list[float]
     statuses: dict[int, int]
+    client_cpu: float = (
+        0.0  # CPU seconds the load client spent: near `seconds` means it was the bottleneck
+    )
 
     def pct(self, p: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -162,9 +165,10 @@ async def _fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadR
         finally:
             writer.close()
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return LoadResult(len(requests), time.perf_counter() - t0, latencies, statuses)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return LoadResult(len(requests), elapsed, latencies, statuses, cpu)
 
 
 def fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadResult:
@@ -320,4 +324,5 @@ def load_figures(result: LoadResult, events_per_request: int = 1) -> dict[str, o
         "p50": result.p50,
         "p99": result.pct(99),
         "statuses": {str(k): v for k, v in sorted(result.statuses.items())},
+        "client_cpu_share": result.client_cpu / result.seconds,
     }
