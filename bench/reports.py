@@ -14,8 +14,12 @@ import argparse
 import random
 import shutil
 import statistics
+import sys
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa
 
