@@ -58,12 +58,9 @@ $(TOOLS)/.installed: $(TOOLS)/package.json $(TOOLS)/package-lock.json
 chromium: ## Debian's Chromium for the browser tests
 	@test -x /usr/bin/chromium || scripts/apt-install.sh chromium
 
-bench: install ## Run the benchmarks (prints figures; see bench/README.md)
-	$(BIN)/python bench/ingest.py
-	$(BIN)/python bench/engine.py
-	$(BIN)/python bench/offers.py
-	$(BIN)/python bench/postbacks.py
-	$(BIN)/python -m bench.reports
+bench: install ## Run every benchmark on SQLite and PostgreSQL, with targets (see bench/README.md)
+	$(BIN)/python bench/all.py $(BENCH_ARGS)
+	$(BIN)/python bench/reports.py
 
 lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt

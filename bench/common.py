@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import re
+import shutil
+import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from tests.live import cli as questwall
 from tests.live import free_port, wait_until_up
@@ -36,13 +45,14 @@ def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
+    except ProcessLookupError:
+        pass  # already gone
+    except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -62,6 +72,9 @@ class LoadResult:
     seconds: float
     latencies_ms: list[float]
     statuses: dict[int, int]
+    client_cpu: float = (
+        0.0  # CPU seconds the load client spent: near `seconds` means it was the bottleneck
+    )
 
     def pct(self, p: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -152,10 +165,164 @@ async def _fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadR
         finally:
             writer.close()
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return LoadResult(len(requests), time.perf_counter() - t0, latencies, statuses)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return LoadResult(len(requests), elapsed, latencies, statuses, cpu)
 
 
 def fire_raw(port: int, requests: list[bytes], concurrency: int) -> LoadResult:
     return asyncio.run(_fire_raw(port, requests, concurrency))
+
+
+# --- the database and the server a benchmark runs against ------------------------------
+
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+RESULT_PREFIX = "BENCH-RESULT "
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--database-url` and `--api-workers`, the same for every script."""
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="server to create a throwaway database on (PostgreSQL URL); empty: a temporary "
+        "SQLite file",
+    )
+    parser.add_argument(
+        "--api-workers",
+        type=int,
+        default=None,
+        help="0: the all-in-one server (`questwall serve`); N: `questwall api --workers N` "
+        "(default: 0 on SQLite, 1 on PostgreSQL)",
+    )
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith("postgresql")
+
+
+def api_workers(args: argparse.Namespace) -> int:
+    if args.api_workers is not None:
+        return int(args.api_workers)
+    return 1 if is_postgres(args.database_url) else 0
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so every `finally` (dropping the database) runs."""
+
+    def handler(*_: object) -> None:
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+@contextmanager
+def throwaway_database(server_url: str, data: Path) -> Iterator[str]:
+    """A new, empty database, dropped at the end even on Ctrl-C or an error: on a
+    PostgreSQL server a database of its own, else a SQLite file under `data`."""
+    _exit_on_sigterm()
+    if not is_postgres(server_url):
+        yield f"sqlite:///{data / 'bench.db'}"
+        return
+    name = f"questwall_bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def prepared(server_url: str, **extra: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A temporary data directory and a migrated throwaway database: (data, env)."""
+    data = temp_dir()
+    try:
+        with throwaway_database(server_url, data) as url:
+            env = {**bench_env(data, url), **extra}
+            questwall(env, "migrate")
+            yield data, env
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@contextmanager
+def serving(env: dict[str, str], data: Path, workers: int) -> Iterator[int]:
+    """The server under test on a free port: `questwall serve` (portal and API in one
+    process) when `workers` is 0, else `questwall api --workers N`. Stopped on exit."""
+    with served_process(env, data, workers) as (port, _):
+        yield port
+
+
+@contextmanager
+def served_process(
+    env: dict[str, str], data: Path, workers: int
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`serving`, with the process too (its group holds every server process)."""
+    port = free_port()
+    if workers == 0:
+        args = ["serve", "--port", str(port), "--host", "127.0.0.1"]
+    else:
+        args = ["api", "--port", str(port), "--host", "127.0.0.1", "--workers", str(workers)]
+    log = data / f"server-{port}.log"
+    server = start([sys.executable, "-m", "api.cli", *args], env, log)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/v2/openapi.json", server, log=log)
+        yield port, server
+    finally:
+        stop(server)
+
+
+@contextmanager
+def reference(app: str, env: dict[str, str], data: Path, workers: int) -> Iterator[int]:
+    """A bare app (`module:app`) served the way `serving` serves Questwall: granian with
+    one worker like `questwall serve`, or uvicorn with N workers like `questwall api`."""
+    port = free_port()
+    if workers == 0:
+        args = [str(ROOT / ".venv/bin/granian"), "--interface", "asgi", "--workers", "1"]
+        args += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", app]
+    else:
+        args = [sys.executable, "-m", "uvicorn", app, "--workers", str(workers)]
+        args += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    log = data / f"reference-{port}.log"
+    server = start(args, env, log)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/docs", server, log=log)
+        yield port
+    finally:
+        stop(server)
+
+
+def count_rows(url: str, sql: str) -> int:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(sa.text(sql)).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def target_label(args: argparse.Namespace) -> str:
+    workers = api_workers(args)
+    database = "PostgreSQL" if is_postgres(args.database_url) else "SQLite"
+    server = "all-in-one" if workers == 0 else f"api --workers {workers}"
+    return f"{database}, {server}"
+
+
+def emit(workload: str, figures: dict[str, object]) -> None:
+    """One machine-readable line per workload, read by bench/all.py."""
+    print(RESULT_PREFIX + json.dumps({"workload": workload, **figures}), flush=True)
+
+
+def load_figures(result: LoadResult, events_per_request: int = 1) -> dict[str, object]:
+    return {
+        "rate": result.requests * events_per_request / result.seconds,
+        "p50": result.p50,
+        "p99": result.pct(99),
+        "statuses": {str(k): v for k, v in sorted(result.statuses.items())},
+        "client_cpu_share": result.client_cpu / result.seconds,
+    }

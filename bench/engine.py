@@ -3,12 +3,15 @@
 1. Ingestion with 200 active missions over 10 games and 10,000 started players (each
    started on STARTED_PER_PLAYER missions of their game), against the same load on a
    database without missions (target: at least 80% of it).
-2. Tracking links: clicks per second with p99 latency (target: 1,500/s, p99 <= 25 ms).
+2. Tracking links: clicks per second with p99 latency, next to a bare FastAPI 302 route
+   (bench/bare.py) served the same way in the same run (target: at least 50% of it, p99
+   at most 25 ms at 16 connections).
 3. Lookup of 1,000 user ids per request: p50 latency (target: <= 20 ms).
 
-All against the all-in-one server (`questwall serve`, SQLite), on 127.0.0.1.
+Against the server under test on 127.0.0.1 (`--database-url`, `--api-workers`: see
+bench/common.py): the all-in-one `questwall serve` on SQLite by default.
 
-    .venv/bin/python bench/engine.py [--batches 600] [--clicks 6000]
+    .venv/bin/python bench/engine.py [--batches 600] [--clicks 6000] [--database-url URL]
 """
 
 from __future__ import annotations
@@ -28,8 +31,20 @@ import sqlalchemy as sa
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import build_engine, write_session
 from api.services import games, offers, offerwalls
-from bench.common import bench_env, fire_raw, http_request, questwall, temp_dir
-from bench.ingest import EVENTS_PER_BATCH, all_in_one, make_batches
+from bench.common import (
+    add_target_arguments,
+    api_workers,
+    emit,
+    fire_raw,
+    http_request,
+    load_figures,
+    prepared,
+    questwall,
+    reference,
+    serving,
+    target_label,
+)
+from bench.ingest import EVENTS_PER_BATCH, make_batches
 from models import Click, GameUser, PlatformUser, Progress
 from models.offer_schemas import MissionIn
 from models.types import new_uuid
@@ -137,6 +152,10 @@ def seed(
             (Progress, progress),
         ):
             session.execute(sa.insert(model.__table__), rows)  # type: ignore[attr-defined]
+        if session.get_bind().dialect.name == "postgresql":  # ids given above: move the sequence
+            session.execute(
+                sa.text("SELECT setval(pg_get_serial_sequence('click', 'id'), :n)"), {"n": PLAYERS}
+            )
         first = credentials[0]
         click_target = mission_ids[credentials[1].game_id][0]
     engine.dispose()
@@ -166,6 +185,7 @@ def main() -> None:
     )
     parser.add_argument("--batches", type=int, default=600)
     parser.add_argument("--clicks", type=int, default=6000)
+    parser.add_argument("--lookups", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument(
         "--all-missions",
@@ -178,7 +198,9 @@ def main() -> None:
         default=1.0,
         help="share of the batches' users who started offers (1.0: every user, the worst case)",
     )
+    add_target_arguments(parser)
     args = parser.parse_args()
+    workers = api_workers(args)
     per_player = MISSIONS_PER_GAME if args.all_missions else STARTED_PER_PLAYER
     # Users who never clicked an offer play too: mixed in at the requested share.
     started_users = [f"user-{p}" for p in range(0, PLAYERS, GAMES)]
@@ -187,48 +209,49 @@ def main() -> None:
     random.Random(3).shuffle(population)
 
     # Baseline: the same batches (same users, same event names) on a database without missions.
-    base_dir = temp_dir()
-    base_env = bench_env(base_dir)
-    questwall(base_env, "migrate")
-    base_game = json.loads(questwall(base_env, "game", "create", "Baseline"))
-    stream = make_batches(base_game, 20 + args.batches, users=population, names=NAMES)
-    with all_in_one(base_env, base_dir) as port:
-        fire_raw(port, stream[:20], 4)
-        baseline = fire_raw(port, stream[20:], args.concurrency)
+    with prepared(args.database_url) as (base_dir, base_env):
+        base_game = json.loads(questwall(base_env, "game", "create", "Baseline"))
+        stream = make_batches(base_game, 20 + args.batches, users=population, names=NAMES)
+        with serving(base_env, base_dir, workers) as port:
+            fire_raw(port, stream[:20], 4)
+            baseline = fire_raw(port, stream[20:], args.concurrency)
 
-    data = temp_dir()
-    env = bench_env(data)
-    questwall(env, "migrate")
-    t0 = time.perf_counter()
-    game, users, click_target, owid = seed(
-        env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), per_player
-    )
-    print(
-        f"seeded {GAMES} games, {GAMES * MISSIONS_PER_GAME} missions, {PLAYERS} players, "
-        f"{PLAYERS * per_player} progress rows in {time.perf_counter() - t0:.1f} s"
-    )
-    stream = make_batches(game, 20 + args.batches, users=population, names=NAMES)
-    clicks = [
-        http_request(
-            "GET",
-            f"/missions/{click_target}?owid={owid}&uid=bench-{i}&clickid=c{i}&platform_sub1=s",
-            headers={"User-Agent": ANDROID},
+    with prepared(args.database_url) as (data, env):
+        t0 = time.perf_counter()
+        game, users, click_target, owid = seed(
+            env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), per_player
         )
-        for i in range(args.clicks + 200)
-    ]
-    lookups = lookup_requests(game, users, 220)
-    with all_in_one(env, data) as port:
-        fire_raw(port, stream[:20], 4)
-        with_missions = fire_raw(port, stream[20:], args.concurrency)
-        fire_raw(port, clicks[:200], 4)
+        print(
+            f"seeded {GAMES} games, {GAMES * MISSIONS_PER_GAME} missions, {PLAYERS} players, "
+            f"{PLAYERS * per_player} progress rows in {time.perf_counter() - t0:.1f} s"
+        )
+        stream = make_batches(game, 20 + args.batches, users=population, names=NAMES)
+        clicks = [
+            http_request(
+                "GET",
+                f"/missions/{click_target}?owid={owid}&uid=bench-{i}&clickid=c{i}&platform_sub1=s",
+                headers={"User-Agent": ANDROID},
+            )
+            for i in range(args.clicks + 200)
+        ]
+        lookups = lookup_requests(game, users, args.lookups + 20)
         half = 200 + args.clicks // 2
-        tracked = fire_raw(port, clicks[200:half], args.concurrency)
-        tracked_light = fire_raw(port, clicks[half:], 4)
-        fire_raw(port, lookups[:20], 1)
-        looked = fire_raw(port, lookups[20:], 1)  # one at a time: latency, not throughput
+        with serving(env, data, workers) as port:
+            fire_raw(port, stream[:20], 4)
+            with_missions = fire_raw(port, stream[20:], args.concurrency)
+            fire_raw(port, clicks[:200], 4)
+            tracked = fire_raw(port, clicks[200:half], args.concurrency)
+            tracked_light = fire_raw(port, clicks[half:], 4)
+            fire_raw(port, lookups[:20], 1)
+            looked = fire_raw(port, lookups[20:], 1)  # one at a time: latency, not throughput
+        # The reference: a bare FastAPI 302 route, served the same way, same requests.
+        with reference("bench.bare:app", env, data, workers) as port:
+            fire_raw(port, clicks[:200], 4)
+            bare = fire_raw(port, clicks[200:half], args.concurrency)
 
     rate0 = args.batches * EVENTS_PER_BATCH / baseline.seconds
     rate1 = args.batches * EVENTS_PER_BATCH / with_missions.seconds
+    print(f"server: {target_label(args)}")
     print(
         f"ingestion without missions: {baseline.statuses}, {rate0:,.0f} events/s, p50 {baseline.p50:.1f} ms, p99 {baseline.pct(99):.1f} ms"
     )
@@ -239,18 +262,26 @@ def main() -> None:
     print(
         f"  with missions / without: {rate1 / rate0:.0%} (share of batch users with started offers: {args.started_share:.0%})"
     )
-    print(
-        f"tracking links: {tracked.statuses}, {tracked.requests / tracked.seconds:,.0f} clicks/s, "
-        f"p50 {tracked.p50:.1f} ms, p99 {tracked.pct(99):.1f} ms (concurrency {args.concurrency})"
-    )
-    print(
-        f"tracking links at concurrency 4: {tracked_light.statuses}, "
-        f"{tracked_light.requests / tracked_light.seconds:,.0f} clicks/s, "
-        f"p50 {tracked_light.p50:.1f} ms, p99 {tracked_light.pct(99):.1f} ms"
-    )
+    for label, result in (
+        (f"tracking links, {args.concurrency} connections", tracked),
+        ("tracking links, 4 connections", tracked_light),
+        (f"bare FastAPI 302, {args.concurrency} connections", bare),
+    ):
+        print(
+            f"{label}: {result.statuses}, {result.requests / result.seconds:,.0f} clicks/s, "
+            f"p50 {result.p50:.1f} ms, p99 {result.pct(99):.1f} ms"
+        )
+    click_rate, bare_rate = tracked.requests / tracked.seconds, bare.requests / bare.seconds
+    print(f"  tracking links / bare 302: {click_rate / bare_rate:.0%}")
     print(
         f"lookup of 1,000 ids: {looked.statuses}, p50 {looked.p50:.1f} ms, p99 {looked.pct(99):.1f} ms"
     )
+    emit("ingest_no_missions", load_figures(baseline, EVENTS_PER_BATCH))
+    emit("ingest_missions", load_figures(with_missions, EVENTS_PER_BATCH))
+    emit("clicks", load_figures(tracked))
+    emit("clicks_light", load_figures(tracked_light))
+    emit("bare_302", load_figures(bare))
+    emit("lookup", load_figures(looked))
 
 
 if __name__ == "__main__":

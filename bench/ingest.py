@@ -1,22 +1,22 @@
 """Ingestion benchmark.
 
-Signed 100-event batches from 50 users, sent concurrently to the running all-in-one
-server (`questwall serve`, SQLite). Prints events stored per second and p50/p99 latency,
-and in the same run the throughput of a parse-only ceiling (bench/parse_only.py) served
-by granian the same way: it checks the signature and validates with the project's models,
+Signed 100-event batches from 50 users, sent concurrently to the server under test (the
+all-in-one `questwall serve` on SQLite, or `questwall api --workers N` on a throwaway
+PostgreSQL database). Prints events stored per second, p50/p99 latency and the status
+codes, and in the same run the throughput of a parse-only ceiling (bench/parse_only.py)
+served the same way: it checks the signature and validates with the project's models,
 and stores nothing.
 
     .venv/bin/python bench/ingest.py [--batches 600] [--concurrency 16]
+        [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/test] [--api-workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,16 +24,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.core.crypto import signed_headers
 from bench.common import (
-    ROOT,
-    bench_env,
+    add_target_arguments,
+    api_workers,
+    count_rows,
+    emit,
     fire_raw,
-    free_port,
     http_request,
+    load_figures,
+    prepared,
     questwall,
-    start,
-    stop,
-    temp_dir,
-    wait_until_up,
+    reference,
+    serving,
+    target_label,
 )
 
 USERS = 50
@@ -81,92 +83,54 @@ def make_batches(
     return requests
 
 
-@contextmanager
-def all_in_one(env: dict[str, str], data: Path) -> Iterator[int]:
-    """`questwall serve` on a free port, stopped on exit."""
-    port = free_port()
-    server = start(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--host", "127.0.0.1"],
-        env,
-        data / f"serve-{port}.log",
-    )
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/ping", server)
-        yield port
-    finally:
-        stop(server)
-
-
-def stored_events(data: Path) -> int:
-    return sqlite3.connect(data / "bench.db").execute("SELECT count(*) FROM event").fetchone()[0]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--batches", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=16)
+    add_target_arguments(parser)
     args = parser.parse_args()
+    workers = api_workers(args)
 
-    data = temp_dir()
-    env = bench_env(data)
-    questwall(env, "migrate")
-    game = json.loads(questwall(env, "game", "create", "Benchmark"))
-    # One stream, warm-up first: each user's event times keep increasing, as a game's do.
-    stream = make_batches(game, 20 + args.batches)
-    warmup, batches = stream[:20], stream[20:]
+    with prepared(args.database_url) as (data, env):
+        game = json.loads(questwall(env, "game", "create", "Benchmark"))
+        # One stream, warm-up first: each user's event times keep increasing, as a game's do.
+        stream = make_batches(game, 20 + args.batches)
+        warmup, batches = stream[:20], stream[20:]
 
-    # 1. The all-in-one server (portal + API, one process, SQLite).
-    with all_in_one(env, data) as port:
-        fire_raw(port, warmup, 4)
-        full = fire_raw(port, batches, args.concurrency)
-    stored = stored_events(data) - len(warmup) * EVENTS_PER_BATCH
+        # 1. The server under test.
+        with serving(env, data, workers) as port:
+            fire_raw(port, warmup, 4)
+            full = fire_raw(port, batches, args.concurrency)
+        stored = count_rows(env["DATABASE_URL"], "SELECT count(*) FROM event")
+        stored -= len(warmup) * EVENTS_PER_BATCH
 
-    # 2. The parse-only ceiling, served by granian with one worker like the server above.
-    port = free_port()
-    ceiling_env = {
-        **env,
-        "BENCH_CLIENT_ID": game["clientId"],
-        "BENCH_CLIENT_SECRET": game["clientSecret"],
-    }
-    ceiling = start(
-        [
-            str(ROOT / ".venv/bin/granian"),
-            "--interface",
-            "asgi",
-            "--workers",
-            "1",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "bench.parse_only:app",
-        ],
-        ceiling_env,
-        data / "ceiling.log",
-    )
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/docs", ceiling)
-        fire_raw(port, warmup, 4)
-        parse = fire_raw(port, batches, args.concurrency)
-    finally:
-        stop(ceiling)
+        # 2. The parse-only ceiling, served the same way (same server, same workers).
+        ceiling_env = {
+            **env,
+            "BENCH_CLIENT_ID": game["clientId"],
+            "BENCH_CLIENT_SECRET": game["clientSecret"],
+        }
+        with reference("bench.parse_only:app", ceiling_env, data, workers) as port:
+            fire_raw(port, warmup, 4)
+            parse = fire_raw(port, batches, args.concurrency)
 
     stored_rate = stored / full.seconds
     parse_rate = parse.requests * EVENTS_PER_BATCH / parse.seconds
+    label = target_label(args)
     print(
         f"batches: {args.batches} x {EVENTS_PER_BATCH} events from {USERS} users, concurrency {args.concurrency}"
     )
-    print(f"all-in-one server (SQLite): statuses {full.statuses}, events stored {stored}")
+    print(f"{label}: statuses {full.statuses}, events stored {stored}")
     print(f"  events stored per second: {stored_rate:,.0f}")
     print(f"  request latency p50 {full.p50:.1f} ms, p99 {full.pct(99):.1f} ms")
     print(f"parse-only ceiling: statuses {parse.statuses}")
     print(f"  events parsed per second: {parse_rate:,.0f}")
     print(f"  request latency p50 {parse.p50:.1f} ms, p99 {parse.pct(99):.1f} ms")
     print(f"stored / parse-only: {stored_rate / parse_rate:.0%}")
+    emit("ingest", {**load_figures(full), "rate": stored_rate, "stored": stored})
+    emit("parse_only", load_figures(parse, EVENTS_PER_BATCH))
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ def main() -> None:
             fire_raw(port, requests[:200], 4)
             busy = fire_raw(port, requests[200:half], 16)
             light = fire_raw(port, requests[half:], 4)
-        # The reference: a bare FastAPI route answering the same page's bytes, served the same way.
+        # The reference: a bare FastAPI route answering one page's bytes, served the same way.
         (data / "page.json").write_bytes(page)
         with reference(
             "bench.bare:app", {**env, "BENCH_OFFERS_PAGE": str(data / "page.json")}, data, workers

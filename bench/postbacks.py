@@ -1,11 +1,15 @@
 """Postback benchmarks.
 
-1. Deliveries per second to a local receiver by one `questwall worker` process
-   (target: at least 500/s).
-2. In the all-in-one server (`questwall serve`, its built-in dispatcher), the time from a
+1. Deliveries per second to a local receiver by 1 and by 2 `questwall worker` processes
+   (`--workers 1,2`), each run on a fresh database; the receiver counts what arrives, so
+   each postback is checked to be delivered exactly once (target: two workers on
+   PostgreSQL at least 1.6x one worker).
+2. In the server under test (the all-in-one `questwall serve` with its built-in
+   dispatcher, or `questwall api --workers N` plus one `questwall worker`), the time from a
    conversion to its postback's first attempt (target: p99 at most 1 s).
 
-    .venv/bin/python bench/postbacks.py [--postbacks 5000]
+    .venv/bin/python bench/postbacks.py [--postbacks 5000] [--workers 1,2]
+        [--database-url URL] [--api-workers N]
 """
 
 from __future__ import annotations
@@ -27,8 +31,16 @@ import sqlalchemy as sa
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import build_engine, write_session
 from api.services import games, offers, offerwalls
-from bench.common import bench_env, questwall, start, stop, temp_dir
-from bench.ingest import all_in_one
+from bench.common import (
+    add_target_arguments,
+    api_workers,
+    emit,
+    prepared,
+    serving,
+    start,
+    stop,
+    target_label,
+)
 from models import Click, Conversion, PlatformUser, Postback, Progress
 from models.offer_schemas import MissionIn
 from models.types import new_uuid
@@ -148,54 +160,69 @@ def _seed_due(url: str, ids: dict[str, str], count: int) -> None:
     engine.dispose()
 
 
-def _delivered(url: str) -> int:
-    engine = build_engine(url)
-    with engine.connect() as conn:
-        n = conn.execute(
-            sa.text("SELECT count(*) FROM postback WHERE status = 'delivered'")
-        ).scalar_one()
-    engine.dispose()
-    return int(n)
-
-
-def worker_throughput(count: int) -> None:
-    data = temp_dir()
-    env = {**bench_env(data), "POSTBACK_ALLOW_PRIVATE": "true"}
-    questwall(env, "migrate")
-    with running_receiver() as receiver:
+def worker_throughput(server_url: str, workers: int, count: int) -> dict[str, object]:
+    """`count` due postbacks, `workers` `questwall worker` processes, a local receiver that
+    counts what arrives: deliveries per second, and whether each arrived exactly once."""
+    with (
+        prepared(server_url, POSTBACK_ALLOW_PRIVATE="true") as (data, env),
+        running_receiver() as receiver,
+    ):
         ids = _setup(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), receiver.url)
         _seed_due(env["DATABASE_URL"], ids, count)
-        worker = start(
-            [sys.executable, "-m", "api.cli", "worker", "--threads", "32"], env, data / "worker.log"
-        )
+        procs = [
+            start(
+                [sys.executable, "-m", "api.cli", "worker", "--threads", "32"],
+                env,
+                data / f"worker-{n}.log",
+            )
+            for n in range(workers)
+        ]
         try:
-            t0 = time.perf_counter()
-            first = None
-            while time.perf_counter() - t0 < 300:
-                done = _delivered(env["DATABASE_URL"])
+            deadline = time.monotonic() + 300
+            first: tuple[float, int] | None = None
+            while len(receiver.requests) < count and time.monotonic() < deadline:
+                done = len(receiver.requests)
                 if done and first is None:
                     first = (time.perf_counter(), done)
-                if done >= count:
-                    break
-                time.sleep(0.1)
-            elapsed = time.perf_counter() - first[0] if first else float("nan")
+                time.sleep(0.02)
+            finished = time.perf_counter()
+            time.sleep(0.5)  # a duplicate would arrive now
         finally:
-            stop(worker)
-    delivered = len({parse_qs(urlsplit(r).query)["tx"][0] for r in receiver.requests})
-    rate = (count - (first[1] if first else 0)) / elapsed if elapsed else 0
+            for proc in procs:
+                stop(proc)
+    received = list(receiver.requests)
+    unique = len({parse_qs(urlsplit(r).query)["tx"][0] for r in received})
+    start_time, start_count = first or (finished, 0)
+    elapsed = finished - start_time
+    rate = (unique - start_count) / elapsed if elapsed > 0 else 0.0
     print(
-        f"one worker process: {delivered} of {count} postbacks delivered once each "
-        f"({len(receiver.requests)} requests), {rate:,.0f} deliveries/s"
+        f"{workers} worker process(es): {unique} of {count} postbacks delivered "
+        f"({len(received)} requests, {len(received) - unique} duplicates), {rate:,.0f} deliveries/s"
     )
+    return {
+        "workers": workers,
+        "rate": rate,
+        "delivered": unique,
+        "requests": len(received),
+        "expected": count,
+        "once_each": unique == count == len(received),
+    }
 
 
-def conversion_latency(conversions: int) -> None:
-    data = temp_dir()
-    env = {**bench_env(data), "POSTBACK_ALLOW_PRIVATE": "true"}
-    questwall(env, "migrate")
-    with running_receiver() as receiver:
+def conversion_latency(server_url: str, api: int, conversions: int) -> dict[str, object]:
+    """Signed events that convert, sent to the server under test; with `questwall api`
+    (no dispatcher of its own) one `questwall worker` delivers."""
+    with (
+        prepared(server_url, POSTBACK_ALLOW_PRIVATE="true") as (data, env),
+        running_receiver() as receiver,
+    ):
         ids = _setup(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), receiver.url)
-        with all_in_one(env, data) as port:
+        worker = (
+            start([sys.executable, "-m", "api.cli", "worker"], env, data / "worker.log")
+            if api
+            else None
+        )
+        with serving(env, data, api) as port:
             base = f"http://127.0.0.1:{port}"
             click = httpx.get(
                 f"{base}/missions/{ids['missionId']}", params={"owid": ids["owid"], "uid": "lat"}
@@ -231,6 +258,8 @@ def conversion_latency(conversions: int) -> None:
             deadline = time.monotonic() + 60
             while len(receiver.requests) < conversions and time.monotonic() < deadline:
                 time.sleep(0.1)
+        if worker:
+            stop(worker)
         engine = build_engine(env["DATABASE_URL"])
         with engine.connect() as conn:
             rows = conn.execute(
@@ -246,9 +275,11 @@ def conversion_latency(conversions: int) -> None:
     )
     p99 = gaps[min(len(gaps) - 1, int(0.99 * len(gaps)))]
     print(
-        f"all-in-one server: {len(gaps)} conversions, conversion → first attempt "
+        f"{'all-in-one server' if not api else f'api --workers {api} + 1 worker'}: "
+        f"{len(gaps)} conversions, conversion → first attempt "
         f"p50 {statistics.median(gaps):.0f} ms, p99 {p99:.0f} ms, max {gaps[-1]:.0f} ms"
     )
+    return {"conversions": len(gaps), "p50": statistics.median(gaps), "p99": p99}
 
 
 def main() -> None:
@@ -257,9 +288,19 @@ def main() -> None:
     )
     parser.add_argument("--postbacks", type=int, default=5000)
     parser.add_argument("--conversions", type=int, default=300)
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker process counts to measure, comma-separated (default: 1,2)",
+    )
+    add_target_arguments(parser)
     args = parser.parse_args()
-    worker_throughput(args.postbacks)
-    conversion_latency(args.conversions)
+    print(f"server: {target_label(args)}")
+    for workers in [int(n) for n in args.workers.split(",") if n]:
+        emit(f"postbacks_{workers}", worker_throughput(args.database_url, workers, args.postbacks))
+    if args.conversions:
+        latency = conversion_latency(args.database_url, api_workers(args), args.conversions)
+        emit("conversion_latency", latency)
 
 
 if __name__ == "__main__":

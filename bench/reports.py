@@ -1,21 +1,25 @@
 """Reports over a large database: 1,000,000 events, 200,000 clicks, 20,000 conversions.
 
-Seeds a temporary database (SQLite by default, or DATABASE_URL) with bulk inserts, then
+Seeds a throwaway database (a temporary SQLite file, or a database of its own on the
+PostgreSQL server of `--database-url`, dropped at the end) with bulk inserts, then
 times every report the portal offers (30 days, per day / offer / offerwall / country) for
 staff and for one studio's designer. Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.reports [--events 1000000] [--clicks 200000]
+    .venv/bin/python -m bench.reports [--events 1000000] [--clicks 200000] [--database-url URL]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
-import tempfile
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa
 
@@ -25,6 +29,7 @@ from api.services import reports
 from api.services.access import Account
 from api.services.games import create_game
 from api.services.offerwalls import approve, create_offerwall
+from bench.common import add_target_arguments, emit, temp_dir, throwaway_database
 from models import Click, Mission, PlatformUser, Studio, tables
 
 COUNTRIES = ["US", "DE", "GB", "FR", "BR", "IN", "JP", None]
@@ -182,6 +187,9 @@ def measure(url: str, staff: Account, designer: Account, runs: int) -> None:
                 f"{who:9} per {dimension:10} {len(report.rows):4} rows, {report.totals.clicks:7,} clicks: "
                 f"median {statistics.median(times):6.0f} ms, max {max(times):6.0f} ms"
             )
+            emit(
+                f"report_{who}_{dimension}", {"median": statistics.median(times), "max": max(times)}
+            )
 
 
 def main() -> None:
@@ -192,15 +200,22 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=200_000)
     parser.add_argument("--conversions", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--database-url", default="")
+    add_target_arguments(parser)  # --api-workers is accepted; reports run in-process
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = args.database_url or f"sqlite:///{Path(tmp) / 'reports.db'}"
-        migrate(url)
-        staff, designer = seed(
-            url, events=args.events, clicks=args.clicks, conversions=args.conversions
-        )
-        measure(url, staff, designer, args.runs)
+    data = temp_dir()
+    try:
+        with throwaway_database(args.database_url, data) as url:
+            _run(url, args)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _run(url: str, args: argparse.Namespace) -> None:
+    migrate(url)
+    staff, designer = seed(
+        url, events=args.events, clicks=args.clicks, conversions=args.conversions
+    )
+    measure(url, staff, designer, args.runs)
 
 
 if __name__ == "__main__":
