@@ -12,15 +12,18 @@ import pytest
 import sqlalchemy as sa
 
 from api.app import create_api
+from tests import aio
+from tests.databases import only_sqlite
 from tests.factories import FixedCountries, SignedClient, iso_now, make_game
+
+# Group commit is SQLite's: on PostgreSQL each request's work runs alone in a thread.
+pytestmark = only_sqlite
 
 N = 8
 
 
 @pytest.fixture
 def app(engine, api_settings, box):
-    if engine.dialect.name != "sqlite":
-        pytest.skip("group commit is SQLite's: PostgreSQL work runs in threads, each alone")
     return create_api(engine=engine, settings=api_settings, box=box, countries=FixedCountries())
 
 
@@ -49,7 +52,7 @@ def _send_together(app, requests: list[tuple[bytes, dict[str, str]]]) -> list[ht
                 )
             )
 
-    return asyncio.run(send_all())
+    return aio.run(send_all())
 
 
 def _stored_events(engine) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from api.services.group_commit import GroupCommit
+from tests import aio
 
 
 def test_requests_waiting_together_run_as_one_group_and_get_their_own_results():
@@ -25,7 +26,7 @@ def test_requests_waiting_together_run_as_one_group_and_get_their_own_results():
             *(committer.submit(i) for i in range(5)), return_exceptions=True
         )
 
-    results = asyncio.run(main())
+    results = aio.run(main())
     assert groups == [[0, 1, 2, 3, 4]]
     assert results[:3] == [0, 10, 20] and results[4] == 40
     assert isinstance(results[3], ValueError) and str(results[3]) == "bad 3"
@@ -44,7 +45,7 @@ def test_a_later_request_starts_a_new_group():
         assert await committer.submit("a") == "a"
         assert await committer.submit("b") == "b"
 
-    asyncio.run(main())
+    aio.run(main())
     assert groups == [["a"], ["b"]]
 
 
@@ -58,4 +59,4 @@ def test_a_group_that_fails_as_a_whole_fails_each_request():
         with pytest.raises(RuntimeError, match="down"):
             await committer.submit(1)
 
-    asyncio.run(main())
+    aio.run(main())

@@ -7,13 +7,13 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.db import new_session
 from api.services.ingestion import parse_batch, store_batch
 from api.services.signing import SignedMessage
+from tests.databases import only_postgres
 from tests.factories import SignedClient, iso_now, make_game
 
 
@@ -44,9 +44,8 @@ def _store(engine, box, settings, game, events: list[dict]) -> int:
     ).status
 
 
+@only_postgres  # SQLite is in-process: its executemany has no round trip to save
 def test_a_batch_of_events_is_one_insert_statement_on_postgres(engine, box, settings):
-    if engine.dialect.name != "postgresql":
-        pytest.skip("SQLite is in-process: its executemany has no round trip to save")
     game = make_game(engine, box)
     events = [
         {
@@ -72,11 +71,10 @@ def test_a_batch_of_events_is_one_insert_statement_on_postgres(engine, box, sett
     assert [tuple(row) for row in stored] == expected
 
 
+@only_postgres  # SQLite is in-process: its statements cost no round trip
 def test_a_batch_reads_its_credential_and_resend_record_in_one_statement_on_postgres(
     engine, box, settings
 ):
-    if engine.dialect.name != "postgresql":
-        pytest.skip("SQLite is in-process: its statements cost no round trip")
     game = make_game(engine, box)
     events = [{"userId": "p1", "event": "KILL_PLAYER", "time": iso_now()}]
     _store(engine, box, settings, game, events)  # warm: the mission index, the secret

@@ -11,6 +11,7 @@ from sqlmodel import SQLModel
 
 import models  # noqa: F401
 from api.core.db import DatabaseNotMigrated, build_engine, ensure_migrated, pending_migrations
+from tests.databases import only_postgres
 
 
 def test_autogenerate_finds_no_difference(engine):
@@ -206,6 +207,7 @@ def _event_rows(engine) -> list[tuple[int, str]]:
     return [(row.id, str(row.time)) for row in rows]
 
 
+@only_postgres  # only PostgreSQL's event table is partitioned
 def test_migration_0008_partitions_an_existing_event_table_and_downgrades(db_url, engine, box):
     """Rows in several months survive the upgrade, each in its month's partition, ids
     keep coming from the same sequence, and the downgrade gives one table back."""
@@ -214,8 +216,6 @@ def test_migration_0008_partitions_an_existing_event_table_and_downgrades(db_url
     from api.services.retention import is_partitioned
     from tests.factories import make_game
 
-    if engine.dialect.name != "postgresql":
-        pytest.skip("only PostgreSQL's event table is partitioned")
     game = make_game(engine, box).game_id
     engine.dispose()
     command.downgrade(alembic_config(db_url), "0007")

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from api.services import retention
 from models import tables
 from models.types import utcnow
+from tests.databases import only_postgres
 from tests.factories import make_game, make_paying_offerwall, make_postback
 
 NOW = utcnow().replace(microsecond=0)
@@ -130,11 +131,13 @@ def _partition_of(engine: Engine, event_time: datetime) -> str:
 
 @pytest.fixture
 def pg(engine: Engine) -> Engine:
-    if engine.dialect.name != "postgresql":
-        pytest.skip("partitions are PostgreSQL's; SQLite keeps one table")
+    """The engine of a test marked `only_postgres`: partitions are PostgreSQL's, SQLite
+    keeps one table."""
+    assert engine.dialect.name == "postgresql"
     return engine
 
 
+@only_postgres
 def test_event_table_is_partitioned_by_month_on_time(pg):
     with pg.connect() as conn:
         strategy = conn.execute(
@@ -147,6 +150,7 @@ def test_event_table_is_partitioned_by_month_on_time(pg):
     assert strategy == "r"
 
 
+@only_postgres
 def test_a_month_past_the_retention_is_dropped_as_a_partition(pg, box):
     old_month = retention.month_start(NOW - 200 * DAY)
     with pg.begin() as conn:
@@ -165,6 +169,7 @@ def test_a_month_past_the_retention_is_dropped_as_a_partition(pg, box):
         assert conn.execute(sa.text("SELECT to_regclass(:n)"), {"n": name}).scalar() is None
 
 
+@only_postgres
 def test_next_month_and_far_times_are_stored(pg, box):
     retention.ensure_partitions(pg, now=NOW)
     next_month = retention.next_month(retention.month_start(NOW)) + 3 * DAY
@@ -178,6 +183,7 @@ def test_next_month_and_far_times_are_stored(pg, box):
     assert _partition_of(pg, far_past).endswith(retention.DEFAULT_PARTITION)
 
 
+@only_postgres
 def test_a_new_partition_takes_its_rows_from_the_default_one(pg, box):
     month = datetime(2099, 5, 1, tzinfo=UTC)
     game = make_game(pg, box).game_id
@@ -197,6 +203,7 @@ def test_a_new_partition_takes_its_rows_from_the_default_one(pg, box):
             )
 
 
+@only_postgres
 def test_a_busy_table_keeps_its_old_month_until_the_next_prune(pg, box, monkeypatch):
     """An ingestion transaction in flight holds `event`: the detach gives up after the
     lock timeout instead of queueing every insert behind it, and the next prune drops it."""
@@ -224,6 +231,7 @@ def test_a_busy_table_keeps_its_old_month_until_the_next_prune(pg, box, monkeypa
     assert again.dropped_rows == 1
 
 
+@only_postgres
 def test_a_serving_process_creates_the_coming_months_partitions_at_start(pg, configured):
     from api.cli import server
 
