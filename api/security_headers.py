@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from fastapi import FastAPI
 from secure import (
@@ -26,8 +26,7 @@ from secure import (
     XContentTypeOptions,
     XFrameOptions,
 )
-from secure.middleware import SecureASGIMiddleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.core.config import Settings
 
@@ -146,12 +145,26 @@ def portal_build_dir() -> Path:
     return get_web_dir() / Dirs.STATIC
 
 
+Headers = list[tuple[bytes, bytes]]
+
+
+def encoded_headers(policy: Secure) -> tuple[Headers, frozenset[bytes]]:
+    """The policy's headers as ASGI wants them, and their names, encoded once: `secure`
+    renders every value again each time its `headers` are read."""
+    headers = [
+        (name.lower().encode("ascii"), value.encode("latin-1"))
+        for name, value in policy.headers.items()
+    ]
+    return headers, frozenset(name for name, _ in headers)
+
+
 class SecurityHeaders:
     """Pure ASGI middleware that sets the security headers on every HTTP answer.
 
-    The portal's policy carries the hashes of the built pages' inline scripts. The build
-    may be (re)made after the app object exists (`questwall serve` builds, then serves), so
-    the hashes are read again whenever the build's index page changes.
+    Each header replaces any of the same name the app set. The portal's policy carries
+    the hashes of the built pages' inline scripts. The build may be (re)made after the
+    app object exists (`questwall serve` builds, then serves), so the hashes are read
+    again when the build's index page changes.
     """
 
     def __init__(
@@ -168,18 +181,24 @@ class SecurityHeaders:
         self.docs_path = docs_path
         self._find_build_dir = build_dir
         self._build_dir: Path | None = None
-        self._docs = SecureASGIMiddleware(app, secure=header_policy(docs_csp(), https=self.https))
-        self._portal: tuple[float | None, SecureASGIMiddleware] | None = None
+        self._docs = encoded_headers(header_policy(docs_csp(), https=self.https))
+        self._portal: tuple[float | None, tuple[Headers, frozenset[bytes]]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # websockets and lifespan pass untouched
             await self.app(scope, receive, send)
             return
-        layer = self._docs if scope["path"] == self.docs_path else self._portal_layer()
-        # `secure` types messages as plain objects; Starlette's send takes the same dicts.
-        await layer(scope, receive, cast(Any, send))
+        ours, names = self._docs if scope["path"] == self.docs_path else self._portal_headers()
 
-    def _portal_layer(self) -> SecureASGIMiddleware:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in names]
+                message["headers"] = kept + ours
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _portal_headers(self) -> tuple[Headers, frozenset[bytes]]:
         if self._build_dir is None:
             self._build_dir = self._find_build_dir()
         build_dir = self._build_dir
@@ -190,8 +209,7 @@ class SecurityHeaders:
         if self._portal is None or self._portal[0] != stamp:
             hashes = inline_script_hashes(build_dir) if stamp is not None else []
             csp = portal_csp(base_url=self.base_url, script_hashes=hashes)
-            policy = header_policy(csp, https=self.https)
-            self._portal = (stamp, SecureASGIMiddleware(self.app, secure=policy))
+            self._portal = (stamp, encoded_headers(header_policy(csp, https=self.https)))
         return self._portal[1]
 
 
