@@ -2,10 +2,12 @@
 
 SQLAlchemy's per-row type processing costs more than the insert itself at 100 events
 a request, so rows go straight to the driver (api/core/driver.py). On PostgreSQL a
-batch is one statement, `INSERT … SELECT FROM unnest(…)` over one typed array per
-column, so it costs one round trip whatever its size (an executemany is one statement
-per row, even pipelined). SQLite is in-process, so its executemany has no round trip
-to save and keeps it.
+batch is one statement with one parameter: the rows as one JSON array, serialized by
+orjson and unpacked by `json_to_recordset`, so it costs one round trip whatever its
+size (an executemany is one statement per row, even pipelined) and almost no Python
+(typed arrays, the earlier form, cost psycopg a Python loop and a regex per value:
+3.8 ms of API CPU per 100-event batch, 2.4 ms of it in that loop). SQLite is
+in-process, so its executemany has no round trip to save and keeps it.
 
 The insert names its columns and nothing else: it assumes nothing about the table's
 key, which the database fills in (whatever columns that key spans).
@@ -27,15 +29,13 @@ from models.types import utcnow
 _COLUMNS = ("game_id", "user_id", "name", "time", "value", "traits", "group_id", "received_at")
 _INSERT = DriverStatement(tables.event.insert(), column_keys=_COLUMNS)
 
-# One array a column; the game and arrival time are the same for every row. `traits`
-# travels as JSON text and is cast per element, so NULL stays SQL NULL.
-_UNNEST_INSERT = """
+# The batch as one JSON array of rows; the game and arrival time are the same for
+# every row. A JSON null is SQL NULL (no traits, no group, no value).
+_JSON_INSERT = """
 INSERT INTO event (game_id, user_id, name, time, value, traits, group_id, received_at)
-SELECT %(game_id)s, u.user_id, u.name, u.time, u.value, u.traits::jsonb, u.group_id,
-       %(received_at)s
-FROM unnest(%(user_ids)s::text[], %(names)s::text[], %(times)s::timestamp[],
-            %(values)s::float8[], %(traits)s::text[], %(group_ids)s::text[])
-     AS u(user_id, name, time, value, traits, group_id)
+SELECT %(game_id)s, r.u, r.n, r.t, r.v, r.x, r.g, %(received_at)s
+FROM json_to_recordset(%(rows)s::json)
+     AS r(u text, n text, t timestamp, v float8, x jsonb, g text)
 """
 
 
@@ -45,27 +45,33 @@ def insert_events(*, session: Session, game_id: str, events: Sequence[EventIn]) 
         return 0
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        _insert_unnest(connection, game_id, events)
+        _insert_json(connection, game_id, events)
     else:
         _insert_many(connection, game_id, events)
     return len(events)
 
 
-def _insert_unnest(connection: Connection, game_id: str, events: Sequence[EventIn]) -> None:
+def _insert_json(connection: Connection, game_id: str, events: Sequence[EventIn]) -> None:
     dialect = connection.dialect
+    rows = [
+        {
+            "u": e.userId,
+            "n": e.event,
+            "t": to_db_time(dialect, e.time),  # naive UTC: orjson writes it without a zone
+            "v": e.value,
+            "x": e.traits,
+            "g": e.groupId,
+        }
+        for e in events
+    ]
     params = {
         "game_id": game_id,
         "received_at": to_db_time(dialect, utcnow()),
-        "user_ids": [e.userId for e in events],
-        "names": [e.event for e in events],
-        "times": [to_db_time(dialect, e.time) for e in events],
-        "values": [e.value for e in events],
-        "traits": [None if e.traits is None else orjson.dumps(e.traits).decode() for e in events],
-        "group_ids": [e.groupId for e in events],
+        "rows": orjson.dumps(rows).decode(),
     }
     # Through SQLAlchemy's plain-SQL door: no per-value processing, but its statement
     # events still see it (a test counts the statements of a batch).
-    connection.exec_driver_sql(_UNNEST_INSERT, params)
+    connection.exec_driver_sql(_JSON_INSERT, params)
 
 
 def _insert_many(connection: Connection, game_id: str, events: Sequence[EventIn]) -> None:
