@@ -4,6 +4,7 @@ the security headers."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -164,3 +165,18 @@ def test_the_api_reference_is_not_blocked_by_its_policy(portal, new_page):
     # matters here is that the policy itself refuses nothing the page asks for.
     page.wait_for_load_state("load")
     assert page.evaluate("window.__violations") == []
+
+
+def test_api_answers_of_the_all_in_one_server_keep_their_headers_and_cors(portal):
+    """API paths skip the portal's own layers (portal/portal.py): their answers still
+    carry the security headers and answer CORS for the portal's origin alone."""
+    own = httpx.get(portal.url + "/offerwall/offers", headers={"origin": portal.url})
+    assert own.status_code == 401
+    assert own.json()["error"]["code"] == "invalid_api_key"
+    assert own.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in own.headers["content-security-policy"]
+    assert own.headers["access-control-allow-origin"] == portal.url
+    foreign = httpx.get(
+        portal.url + "/offerwall/offers", headers={"origin": "https://evil.example"}
+    )
+    assert "access-control-allow-origin" not in foreign.headers
