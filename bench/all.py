@@ -157,6 +157,19 @@ def report(
                     ingest, targets, [("stored", "ingest"), ("parse-only ceiling", "parse_only")]
                 ),
                 (
+                    "  CPU per batch: server / db (ms)",
+                    [
+                        " / ".join(
+                            "—" if v is None else f"{v:.2f}"
+                            for v in (
+                                _value(ingest[t], "ingest", "server_cpu_ms_per_batch"),
+                                _value(ingest[t], "ingest", "db_cpu_ms_per_batch"),
+                            )
+                        )
+                        for t in targets
+                    ],
+                ),
+                (
                     "stored / parse-only",
                     [
                         _cell(

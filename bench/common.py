@@ -297,6 +297,30 @@ def reference(app: str, env: dict[str, str], data: Path, workers: int) -> Iterat
         stop(server)
 
 
+def cpu_seconds(pgid: int, database: str | None) -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by the live processes of the server's group
+    `pgid`, and by the PostgreSQL backends serving `database` when the server runs on this
+    machine (their process titles name the database; 0 on SQLite). Read before and after a
+    load, the difference is what the load cost each side."""
+    tick = os.sysconf("SC_CLK_TCK")
+    server = db = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            title = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            in_group = os.getpgid(int(entry)) == pgid
+        except (OSError, ProcessLookupError, UnicodeDecodeError):
+            continue
+        used = (int(stat[11]) + int(stat[12])) / tick
+        if in_group:
+            server += used
+        elif database and title.startswith("postgres:") and f" {database} " in title:
+            db += used
+    return server, db
+
+
 def count_rows(url: str, sql: str) -> int:
     engine = sa.create_engine(url)
     try:

@@ -22,19 +22,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sqlalchemy.engine import make_url
+
 from api.core.crypto import signed_headers
 from bench.common import (
     add_target_arguments,
     api_workers,
     count_rows,
+    cpu_seconds,
     emit,
     fire_raw,
     http_request,
+    is_postgres,
     load_figures,
     prepared,
     questwall,
     reference,
-    serving,
+    served_process,
     target_label,
 )
 
@@ -100,9 +104,17 @@ def main() -> None:
         warmup, batches = stream[:20], stream[20:]
 
         # 1. The server under test.
-        with serving(env, data, workers) as port:
+        url = env["DATABASE_URL"]
+        database = make_url(url).database if is_postgres(url) else None
+        with served_process(env, data, workers) as (port, server):
             fire_raw(port, warmup, 4)
+            before = cpu_seconds(server.pid, database)
             full = fire_raw(port, batches, args.concurrency)
+            after = cpu_seconds(server.pid, database)
+        # What one batch cost the server's processes and, on PostgreSQL, the database.
+        server_ms, db_ms = (
+            1000 * (b - a) / len(batches) for a, b in zip(before, after, strict=True)
+        )
         stored = count_rows(env["DATABASE_URL"], "SELECT count(*) FROM event")
         stored -= len(warmup) * EVENTS_PER_BATCH
 
@@ -129,7 +141,17 @@ def main() -> None:
     print(f"  events parsed per second: {parse_rate:,.0f}")
     print(f"  request latency p50 {parse.p50:.1f} ms, p99 {parse.pct(99):.1f} ms")
     print(f"stored / parse-only: {stored_rate / parse_rate:.0%}")
-    emit("ingest", {**load_figures(full), "rate": stored_rate, "stored": stored})
+    print(f"CPU per batch: server {server_ms:.2f} ms, PostgreSQL {db_ms:.2f} ms")
+    emit(
+        "ingest",
+        {
+            **load_figures(full),
+            "rate": stored_rate,
+            "stored": stored,
+            "server_cpu_ms_per_batch": server_ms,
+            "db_cpu_ms_per_batch": db_ms,
+        },
+    )
     emit("parse_only", load_figures(parse, EVENTS_PER_BATCH))
 
 

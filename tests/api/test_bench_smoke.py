@@ -76,6 +76,9 @@ def check(script: str, results: dict[str, dict[str, object]]) -> None:
             assert results[f"postbacks_{n}"]["once_each"] is True
     if "soak" in results:
         assert results["soak"]["errors"] == 0
+    if "ingest" in results:  # what a batch cost the server and the database, in CPU
+        for key in ("server_cpu_ms_per_batch", "db_cpu_ms_per_batch"):
+            assert float(results["ingest"][key]) >= 0  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
