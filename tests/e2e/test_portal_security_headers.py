@@ -172,7 +172,7 @@ def test_api_answers_of_the_all_in_one_server_keep_their_headers_and_cors(portal
     carry the security headers and answer CORS for the portal's origin alone."""
     own = httpx.get(portal.url + "/offerwall/offers", headers={"origin": portal.url})
     assert own.status_code == 401
-    assert own.json()["error"]["code"] == "invalid_api_key"
+    assert own.json()["code"] == "invalid_api_key"
     assert own.headers["x-frame-options"] == "DENY"
     assert "frame-ancestors 'none'" in own.headers["content-security-policy"]
     assert own.headers["access-control-allow-origin"] == portal.url
