@@ -45,6 +45,8 @@ def test_two_backend_processes_serve_one_signed_in_session(two_workers, new_page
     for _ in range(4):  # each load opens a new event socket, on either process
         page.reload()
         expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+        # A reload may reach the process that has not served this browser yet: it reads
+        # the state from Redis first (slower on a loaded machine than the default 5 s).
         expect(page.get_by_role("button", name="Account menu")).to_contain_text(
-            two_workers.staff[0]
+            two_workers.staff[0], timeout=20_000
         )
