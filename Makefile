@@ -3,6 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
+PORT   ?= 8000
 VENV   := .venv
 TOOLS  := .tools
 BIN    := $(VENV)/bin
@@ -17,9 +18,9 @@ export REFLEX_USE_SYSTEM_BUN := true
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-run: install ## Install, migrate the database and start Questwall on http://localhost:8000
+run: install ## Install, migrate the database and start Questwall on http://localhost:8000 (PORT=8000)
 	$(BIN)/questwall migrate
-	$(BIN)/questwall serve
+	$(if $(filter-out 8000,$(PORT)),BASE_URL=$${BASE_URL:-http://localhost:$(PORT)}) $(BIN)/questwall serve --port $(PORT)
 
 demo: install ## Seed demo data (studio, game, missions, publisher, players) into the database
 	$(BIN)/questwall migrate

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
+from fastapi_offline import FastAPIOffline
 from sqlalchemy import Engine
 from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -30,6 +31,9 @@ log = logging.getLogger("questwall.api")
 
 # Path prefixes the API owns; everything else belongs to the portal.
 API_PREFIXES = ("/v2", "/offerwall")
+# The API reference and the files it loads (packaged with fastapi-offline).
+DOCS_PATH = "/v2/docs"
+DOCS_STATIC_PATH = "/v2/docs/static"
 
 # Errors that mean "the database cannot be reached or is busy right now" (a restart, a
 # failover, a full pool, a lock held too long, a deadlock after its retries): the request
@@ -55,12 +59,16 @@ def create_api(
     batch for that game was answered (whoever mounts the API, e.g. the portal's live
     debugger, learns there is new data without the API knowing about it)."""
     settings = settings or get_settings()
-    app = FastAPI(
+    # The API reference (Swagger UI) with its script and stylesheet served from the
+    # package, not a CDN: it works on a machine without internet.
+    app = FastAPIOffline(
         title="Questwall API",
         version="2.0.0",
         description="Signed game events and identifiers, platform-user lookup, offers.",
-        docs_url="/v2/docs",
+        docs_url=DOCS_PATH,
         redoc_url=None,
+        static_url=DOCS_STATIC_PATH,
+        swagger_ui_oauth2_redirect_url=f"{DOCS_PATH}/oauth2-redirect",
         openapi_url="/v2/openapi.json",
         default_response_class=OrjsonResponse,
     )
@@ -77,7 +85,7 @@ def create_api(
     _add_error_handlers(app)
     _add_catch_alls(app, [route for router in routers for route in router.routes])
     _customize_openapi(app)
-    install_security_headers(app, settings)
+    install_security_headers(app, settings, docs_path=DOCS_PATH)
     return app
 
 

@@ -30,9 +30,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.core.config import Settings
 
-# Swagger UI (FastAPI's page) loads its script and stylesheet from this CDN.
-SWAGGER_CDN = "https://cdn.jsdelivr.net"
-SWAGGER_FAVICON_HOST = "https://fastapi.tiangolo.com"
 # One year; no includeSubDomains: other hosts under the same domain are not ours to pin.
 HSTS_MAX_AGE = 365 * 24 * 3600
 
@@ -109,13 +106,14 @@ def portal_csp(*, base_url: str, script_hashes: list[str]) -> ContentSecurityPol
 
 
 def docs_csp() -> ContentSecurityPolicy:
-    """The API reference's own policy: Swagger UI comes from a CDN and starts inline."""
+    """The API reference's own policy: Swagger UI's files come from this server, but the
+    page starts it with an inline script and it sets inline styles and data: images."""
     return (
         ContentSecurityPolicy()
         .default_src(SELF)
-        .script_src(SELF, SWAGGER_CDN, "'unsafe-inline'")
-        .style_src(SELF, SWAGGER_CDN, "'unsafe-inline'")
-        .img_src(SELF, "data:", SWAGGER_FAVICON_HOST)
+        .script_src(SELF, "'unsafe-inline'")
+        .style_src(SELF, "'unsafe-inline'")
+        .img_src(SELF, "data:")
         .connect_src(SELF)
         .object_src(NONE)
         .base_uri(SELF)
@@ -213,7 +211,9 @@ class SecurityHeaders:
         return self._portal[1]
 
 
-def install_security_headers(app: FastAPI, settings: Settings, **options: Any) -> None:
+def install_security_headers(
+    app: FastAPI, settings: Settings, *, docs_path: str | None, **options: Any
+) -> None:
     """Wrap the whole app, its error layer included, in `SecurityHeaders`.
 
     `add_middleware` would place it inside Starlette's outermost error middleware, so the
@@ -223,8 +223,6 @@ def install_security_headers(app: FastAPI, settings: Settings, **options: Any) -
     build = app.build_middleware_stack
 
     def build_with_headers() -> ASGIApp:
-        return SecurityHeaders(
-            build(), base_url=settings.base_url, docs_path=app.docs_url, **options
-        )
+        return SecurityHeaders(build(), base_url=settings.base_url, docs_path=docs_path, **options)
 
     app.build_middleware_stack = build_with_headers  # type: ignore[method-assign]

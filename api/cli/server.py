@@ -146,6 +146,7 @@ def serve(port: int, host: str, workers: int) -> None:
         )
     env = {
         **os.environ,
+        **_project_tools(os.environ.get("PATH", "")),
         "REFLEX_TELEMETRY_ENABLED": "false",
         # Reflex serves its production backend with Granian; with Redis it would start
         # 2 × cores + 1 processes of its own accord, so the count is always ours.
@@ -166,7 +167,43 @@ def serve(port: int, host: str, workers: int) -> None:
         host,
     ]
     os.chdir(PROJECT_ROOT)
-    os.execvpe(args[0], args, env)  # noqa: S606
+    sys.exit(_run_reflex(args, env))
+
+
+# Reflex's advice after it prepares the portal's build directory, which names a command
+# this project does not use (`questwall serve` is the command).
+_MISLEADING = "reflex run` to start the app"
+
+
+def _run_reflex(args: list[str], env: dict[str, str]) -> int:
+    """Run Reflex's production server, passing its output on without the misleading line.
+
+    Ctrl-C reaches Reflex directly (it shares the terminal's process group), so this process
+    only waits; a SIGTERM sent to this process alone (a service manager) is passed on."""
+    import signal
+    import subprocess
+
+    reflex = subprocess.Popen(  # noqa: S603
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: reflex.terminate())
+    assert reflex.stdout is not None
+    for line in reflex.stdout:
+        if _MISLEADING not in line:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    return reflex.wait()
+
+
+def _project_tools(path: str) -> dict[str, str]:
+    """Node.js 22 and bun as `make install` put them (.tools/, from the npm registry), first
+    on PATH, so the portal's build finds them when `questwall serve` runs on its own:
+    Reflex would otherwise try to download bun, which fails without internet."""
+    tools = PROJECT_ROOT / ".tools" / "node_modules" / ".bin"
+    if not (tools / "bun").exists():
+        return {}
+    return {"PATH": f"{tools}{os.pathsep}{path}", "REFLEX_USE_SYSTEM_BUN": "true"}
 
 
 @click.command("api")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -58,17 +59,20 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
     account in it, until the block ends."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    tools = ROOT / ".tools" / "node_modules" / ".bin"
+    # Without the project's Node.js and bun on PATH (as `make` puts them): `questwall
+    # serve` must find them itself, as when a user runs it directly.
+    tools = str(ROOT / ".tools" / "node_modules" / ".bin")
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p != tools]
+    inherited = {k: v for k, v in os.environ.items() if k != "REFLEX_USE_SYSTEM_BUN"}
     env = {
-        **os.environ,
+        **inherited,
         "DATABASE_URL": f"sqlite:///{tmp / 'portal.db'}",
         "QUESTWALL_DATA_DIR": str(tmp / "data"),
         "SECRET_KEY": "e2e-master-key",
         "BASE_URL": url,
         "POSTBACK_ALLOW_PRIVATE": "true",  # the tests' receiver listens on 127.0.0.1
         "REFLEX_TELEMETRY_ENABLED": "false",
-        "REFLEX_USE_SYSTEM_BUN": "true",
-        "PATH": f"{tools}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), *path]),
         **extra_env,
     }
     cli(env, "migrate")
@@ -91,7 +95,8 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
         wait_until_up(url + "/", proc, timeout=600, log=tmp / "serve.log")
         yield Portal(url, env, game, proc.pid)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it may have exited on its own
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
