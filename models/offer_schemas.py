@@ -44,7 +44,8 @@ class ConditionIn(BaseModel):
 
     field: str = Field(description='"value" (the event\'s value) or "traits.<name>"')
     op: Literal[">=", ">", "<=", "<", "==", "!=", "exists", "not exists"]
-    value: float | str | bool | None = None
+    # int before float: a whole number typed as 10 stays 10 (not 10.0) wherever it shows.
+    value: int | float | str | bool | None = None
 
 
 class CompletionIn(BaseModel):

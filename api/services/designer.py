@@ -17,7 +17,7 @@ from sqlmodel import Session, col
 from api.services import offers
 from api.services.offer_forms import FormError, from_form, scalar
 from api.services.offer_listing import mission_doc, quest_doc
-from api.services.rules import Rule, RuleError, Tally, step
+from api.services.rules import Rule, RuleError, Tally, plain_number, step
 from models import Event, Mission, Quest
 from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields
 
@@ -199,7 +199,7 @@ class OfferRow:
 
 def describe_rule(mission: Mission) -> str:
     conditions = " and ".join(
-        f"{c['field']} {c['op']}" + (f" {c.get('value')}" if "value" in c else "")
+        f"{c['field']} {c['op']}" + (f" {plain_number(c.get('value'))}" if "value" in c else "")
         for c in mission.rule_conditions
     )
     where = f" where {conditions}" if conditions else ""

@@ -57,7 +57,7 @@ class Condition:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"field": self.field, "op": self.op}
         if self.op not in PRESENCE_OPS:
-            data["value"] = self.operand
+            data["value"] = plain_number(self.operand)
         return data
 
     def holds(self, event: Mapping[str, Any]) -> bool:
@@ -227,3 +227,11 @@ def _compare(actual: float, op: str, operand: float) -> bool:
     if op == "==":
         return actual == operand
     return actual != operand
+
+
+def plain_number(operand: Any) -> Any:
+    """A whole number as an int (10, not 10.0): the engine compares floats, people read
+    what they typed."""
+    if isinstance(operand, float) and operand.is_integer() and abs(operand) < 2**53:
+        return int(operand)
+    return operand

@@ -162,6 +162,16 @@ def test_rule_round_trips_its_conditions():
     }
 
 
+def test_a_whole_number_comes_back_as_it_was_typed():
+    from models.offer_schemas import ConditionIn
+
+    stored = Condition.parse({"field": "traits.kills", "op": ">=", "value": 10}).to_dict()
+    assert repr(stored["value"]) == "10"  # not 10.0, in the editor, the tester and the list
+    assert repr(ConditionIn(field="value", op=">=", value=10).value) == "10"
+    assert Condition.parse({"field": "value", "op": ">=", "value": 2.5}).to_dict()["value"] == 2.5
+    assert Condition.parse({"field": "value", "op": ">=", "value": 10}).operand == 10.0
+
+
 def test_a_rule_definition_becomes_the_engines_rule():
     from models.offer_schemas import RuleIn
 
@@ -176,3 +186,16 @@ def test_a_rule_definition_becomes_the_engines_rule():
     assert rule == Rule(
         "SCORE", (Condition("traits.bot", "not exists"),), "count", 2.0, sum_field=None
     )
+
+
+def test_a_rule_summary_shows_whole_numbers_as_typed_even_when_stored_as_floats():
+    from api.services.designer import describe_rule
+    from models import Mission
+
+    mission = Mission(
+        rule_event="GAME_END",
+        rule_conditions=[{"field": "traits.kills", "op": ">=", "value": 10.0}],
+        rule_completion="count",
+        rule_threshold=1,
+    )
+    assert describe_rule(mission) == "count of GAME_END where traits.kills >= 10 ≥ 1"
