@@ -8,7 +8,7 @@ from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
 from portal.state.games import GamesState, GameState
-from portal.state.studios import StudioState
+from portal.state.studios import DESIGNER_FORM, STUDIO_FORM, StudioState
 
 
 def studios() -> rx.Component:
@@ -25,7 +25,8 @@ def studios() -> rx.Component:
                         width="100%",
                     ),
                     on_submit=s.create_studio,
-                    reset_on_submit=True,
+                    # Emptied by the state once created: a refused form keeps what was typed.
+                    id=STUDIO_FORM,
                 ),
             ),
             card(
@@ -55,7 +56,7 @@ def studios() -> rx.Component:
                         width="100%",
                     ),
                     on_submit=s.add_designer,
-                    reset_on_submit=True,
+                    id=DESIGNER_FORM,
                 ),
             ),
             columns=rx.breakpoints(initial="1", md="2"),

@@ -252,6 +252,8 @@ class QuestState(GameScoped):
         found = [m for m in self.available if m["id"] == mission_id]
         self.available = [m for m in self.available if m["id"] != mission_id]
         self.chosen = self.chosen + found
+        if found:  # "needs at least one mission" no longer holds
+            self.errors = {k: v for k, v in self.errors.items() if k != "missions"}
 
     @rx.event
     def remove(self, mission_id: str):

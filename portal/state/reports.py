@@ -37,7 +37,9 @@ class ReportState(AuthState):
         try:
             first, last = reports.parse_range(self.start, self.end)
         except reports.ReportError as exc:
+            # The figures of the previous range would read as this range's: none are shown.
             self.error = str(exc)
+            self.rows, self.totals, self.chart = [], None, []
             return None
         self.start, self.end = first.isoformat(), last.isoformat()
 

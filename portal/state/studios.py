@@ -12,6 +12,10 @@ from api.services.access import Account
 from models import Role
 from portal.state.auth import AuthState, refusals
 
+# The ids of the two forms, emptied once what they create exists.
+STUDIO_FORM = "new-studio-form"
+DESIGNER_FORM = "new-designer-form"
+
 
 class StudioState(AuthState):
     rows: list[studios.StudioRow] = []
@@ -26,11 +30,15 @@ class StudioState(AuthState):
     async def _fetch(self) -> None:
         self.rows = await self._run(lambda s, _a: studios.list_studios(session=s), Role.STAFF)
 
-    async def _create(self, work: Callable[[Session, Account], str], done: str):
-        """Create as staff, then list again and say what was created."""
+    async def _create(self, work: Callable[[Session, Account], str], done: str, form: str):
+        """Create as staff, list again, say what was created and empty the form (a refusal
+        raises before: the form keeps what was typed, beside the error)."""
         created = await self._run(work, Role.STAFF, write=True)
         await self._fetch()
-        return rx.toast.success(done.format(created))
+        return [
+            rx.toast.success(done.format(created)),
+            rx.call_script(f"document.getElementById('{form}').reset()"),
+        ]
 
     @rx.event
     @refusals(into="studio_errors")
@@ -39,6 +47,7 @@ class StudioState(AuthState):
         return await self._create(
             lambda s, _a: studios.create_studio(session=s, name=form.get("name", "")).name,
             "Studio {} created.",
+            STUDIO_FORM,
         )
 
     @rx.event
@@ -56,4 +65,5 @@ class StudioState(AuthState):
                 ).email
             ),
             "Designer {} can sign in now.",
+            DESIGNER_FORM,
         )

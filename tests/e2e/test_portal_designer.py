@@ -143,6 +143,12 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     with open(download.value.path()) as exported:
         csv_text = exported.read()
     assert "Win two sieges,1,1,1,100.0%,3.00" in csv_text
+    # A refused range shows its reason and no figures (not the previous range's).
+    designer.get_by_label("From").fill("2030-01-02")
+    designer.get_by_label("To").fill("2030-01-01")
+    designer.get_by_role("button", name="Show").click()
+    expect(designer.get_by_text("The range starts after it ends.")).to_be_visible()
+    expect(row).to_be_hidden()
 
     # Another studio's designer cannot save into this game, even by sending the event.
     rival.add_init_script(SPY)
@@ -234,6 +240,8 @@ def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page, tm
     expect(designer.get_by_text("a quest needs at least one mission")).to_be_visible()
     for title in ("Slay the dragon", "Open the gate"):
         designer.get_by_text(title).locator("..").get_by_role("button", name="Add").click()
+    # The missions are there now: the error about them is gone.
+    expect(designer.get_by_text("a quest needs at least one mission")).to_be_hidden()
     chosen = designer.get_by_test_id("quest-mission")
     expect(chosen.first).to_contain_text("Slay the dragon")
     chosen.nth(1).get_by_role("button", name="Move up").click()

@@ -102,3 +102,25 @@ def test_a_publisher_cannot_open_the_studio_pages(portal, page):
     page.goto(portal.url + "/studio/games")
     expect(page.get_by_text("Your account cannot open that page.")).to_be_visible()
     expect(page.get_by_role("heading", name="Games")).to_have_count(0)
+
+
+def test_a_refused_designer_form_keeps_what_was_typed(portal, new_page):
+    staff = new_page()
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    staff.goto(portal.url + "/staff/studios")
+    staff.get_by_label("Studio name").fill("Kept Studio")
+    staff.get_by_role("button", name="Create studio").click()
+    expect(staff.get_by_text("Studio Kept Studio created.")).to_be_visible()
+    expect(staff.get_by_label("Studio name")).to_have_value("")  # emptied once created
+    staff.locator("select[name=studio]").select_option(label="Kept Studio")
+    staff.get_by_label("Email").fill("kept@studio.example")
+    staff.get_by_label("Initial password").fill("short")
+    staff.get_by_role("button", name="Create designer").click()
+    # Refused: the error shows and nothing typed is lost.
+    expect(staff.get_by_text("at least 10 characters")).to_be_visible()
+    expect(staff.get_by_label("Email")).to_have_value("kept@studio.example")
+    staff.get_by_label("Initial password").fill(DESIGNER_PASSWORD)
+    staff.get_by_role("button", name="Create designer").click()
+    expect(staff.get_by_text("Designer kept@studio.example can sign in now.")).to_be_visible()
+    expect(staff.get_by_label("Email")).to_have_value("")
