@@ -15,6 +15,12 @@ from portal.state.workspace import ApplicationState, OfferwallScoped, WorkspaceS
 def application() -> rx.Component:
     return page(
         "Your application",
+        # While the application waits, the page looks for the decision every 5 seconds.
+        rx.moment(
+            interval=rx.cond(ApplicationState.status == "pending", 5000, 0),
+            on_change=ApplicationState.load,
+            display="none",
+        ),
         card(
             rx.hstack(
                 rx.heading(ApplicationState.company, size="5"),
@@ -403,11 +409,18 @@ def deliveries() -> rx.Component:
             rx.flex(
                 rx.heading("Delivery log", size="4", as_="h2"),
                 rx.hstack(
-                    rx.select(
-                        ["all", "pending", "delivered", "failed"],
-                        default_value="all",
+                    # Spelled out so the trigger (the control a user reaches) carries the
+                    # name; the root renders no element of its own.
+                    rx.select.root(
+                        rx.select.trigger(aria_label="Filter by status"),
+                        rx.select.content(
+                            *[
+                                rx.select.item(status.capitalize(), value=status)
+                                for status in ("all", "pending", "delivered", "failed")
+                            ]
+                        ),
+                        value=rx.cond(s.status_filter == "", "all", s.status_filter),
                         on_change=s.filter_status,
-                        aria_label="Filter by status",
                         size="2",
                     ),
                     rx.form(

@@ -115,7 +115,8 @@ def publishers() -> rx.Component:
                     for status in STATUSES
                 ],
                 rx.segmented_control.item("All", value="all"),
-                default_value="pending",
+                # Controlled by the state, so the highlight follows the chosen status.
+                value=rx.cond(s.status_filter == "", "all", s.status_filter),
                 on_change=s.filter_status,
                 aria_label="Filter by status",
             ),

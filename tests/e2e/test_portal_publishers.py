@@ -107,6 +107,16 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
         assert receiver.requests[2] == receiver.requests[1]  # the same URL, resent
         dialog.get_by_role("button", name="Close").click()
         expect(dialog).to_be_hidden()
+        # The status filter is a named control, and shows what it filters by.
+        status = publisher.get_by_role("combobox", name="Filter by status")
+        status.click()
+        publisher.get_by_role("option", name="Failed").click()
+        expect(status).to_contain_text("Failed")
+        expect(row).to_be_hidden()
+        status.click()
+        publisher.get_by_role("option", name="Delivered").click()
+        expect(status).to_contain_text("Delivered")
+        expect(row).to_be_visible()
 
     publisher.get_by_role("link", name="Offerwall").first.click()
     publisher.get_by_role("button", name="Rotate key").click()
@@ -140,11 +150,15 @@ def test_a_suspended_publisher_loses_api_access_at_once(portal, new_page):
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
     staff_approve(staff, portal.url, "Paused Wall")
-    publisher.goto(portal.url + "/publisher")
+    # The waiting application page shows the decision by itself: the workspace opens.
+    expect(publisher.get_by_label("Your password")).to_be_visible(timeout=15_000)
     api_key = reveal_key(publisher)
     assert offers_status(portal.url, api_key) == 200
 
     staff.get_by_role("radio", name="Approved").click()
+    # The highlight follows the chosen status.
+    expect(staff.get_by_role("radio", name="Approved")).to_be_checked()
+    expect(staff.get_by_role("radio", name="Pending")).not_to_be_checked()
     staff_row(staff, "Paused Wall").get_by_role("button", name="Suspend").click()
     expect(staff.get_by_text("Paused Wall is suspended")).to_be_visible()
     assert offers_status(portal.url, api_key) == 403
