@@ -419,7 +419,7 @@ def deliveries() -> rx.Component:
                                 for status in ("all", "pending", "delivered", "failed")
                             ]
                         ),
-                        value=rx.cond(s.status_filter == "", "all", s.status_filter),
+                        value=s.status_choice,
                         on_change=s.filter_status,
                         size="2",
                     ),

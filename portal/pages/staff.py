@@ -116,7 +116,7 @@ def publishers() -> rx.Component:
                 ],
                 rx.segmented_control.item("All", value="all"),
                 # Controlled by the state, so the highlight follows the chosen status.
-                value=rx.cond(s.status_filter == "", "all", s.status_filter),
+                value=s.status_choice,
                 on_change=s.filter_status,
                 aria_label="Filter by status",
             ),

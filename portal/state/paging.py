@@ -24,6 +24,11 @@ class Paged(rx.State, mixin=True):
     async def _fetch(self) -> None:
         raise NotImplementedError
 
+    @rx.var
+    def status_choice(self) -> str:
+        """The filter control's value: the chosen status, or "all"."""
+        return self.status_filter or "all"
+
     def _show(self, window: Window[Any]) -> None:
         self.rows = window.rows
         self.total, self.page, self.pages = window.total, window.page, window.pages
