@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from portal.state.auth import SUBMITTED, AuthState
+
 
 def field(
     label: str,
@@ -66,3 +68,8 @@ SELECT_STYLE = {
 def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Component:
     """A native <select>: it submits with rx.form by its name, styled like the inputs."""
     return rx.el.select(*options, style={**SELECT_STYLE, "width": width}, **props)
+
+
+def submission_count() -> rx.Component:
+    """The hidden input that makes a form's submit count once (`AuthState._first`)."""
+    return rx.el.input(type="hidden", name=SUBMITTED, value=AuthState.submitted.to_string())

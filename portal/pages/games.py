@@ -3,7 +3,7 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.forms import field, form_error, native_select
+from portal.components.forms import field, form_error, native_select, submission_count
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
@@ -99,7 +99,8 @@ def games() -> rx.Component:
                                 width="320px",
                                 max_width="100%",
                             ),
-                            rx.button("Create game", type="submit", size="2"),
+                            submission_count(),
+                            rx.button("Create game", type="submit", size="2", loading=s.creating),
                             wrap="wrap",
                         ),
                         width="100%",

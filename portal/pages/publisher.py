@@ -294,7 +294,7 @@ def postback() -> rx.Component:
                             type="button",
                             variant="soft",
                             size="2",
-                            on_click=s.send_test,
+                            on_click=s.send_test(s.submitted),
                             loading=s.sending,
                             disabled=s.saved_url == "",
                         ),

@@ -69,10 +69,17 @@ def refusals(into: str = "") -> Callable[[H], H]:
     return wrap
 
 
+# The form input that carries `AuthState.submitted`.
+SUBMITTED = "submitted"
+
+
 class AuthState(rx.State):
     user_email: str = ""
     user_name: str = ""
     user_role: str = ""
+    # How many create/send actions this browser tab has made. Their forms and buttons send
+    # the count they were drawn with; see `_first`.
+    submitted: int = 0
 
     # --- for subclasses: every handler goes through _run ---------------------------
 
@@ -121,6 +128,15 @@ class AuthState(rx.State):
             return work(session, resolve(session, account), account)
 
         return await self._run(inner, *roles, write=write)
+
+    def _first(self, drawn_with: Any) -> bool:
+        """True for the first event of a create/send control, False for a repeat: the
+        events of one tab are handled one after the other, so a double click's second
+        event arrives after the first has moved the count on, carrying the spent one."""
+        if str(drawn_with) != str(self.submitted):
+            return False
+        self.submitted += 1
+        return True
 
     def _to_login(self) -> Any:
         """To the sign-in page, which comes back to this page (with its query) after."""

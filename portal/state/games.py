@@ -13,7 +13,7 @@ from api.services.access import Account, Forbidden, game_for
 from models import Game, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.state.auth import AuthState, refusals
+from portal.state.auth import SUBMITTED, AuthState, refusals
 
 MANAGERS = (Role.DESIGNER, Role.STAFF)
 T = TypeVar("T")
@@ -22,6 +22,7 @@ T = TypeVar("T")
 class GamesState(AuthState):
     rows: list[studios.GameRow] = []
     can_create: bool = False
+    creating: bool = False
     error: str = ""
 
     @rx.event
@@ -36,19 +37,28 @@ class GamesState(AuthState):
     @rx.event
     @refusals(into="error")
     async def create(self, form: dict[str, str]):
-        self.error = ""
-
-        def work(session: Session, account: Account) -> games.IssuedCredential:
-            return games.create_game(
-                session=session, box=box(), name=form.get("name", ""), studio_id=account.studio_id
+        if not self._first(form.get(SUBMITTED)):
+            return  # a second click of the same form
+        self.error, self.creating = "", True
+        yield
+        try:
+            issued = await self._run(
+                lambda session, account: games.create_game(
+                    session=session,
+                    box=box(),
+                    name=form.get("name", ""),
+                    studio_id=account.studio_id,
+                ),
+                Role.DESIGNER,
+                write=True,
             )
-
-        issued = await self._run(work, Role.DESIGNER, write=True)
+        finally:
+            self.creating = False
         # The secret is shown once, on the game's page.
         game_state = await self.get_state(GameState)
         game_state.game_id = issued.game_id
         game_state.fresh_client_id, game_state.fresh_secret = issued.client_id, issued.client_secret
-        return rx.redirect(routes.game(issued.game_id))
+        yield rx.redirect(routes.game(issued.game_id))
 
 
 class GameScoped(AuthState):

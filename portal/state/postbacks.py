@@ -79,7 +79,9 @@ class PostbackState(OfferwallScoped):
 
     @rx.event
     @refusals()
-    async def send_test(self):
+    async def send_test(self, drawn_with: int):
+        if not self._first(drawn_with):
+            return  # a second click of the same button
         self.sending = True
         yield
         try:

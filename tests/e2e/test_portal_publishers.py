@@ -85,13 +85,18 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
         expect(publisher.get_by_test_id("test-status")).to_have_text("200")
         expect(publisher.get_by_test_id("test-answer")).to_have_text("ok")
         assert len(receiver.requests) == 1 and "tx=test-" in receiver.requests[0]
+        # A double click sends one more test postback, not two.
+        publisher.get_by_role("button", name="Send test postback").dblclick()
+        expect(publisher.get_by_text("Test postback answered 200.")).to_have_count(1)
+        publisher.wait_for_timeout(1000)  # room for a second event, had the click sent one
+        assert len(receiver.requests) == 2
         screenshot(publisher, "publisher-postback")
 
         convert(portal, owid, "player-1", tmp_path)
         deadline = time.monotonic() + 10
-        while len(receiver.requests) < 2 and time.monotonic() < deadline:
+        while len(receiver.requests) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(receiver.requests) == 2
+        assert len(receiver.requests) == 3
         publisher.get_by_role("link", name="Deliveries").first.click()
         row = publisher.get_by_role("row").filter(has_text="Win once (player-1)")
         expect(row).to_contain_text("delivered")
@@ -102,9 +107,9 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
         dialog.get_by_role("button", name="Resend now").click()
         expect(publisher.get_by_text("Queued for another attempt now.")).to_be_visible()
         deadline = time.monotonic() + 10
-        while len(receiver.requests) < 3 and time.monotonic() < deadline:
+        while len(receiver.requests) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert receiver.requests[2] == receiver.requests[1]  # the same URL, resent
+        assert receiver.requests[3] == receiver.requests[2]  # the same URL, resent
         dialog.get_by_role("button", name="Close").click()
         expect(dialog).to_be_hidden()
         # The status filter is a named control, and shows what it filters by.

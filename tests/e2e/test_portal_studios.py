@@ -124,3 +124,21 @@ def test_a_refused_designer_form_keeps_what_was_typed(portal, new_page):
     staff.get_by_role("button", name="Create designer").click()
     expect(staff.get_by_text("Designer kept@studio.example can sign in now.")).to_be_visible()
     expect(staff.get_by_label("Email")).to_have_value("")
+
+
+def test_a_double_click_on_create_game_creates_one_game(portal, new_page):
+    from models import Game
+
+    staff, designer = new_page(), new_page()
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff).not_to_have_url(re.compile("/login"))
+    create_studio_with_designer(staff, portal.url, "Twice Studio", "twice@studio.example")
+    sign_in(designer, portal.url, "twice@studio.example", DESIGNER_PASSWORD)
+    expect(designer.get_by_role("heading", name="Games")).to_be_visible()
+    designer.get_by_label("Game name").fill("Double Tap")
+    designer.get_by_role("button", name="Create game").dblclick()
+    expect(designer.get_by_test_id("fresh-secret")).to_be_visible()
+    designer.wait_for_timeout(1000)  # room for a second event, had the click sent one
+    with Session(portal.engine()) as session:
+        made = session.exec(select(Game).where(Game.name == "Double Tap")).all()
+    assert len(made) == 1
