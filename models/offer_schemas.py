@@ -35,7 +35,10 @@ class Geotargeting(BaseModel):
         codes = [c.strip().upper() for c in value]
         bad = [c for c in codes if not COUNTRY.fullmatch(c)]
         if bad:
-            raise ValueError(f"country codes are ISO 3166-1 alpha-2 (e.g. US, DE): {bad}")
+            raise ValueError(
+                "Countries are two-letter ISO 3166-1 codes such as US or DE; not a country: "
+                + ", ".join(bad)
+            )
         return sorted(set(codes))
 
 
@@ -68,18 +71,18 @@ class RuleIn(BaseModel):
         # The engine (api/services/rules.py) checks the rule again when it is saved.
         for condition in self.conditions:
             if not _is_field(condition.field):
-                raise ValueError('a condition field is "value" or "traits.<name>"')
+                raise ValueError('A condition\'s field is "value" or "traits.<name>".')
             if condition.op in ("exists", "not exists"):
                 continue
             if condition.value is None:
-                raise ValueError(f"the condition on {condition.field} needs a value")
+                raise ValueError(f"The condition on {condition.field} needs a value.")
             is_text = isinstance(condition.value, str | bool)
             if is_text and condition.op not in ("==", "!="):
-                raise ValueError(f"{condition.op} compares numbers; strings use == or !=")
+                raise ValueError(f"{condition.op} compares numbers; text uses == or !=.")
         if self.completion.kind == "sum" and not (
             self.completion.field and _is_field(self.completion.field)
         ):
-            raise ValueError('a sum completion needs "field": "value" or "traits.<name>"')
+            raise ValueError('A total needs the field to add up: "value" or "traits.<name>".')
         return self
 
 
@@ -107,7 +110,7 @@ class _OfferCommon(BaseModel):
     @classmethod
     def _url(cls, value: str) -> str:
         if value and not value.lower().startswith(("http://", "https://")):
-            raise ValueError("must be an http(s) URL")
+            raise ValueError("Enter a web address starting with https:// or http://.")
         return value
 
     @field_validator("operatingSystem")
@@ -118,7 +121,7 @@ class _OfferCommon(BaseModel):
             canonical = _OS_BY_LOWER.get(name.strip().lower())
             if canonical is None:
                 raise ValueError(
-                    f"unknown operating system {name!r}; one of {', '.join(OPERATING_SYSTEMS)}"
+                    f"Unknown operating system {name}; choose from {', '.join(OPERATING_SYSTEMS)}."
                 )
             known.append(canonical)
         return sorted(set(known))
@@ -127,7 +130,7 @@ class _OfferCommon(BaseModel):
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
-            raise ValueError("expirationDate needs a zone, e.g. 2027-01-31T00:00:00Z")
+            raise ValueError("The expiry date needs a time zone, e.g. 2027-01-31T00:00:00Z.")
         return value
 
 

@@ -113,20 +113,15 @@ async def sign_up_route(request: Request) -> Response:
     """A publisher's application, then a sign-in from the same request."""
     settings = _checked_origin(request)
     data = await _form(request, SIGN_UP_FIELDS)
-    if data["password"] != data["confirm"]:
-        raise _field_error("confirm", "The two passwords differ.")
 
     def work() -> None:
         with write_session(request.app.state.engine) as session:
-            signup_publisher(
-                session=session,
-                **{k: data[k] for k in ("company", "website", "contact", "email", "password")},
-            )
+            signup_publisher(session=session, **{k: data[k] for k in SIGN_UP_FIELDS - {"next"}})
 
     try:
         await run_in_threadpool(work)
     except AccountError as exc:
-        raise _field_error(exc.field or "", str(exc)) from None
+        raise _field_errors(exc) from None
     return await _sign_in(request, settings, data, next_path=routes.APPLICATION)
 
 
@@ -173,8 +168,10 @@ async def _form(request: Request, fields: frozenset[str]) -> dict[str, Any]:
     return data
 
 
-def _field_error(field: str, message: str) -> ApiError:
-    return validation_failed(message, [{"path": field, "message": message}] if field else [])
+def _field_errors(exc: AccountError) -> ApiError:
+    """422 naming every input the service refused (or none: a refusal of the form)."""
+    details = [{"path": f, "message": m} for f, m in exc.field_errors().items()]
+    return validation_failed(exc.message, details)
 
 
 def _client_ip(request: Request, settings: Settings) -> str:

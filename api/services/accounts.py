@@ -105,16 +105,13 @@ def create_user(
     offerwall_id: str | None = None,
 ) -> User:
     """A new account. Designers belong to a studio, publishers to an offerwall."""
-    email = normalize_email(email)
-    problem = password_problem(password, email=email)
-    if problem:
-        raise AccountError(problem, "password")
+    problems = _account_problems(session=session, email=email, password=password)
     if role == Role.DESIGNER and not studio_id:
-        raise AccountError("A designer belongs to a studio.", "studio")
-    if session.exec(select(User.id).where(User.email == email)).first():
-        raise AccountError("An account with this email already exists.", "email")
+        problems["studio"] = "A designer belongs to a studio."
+    if problems:
+        raise AccountError.several(problems)
     user = User(
-        email=email,
+        email=normalize_email(email),
         name=name.strip()[:200],
         password_hash=hash_password(password),
         role=role,
@@ -126,6 +123,22 @@ def create_user(
     return user
 
 
+def _account_problems(*, session: Session, email: str, password: str) -> dict[str, str]:
+    """What is wrong with a new account's email and password, every input at once."""
+    problems: dict[str, str] = {}
+    try:
+        email = normalize_email(email)
+    except AccountError as exc:
+        problems["email"] = exc.message
+    else:
+        if session.exec(select(User.id).where(User.email == email)).first():
+            problems["email"] = "An account with this email already exists."
+    problem = password_problem(password, email=email)
+    if problem:
+        problems["password"] = problem
+    return problems
+
+
 def signup_publisher(
     *,
     session: Session,
@@ -134,17 +147,23 @@ def signup_publisher(
     contact: str,
     email: str,
     password: str,
+    confirm: str | None = None,
 ) -> User:
-    """A publisher's application: a pending offerwall and its account."""
+    """A publisher's application: a pending offerwall and its account. Refused with
+    every input's problem at once; `confirm`, when given, must repeat the password."""
     company, contact, website = company.strip(), contact.strip(), website.strip()
+    problems: dict[str, str] = {}
     if not 2 <= len(company) <= 200:
-        raise AccountError("Enter your company's name (2 to 200 characters).", "company")
+        problems["company"] = "Enter your company's name (2 to 200 characters)."
     if not website.lower().startswith(("http://", "https://")) or len(website) > 2048:
-        raise AccountError("Enter your website as a full URL, e.g. https://example.com.", "website")
+        problems["website"] = "Enter your website as a full URL, e.g. https://example.com."
     if not 2 <= len(contact) <= 200:
-        raise AccountError("Enter the name of a contact person.", "contact")
-    # The account's own checks (email, password, one account per email) come with
-    # create_user; when they refuse, the caller's transaction drops the offerwall too.
+        problems["contact"] = "Enter the name of a contact person."
+    problems |= _account_problems(session=session, email=email, password=password)
+    if confirm is not None and confirm != password:
+        problems["confirm"] = "The two passwords differ."
+    if problems:
+        raise AccountError.several(problems)
     offerwall = create_offerwall(session=session, name=company)
     offerwall.website = website
     offerwall.contact_name = contact

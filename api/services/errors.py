@@ -11,11 +11,21 @@ from __future__ import annotations
 
 
 class DomainError(Exception):
-    """A refusal the user can act on; `field` names the form input it is about, if any."""
+    """A refusal the user can act on; `field` names the form input it is about, if any.
+    A refusal of a whole form gives every input's problem at once (`several`)."""
 
     def __init__(self, message: str = "", field: str | None = None):
         super().__init__(message)
         self.field = field
+        self._errors: dict[str, str] = {field: message} if field else {}
+
+    @classmethod
+    def several(cls, errors: dict[str, str]) -> DomainError:
+        """One refusal for all of a form's problems (input name → message)."""
+        first, message = next(iter(errors.items()))
+        refusal = cls(message, first)
+        refusal._errors = dict(errors)
+        return refusal
 
     @property
     def message(self) -> str:
@@ -23,7 +33,7 @@ class DomainError(Exception):
 
     def field_errors(self) -> dict[str, str]:
         """The refusal as the form's error dict (empty when it is about no one input)."""
-        return {self.field: self.message} if self.field else {}
+        return dict(self._errors)
 
 
 class SignedOut(DomainError):

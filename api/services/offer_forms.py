@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from api.services.offers import OfferError
+from api.services.wording import plain
 
 Definition = typing.TypeVar("Definition", bound=BaseModel)
 
@@ -191,5 +192,5 @@ def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> di
         parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
         paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
         key = next((p for p in paths if p in form), parts[0] if parts else "form")
-        errors.setdefault(key, error["msg"].removeprefix("Value error, "))
+        errors.setdefault(key, plain(error))
     return errors

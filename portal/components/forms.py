@@ -22,6 +22,9 @@ def field(
     """A labelled input named `name`, its hint, and its error from `errors` (a dict var)."""
     if default_value is not None:
         props["default_value"] = default_value
+    if errors is not None:  # marked invalid, and its message read with it
+        props["aria_invalid"] = rx.cond(errors.contains(name), "true", "false")
+        props["aria_describedby"] = f"{name}-error"
     parts = [
         rx.el.label(rx.text(label, size="2", weight="medium"), html_for=name),
         rx.input(
@@ -46,7 +49,9 @@ def field_error(errors: rx.Var, name: str) -> rx.Component:
     """The message for input `name` in an errors dict var, when there is one."""
     return rx.cond(
         errors.contains(name),
-        rx.text(errors[name].to(str), size="2", color_scheme="red", role="alert"),
+        rx.text(
+            errors[name].to(str), size="2", color_scheme="red", role="alert", id=f"{name}-error"
+        ),
     )
 
 

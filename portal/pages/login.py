@@ -116,6 +116,9 @@ def signup() -> rx.Component:
             ),
             on_submit=rx.call_script(SIGN_UP_JS, callback=SignupState.refused),
             id="sign-up-form",
+            # The server names every problem at once, beside its field; the browser's own
+            # checks would stop at the first.
+            no_validate=True,
             width="100%",
         ),
         rx.text(

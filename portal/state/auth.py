@@ -20,6 +20,7 @@ from api.core.db import new_session, write_session
 from api.services.access import Account, Forbidden, account_for, require
 from api.services.errors import DomainError, SignedOut
 from api.services.offers import OfferError
+from api.services.wording import sentence
 from models import Role
 from portal import routes
 from portal.backend import engine, off_loop
@@ -145,19 +146,23 @@ class AuthState(rx.State):
         return rx.redirect(routes.login_for(here))
 
     def _refused(self, exc: DomainError, into: str = "") -> Any:
-        """How a refusal is shown; the one place that decides it (see `refusals`)."""
+        """How a refusal is shown; the one place that decides it (see `refusals`).
+        Every message is shown as a sentence, whatever the service wrote."""
         if isinstance(exc, SignedOut):
             return self._to_login()
         if not into or isinstance(exc, Forbidden):
-            return rx.toast.error(exc.message)
+            return rx.toast.error(sentence(exc.message))
         if not isinstance(getattr(self, into), dict):
-            setattr(self, into, exc.message)
+            setattr(self, into, sentence(exc.message))
             return None
         if isinstance(exc, OfferError):  # a form error, under the inputs it names
-            setattr(self, into, exc.errors)
-            return rx.toast.error("Some fields need attention.")
-        setattr(self, into, exc.field_errors() or {"form": exc.message})
-        return None
+            errors = exc.errors
+            toast = "Some fields need attention."
+        else:
+            errors = exc.field_errors() or {"form": exc.message}
+            toast = None
+        setattr(self, into, {name: sentence(text) for name, text in errors.items()})
+        return rx.toast.error(toast) if toast else None
 
     async def _fetch(self) -> None:
         """Read what the page shows; the states of pages with data override it."""

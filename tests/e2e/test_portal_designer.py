@@ -66,8 +66,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     designer.get_by_label("Completion threshold").fill("2")
     designer.get_by_role("button", name="Save mission").click()
     # Inline errors from the same schema imports use; nothing is saved.
-    expect(designer.get_by_text("greater than or equal to 0")).to_be_visible()
-    expect(designer.get_by_text("ISO 3166-1 alpha-2")).to_be_visible()
+    expect(designer.get_by_text("Enter 0 or more.")).to_be_visible()
+    expect(designer.get_by_text("two-letter ISO 3166-1 codes")).to_be_visible()
     designer.get_by_label("Payout (USD)").fill("3")
     designer.get_by_label("Countries (only these)").fill("")
     designer.get_by_role("button", name="Save mission").click()

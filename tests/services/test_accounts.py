@@ -98,6 +98,28 @@ def test_signup_names_the_field_it_refuses(engine, field, overrides):
         assert session.exec(select(Offerwall)).all() == []
 
 
+def test_signup_names_every_refused_field_at_once(engine):
+    signup(engine, email="taken@example.com")
+    with pytest.raises(AccountError) as refused, write_session(engine) as session:
+        accounts.signup_publisher(
+            session=session,
+            company="A",
+            website="acme.example",
+            contact="",
+            email="TAKEN@example.com",
+            password="short",
+            confirm="other",
+        )
+    assert refused.value.field_errors() == {
+        "company": "Enter your company's name (2 to 200 characters).",
+        "website": "Enter your website as a full URL, e.g. https://example.com.",
+        "contact": "Enter the name of a contact person.",
+        "email": "An account with this email already exists.",
+        "password": "Use at least 10 characters.",
+        "confirm": "The two passwords differ.",
+    }
+
+
 def test_one_account_per_email(engine):
     signup(engine)
     with pytest.raises(AccountError, match="already exists"):

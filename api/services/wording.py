@@ -1,0 +1,63 @@
+"""Refusals in the portal's words: a sentence that starts with a capital, and what a
+validation error of the schema means, said the way a form's user can act on it (no
+pydantic wording, no patterns, no Python lists)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import ErrorDetails
+
+# What an input named by the last part of its path must look like, where the schema
+# says it with a pattern.
+FORMATS = {
+    "event": "Use letters, digits and _ . : - only (at most 64 characters), e.g. GAME_END.",
+}
+
+
+def sentence(text: str) -> str:
+    """`text` as a sentence: a capital first letter and a closing full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+def _count(n: Any, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def plain(error: ErrorDetails) -> str:
+    """One validation error of a form, in words."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    field = str(error["loc"][-1]) if error["loc"] else ""
+    limit = ctx.get("min_length", ctx.get("max_length"))
+    messages: dict[str, str] = {
+        "missing": "This is required.",
+        "string_too_short": "This is required."
+        if limit == 1
+        else f"Use at least {_count(limit, 'character', 'characters')}.",
+        "string_too_long": f"Use at most {_count(limit, 'character', 'characters')}.",
+        "too_short": f"Add at least {_count(limit, 'item', 'items')}.",
+        "too_long": f"Use at most {_count(limit, 'item', 'items')}.",
+        "string_pattern_mismatch": FORMATS.get(field, "Use letters, digits and _ only."),
+        "int_parsing": "Enter a whole number.",
+        "int_from_float": "Enter a whole number.",
+        "float_parsing": "Enter a number.",
+        "decimal_parsing": "Enter a number.",
+        "decimal_max_places": f"Use at most {ctx.get('decimal_places')} decimals.",
+        "decimal_max_digits": "This number is too long.",
+        "bool_parsing": "Choose yes or no.",
+        "datetime_parsing": "Enter a date.",
+        "datetime_from_date_parsing": "Enter a date.",
+        "greater_than": f"Enter a number above {ctx.get('gt')}.",
+        "greater_than_equal": f"Enter {ctx.get('ge')} or more.",
+        "less_than": f"Enter a number below {ctx.get('lt')}.",
+        "less_than_equal": f"Enter {ctx.get('le')} or less.",
+        "literal_error": f"Choose {ctx.get('expected')}.",
+        "enum": f"Choose {ctx.get('expected')}.",
+    }
+    if kind in messages:
+        return messages[kind]
+    return sentence(str(error["msg"]).removeprefix("Value error, "))
