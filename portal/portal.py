@@ -57,7 +57,14 @@ class QuestwallApp(rx.App):
 
 app = QuestwallApp(
     api_transformer=api,
-    head_components=[rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml")],
+    head_components=[
+        rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml"),
+        rx.el.script(src="/unsaved.js", defer=True),
+    ],
+    stylesheets=["/portal.css"],
+    # Toasts come in at the top, under the header: the bottom corners hold the pagers'
+    # and forms' buttons.
+    toaster=rx.toast.provider(position="top-center", offset="72px", close_button=True),
 )
 
 # (page, route, title, on_load): every page of the portal.

@@ -18,10 +18,16 @@ def data_table(
     extra_rows: Sequence[rx.Component] = (),
 ) -> rx.Component:
     """One header row, then one row per item of `rows`; `cells(item)` gives the contents
-    of its cells. `extra_rows` (a totals row) follow the items."""
+    of its cells. `extra_rows` (a totals row) follow the items.
+
+    On a phone each row becomes a card of its own, every cell under its column's name
+    (assets/portal.css: `.qw-cards`), so no action is ever off screen."""
 
     def row(item: Any) -> rx.Component:
-        return rx.table.row(*[rx.table.cell(c) for c in cells(item)], data_testid=test_id)
+        return rx.table.row(
+            *[rx.table.cell(c, data_label=h) for h, c in zip(headers, cells(item), strict=True)],
+            data_testid=test_id,
+        )
 
     return rx.box(
         rx.table.root(
@@ -30,6 +36,7 @@ def data_table(
             width="100%",
             size=size,
         ),
+        class_name="qw-cards",
         overflow_x="auto",
         width="100%",
     )

@@ -64,9 +64,10 @@ def _tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
             href=href + state.query,
         )
 
-    return rx.vstack(
-        rx.cond(
-            state.staff_view,
+    # Staff moving between one publisher's pages; a publisher has the navigation.
+    return rx.cond(
+        state.staff_view,
+        rx.vstack(
             rx.callout(
                 rx.hstack(
                     rx.text("You are viewing this publisher as staff."),
@@ -77,15 +78,15 @@ def _tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
                 icon="shield",
                 width="100%",
             ),
+            rx.hstack(
+                tab("Offerwall", routes.PUBLISHER),
+                tab("Postback", routes.PUBLISHER_POSTBACK),
+                tab("Deliveries", routes.PUBLISHER_DELIVERIES),
+                spacing="2",
+                wrap="wrap",
+            ),
+            width="100%",
         ),
-        rx.hstack(
-            tab("Offerwall", routes.PUBLISHER),
-            tab("Postback", routes.PUBLISHER_POSTBACK),
-            tab("Deliveries", routes.PUBLISHER_DELIVERIES),
-            spacing="2",
-            wrap="wrap",
-        ),
-        width="100%",
     )
 
 
@@ -222,6 +223,7 @@ def _currency_card() -> rx.Component:
                 width="100%",
             ),
             on_submit=s.save_currency,
+            data_unsaved_guard=True,
             width="100%",
         ),
     )
@@ -303,6 +305,7 @@ def postback() -> rx.Component:
                     width="100%",
                 ),
                 on_submit=s.save,
+                data_unsaved_guard=True,
                 width="100%",
             ),
             rx.cond(

@@ -3,9 +3,18 @@
 import reflex as rx
 
 from portal import routes
+from portal.components.confirm import confirmed
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
 from portal.state.staff import STATUSES, StaffState
+
+# What an empty status tab says (status, title, text); "all" and a search fall through.
+EMPTY = [
+    ("pending", "No applications waiting", "New sign-ups appear here for your decision."),
+    ("approved", "No approved publishers", "Publishers you approve are listed here."),
+    ("rejected", "No rejected applications", "Applications you reject are kept here."),
+    ("suspended", "No suspended publishers", "Publishers you suspend are listed here."),
+]
 
 
 def _actions(row) -> rx.Component:
@@ -30,12 +39,12 @@ def _actions(row) -> rx.Component:
             ),
             (
                 "approved",
-                rx.button(
+                confirmed(
                     "Suspend",
-                    size="1",
-                    color_scheme="red",
-                    variant="soft",
-                    on_click=s.suspend(row.id),
+                    title="Suspend " + row.company + "?",
+                    description="Its API key stops working at once: its offerwall lists no "
+                    "offers and its tracking links stop, until you reinstate it.",
+                    on_confirm=s.suspend(row.id),
                 ),
             ),
             (
@@ -162,8 +171,23 @@ def publishers() -> rx.Component:
                     ],
                     test_id="publisher-row",
                 ),
-                empty_state(
-                    "users", "No publishers here", "Applications appear here as publishers sign up."
+                rx.cond(
+                    s.search != "",
+                    empty_state(
+                        "search", "No matches", "No publisher here matches “" + s.search + "”."
+                    ),
+                    rx.match(
+                        s.status_choice,
+                        *[
+                            (status, empty_state("users", title, text))
+                            for status, title, text in EMPTY
+                        ],
+                        empty_state(
+                            "users",
+                            "No publishers yet",
+                            "Applications appear as publishers sign up.",
+                        ),
+                    ),
                 ),
             ),
             pager(s.page, s.pages, s.total, s.go),

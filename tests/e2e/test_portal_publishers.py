@@ -165,6 +165,7 @@ def test_a_suspended_publisher_loses_api_access_at_once(portal, new_page):
     expect(staff.get_by_role("radio", name="Approved")).to_be_checked()
     expect(staff.get_by_role("radio", name="Pending")).not_to_be_checked()
     staff_row(staff, "Paused Wall").get_by_role("button", name="Suspend").click()
+    staff.get_by_role("alertdialog").get_by_role("button", name="Suspend").click()
     expect(staff.get_by_text("Paused Wall is suspended")).to_be_visible()
     assert offers_status(portal.url, api_key) == 403
     publisher.goto(portal.url + "/publisher")
