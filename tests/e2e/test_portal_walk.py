@@ -1,0 +1,128 @@
+"""Every page of the portal, as each role opens it, at a laptop's and a phone's width.
+
+The portal is seeded by `questwall demo` (a studio with a game, missions and a quest, an
+approved publisher, players who clicked and converted), so each page shows real rows.
+Each page must open as itself (not the sign-in page, not another role's), show its
+title, and fit the screen without sideways scrolling; a screenshot of each goes to
+test-artifacts/screenshots/walk-<role>-<page>-<width>.png for a person to look at."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session, select
+
+from api.demo import DESIGNER, PUBLISHER
+from models import Game, Mission, Offerwall, Quest
+from portal import routes
+from tests.e2e.conftest import screenshot
+from tests.e2e.steps import sign_in
+from tests.live import cli
+
+pytestmark = pytest.mark.e2e
+
+WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
+
+
+@pytest.fixture(scope="module")
+def seeded(portal) -> dict[str, str]:
+    """The demo's rows, by what the walk needs of them."""
+    cli(portal.env, "demo")
+    with Session(portal.engine()) as session:
+        game = session.exec(select(Game).where(Game.name == "Star Siege")).one()
+        mission = session.exec(select(Mission).where(Mission.game_id == game.id)).first()
+        quest = session.exec(select(Quest).where(Quest.game_id == game.id)).first()
+        wall = session.exec(select(Offerwall).where(Offerwall.name == "Demo Rewards")).one()
+    assert mission is not None and quest is not None
+    return {"game": game.id, "mission": mission.id, "quest": quest.id, "offerwall": wall.id}
+
+
+def designer_pages(ids: dict[str, str]) -> dict[str, str]:
+    game = ids["game"]
+    return {
+        "games": routes.GAMES,
+        "game": routes.game(game),
+        "missions": routes.missions(game),
+        "mission": routes.mission(game, ids["mission"]),
+        "new-mission": routes.with_game(routes.MISSION, game),
+        "quest": routes.quest(game, ids["quest"]),
+        "tester": routes.tester(game, ids["mission"]),
+        "events": routes.with_game(routes.EVENTS, game),
+        "reports": routes.REPORTS,
+    }
+
+
+def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
+    return {
+        "offerwall": routes.PUBLISHER,
+        "postback": routes.PUBLISHER_POSTBACK,
+        "deliveries": routes.PUBLISHER_DELIVERIES,
+        "reports": routes.REPORTS,
+    }
+
+
+def staff_pages(ids: dict[str, str]) -> dict[str, str]:
+    wall = routes.offerwall_query(ids["offerwall"])
+    return {
+        "publishers": routes.STAFF_PUBLISHERS + "?status=all",
+        "studios": routes.STAFF_STUDIOS,
+        "games": routes.GAMES,
+        "missions": routes.missions(ids["game"]),
+        "publisher-offerwall": routes.PUBLISHER + wall,
+        "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
+        "reports": routes.REPORTS,
+    }
+
+
+ROLES: dict[str, tuple[Callable[[dict[str, str]], dict[str, str]], str]] = {
+    "designer": (designer_pages, "designer"),
+    "publisher": (publisher_pages, "publisher"),
+    "staff": (staff_pages, "staff"),
+}
+
+
+def account(portal, role: str) -> tuple[str, str]:
+    return {"designer": DESIGNER, "publisher": PUBLISHER, "staff": portal.staff}[role]
+
+
+def open_page(page: Page, url: str, path: str) -> None:
+    page.goto(url + path)
+    expect(page).to_have_url(re.compile(re.escape(path.split("?")[0]) + r"/?(\?|$)"))
+    expect(page.locator("h1")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+
+
+def fits(page: Page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("role", ROLES)
+def test_every_page_of_a_role_opens_and_fits_the_screen(portal, seeded, new_page, role, width):
+    pages, _ = ROLES[role]
+    page = new_page(*WIDTHS[width])
+    sign_in(page, portal.url, *account(portal, role))
+    expect(page).not_to_have_url(re.compile("/login"))
+    too_wide = []
+    for name, path in pages(seeded).items():
+        open_page(page, portal.url, path)
+        screenshot(page, f"walk-{role}-{name}-{WIDTHS[width][0]}")
+        if not fits(page):
+            too_wide.append(name)
+    assert too_wide == [], f"wider than {WIDTHS[width][0]} px: {too_wide}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_public_pages_open_and_fit_the_screen(portal, new_page, width):
+    page = new_page(*WIDTHS[width])
+    for name, path in {"login": routes.LOGIN, "signup": routes.SIGNUP}.items():
+        page.goto(portal.url + path)
+        expect(page.locator("h1")).to_be_visible()
+        screenshot(page, f"walk-public-{name}-{WIDTHS[width][0]}")
+        assert fits(page), f"{name} is wider than the screen"
+    page.goto(portal.url + routes.HOME)
+    screenshot(page, f"walk-public-home-{WIDTHS[width][0]}")
+    assert fits(page)
