@@ -24,6 +24,8 @@ def _role_links() -> rx.Component:
                 _nav_link("Studios", routes.STAFF_STUDIOS),
                 _nav_link("Games", routes.GAMES),
                 _nav_link("Reports", routes.REPORTS),
+                _nav_link("Users", routes.STAFF_USERS),
+                _nav_link("Mail outbox", routes.STAFF_MAIL),
                 spacing="4",
             ),
         ),
@@ -68,6 +70,7 @@ def _user_menu() -> rx.Component:
                 text_transform="capitalize",
             ),
             rx.menu.separator(),
+            rx.menu.item("Your account", on_click=rx.redirect(routes.ACCOUNT)),
             rx.menu.item("Sign out", on_click=AuthState.logout),
         ),
     )
