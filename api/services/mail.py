@@ -213,7 +213,7 @@ class MailSender:
     def _email(self, message: _Claimed) -> EmailMessage:
         email = EmailMessage()
         email["From"] = self.settings.sender
-        email["To"] = message.to
+        email["To"] = message.to_address
         email["Subject"] = message.subject
         email["Date"] = formatdate(usegmt=True)
         email["Message-ID"] = make_msgid(domain=self.server.host)
