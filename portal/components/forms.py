@@ -20,11 +20,13 @@ def field(
     """A labelled input named `name`, its hint, and its error from `errors` (a dict var)."""
     if default_value is not None:
         props["default_value"] = default_value
+    # The input's id is its name unless given: two forms of one page may share a name.
+    input_id = props.pop("id", name)
     parts = [
-        rx.el.label(rx.text(label, size="2", weight="medium"), html_for=name),
+        rx.el.label(rx.text(label, size="2", weight="medium"), html_for=input_id),
         rx.input(
             name=name,
-            id=name,
+            id=input_id,
             type=type,
             placeholder=placeholder,
             required=required,

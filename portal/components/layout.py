@@ -25,7 +25,7 @@ def _role_links() -> rx.Component:
                 _nav_link("Games", routes.GAMES),
                 _nav_link("Reports", routes.REPORTS),
                 _nav_link("Users", routes.STAFF_USERS),
-                _nav_link("Mail outbox", routes.STAFF_MAIL),
+                _nav_link("Mail", routes.STAFF_MAIL),
                 spacing="4",
             ),
         ),

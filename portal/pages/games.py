@@ -100,6 +100,7 @@ def _rename_dialog() -> rx.Component:
                     field(
                         "New name",
                         "name",
+                        id="rename-studio-name",
                         errors=s.rename_errors,
                         default_value=s.renaming_name,
                         auto_focus=True,

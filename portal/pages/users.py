@@ -51,7 +51,12 @@ def _user_actions(row) -> rx.Component:
             rx.button("Enable", size="1", variant="soft", on_click=s.enable(row.id)),
             rx.fragment(
                 rx.button(
-                    "Send reset link", size="1", variant="soft", on_click=s.send_reset(row.id)
+                    "Send reset link",
+                    size="1",
+                    variant="soft",
+                    on_click=s.send_reset(row.id),
+                    loading=s.sending_to == row.id,
+                    disabled=s.sending_to != "",
                 ),
                 rx.cond(
                     mine,
@@ -255,7 +260,15 @@ def mail_outbox() -> rx.Component:
                     s.rows,
                     lambda m: [
                         m.to_address,
-                        rx.link(m.subject, on_click=s.open(m.id), cursor="pointer"),
+                        rx.button(
+                            m.subject,
+                            variant="ghost",
+                            size="2",
+                            on_click=s.open(m.id),
+                            text_align="left",
+                            height="auto",
+                            white_space="normal",
+                        ),
                         _mail_badge(m.status),
                         m.attempts,
                         rx.text(m.created_at, white_space="nowrap"),

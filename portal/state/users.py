@@ -29,6 +29,7 @@ class UsersState(Paged, AuthState):
     moving_email: str = ""
     moving_studio: str = ""
     move_errors: dict[str, str] = {}
+    sending_to: str = ""
 
     @rx.event
     @refusals()
@@ -82,10 +83,15 @@ class UsersState(Paged, AuthState):
     @rx.event
     @refusals()
     async def send_reset(self, user_id: str):
-        return await self._act(
-            lambda s, a: users.send_reset(session=s, account=a, user_id=user_id),
-            "A link to set a new password is on its way to {}.",
-        )
+        self.sending_to = user_id  # that row's button shows it is on its way
+        yield
+        try:
+            yield await self._act(
+                lambda s, a: users.send_reset(session=s, account=a, user_id=user_id),
+                "A link to set a new password is on its way to {}.",
+            )
+        finally:
+            self.sending_to = ""
 
     @rx.event
     def start_move(self, user_id: str, email: str, studio_id: str):

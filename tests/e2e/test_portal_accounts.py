@@ -166,13 +166,13 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
     assert portal.url + "/publisher" in body and "qw_ak_" not in body
     assert re.search(r"owid\) is ow[a-z0-9]{10}", body), body
 
-    staff.get_by_role("link", name="Mail outbox").click()
+    staff.get_by_role("link", name="Mail", exact=True).click()
     expect(staff.get_by_role("heading", name="Mail outbox")).to_be_visible()
     staff.get_by_label("Search messages").fill(email)
     staff.get_by_role("button", name="Search").click()
     row = staff.get_by_test_id("mail-row").filter(has_text="Welcome Wall is approved")
     expect(row).to_contain_text("sent")
-    row.get_by_text("Welcome Wall is approved").click()
+    row.get_by_role("button", name="Welcome Wall is approved").click()
     expect(staff.get_by_test_id("mail-body")).to_contain_text("Good news")
     staff.keyboard.press("Escape")
     # A reset link is its recipient's alone: staff read that it is there, not the link.
@@ -186,10 +186,10 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
         staff.get_by_text(f"A link to set a new password is on its way to {email}.")
     ).to_be_visible()
     mailbox.wait_for(email, subject="Set a new password")
-    staff.get_by_role("link", name="Mail outbox").click()
+    staff.get_by_role("link", name="Mail", exact=True).click()
     staff.get_by_label("Search messages").fill(email)
     staff.get_by_role("button", name="Search").click()
-    staff.get_by_text("Set a new password for Questwall").click()
+    staff.get_by_role("button", name="Set a new password for Questwall").click()
     expect(staff.get_by_test_id("mail-body")).to_contain_text("only its recipient reads")
     expect(staff.get_by_test_id("mail-body")).not_to_contain_text("token")
 
@@ -234,3 +234,25 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
         studios = db.exec(select(Studio.name)).all()
     assert boss_after.disabled_at is None and boss_after.password_hash == boss.password_hash
     assert "Mine Now" not in studios
+
+
+def test_staff_rename_a_studio_to_a_name_no_other_studio_has(portal, page):
+    sign_in(page, portal.url, *portal.staff)
+    expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+    page.goto(portal.url + "/staff/studios")
+    for name in ("Old Mill Games", "Taken Name Studio"):
+        page.get_by_label("Studio name").fill(name)
+        page.get_by_role("button", name="Create studio").click()
+        expect(page.get_by_text(f"Studio {name} created.")).to_be_visible()
+    row = page.get_by_test_id("studio-row").filter(has_text="Old Mill Games")
+    row.get_by_role("button", name="Rename").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("New name").fill("taken name studio")
+    dialog.get_by_role("button", name="Rename").click()
+    expect(dialog.get_by_text("A studio with this name exists.")).to_be_visible()
+    dialog.get_by_label("New name").fill("New Mill Games")
+    dialog.get_by_role("button", name="Rename").click()
+    expect(page.get_by_text("The studio is now called New Mill Games.")).to_be_visible()
+    expect(page.get_by_test_id("studio-row").filter(has_text="New Mill Games")).to_have_count(1)
+    expect(page.get_by_test_id("studio-row").filter(has_text="Old Mill Games")).to_have_count(0)
+    expect(page.get_by_label("Studio name")).to_have_value("")  # the create form untouched
