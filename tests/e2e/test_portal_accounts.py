@@ -55,10 +55,13 @@ def test_a_forgotten_password_is_reset_by_mail_and_the_new_one_signs_in(portal, 
     for address in ("nobody@example.com", email):
         page = new_page()
         page.goto(portal.url + "/login")
+        page.wait_for_load_state("networkidle")  # live: a click is not a plain link's
         page.get_by_role("link", name="Forgot your password?").click()
+        expect(page.get_by_role("heading", name="Forgot your password?")).to_be_visible()
+        page.wait_for_load_state("networkidle")
         page.get_by_label("Email").fill(address)
         page.get_by_role("button", name="Send the link").click()
-        expect(page.get_by_text("If an account uses that address")).to_be_visible()
+        expect(page.get_by_text("If an account uses that address")).to_be_visible(timeout=15_000)
 
     message = mailbox.wait_for(email, subject="Set a new password")
     link = reset_link(message)
