@@ -1,4 +1,5 @@
-"""The postback dispatcher as a background thread of the all-in-one server."""
+"""The postback dispatcher and the mail sender as background threads of the all-in-one
+server."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextlib import asynccontextmanager
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
+from api.services.mail import MailSender
 from api.services.postbacks import Dispatcher
 
 log = logging.getLogger("questwall.worker")
@@ -32,3 +34,29 @@ async def background_dispatcher() -> AsyncIterator[None]:
     finally:
         dispatcher.stop()
         thread.join(timeout=settings.postback_total_timeout + 5)
+
+
+@asynccontextmanager
+async def background_mail() -> AsyncIterator[None]:
+    """Send queued mail while the server runs, when SMTP_URL is set (without it, mail
+    stays in the outbox for staff to read)."""
+    sender = mail_sender()
+    if sender is None:
+        yield
+        return
+    thread = threading.Thread(target=sender.run, name="mail-sender", daemon=True)
+    thread.start()
+    log.info("mail sender started for %s", sender.server.describe())
+    try:
+        yield
+    finally:
+        sender.stop()
+        thread.join(timeout=30)
+
+
+def mail_sender() -> MailSender | None:
+    """A sender for this process's settings; None without SMTP_URL."""
+    settings = get_settings()
+    if not settings.smtp_url:
+        return None
+    return MailSender(engine=get_engine(), settings=settings)

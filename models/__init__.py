@@ -1,9 +1,18 @@
 """SQLModel tables shared by the API and the portal. Imports no web framework."""
 
-from models.accounts import PortalSession, Role, SignInOrigin, SignInThrottle, Studio, User
+from models.accounts import (
+    PasswordReset,
+    PortalSession,
+    Role,
+    SignInOrigin,
+    SignInThrottle,
+    Studio,
+    User,
+)
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
+from models.mail import MailMessage, MailStatus
 from models.offers import CatalogVersion, Mission, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
@@ -20,10 +29,13 @@ __all__ = [
     "GameUser",
     "GameUserIdentifier",
     "IdempotencyRecord",
+    "MailMessage",
+    "MailStatus",
     "MasterKeyCheck",
     "Mission",
     "Offerwall",
     "OfferwallStatus",
+    "PasswordReset",
     "PlatformUser",
     "PlatformUserIdentifier",
     "PortalSession",

@@ -1,4 +1,5 @@
-"""Portal accounts: studios, users with a role, browser sessions, sign-in throttling."""
+"""Portal accounts: studios, users with a role, browser sessions, password reset links,
+sign-in throttling."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class User(SQLModel, table=True):
     )
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     last_login_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Set by staff: sign-in is refused and every session has ended.
+    disabled_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class PortalSession(SQLModel, table=True):
@@ -55,6 +58,20 @@ class PortalSession(SQLModel, table=True):
     )
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     last_seen_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class PasswordReset(SQLModel, table=True):
+    """A reset link sent by mail: single use, short-lived; we keep only its token's hash."""
+
+    __tablename__ = "password_reset"
+
+    id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    token_digest: str = Field(unique=True, max_length=64)
+    user_id: str = Field(
+        foreign_key="portal_user.id", index=True, max_length=36, ondelete="CASCADE"
+    )
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
 class SignInThrottle(SQLModel, table=True):

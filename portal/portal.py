@@ -6,19 +6,33 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.app import API_PREFIXES, create_api
 from api.core.startup import exit_unless_ready
 from api.routes.tracking import TRACKING_PREFIXES
-from api.worker import background_dispatcher
+from api.worker import background_dispatcher, background_mail
 from portal import activity, routes
-from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
+from portal.pages import (
+    account,
+    debugger,
+    games,
+    home,
+    login,
+    missions,
+    publisher,
+    reports,
+    staff,
+    users,
+)
 from portal.session_routes import add_session_routes
+from portal.state.account import AccountState
 from portal.state.auth import AuthState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
+from portal.state.password import ForgotState, ResetState
 from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.reports import ReportState
 from portal.state.staff import StaffState
 from portal.state.studios import StudioState
+from portal.state.users import MailState, UsersState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
@@ -86,6 +100,11 @@ PAGES = [
     (missions.tester, routes.TESTER, "Rule tester", RuleTesterState.load),
     (debugger.events_page, routes.EVENTS, "Live events", DebuggerState.load),
     (reports.reports, routes.REPORTS, "Reports", ReportState.load),
+    (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
+    (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
+    (account.account, routes.ACCOUNT, "Your account", AccountState.load),
+    (users.users, routes.STAFF_USERS, "Users", UsersState.load),
+    (users.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
 ]
 for component, route, title, on_load in PAGES:
     app.add_page(
@@ -97,3 +116,4 @@ for component, route, title, on_load in PAGES:
 
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)
+app.register_lifespan_task(background_mail)

@@ -24,11 +24,18 @@ QUEST = "/studio/quest"
 TESTER = "/studio/tester"
 EVENTS = "/studio/events"
 REPORTS = "/reports"
+ACCOUNT = "/account"
+FORGOT_PAGE = "/forgot-password"
+RESET_PAGE = "/reset-password"
+STAFF_USERS = "/staff/users"
+STAFF_MAIL = "/staff/mail"
 # The session's HTTP endpoints (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
 SIGN_IN = f"{AUTH}/sign-in"
 SIGN_UP = f"{AUTH}/sign-up"
 SIGN_OUT = f"{AUTH}/sign-out"
+FORGOT = f"{AUTH}/forgot-password"
+RESET = f"{AUTH}/reset-password"
 
 # The builders below take a plain string or a Reflex Var (a row's id in a page), so the
 # pages and the states build a path the same way; `+` keeps both working.

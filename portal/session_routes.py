@@ -1,4 +1,5 @@
-"""The portal's session over plain HTTP: sign-in, publisher signup and sign-out.
+"""The portal's session over plain HTTP: sign-in, publisher signup, sign-out, and the
+forgotten password (ask for a reset link, set the new password with it).
 
 The session token lives in an HttpOnly, SameSite=Lax cookie (Secure when `BASE_URL` is
 https) that these endpoints set and delete; no script on the page can read it. The
@@ -32,6 +33,12 @@ from api.services.accounts import (
     sign_out,
     signup_publisher,
 )
+from api.services.passwords import (
+    ResetThrottled,
+    forgot_password,
+    reset_password,
+    reset_throttle,
+)
 from api.services.throttle import IpThrottle
 from portal import routes
 
@@ -42,6 +49,8 @@ SIGN_IN_FIELDS = frozenset({"email", "password", "next"})
 SIGN_UP_FIELDS = frozenset(
     {"company", "website", "contact", "email", "password", "confirm", "next"}
 )
+FORGOT_FIELDS = frozenset({"email", "next"})
+RESET_FIELDS = frozenset({"token", "password", "confirm", "next"})
 
 router = APIRouter(prefix=routes.AUTH, include_in_schema=False)
 
@@ -61,6 +70,9 @@ def add_session_routes(app: FastAPI) -> None:
     """Mount the endpoints on the app `create_api()` built (it holds engine, box, settings)."""
     settings = app.state.settings
     app.state.ip_throttle = IpThrottle(settings.redis_url, key_prefix=settings.redis_key_prefix)
+    app.state.reset_throttle = reset_throttle(
+        settings.redis_url, key_prefix=settings.redis_key_prefix
+    )
     app.include_router(router)
 
     async def _not_found(request: Request) -> OrjsonResponse:
@@ -125,6 +137,53 @@ async def sign_up_route(request: Request) -> Response:
     return await _sign_in(request, settings, data, next_path=routes.APPLICATION)
 
 
+@router.post("/forgot-password")
+async def forgot_password_route(request: Request) -> Response:
+    """Mail a reset link: the same answer whether the address has an account or not."""
+    settings = _checked_origin(request)
+    data = await _form(request, FORGOT_FIELDS)
+    try:
+        await run_in_threadpool(
+            forgot_password,
+            engine=request.app.state.engine,
+            email=data["email"],
+            client_ip=_client_ip(request, settings),
+            ip_throttle=request.app.state.reset_throttle,
+        )
+    except ResetThrottled as exc:
+        raise ApiError(
+            429, "rate_limited", str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from None
+    except AccountError as exc:
+        raise _field_errors(exc) from None
+    return _go(routes.FORGOT_PAGE + "?sent=1")
+
+
+@router.post("/reset-password")
+async def reset_password_route(request: Request) -> Response:
+    """Set a new password with a reset link's token; every session of the account ends."""
+    _checked_origin(request)
+    data = await _form(request, RESET_FIELDS)
+
+    def work() -> None:
+        with write_session(request.app.state.engine) as session:
+            reset_password(
+                session=session,
+                box=request.app.state.box,
+                token=data["token"],
+                password=data["password"],
+                confirm=data["confirm"],
+            )
+
+    try:
+        await run_in_threadpool(work)
+    except AccountError as exc:
+        raise _field_errors(exc) from None
+    response = _go(routes.LOGIN + "?reset=1")
+    response.delete_cookie(SESSION_COOKIE, path="/", **_cookie_flags(request.app.state.settings))
+    return response
+
+
 @router.post("/sign-out")
 async def sign_out_route(request: Request) -> Response:
     settings = _checked_origin(request)
@@ -186,6 +245,10 @@ def _cookie_flags(settings: Settings) -> dict[str, Any]:
         "samesite": "lax",
         "secure": settings.base_url.startswith("https://"),
     }
+
+
+def _go(location: str) -> Response:
+    return OrjsonResponse({"statusCode": 200, "message": "OK", "location": location})
 
 
 def _signed_in(settings: Settings, token: str, location: str) -> Response:

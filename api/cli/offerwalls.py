@@ -10,6 +10,7 @@ from api.cli.common import _print_json, _require_ready
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
 from api.services import offerwalls
+from api.worker import mail_sender
 
 
 @click.group("offerwall")
@@ -39,9 +40,19 @@ def _with_offerwall(ref: str, fn: Any) -> Any:
     try:
         with write_session() as session:
             ow = offerwalls.get_offerwall(session=session, ref=ref)
-            return fn(session, ow)
+            done = fn(session, ow)
     except (offerwalls.OfferwallError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+    _send_queued_mail()
+    return done
+
+
+def _send_queued_mail() -> None:
+    """Send what the step queued (the publisher's approval or rejection mail) now, when
+    SMTP_URL is set; if the server does not answer, `questwall serve` or `worker` retries."""
+    sender = mail_sender()
+    if sender is not None:
+        sender.run_once()
 
 
 def _change(ref: str, fn: Any) -> None:

@@ -72,17 +72,21 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 
 @click.command("prune")
 def prune_cmd() -> None:
-    """Delete expired retry and idempotency records, portal sessions and sign-in failures,
-    and events older than EVENT_RETENTION_DAYS (whole months at once on PostgreSQL)."""
+    """Delete expired retry and idempotency records, portal sessions, sign-in failures and
+    reset links, mail sent or failed over 30 days ago, and events older than
+    EVENT_RETENTION_DAYS (whole months at once on PostgreSQL)."""
+    from api.services import mail, passwords
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
     from api.services.retention import prune_events
+    from models.types import utcnow
 
     _require_ready()
     settings = get_settings()
     removed = prune_expired(engine=get_engine(), settings=settings)
     with write_session() as session:
         removed += prune_sessions(session=session)
+        removed += passwords.prune(session) + mail.prune(session, utcnow())
     click.echo(f"Removed {removed} expired record(s).")
     events = prune_events(get_engine(), retention_days=settings.event_retention_days)
     months = f" ({len(events.dropped_months)} month partition(s) dropped)"
@@ -109,18 +113,31 @@ def rotate_secrets_cmd() -> None:
 @click.command("worker")
 @click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
 def worker_cmd(threads: int) -> None:
-    """Deliver postbacks (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
+    """Deliver postbacks, and queued mail when SMTP_URL is set (run any number, against
+    PostgreSQL; stop with Ctrl-C or SIGTERM)."""
     import signal
+    import threading
 
     from api.services.postbacks import Dispatcher
+    from api.worker import mail_sender
 
     _require_ready_to_serve()
     dispatcher = Dispatcher(
         engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
     )
+    mail = mail_sender()
+
+    def stop(*_: object) -> None:
+        dispatcher.stop()
+        if mail is not None:
+            mail.stop()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: dispatcher.stop())
-    click.echo(f"Delivering postbacks with {threads} threads. Stop with Ctrl-C.")
+        signal.signal(sig, stop)
+    if mail is not None:
+        threading.Thread(target=mail.run, name="mail-sender", daemon=True).start()
+    sends = " and mail" if mail is not None else ""
+    click.echo(f"Delivering postbacks{sends} with {threads} threads. Stop with Ctrl-C.")
     dispatcher.run()
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from api.core.net import parse_networks
+from api.core.smtp import parse_smtp_url
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +21,8 @@ class SettingsError(RuntimeError):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # Errors never echo a value: SMTP_URL and the keys hold secrets.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", hide_input_in_errors=True)
 
     # Where the embedded defaults keep their files (SQLite database, generated master key).
     data_dir: Path = Field(default=PROJECT_ROOT / "data", alias="QUESTWALL_DATA_DIR")
@@ -67,6 +70,26 @@ class Settings(BaseSettings):
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")
+
+    # Mail (api/services/mail.py): the SMTP server messages go out through
+    # (smtp://user:pass@host:587?starttls=1, smtps://user:pass@host:465). Empty: they stay
+    # in the outbox table, where staff read them on the "Mail outbox" page.
+    smtp_url: str = Field(default="", alias="SMTP_URL", repr=False)
+    # The From of every message. Empty: "Questwall <noreply@BASE_URL's host>".
+    mail_from: str = Field(default="", alias="MAIL_FROM")
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _valid_smtp_url(cls, value: str) -> str:
+        if value.strip():
+            parse_smtp_url(value)  # refused at start with what is wrong, never the password
+        return value.strip()
+
+    @property
+    def sender(self) -> str:
+        """The From address of outgoing mail."""
+        host = urlsplit(self.base_url).hostname or "localhost"
+        return self.mail_from or f"Questwall <noreply@{host}>"
 
     @field_validator("base_url")
     @classmethod

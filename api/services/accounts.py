@@ -45,6 +45,9 @@ COMMON_PASSWORDS = frozenset(
         "questwall123",
     }
 )
+ACCOUNT_DISABLED = (
+    "This account is disabled. Ask Questwall staff to enable it again if you need it."
+)
 
 
 class AccountError(DomainError, ValueError):
@@ -204,7 +207,9 @@ def sign_in(
         known = throttle.is_known_origin(session, key, origin, now)
         wait = throttle.claim_attempt(session, key, now)
         found = session.exec(
-            select(User.id, User.role, User.password_hash).where(User.email == address)
+            select(User.id, User.role, User.password_hash, User.disabled_at).where(
+                User.email == address
+            )
         ).first()
     if wait is not None and not known:
         raise LoginThrottled(wait)
@@ -212,6 +217,9 @@ def sign_in(
     if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
         ip_throttle.failed(client_ip)
         raise AccountError("Wrong email or password.")
+    # Said only to whoever knows the password, so it tells a guesser nothing.
+    if found[3] is not None:
+        raise AccountError(ACCOUNT_DISABLED)
     return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
 
 
@@ -240,7 +248,10 @@ def user_for_token(*, engine: Engine, token: str) -> User | None:
         found = session.exec(
             select(PortalSession, User)
             .join(User, col(User.id) == col(PortalSession.user_id))
-            .where(col(PortalSession.token_digest) == token_digest(token))
+            .where(
+                col(PortalSession.token_digest) == token_digest(token),
+                col(User.disabled_at).is_(None),
+            )
         ).first()
     if found is None:
         return None

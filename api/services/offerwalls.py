@@ -3,7 +3,8 @@
 Apply (create a pending offerwall: the CLI and the publisher signup), approve (owid and
 API key), reject with a reason, suspend, reinstate, rotate the key, and the currency and
 postback settings. The CLI and the portal both call these functions, so an offerwall
-follows the same rules whoever acts on it."""
+follows the same rules whoever acts on it, and its publisher gets the same mail on
+approval and rejection."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from dataclasses import dataclass
 from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox, new_token, seal_api_key
+from api.services import mail
 from api.services.errors import DomainError
-from models import Offerwall, OfferwallStatus
+from models import Offerwall, OfferwallStatus, User
 from models.types import utcnow
 
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 # A rejection reason's length, once stripped.
 REASON_MIN, REASON_MAX = 3, 1000
+# Portal pages the publisher's mails link to (portal/routes.py; a unit test keeps them equal).
+WORKSPACE_PATH = "/publisher"
+APPLICATION_PATH = "/account/application"
 
 
 class OfferwallError(DomainError, ValueError):
@@ -80,7 +85,20 @@ def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Issued
     offerwall.approved_at = utcnow()
     offerwall.rejection_reason = None
     offerwall.owid = offerwall.owid or _new_owid()
-    return _issue_key(session, box, offerwall)
+    issued = _issue_key(session, box, offerwall)
+    _tell_publisher(
+        session,
+        offerwall,
+        subject=f"{offerwall.name} is approved on Questwall",
+        body=(
+            f"Good news: {offerwall.name} is approved on Questwall.\n\n"
+            f"Your offerwall id (owid) is {offerwall.owid}.\n\n"
+            "Your workspace shows your tracking link and your API key (after you enter your "
+            "password again), and is where you set your currency and your postback URL:\n"
+            f"{mail.portal_url(WORKSPACE_PATH)}\n"
+        ),
+    )
+    return issued
 
 
 def rejection_reason_problem(reason: str) -> str | None:
@@ -98,7 +116,26 @@ def reject(*, session: Session, offerwall: Offerwall, reason: str) -> Offerwall:
         raise OfferwallError(problem)
     _require_status(offerwall, "rejected")
     offerwall.rejection_reason = reason.strip()
+    _tell_publisher(
+        session,
+        offerwall,
+        subject=f"Your application for {offerwall.name} on Questwall",
+        body=(
+            f"We have looked at your application for {offerwall.name} and cannot approve it "
+            f"as it is. The reason:\n\n{offerwall.rejection_reason}\n\n"
+            "You can read it again on your application page:\n"
+            f"{mail.portal_url(APPLICATION_PATH)}\n"
+        ),
+    )
     return _move(session, offerwall, OfferwallStatus.REJECTED)
+
+
+def _tell_publisher(session: Session, offerwall: Offerwall, *, subject: str, body: str) -> None:
+    """Mail the offerwall's publisher account, if it has one (`questwall offerwall create`
+    makes offerwalls without). Never the API key: it is shown in the workspace only."""
+    email = session.exec(select(User.email).where(User.offerwall_id == offerwall.id)).first()
+    if email:
+        mail.enqueue(session, to=email, subject=subject, body=body)
 
 
 def suspend(*, session: Session, offerwall: Offerwall) -> Offerwall:

@@ -6,10 +6,8 @@ rows belong to it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import Engine
@@ -24,12 +22,10 @@ from api.services.accounts import AccountError, LoginThrottled, check_password
 from api.services.errors import SignedOut
 from api.services.money import in_currency
 from api.services.offerwalls import OfferwallError
+from api.services.paging import Window, paged
 from api.services.postback_url import render
 from models import Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
 from models.types import utcnow
-
-PAGE_SIZE = 20
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,16 +39,6 @@ class PublisherRow:
     owid: str
     created_at: str
     rejection_reason: str
-
-
-@dataclass(frozen=True)
-class Window(Generic[T]):
-    """One page of rows of a longer list, with where it sits in it."""
-
-    rows: list[T]
-    total: int
-    page: int
-    pages: int
 
 
 def list_publishers(
@@ -74,20 +60,10 @@ def list_publishers(
                 sa.func.lower(sa.func.coalesce(col(Offerwall.owid), "")).like(like),
             )
         )
-    rows, total, page, pages = _paged(
+    rows, total, page, pages = paged(
         session, query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id)), page
     )
     return Window([_row(o, email) for o, email in rows], total, page, pages)
-
-
-def _paged(session: Session, query: Any, page: int) -> tuple[Sequence[Any], int, int, int]:
-    """One page of an ordered query: its rows, the total, the page (clamped) and pages."""
-    counted = sa.select(sa.func.count()).select_from(query.order_by(None).subquery())
-    total = session.execute(counted).scalar_one()
-    pages = max(1, -(-total // PAGE_SIZE))
-    page = min(max(1, page), pages)
-    rows = session.execute(query.limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
-    return rows, total, page, pages
 
 
 def status_counts(*, session: Session) -> dict[str, int]:
@@ -233,7 +209,7 @@ def delivery_log(
         query = query.where(col(Postback.status) == status)
     if search.strip():
         query = query.where(col(Conversion.transaction_id).like(f"%{search.strip()}%"))
-    rows, total, page, pages = _paged(session, query.order_by(col(Postback.id).desc()), page)
+    rows, total, page, pages = paged(session, query.order_by(col(Postback.id).desc()), page)
     return Window(
         [
             DeliveryRow(

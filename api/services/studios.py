@@ -37,15 +37,35 @@ class CredentialRow:
 
 
 def create_studio(*, session: Session, name: str) -> Studio:
-    name = name.strip()
-    if not 2 <= len(name) <= 200:
-        raise AccountError("A studio's name is 2 to 200 characters.", "name")
-    if session.exec(select(Studio.id).where(Studio.name == name)).first():
-        raise AccountError("A studio with this name exists.", "name")
-    studio = Studio(name=name)
+    studio = Studio(name=_free_name(session, name))
     session.add(studio)
     session.flush()
     return studio
+
+
+def rename_studio(*, session: Session, studio_id: str, name: str) -> Studio:
+    """Give a studio another name, unique like a new one's (its own name is allowed)."""
+    studio = session.get(Studio, studio_id) if studio_id else None
+    if studio is None:
+        raise AccountError("No such studio.")
+    studio.name = _free_name(session, name, keep=studio.id)
+    session.add(studio)
+    session.flush()
+    return studio
+
+
+def _free_name(session: Session, name: str, *, keep: str = "") -> str:
+    """A studio name, checked: 2 to 200 characters, used by no other studio (whatever
+    the case of its letters)."""
+    name = name.strip()
+    if not 2 <= len(name) <= 200:
+        raise AccountError("A studio's name is 2 to 200 characters.", "name")
+    taken = session.exec(
+        select(Studio.id).where(sa.func.lower(Studio.name) == name.lower(), Studio.id != keep)
+    ).first()
+    if taken:
+        raise AccountError("A studio with this name exists.", "name")
+    return name
 
 
 def add_designer(

@@ -22,7 +22,7 @@ import time
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from limits import RateLimitItemPerMinute
+from limits import RateLimitItem, RateLimitItemPerMinute
 from limits.strategies import MovingWindowRateLimiter
 from redis.exceptions import RedisError
 from sqlmodel import Session, col
@@ -44,30 +44,39 @@ log = logging.getLogger("questwall.throttle")
 
 
 class IpThrottle:
-    """Failed sign-ins per client IP, in Redis (`redis_url`) or in memory."""
+    """Failed sign-ins per client IP, in Redis (`redis_url`) or in memory. Another `scope`
+    and `limit` count something else per IP the same way (password reset requests)."""
 
-    def __init__(self, redis_url: str = "", *, key_prefix: str = REDIS_PREFIX):
+    def __init__(
+        self,
+        redis_url: str = "",
+        *,
+        key_prefix: str = REDIS_PREFIX,
+        scope: str = "sign-in",
+        limit: RateLimitItem = IP_LIMIT,
+    ):
         self._limiter = MovingWindowRateLimiter(limit_storage(redis_url, key_prefix=key_prefix))
+        self._scope, self._limit = scope, limit
 
     def retry_after(self, ip: str) -> int | None:
         """Seconds until this IP may try again; None when it may try now."""
         try:
-            if self._limiter.test(IP_LIMIT, "sign-in", ip):
+            if self._limiter.test(self._limit, self._scope, ip):
                 return None
-            reset = self._limiter.get_window_stats(IP_LIMIT, "sign-in", ip).reset_time
+            reset = self._limiter.get_window_stats(self._limit, self._scope, ip).reset_time
         except RedisError as exc:
             # Redis down must not stop every sign-in: the per-address limit (in the
             # database) still holds, and the outage is logged.
-            log.warning("sign-in IP limit unavailable, not applied: %s", type(exc).__name__)
+            log.warning("%s IP limit unavailable, not applied: %s", self._scope, type(exc).__name__)
             return None
         return max(1, math.ceil(reset - time.time()))
 
     def failed(self, ip: str) -> None:
-        """Count one failed sign-in from this IP."""
+        """Count one failed sign-in (or one request of the scope) from this IP."""
         try:
-            self._limiter.hit(IP_LIMIT, "sign-in", ip)
+            self._limiter.hit(self._limit, self._scope, ip)
         except RedisError as exc:
-            log.warning("sign-in IP limit unavailable, not counted: %s", type(exc).__name__)
+            log.warning("%s IP limit unavailable, not counted: %s", self._scope, type(exc).__name__)
 
 
 def claim_attempt(session: Session, email_digest: str, now: datetime) -> int | None:

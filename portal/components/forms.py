@@ -22,14 +22,16 @@ def field(
     """A labelled input named `name`, its hint, and its error from `errors` (a dict var)."""
     if default_value is not None:
         props["default_value"] = default_value
+    # The input's id is its name unless given: two forms of one page may share a name.
+    input_id = props.pop("id", name)
     if errors is not None:  # marked invalid, and its message read with it
         props["aria_invalid"] = rx.cond(errors.contains(name), "true", "false")
-        props["aria_describedby"] = f"{name}-error"
+        props["aria_describedby"] = f"{input_id}-error"
     parts = [
-        rx.el.label(rx.text(label, size="2", weight="medium"), html_for=name),
+        rx.el.label(rx.text(label, size="2", weight="medium"), html_for=input_id),
         rx.input(
             name=name,
-            id=name,
+            id=input_id,
             type=type,
             placeholder=placeholder,
             required=required,
@@ -41,16 +43,21 @@ def field(
     if hint:
         parts.append(rx.text(hint, size="1", color_scheme="gray"))
     if errors is not None:
-        parts.append(field_error(errors, name))
+        parts.append(field_error(errors, name, input_id=input_id))
     return rx.vstack(*parts, spacing="1", width="100%")
 
 
-def field_error(errors: rx.Var, name: str) -> rx.Component:
-    """The message for input `name` in an errors dict var, when there is one."""
+def field_error(errors: rx.Var, name: str, input_id: str = "") -> rx.Component:
+    """The message for input `name` in an errors dict var, when there is one; its id
+    (`<input id>-error`) is what the input's aria-describedby names."""
     return rx.cond(
         errors.contains(name),
         rx.text(
-            errors[name].to(str), size="2", color_scheme="red", role="alert", id=f"{name}-error"
+            errors[name].to(str),
+            size="2",
+            color_scheme="red",
+            role="alert",
+            id=f"{input_id or name}-error",
         ),
     )
 

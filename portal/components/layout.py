@@ -15,6 +15,8 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Studios", routes.STAFF_STUDIOS, (routes.STAFF_STUDIOS,)),
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
+        ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
+        ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
     ],
     "designer": [
         ("Games", routes.GAMES, (routes.STUDIO,)),
@@ -93,6 +95,7 @@ def _account_items() -> list[rx.Component]:
             text_transform="capitalize",
         ),
         rx.menu.separator(),
+        rx.menu.item("Your account", on_click=rx.redirect(routes.ACCOUNT)),
         rx.menu.item("Sign out", on_click=AuthState.logout),
     ]
 
@@ -124,6 +127,7 @@ def _phone_menu() -> rx.Component:
                 _role_links(in_menu=True),
                 rx.separator(size="4"),
                 rx.text(AuthState.user_email, size="2", color_scheme="gray"),
+                rx.link("Your account", href=routes.ACCOUNT, size="3"),
                 rx.button(
                     "Sign out", variant="soft", color_scheme="gray", on_click=AuthState.logout
                 ),

@@ -67,14 +67,64 @@ def studios() -> rx.Component:
             rx.cond(
                 s.rows.length() > 0,
                 data_table(
-                    ("Studio", "Designers", "Games"),
+                    ("Studio", "Designers", "Games", ""),
                     s.rows,
-                    lambda r: [r.name, r.designers, r.games],
+                    lambda r: [
+                        r.name,
+                        r.designers,
+                        r.games,
+                        rx.button(
+                            "Rename",
+                            size="1",
+                            variant="soft",
+                            on_click=s.start_rename(r.id, r.name),
+                        ),
+                    ],
                     test_id="studio-row",
                 ),
                 empty_state("building", "No studios yet", "Create one, then its designers."),
             )
         ),
+        _rename_dialog(),
+    )
+
+
+def _rename_dialog() -> rx.Component:
+    s = StudioState
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Rename " + s.renaming_name),
+            rx.form(
+                rx.vstack(
+                    form_error(s.rename_errors.get("form", "").to(str)),
+                    field(
+                        "New name",
+                        "name",
+                        id="rename-studio-name",
+                        errors=s.rename_errors,
+                        default_value=s.renaming_name,
+                        auto_focus=True,
+                    ),
+                    rx.hstack(
+                        rx.button(
+                            "Cancel",
+                            type="button",
+                            variant="soft",
+                            color_scheme="gray",
+                            on_click=s.cancel_rename,
+                        ),
+                        rx.button("Rename", type="submit"),
+                        justify="end",
+                        spacing="3",
+                        width="100%",
+                    ),
+                    spacing="3",
+                ),
+                on_submit=s.rename,
+            ),
+        ),
+        open=s.renaming_id != "",
+        on_open_change=lambda _open: s.cancel_rename(),
     )
 
 

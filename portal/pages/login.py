@@ -1,10 +1,11 @@
-"""Sign in, and the publisher signup form."""
+"""Sign in, the publisher signup form, and the forgotten password's two pages."""
 
 import reflex as rx
 
 from portal import routes
 from portal.components.forms import field, form_error
 from portal.state.login import SIGN_IN_JS, SIGN_UP_JS, LoginState, SignupState
+from portal.state.password import FORGOT_JS, RESET_JS, ForgotState, ResetState
 
 
 def _panel(title: str, *children: rx.Component) -> rx.Component:
@@ -42,10 +43,17 @@ def login() -> rx.Component:
         "Sign in",
         rx.form(
             rx.vstack(
+                rx.cond(
+                    LoginState.notice != "",
+                    rx.callout(
+                        LoginState.notice, icon="circle-check", color_scheme="green", width="100%"
+                    ),
+                ),
                 form_error(LoginState.error),
                 field("Email", "email", type="email", auto_complete="username", auto_focus=True),
                 field("Password", "password", type="password", auto_complete="current-password"),
                 rx.button("Sign in", type="submit", size="3", width="100%"),
+                rx.link("Forgot your password?", href=routes.FORGOT_PAGE, size="2"),
                 spacing="3",
                 width="100%",
             ),
@@ -128,4 +136,118 @@ def signup() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
+    )
+
+
+def _back_to_sign_in() -> rx.Component:
+    return rx.text(rx.link("Back to sign in", href=routes.LOGIN), size="2")
+
+
+def forgot_password() -> rx.Component:
+    s = ForgotState
+    return _panel(
+        "Forgot your password?",
+        rx.cond(
+            s.sent,
+            rx.callout(
+                "If an account uses that address, a link to set a new password is on its way. "
+                "It works once, for one hour. Nothing came? Check your spam folder, or ask again.",
+                icon="mail-check",
+                color_scheme="green",
+                width="100%",
+                role="status",
+            ),
+            rx.text(
+                "Enter the email address of your account. We send you a link to choose a new "
+                "password.",
+                size="2",
+                color_scheme="gray",
+            ),
+        ),
+        rx.form(
+            rx.vstack(
+                form_error(s.error),
+                field(
+                    "Email",
+                    "email",
+                    errors=s.errors,
+                    type="email",
+                    auto_complete="username",
+                    auto_focus=True,
+                ),
+                rx.button(
+                    "Send the link",
+                    type="submit",
+                    size="3",
+                    width="100%",
+                    loading=s.sending,
+                    disabled=s.sending,
+                ),
+                spacing="3",
+                width="100%",
+            ),
+            on_submit=[s.start, rx.call_script(FORGOT_JS, callback=s.refused)],
+            id="forgot-form",
+            width="100%",
+        ),
+        _back_to_sign_in(),
+    )
+
+
+def reset_password() -> rx.Component:
+    s = ResetState
+    return _panel(
+        "Choose a new password",
+        rx.text(
+            "Once it is set, every browser signed in to your account is signed out; sign in "
+            "again with the new password.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.form(
+            rx.vstack(
+                rx.cond(
+                    s.error != "",
+                    rx.callout(
+                        rx.text(
+                            s.error, " ", rx.link("Ask for a new link", href=routes.FORGOT_PAGE)
+                        ),
+                        icon="triangle-alert",
+                        color_scheme="red",
+                        role="alert",
+                        width="100%",
+                    ),
+                ),
+                field(
+                    "New password",
+                    "password",
+                    errors=s.errors,
+                    type="password",
+                    hint="At least 10 characters; not your email address.",
+                    auto_complete="new-password",
+                    auto_focus=True,
+                ),
+                field(
+                    "Repeat the new password",
+                    "confirm",
+                    errors=s.errors,
+                    type="password",
+                    auto_complete="new-password",
+                ),
+                rx.button(
+                    "Set the new password",
+                    type="submit",
+                    size="3",
+                    width="100%",
+                    loading=s.sending,
+                    disabled=s.sending,
+                ),
+                spacing="3",
+                width="100%",
+            ),
+            on_submit=[s.start, rx.call_script(RESET_JS, callback=s.refused)],
+            id="reset-form",
+            width="100%",
+        ),
+        _back_to_sign_in(),
     )

@@ -16,13 +16,15 @@ from portal import routes
 from portal.state.auth import AuthState
 
 
-def post_form_js(form_id: str, path: str) -> str:
-    """A script that posts a form's fields as JSON (with `?next=`) to a session endpoint,
-    follows a success to its `location`, and yields an error's body for the callback."""
+def post_form_js(form_id: str, path: str, *, extra: str = "") -> str:
+    """A script that posts a form's fields as JSON (with `?next=`, and what `extra` adds to
+    `fields`) to a session endpoint, follows a success to its `location`, and yields an
+    error's body for the callback."""
     return f"""
 (async () => {{
   const fields = Object.fromEntries(new FormData(document.getElementById("{form_id}")));
   fields.next = new URLSearchParams(window.location.search).get("next") || "";
+  {extra}
   try {{
     const answer = await fetch("{path}", {{
       method: "POST",
@@ -47,10 +49,14 @@ SIGN_UP_INPUTS = frozenset({"company", "website", "contact", "email", "password"
 
 class LoginState(AuthState):
     error: str = ""
+    # After a password reset (`?reset=1`): sign in with the new password.
+    notice: str = ""
 
     @rx.event
     async def load(self):
         self.error = ""
+        reset = self.router.url.query_parameters.get("reset") == "1"
+        self.notice = "Your password is changed. Sign in with the new one." if reset else ""
         account = await self._account()
         if account is not None:
             return rx.redirect(self._next(routes.home_for(account.role)))

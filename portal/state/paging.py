@@ -1,7 +1,7 @@
 """The paging, status filter and search that the staff queue and the delivery log share.
 
 A Reflex state mixin: a state lists it first among its bases, declares its own `rows`,
-and fetches one `publishers.Window` in `_fetch`. Each handler here is wrapped by
+and fetches one `paging.Window` in `_fetch`. Each handler here is wrapped by
 `refusals`, so an expired session on a pager or a filter leads to the sign-in page."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from api.services.publishers import Window
+from api.services.paging import Window
 from portal.state.auth import refusals
 
 

@@ -1,4 +1,4 @@
-"""Staff: studios and their designers' accounts."""
+"""Staff: studios (create, rename) and their designers' accounts."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ class StudioState(AuthState):
     rows: list[studios.StudioRow] = []
     studio_errors: dict[str, str] = {}
     designer_errors: dict[str, str] = {}
+    # The studio in the rename dialog.
+    renaming_id: str = ""
+    renaming_name: str = ""
+    rename_errors: dict[str, str] = {}
 
     @rx.event
     @refusals()
@@ -67,3 +71,28 @@ class StudioState(AuthState):
             "Designer {} can sign in now.",
             DESIGNER_FORM,
         )
+
+    @rx.event
+    def start_rename(self, studio_id: str, name: str):
+        self.renaming_id, self.renaming_name, self.rename_errors = studio_id, name, {}
+
+    @rx.event
+    def cancel_rename(self):
+        self.renaming_id = ""
+
+    @rx.event
+    @refusals(into="rename_errors")
+    async def rename(self, form: dict[str, str]):
+        studio_id, self.rename_errors = self.renaming_id, {}
+        name = await self._run(
+            lambda s, _a: (
+                studios.rename_studio(
+                    session=s, studio_id=studio_id, name=form.get("name", "")
+                ).name
+            ),
+            Role.STAFF,
+            write=True,
+        )
+        self.renaming_id = ""
+        await self._fetch()
+        return rx.toast.success(f"The studio is now called {name}.")

@@ -52,6 +52,7 @@ def designer_pages(ids: dict[str, str]) -> dict[str, str]:
         "tester": routes.tester(game, ids["mission"]),
         "events": routes.with_game(routes.EVENTS, game),
         "reports": routes.REPORTS,
+        "account": routes.ACCOUNT,
     }
 
 
@@ -61,6 +62,7 @@ def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
         "postback": routes.PUBLISHER_POSTBACK,
         "deliveries": routes.PUBLISHER_DELIVERIES,
         "reports": routes.REPORTS,
+        "account": routes.ACCOUNT,
     }
 
 
@@ -74,6 +76,9 @@ def staff_pages(ids: dict[str, str]) -> dict[str, str]:
         "publisher-offerwall": routes.PUBLISHER + wall,
         "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
         "reports": routes.REPORTS,
+        "users": routes.STAFF_USERS,
+        "mail": routes.STAFF_MAIL,
+        "account": routes.ACCOUNT,
     }
 
 
@@ -118,7 +123,8 @@ def test_every_page_of_a_role_opens_and_fits_the_screen(portal, seeded, new_page
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_public_pages_open_and_fit_the_screen(portal, new_page, width):
     page = new_page(*WIDTHS[width])
-    for name, path in {"login": routes.LOGIN, "signup": routes.SIGNUP}.items():
+    public = {"login": routes.LOGIN, "signup": routes.SIGNUP, "forgot": routes.FORGOT_PAGE}
+    for name, path in public.items():
         page.goto(portal.url + path)
         expect(page.locator("h1")).to_be_visible()
         screenshot(page, f"walk-public-{name}-{WIDTHS[width][0]}")

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.services import postbacks, publishers
+from api.services import paging, postbacks, publishers
 from api.services.offerwalls import OfferwallError
 from models import Offerwall
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
@@ -94,7 +94,7 @@ def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, priva
 
 def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, box, mission_id):
     wall = make_paying_offerwall(engine, box, name="Wall one")
-    ids = sorted(_convert(engine, mission_id, wall, publishers.PAGE_SIZE + 3), reverse=True)
+    ids = sorted(_convert(engine, mission_id, wall, paging.PAGE_SIZE + 3), reverse=True)
     first, second = _log(engine, wall, page=1), _log(engine, wall, page=2)
     assert [row.id for row in first.rows] == ids[:20]
     assert [row.id for row in second.rows] == ids[20:]

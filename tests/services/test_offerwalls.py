@@ -149,3 +149,54 @@ def test_a_rotated_key_replaces_the_old_one(engine, box):
         assert new != old
         assert wall_with_key(session, box, old) is None
         assert wall_with_key(session, box, new) == wall
+
+
+def _applied(session: Session) -> Offerwall:
+    """A publisher's application as the signup makes it: an offerwall and its account."""
+    from api.services.accounts import signup_publisher
+    from tests.factories import PASSWORD
+
+    user = signup_publisher(
+        session=session,
+        company="Acme Rewards",
+        website="https://acme.example",
+        contact="Ada",
+        email="ada@acme.example",
+        password=PASSWORD,
+    )
+    wall = session.get(Offerwall, user.offerwall_id)
+    assert wall is not None
+    return wall
+
+
+def _mails(session: Session) -> list:
+    from models import MailMessage
+
+    return list(session.exec(select(MailMessage)).all())
+
+
+def test_approval_mails_the_publisher_the_owid_and_the_workspace_never_the_key(engine, box):
+    with write_session(engine) as session:
+        wall = _applied(session)
+        issued = offerwalls.approve(session=session, box=box, offerwall=wall)
+        [message] = _mails(session)
+    assert message.to_address == "ada@acme.example"
+    assert message.subject == "Acme Rewards is approved on Questwall"
+    assert issued.owid in message.body
+    assert "http://localhost:8000/publisher\n" in message.body
+    assert issued.api_key not in message.body and "qw_ak_" not in message.body
+
+
+def test_rejection_mails_the_publisher_the_reason(engine, box):
+    with write_session(engine) as session:
+        offerwalls.reject(session=session, offerwall=_applied(session), reason=f" {REASON} ")
+        [message] = _mails(session)
+    assert message.to_address == "ada@acme.example"
+    assert f"The reason:\n\n{REASON}\n" in message.body
+    assert "http://localhost:8000/account/application" in message.body
+
+
+def test_an_offerwall_without_an_account_is_approved_without_mail(engine, box):
+    with write_session(engine) as session:
+        wall_in(session, box, APPROVED)
+        assert _mails(session) == []

@@ -138,3 +138,31 @@ def test_games_count_only_live_credentials_and_list_every_credential_in_order(en
     assert [c.client_id for c in listed] == [first.client_id, second.client_id, third.client_id]
     assert listed[0].revoked_at.endswith(" UTC")
     assert [c.revoked_at for c in listed[1:]] == ["", ""]
+
+
+def test_a_studio_is_renamed_and_its_designers_follow(engine):
+    studio_id = make_studio(engine, "Northwind")
+    _designer(engine, studio_id, "dee@example.com")
+    with write_session(engine) as session:
+        studios.rename_studio(session=session, studio_id=studio_id, name="  Southwind ")
+    with new_session(engine) as session:
+        [row] = studios.list_studios(session=session)
+    assert (row.id, row.name, row.designers) == (studio_id, "Southwind", "dee@example.com")
+
+
+@pytest.mark.parametrize("name", ["Eastwind", " eastwind ", "x"])
+def test_a_rename_to_a_taken_or_invalid_name_is_refused_beside_the_field(engine, name):
+    studio_id = make_studio(engine, "Northwind")
+    make_studio(engine, "Eastwind")
+    error = _refusal(
+        engine, lambda s: studios.rename_studio(session=s, studio_id=studio_id, name=name)
+    )
+    assert error.field == "name"
+    with new_session(engine) as session:
+        assert {r.name for r in studios.list_studios(session=session)} == {"Northwind", "Eastwind"}
+
+
+def test_a_studio_may_keep_its_own_name_in_other_letters(engine):
+    studio_id = make_studio(engine, "Northwind")
+    with write_session(engine) as session:
+        assert studios.rename_studio(session=session, studio_id=studio_id, name="NorthWind").name

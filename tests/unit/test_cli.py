@@ -345,3 +345,33 @@ def test_import_reports_what_is_wrong(run, tmp_path):
     assert result.returncode != 0
     for fragment in ("missions.0.payout", "missions.0.destinationUrl", "missions.0.rule"):
         assert fragment in result.stderr
+
+
+def test_offerwall_approve_and_reject_from_the_cli_mail_the_publisher(run, env, monkeypatch):
+    from api.core.config import get_settings
+    from api.core.db import get_engine, write_session
+    from api.services.accounts import signup_publisher
+    from tests.smtp import smtp_server, text_of
+
+    run("migrate")
+    with write_session(get_engine()) as session:
+        for company in ("Mailed Wall", "Refused Wall"):
+            slug = company.split()[0].lower()
+            signup_publisher(
+                session=session,
+                company=company,
+                website="https://wall.example",
+                contact="Ada",
+                email=f"{slug}@wall.example",
+                password="correct horse battery",
+            )
+    walls = {w["name"]: w["id"] for w in json.loads(run("offerwall", "list").stdout)}
+    with smtp_server() as server:
+        monkeypatch.setenv("SMTP_URL", server.url)
+        get_settings.cache_clear()
+        approved = json.loads(run("offerwall", "approve", walls["Mailed Wall"]).stdout)
+        run("offerwall", "reject", walls["Refused Wall"], "--reason", "No games on the site.")
+        welcome = server.wait_for("mailed@wall.example")
+        refusal = server.wait_for("refused@wall.example")
+    assert approved["owid"] in text_of(welcome) and approved["apiKey"] not in text_of(welcome)
+    assert "No games on the site." in text_of(refusal)

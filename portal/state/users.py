@@ -1,0 +1,169 @@
+"""Staff: every account (search, filter by role), disable and enable, a reset link by
+mail, a designer's studio; and the mail outbox. The services check the role again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import reflex as rx
+from sqlmodel import Session
+
+from api.services import mail, users
+from api.services.access import Account
+from models import Role, User
+from portal.backend import settings
+from portal.state.auth import AuthState, refusals
+from portal.state.paging import Paged
+
+ROLES = [str(role) for role in users.ROLES]
+MAIL_STATUSES = ["queued", "sent", "failed"]
+
+
+class UsersState(Paged, AuthState):
+    rows: list[users.UserRow] = []
+    studios: list[users.StudioChoice] = []
+    # The account in the "disable" confirmation, and the designer in the "studio" dialog.
+    disabling_id: str = ""
+    disabling_email: str = ""
+    moving_id: str = ""
+    moving_email: str = ""
+    moving_studio: str = ""
+    move_errors: dict[str, str] = {}
+    sending_to: str = ""
+
+    @rx.event
+    @refusals()
+    async def load(self):
+        self.disabling_id = self.moving_id = ""
+        return await self._load_page(Role.STAFF)
+
+    async def _fetch(self) -> None:
+        role, search, page = self.status_filter, self.search, self.page
+
+        def work(session: Session, account: Account):
+            found = users.list_users(
+                session=session, account=account, role=role, search=search, page=page
+            )
+            return found, users.studio_choices(session=session, account=account)
+
+        found, self.studios = await self._run(work, Role.STAFF)
+        self._show(found)
+
+    async def _act(self, change: Callable[[Session, Account], User], done: str):
+        """One change as staff, the list again, and a toast naming the account."""
+        user = await self._run(change, Role.STAFF, write=True)
+        await self._fetch()
+        return rx.toast.success(done.format(user.email))
+
+    @rx.event
+    def ask_disable(self, user_id: str, email: str):
+        self.disabling_id, self.disabling_email = user_id, email
+
+    @rx.event
+    def cancel_disable(self):
+        self.disabling_id = ""
+
+    @rx.event
+    @refusals()
+    async def disable(self):
+        user_id, self.disabling_id = self.disabling_id, ""
+        return await self._act(
+            lambda s, a: users.disable(session=s, account=a, user_id=user_id),
+            "{} is disabled and signed out everywhere.",
+        )
+
+    @rx.event
+    @refusals()
+    async def enable(self, user_id: str):
+        return await self._act(
+            lambda s, a: users.enable(session=s, account=a, user_id=user_id),
+            "{} can sign in again.",
+        )
+
+    @rx.event
+    @refusals()
+    async def send_reset(self, user_id: str):
+        self.sending_to = user_id  # that row's button shows it is on its way
+        yield
+        try:
+            yield await self._act(
+                lambda s, a: users.send_reset(session=s, account=a, user_id=user_id),
+                "A link to set a new password is on its way to {}.",
+            )
+        finally:
+            self.sending_to = ""
+
+    @rx.event
+    def start_move(self, user_id: str, email: str, studio_id: str):
+        self.moving_id, self.moving_email, self.moving_studio = user_id, email, studio_id
+        self.move_errors = {}
+
+    @rx.event
+    def cancel_move(self):
+        self.moving_id = ""
+
+    @rx.event
+    @refusals(into="move_errors")
+    async def move(self, form: dict[str, str]):
+        user_id, studio_id = self.moving_id, form.get("studio", "")
+        self.move_errors = {}
+        studio = await self._run(
+            lambda s, a: users.move_to_studio(
+                session=s, account=a, user_id=user_id, studio_id=studio_id
+            ),
+            Role.STAFF,
+            write=True,
+        )
+        self.moving_id = ""
+        await self._fetch()
+        return rx.toast.success(f"{self.moving_email} now works for {studio}.")
+
+
+class MailState(Paged, AuthState):
+    rows: list[mail.MailRow] = []
+    # Without SMTP_URL the outbox is where mail goes: the page says so.
+    smtp_configured: bool = False
+    open_id: int = 0
+    open_to: str = ""
+    open_subject: str = ""
+    open_body: str = ""
+
+    @rx.event
+    @refusals()
+    async def load(self):
+        self.open_id = 0
+        self.smtp_configured = bool(settings().smtp_url)
+        return await self._load_page(Role.STAFF)
+
+    async def _fetch(self) -> None:
+        status, search, page = self.status_filter, self.search, self.page
+        found = await self._run(
+            lambda s, _a: mail.list_messages(session=s, status=status, search=search, page=page),
+            Role.STAFF,
+        )
+        self._show(found)
+
+    @rx.event
+    @refusals()
+    async def open(self, message_id: int):
+        configured = bool(settings().smtp_url)
+        body = await self._run(
+            lambda s, _a: mail.readable_body(
+                session=s, message_id=message_id, smtp_configured=configured
+            ),
+            Role.STAFF,
+        )
+        row = next((r for r in self.rows if r.id == message_id), None)
+        if row is None:
+            return rx.toast.error("No such message.")
+        self.open_id, self.open_to, self.open_subject, self.open_body = (
+            row.id,
+            row.to_address,
+            row.subject,
+            body,
+        )
+        return None
+
+    @rx.event
+    def close(self):
+        self.open_id = 0
