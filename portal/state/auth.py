@@ -17,7 +17,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.core.db import new_session, write_session
-from api.services.access import Account, Forbidden, account_for, require
+from api.services.access import Account, Forbidden, NotApproved, account_for, require
 from api.services.errors import DomainError, SignedOut
 from api.services.offers import OfferError
 from models import Role
@@ -73,6 +73,8 @@ class AuthState(rx.State):
     user_email: str = ""
     user_name: str = ""
     user_role: str = ""
+    # A publisher not (or no longer) approved: the navigation offers their application only.
+    user_limited: bool = False
 
     # --- for subclasses: every handler goes through _run ---------------------------
 
@@ -85,6 +87,7 @@ class AuthState(rx.State):
         self.user_email = account.email if account else ""
         self.user_name = account.name if account else ""
         self.user_role = account.role if account else ""
+        self.user_limited = account.limited if account else False
         return account
 
     async def _run(
@@ -132,6 +135,8 @@ class AuthState(rx.State):
         """How a refusal is shown; the one place that decides it (see `refusals`)."""
         if isinstance(exc, SignedOut):
             return self._to_login()
+        if isinstance(exc, NotApproved):  # the workspace is closed: their application
+            return rx.redirect(routes.APPLICATION)
         if not into or isinstance(exc, Forbidden):
             return rx.toast.error(exc.message)
         if not isinstance(getattr(self, into), dict):
@@ -178,4 +183,5 @@ class AuthState(rx.State):
     @rx.event
     def logout(self):
         self.user_email = self.user_name = self.user_role = ""
+        self.user_limited = False
         return rx.call_script(SIGN_OUT_JS)
