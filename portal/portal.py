@@ -8,9 +8,22 @@ from api.core.startup import exit_unless_ready
 from api.routes.tracking import TRACKING_PREFIXES
 from api.worker import background_dispatcher
 from portal import activity, routes
-from portal.pages import debugger, games, home, login, missions, publisher, reports, staff
+from portal.pages import (
+    catalog,
+    dashboard,
+    debugger,
+    games,
+    home,
+    login,
+    missions,
+    publisher,
+    reports,
+    staff,
+)
 from portal.session_routes import add_session_routes
 from portal.state.auth import AuthState
+from portal.state.catalog import CatalogState
+from portal.state.dashboard import DashboardState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
@@ -79,6 +92,8 @@ PAGES = [
     (missions.tester, routes.TESTER, "Rule tester", RuleTesterState.load),
     (debugger.events_page, routes.EVENTS, "Live events", DebuggerState.load),
     (reports.reports, routes.REPORTS, "Reports", ReportState.load),
+    (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
+    (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
 ]
 for component, route, title, on_load in PAGES:
     app.add_page(

@@ -20,6 +20,7 @@ def _role_links() -> rx.Component:
         (
             "staff",
             rx.hstack(
+                _nav_link("Dashboard", routes.STAFF),
                 _nav_link("Publishers", routes.STAFF_PUBLISHERS),
                 _nav_link("Studios", routes.STAFF_STUDIOS),
                 _nav_link("Games", routes.GAMES),
@@ -35,12 +36,18 @@ def _role_links() -> rx.Component:
         ),
         (
             "publisher",
-            rx.hstack(
-                _nav_link("Offerwall", routes.PUBLISHER),
-                _nav_link("Postback", routes.PUBLISHER_POSTBACK),
-                _nav_link("Deliveries", routes.PUBLISHER_DELIVERIES),
-                _nav_link("Reports", routes.REPORTS),
-                spacing="4",
+            # Until approved (or while suspended) the application is all a publisher uses.
+            rx.cond(
+                AuthState.user_limited,
+                rx.hstack(_nav_link("Application", routes.APPLICATION), spacing="4"),
+                rx.hstack(
+                    _nav_link("Offerwall", routes.PUBLISHER),
+                    _nav_link("Offers", routes.PUBLISHER_OFFERS),
+                    _nav_link("Postback", routes.PUBLISHER_POSTBACK),
+                    _nav_link("Deliveries", routes.PUBLISHER_DELIVERIES),
+                    _nav_link("Reports", routes.REPORTS),
+                    spacing="4",
+                ),
             ),
         ),
         rx.fragment(),
