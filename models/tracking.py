@@ -13,7 +13,11 @@ from models.types import BigIntPK, UTCDateTime, new_uuid, utcnow
 
 class Click(SQLModel, table=True):
     __tablename__ = "click"
-    __table_args__ = (sa.Index("ix_click_offerwall_created", "offerwall_id", "created_at"),)
+    __table_args__ = (
+        sa.Index("ix_click_offerwall_created", "offerwall_id", "created_at"),
+        # Reports and the staff dashboard over every offerwall read a range of days.
+        sa.Index("ix_click_created", "created_at"),
+    )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
     offerwall_id: str = Field(foreign_key="offerwall.id", max_length=36)
@@ -83,6 +87,7 @@ class Conversion(SQLModel, table=True):
         # A completion converts once, also under concurrent requests and processes.
         sa.UniqueConstraint("progress_id", "sequence", name="uq_conversion_progress_sequence"),
         sa.Index("ix_conversion_offerwall_created", "offerwall_id", "created_at"),
+        sa.Index("ix_conversion_created", "created_at"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)

@@ -10,6 +10,8 @@ from api.worker import background_dispatcher, background_mail
 from portal import activity, routes
 from portal.pages import (
     account,
+    catalog,
+    dashboard,
     debugger,
     games,
     home,
@@ -23,6 +25,8 @@ from portal.pages import (
 from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
 from portal.state.auth import AuthState
+from portal.state.catalog import CatalogState
+from portal.state.dashboard import DashboardState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
@@ -105,6 +109,8 @@ PAGES = [
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
     (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (users.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
+    (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
+    (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
 ]
 for component, route, title, on_load in PAGES:
     app.add_page(

@@ -14,6 +14,8 @@ PUBLISHER = "/publisher"
 PUBLISHER_POSTBACK = "/publisher/postback"
 PUBLISHER_DELIVERIES = "/publisher/deliveries"
 STAFF_PUBLISHERS = "/staff/publishers"
+STAFF = "/staff"
+PUBLISHER_OFFERS = "/publisher/offers"
 STAFF_STUDIOS = "/staff/studios"
 STUDIO = "/studio"
 GAMES = f"{STUDIO}/games"
@@ -67,6 +69,20 @@ def tester(game_id: Any, mission_id: Any) -> Any:
     return with_game(TESTER, game_id) + "&mission=" + mission_id
 
 
+def publishers_with_status(status: str) -> str:
+    """The staff queue of publishers, filtered on a status."""
+    return f"{STAFF_PUBLISHERS}?status={status}"
+
+
+def deliveries(offerwall_id: Any, status: str = "") -> Any:
+    """A publisher's delivery log as staff open it, filtered on a status."""
+    return (
+        PUBLISHER_DELIVERIES
+        + offerwall_query(offerwall_id)
+        + (f"&status={status}" if status else "")
+    )
+
+
 def offerwall_query(offerwall_id: Any) -> Any:
     """What staff append to workspace links to stay on the publisher they opened."""
     return "?offerwall=" + offerwall_id
@@ -94,4 +110,4 @@ def safe_next(value: str | None, default: str) -> str:
 
 
 def home_for(role: str) -> str:
-    return {"staff": STAFF_PUBLISHERS, "publisher": PUBLISHER, "designer": GAMES}.get(role, HOME)
+    return {"staff": STAFF, "publisher": PUBLISHER, "designer": GAMES}.get(role, HOME)

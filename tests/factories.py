@@ -227,6 +227,7 @@ def make_click(
     kind: str = "mission",
     uid: str = "pub-p1",
     ip: str = "203.0.113.7",
+    clickid: str = "ck-9",
 ) -> Tracked:
     """A click on a tracking link, recorded by the tracking service (it starts the offer);
     203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`)."""
@@ -235,7 +236,7 @@ def make_click(
         offer_id=offer_id,
         owid=offerwall.owid,
         uid=uid,
-        clickid="ck-9",
+        clickid=clickid,
         subs=("s1", None, None),
         ip=ip,
         user_agent="test",
@@ -253,7 +254,7 @@ def make_conversion(
 ) -> int:
     """A click on a mission through the offerwall (`click`: its `uid` and `ip`) and its
     conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
-    ingestion does; returns the postback id."""
+    ingestion does; returns the postback id. `click` may also give its `clickid`."""
     from api.services import postbacks
 
     tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)

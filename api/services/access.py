@@ -6,16 +6,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sqlalchemy as sa
 from sqlalchemy import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
+from api.core.db import new_session
 from api.services.accounts import user_for_token
 from api.services.errors import DomainError, SignedOut
-from models import Game, Offerwall, Role
+from models import Game, Offerwall, OfferwallStatus, Role
 
 
 class Forbidden(DomainError, PermissionError):
     """The account may not do this."""
+
+
+class NotApproved(Forbidden):
+    """A publisher whose offerwall is not approved (pending, rejected or suspended): their
+    application page is all they may use. The portal sends them there."""
+
+    def __init__(self) -> None:
+        super().__init__("Your offerwall is not approved: see your application.")
 
 
 @dataclass(frozen=True)
@@ -28,13 +38,28 @@ class Account:
     role: str
     studio_id: str | None
     offerwall_id: str | None
+    # A publisher's offerwall status, read with the account (None for other roles).
+    offerwall_status: str | None = None
+
+    @property
+    def limited(self) -> bool:
+        """A publisher not (or no longer) approved: only their application is theirs."""
+        return self.role == Role.PUBLISHER and self.offerwall_status != OfferwallStatus.APPROVED
 
 
 def account_for(*, engine: Engine, token: str) -> Account | None:
     user = user_for_token(engine=engine, token=token)
     if user is None:
         return None
-    return Account(user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id)
+    status = None
+    if user.role == Role.PUBLISHER and user.offerwall_id:
+        with new_session(engine) as session:
+            status = session.scalar(
+                sa.select(col(Offerwall.status)).where(col(Offerwall.id) == user.offerwall_id)
+            )
+    return Account(
+        user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id, status
+    )
 
 
 def require(account: Account | None, *roles: Role) -> Account:
@@ -45,14 +70,21 @@ def require(account: Account | None, *roles: Role) -> Account:
     return account
 
 
-def offerwall_for(*, session: Session, account: Account | None, requested: str = "") -> Offerwall:
+def offerwall_for(
+    *, session: Session, account: Account | None, requested: str = "", any_status: bool = False
+) -> Offerwall:
     """The offerwall the account acts on: a publisher's own (whatever was requested), or
-    for staff the requested one. Publishers asking for another offerwall are refused."""
+    for staff the requested one. Publishers asking for another offerwall are refused, and
+    so is a publisher whose offerwall is not approved (`NotApproved`), unless `any_status`
+    (their application page)."""
     account = require(account, Role.PUBLISHER, Role.STAFF)
     if account.role == Role.PUBLISHER:
         if requested and requested != account.offerwall_id:
             raise Forbidden("Your account may not do this.")
         offerwall = session.get(Offerwall, account.offerwall_id) if account.offerwall_id else None
+        approved = offerwall is None or offerwall.status == OfferwallStatus.APPROVED
+        if not (approved or any_status):
+            raise NotApproved()
     else:
         offerwall = session.get(Offerwall, requested) if requested else None
     if offerwall is None:

@@ -24,7 +24,7 @@ from api.services.money import in_currency
 from api.services.offerwalls import OfferwallError
 from api.services.paging import Window, paged
 from api.services.postback_url import render
-from models import Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
+from models import Click, Conversion, Mission, Offerwall, Postback, PostbackAttempt, User
 from models.types import utcnow
 
 
@@ -163,6 +163,8 @@ def send_test_postback(
 class DeliveryRow:
     id: int
     transaction_id: str
+    uid: str  # the player's id the publisher sent in the tracking link
+    clickid: str
     mission: str
     payout: str
     status: str
@@ -185,7 +187,8 @@ class AttemptRow:
 def delivery_log(
     *, session: Session, offerwall: Offerwall, status: str = "", search: str = "", page: int = 1
 ) -> Window[DeliveryRow]:
-    """The offerwall's postbacks newest first, by status, searched by transaction id."""
+    """The offerwall's postbacks newest first, by status, searched (in SQL) by the
+    player's uid, the click id or the transaction id: any of them containing the text."""
     last_code = (
         sa.select(col(PostbackAttempt.status_code))
         .where(col(PostbackAttempt.postback_id) == col(Postback.id))
@@ -200,21 +203,38 @@ def delivery_log(
             col(Conversion.payout_micros),
             col(Mission.title),
             last_code,
+            col(Click.uid),
+            col(Click.clickid),
         )
         .join(Conversion, col(Conversion.id) == col(Postback.conversion_id))
         .join(Mission, col(Mission.id) == col(Conversion.mission_id))
+        .join(Click, col(Click.id) == col(Conversion.click_id))
         .where(col(Postback.offerwall_id) == offerwall.id)
     )
     if status:
         query = query.where(col(Postback.status) == status)
     if search.strip():
-        query = query.where(col(Conversion.transaction_id).like(f"%{search.strip()}%"))
+        text = search.strip().lower()
+        query = query.where(
+            sa.or_(
+                *(
+                    sa.func.lower(column).contains(text, autoescape=True)
+                    for column in (
+                        col(Conversion.transaction_id),
+                        col(Click.uid),
+                        col(Click.clickid),
+                    )
+                )
+            )
+        )
     rows, total, page, pages = paged(session, query.order_by(col(Postback.id).desc()), page)
     return Window(
         [
             DeliveryRow(
                 id=pb.id,
                 transaction_id=txn,
+                uid=uid or "",
+                clickid=clickid or "",
                 mission=title,
                 payout=f"{in_currency(micros, exchange_rate=offerwall.exchange_rate, decimals=offerwall.currency_decimals):f} {offerwall.currency_code}",
                 status=pb.status,
@@ -223,7 +243,7 @@ def delivery_log(
                 next_attempt_at=_when(pb.next_attempt_at) if pb.status == "pending" else "",
                 last_status="" if code is None else str(code),
             )
-            for pb, txn, micros, title, code in rows
+            for pb, txn, micros, title, code, uid, clickid in rows
         ],
         total,
         page,

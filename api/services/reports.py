@@ -1,24 +1,33 @@
-"""Reports: clicks, starts, conversions, conversion rate and payout per day, per offer,
-per offerwall or per country, over a date range. Aggregated in SQL (GROUP BY); Python
-only joins the grouped rows (one per day, offer, … ) and names them."""
+"""Reports: clicks, starts, conversions, conversion rate, payout and payout per click (EPC)
+per day, per offer, per offerwall or per country, over a date range, optionally narrowed to
+one game or one offer. Aggregated in SQL (GROUP BY); Python only joins the grouped rows (one
+per day, offer, … ), fills the days without activity and names them.
+
+Scoped on the server: staff see everything, designers their studio's offers, publishers
+their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too."""
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.services.access import Account
+from api.services import studios
+from api.services.access import Account, Forbidden, game_for, offerwall_for
 from api.services.errors import DomainError
+from api.services.money import in_currency
 from models import Click, Conversion, Game, Mission, Offerwall, Quest, Role
 
 DIMENSIONS = ("day", "offer", "offerwall", "country")
 MAX_DAYS = 366
+# The date presets beside the range's inputs, in the order they are shown.
+PRESETS = {"today": "Today", "7d": "Last 7 days", "30d": "Last 30 days", "month": "This month"}
 
 
 class ReportError(DomainError, ValueError):
@@ -33,14 +42,68 @@ class ReportRow:
     starts: int
     conversions: int
     rate: str  # conversions per click, as a percentage
+    epc: str  # payout per click, USD
     payout: str  # USD
     payout_usd: float
+    payout_micros: int
+    # In the publisher's currency ("" for staff and designers).
+    payout_local: str = ""
+    epc_local: str = ""
+
+
+@dataclass(frozen=True)
+class Currency:
+    """An offerwall's currency as its postbacks use it: USD × rate, rounded per payout."""
+
+    code: str
+    name: str
+    exchange_rate: float
+    decimals: int
+
+    @classmethod
+    def of(cls, offerwall: Offerwall) -> Currency:
+        return cls(
+            offerwall.currency_code,
+            offerwall.currency_name,
+            offerwall.exchange_rate,
+            offerwall.currency_decimals,
+        )
+
+    def amount(self, payout_micros: int) -> Decimal:
+        return in_currency(payout_micros, exchange_rate=self.exchange_rate, decimals=self.decimals)
+
+    def show(self, amount: Decimal, *, places: int | None = None) -> str:
+        """An amount with the currency's decimals (or `places`) and its code."""
+        quantum = Decimal(1).scaleb(-(self.decimals if places is None else places))
+        return f"{amount.quantize(quantum):,f} {self.code}"
+
+    def note(self) -> str:
+        places = "decimal" if self.decimals == 1 else "decimals"
+        return (
+            f"Payouts in {self.name} ({self.code}): {self.exchange_rate:g} per USD, each "
+            f"payout rounded to {self.decimals} {places}, as in your postbacks."
+        )
 
 
 @dataclass(frozen=True)
 class Report:
     rows: list[ReportRow]
     totals: ReportRow
+    currency: Currency | None = None
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """What the game and offer filters offer the account (nothing for publishers)."""
+
+    games: list[Choice] = field(default_factory=list)
+    offers: list[Choice] = field(default_factory=list)
 
 
 def parse_range(start: str, end: str, *, today: date | None = None) -> tuple[date, date]:
@@ -48,14 +111,31 @@ def parse_range(start: str, end: str, *, today: date | None = None) -> tuple[dat
     today = today or datetime.now(UTC).date()
     try:
         last = date.fromisoformat(end) if end else today
+    except ValueError:
+        raise ReportError("Enter a date (YYYY-MM-DD).", "end") from None
+    try:
         first = date.fromisoformat(start) if start else last - timedelta(days=29)
     except ValueError:
-        raise ReportError("Dates are YYYY-MM-DD.") from None
+        raise ReportError("Enter a date (YYYY-MM-DD).", "start") from None
     if first > last:
-        raise ReportError("The range starts after it ends.")
+        raise ReportError("The range starts after it ends.", "start")
     if (last - first).days >= MAX_DAYS:
-        raise ReportError(f"A report covers at most {MAX_DAYS} days.")
+        raise ReportError(f"A report covers at most {MAX_DAYS} days.", "start")
     return first, last
+
+
+def preset_range(preset: str, *, today: date | None = None) -> tuple[date, date]:
+    """The range of a preset, in UTC days: today, the last 7 or 30 days, this month."""
+    today = today or datetime.now(UTC).date()
+    if preset == "today":
+        return today, today
+    if preset == "7d":
+        return today - timedelta(days=6), today
+    if preset == "30d":
+        return today - timedelta(days=29), today
+    if preset == "month":
+        return today.replace(day=1), today
+    raise ReportError("Choose one of the preset ranges.")
 
 
 def _bounds(first: date, last: date) -> tuple[datetime, datetime]:
@@ -84,6 +164,41 @@ def _scope(account: Account, offerwall_id: str | None) -> tuple[Any, Any]:
     return click_where, conv_where
 
 
+def _narrowed(session: Session, account: Account, game_id: str, offer_id: str) -> tuple[Any, Any]:
+    """WHERE clauses for one game or one offer, after checking the account may report on
+    it: staff any, a designer their studio's (`access.game_for`), a publisher none."""
+    if not game_id and not offer_id:
+        return sa.true(), sa.true()
+    if account.role not in (Role.STAFF, Role.DESIGNER):
+        raise Forbidden("Your account may not do this.")
+    if offer_id:
+        offer: Mission | Quest | None = session.get(Quest, offer_id) or session.get(
+            Mission, offer_id
+        )
+        # A mission inside a quest is reported under its quest.
+        if offer is None or (isinstance(offer, Mission) and offer.quest_id is not None):
+            raise ReportError("No such offer.", "offer")
+        if game_id and offer.game_id != game_id:
+            raise ReportError("No such offer.", "offer")
+        try:
+            game_for(session=session, account=account, game_id=offer.game_id)
+        except Forbidden:
+            raise ReportError("No such offer.", "offer") from None
+        if isinstance(offer, Quest):
+            return col(Click.quest_id) == offer.id, col(Conversion.quest_id) == offer.id
+        return (
+            sa.and_(col(Click.mission_id) == offer.id, col(Click.quest_id).is_(None)),
+            sa.and_(col(Conversion.mission_id) == offer.id, col(Conversion.quest_id).is_(None)),
+        )
+    game = game_for(session=session, account=account, game_id=game_id)
+    missions = sa.select(col(Mission.id)).where(col(Mission.game_id) == game.id)
+    quests = sa.select(col(Quest.id)).where(col(Quest.game_id) == game.id)
+    return (
+        sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests)),
+        col(Conversion.mission_id).in_(missions),
+    )
+
+
 def build_report(
     *,
     session: Session,
@@ -92,11 +207,21 @@ def build_report(
     first: date,
     last: date,
     offerwall_id: str | None = None,
+    game_id: str = "",
+    offer_id: str = "",
 ) -> Report:
+    """The report of the range; per day it has a row for every day, zeros included. The
+    totals are the sums of the rows."""
     if dimension not in DIMENSIONS:
         raise ReportError(f"Report by one of: {', '.join(DIMENSIONS)}.")
+    currency = None
+    if account.role == Role.PUBLISHER:  # their own offerwall, approved (or NotApproved)
+        currency = Currency.of(offerwall_for(session=session, account=account))
+        if currency.code == "USD" and currency.exchange_rate == 1:
+            currency = None  # the USD columns say it all
     since, until = _bounds(first, last)
     click_where, conv_where = _scope(account, offerwall_id)
+    click_only, conv_only = _narrowed(session, account, game_id, offer_id)
     click_key, conv_key, join_click = {
         "day": (
             sa.func.date(col(Click.created_at)),
@@ -121,35 +246,89 @@ def build_report(
             sa.func.count(),
             sa.func.sum(sa.case((col(Click.started), 1), else_=0)),
         )
-        .where(click_where, col(Click.created_at) >= since, col(Click.created_at) < until)
+        .where(
+            click_where,
+            click_only,
+            col(Click.created_at) >= since,
+            col(Click.created_at) < until,
+        )
         .group_by(click_key)
     ).all()
-    conversions_q: Any = sa.select(
-        conv_key.label("k"), sa.func.count(), sa.func.sum(col(Conversion.payout_micros))
-    ).where(conv_where, col(Conversion.created_at) >= since, col(Conversion.created_at) < until)
+    # Per distinct payout too, so each payout converts to the offerwall's currency with
+    # the postbacks' rounding (a handful of groups: one payout per mission, mostly).
+    payout = col(Conversion.payout_micros)
+    conversions_q: Any = sa.select(conv_key.label("k"), payout, sa.func.count()).where(
+        conv_where,
+        conv_only,
+        col(Conversion.created_at) >= since,
+        col(Conversion.created_at) < until,
+    )
     if join_click:
         conversions_q = conversions_q.join(Click, col(Click.id) == col(Conversion.click_id))
-    conversions = session.execute(conversions_q.group_by(conv_key)).all()
+    conversions = session.execute(conversions_q.group_by(conv_key, payout)).all()
 
-    merged: dict[str, list[int]] = {}
+    merged: dict[str, _Tally] = {}
+    if dimension == "day":
+        for offset in range((last - first).days + 1):
+            merged[(first + timedelta(days=offset)).isoformat()] = _Tally()
     for key, n, started in clicks:
-        merged.setdefault(str(key), [0, 0, 0, 0])[0:2] = [int(n), int(started or 0)]
-    for key, n, micros in conversions:
-        entry = merged.setdefault(str(key), [0, 0, 0, 0])
-        entry[2:4] = [int(n), int(micros or 0)]
+        tally = merged.setdefault(str(key), _Tally())
+        tally.clicks, tally.starts = int(n), int(started or 0)
+    for key, micros, n in conversions:
+        tally = merged.setdefault(str(key), _Tally())
+        tally.conversions += int(n)
+        tally.micros += int(micros) * int(n)
+        if currency is not None:
+            tally.local += currency.amount(int(micros)) * int(n)
     labels = _labels(session, dimension, list(merged))
-    rows = [_row(key, labels.get(key, key), *values) for key, values in merged.items()]
+    rows = [_row(key, labels.get(key, key), tally, currency) for key, tally in merged.items()]
     rows.sort(key=lambda r: r.key if dimension == "day" else (-r.payout_usd, -r.clicks, r.label))
-    total = [sum(v[i] for v in merged.values()) for i in range(4)]
-    return Report(rows, _row("total", "Total", *total))
+    total = _Tally()
+    for tally in merged.values():
+        total.add(tally)
+    return Report(rows, _row("total", "Total", total, currency), currency)
 
 
-def _row(
-    key: str, label: str, clicks: int, starts: int, conversions: int, micros: int
-) -> ReportRow:
-    rate = f"{100 * conversions / clicks:.1f}%" if clicks else "–"
-    usd = micros / 1_000_000
-    return ReportRow(key, label, clicks, starts, conversions, rate, f"${usd:,.2f}", usd)
+@dataclass
+class _Tally:
+    clicks: int = 0
+    starts: int = 0
+    conversions: int = 0
+    micros: int = 0
+    local: Decimal = Decimal(0)
+
+    def add(self, other: _Tally) -> None:
+        self.clicks += other.clicks
+        self.starts += other.starts
+        self.conversions += other.conversions
+        self.micros += other.micros
+        self.local += other.local
+
+
+def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRow:
+    rate = f"{100 * t.conversions / t.clicks:.1f}%" if t.clicks else "–"
+    usd = t.micros / 1_000_000
+    epc = f"${usd / t.clicks:,.2f}" if t.clicks else "–"
+    local = epc_local = ""
+    if currency is not None:
+        local = currency.show(t.local)
+        # Per click, at least cents: 0 decimals would round most EPCs to nothing.
+        places = max(currency.decimals, 2)
+        epc_local = currency.show(t.local / t.clicks, places=places) if t.clicks else "–"
+    return ReportRow(
+        key,
+        label,
+        t.clicks,
+        t.starts,
+        t.conversions,
+        rate,
+        epc,
+        f"${usd:,.2f}",
+        usd,
+        t.micros,
+        local,
+        epc_local,
+    )
 
 
 def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]:
@@ -171,10 +350,58 @@ def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]
     return {}
 
 
+def day_totals(*, session: Session, account: Account, day: date) -> ReportRow:
+    """One UTC day's totals, the same figures the report of that day shows."""
+    return build_report(
+        session=session, account=account, dimension="day", first=day, last=day
+    ).totals
+
+
+def filter_choices(*, session: Session, account: Account, game_id: str = "") -> FilterChoices:
+    """The games the account may report on and, once a game is chosen, its offers (its
+    standalone missions and its quests, as the per-offer report names them)."""
+    if account.role not in (Role.STAFF, Role.DESIGNER):
+        return FilterChoices()
+    games = [Choice(g.id, g.name) for g in studios.games_for(session=session, account=account)]
+    if not game_id:
+        return FilterChoices(games)
+    game = game_for(session=session, account=account, game_id=game_id)
+    missions = session.execute(
+        sa.select(col(Mission.id), col(Mission.title))
+        .where(col(Mission.game_id) == game.id, col(Mission.quest_id).is_(None))
+        .order_by(col(Mission.title))
+    ).all()
+    quests = session.execute(
+        sa.select(col(Quest.id), col(Quest.name))
+        .where(col(Quest.game_id) == game.id)
+        .order_by(col(Quest.name))
+    ).all()
+    offers = [Choice(i, t) for i, t in missions] + [Choice(i, f"{n} (quest)") for i, n in quests]
+    return FilterChoices(games, offers)
+
+
 def to_csv(report: Report, dimension: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([dimension, "clicks", "starts", "conversions", "conversion_rate", "payout_usd"])
+    header = [dimension, "clicks", "starts", "conversions", "conversion_rate", "payout_usd"]
+    header.append("epc_usd")
+    code = report.currency.code.lower() if report.currency else ""
+    if code:
+        header += [f"payout_{code}", f"epc_{code}"]
+    writer.writerow(header)
     for r in [*report.rows, report.totals]:
-        writer.writerow([r.label, r.clicks, r.starts, r.conversions, r.rate, f"{r.payout_usd:.2f}"])
+        line: list[Any] = [r.label, r.clicks, r.starts, r.conversions, r.rate]
+        line += [
+            f"{r.payout_usd:.2f}",
+            f"{r.payout_micros / 1e6 / r.clicks:.4f}" if r.clicks else "",
+        ]
+        if code:
+            line += [_plain(r.payout_local), _plain(r.epc_local)]
+        writer.writerow(line)
     return out.getvalue()
+
+
+def _plain(shown: str) -> str:
+    """An amount as shown ("1,234.50 GEM") as a plain number for a spreadsheet."""
+    amount = shown.split(" ")[0]
+    return "" if amount == "–" else amount.replace(",", "")

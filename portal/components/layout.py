@@ -11,6 +11,7 @@ from portal.state.auth import AuthState
 # a page's own tabs (a game's pages) never repeat these.
 NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "staff": [
+        ("Dashboard", routes.STAFF, (routes.STAFF,)),
         ("Publishers", routes.STAFF_PUBLISHERS, (routes.STAFF_PUBLISHERS, routes.PUBLISHER)),
         ("Studios", routes.STAFF_STUDIOS, (routes.STAFF_STUDIOS,)),
         ("Games", routes.GAMES, (routes.STUDIO,)),
@@ -24,10 +25,13 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     ],
     "publisher": [
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),
+        ("Offers", routes.PUBLISHER_OFFERS, (routes.PUBLISHER_OFFERS,)),
         ("Postback", routes.PUBLISHER_POSTBACK, (routes.PUBLISHER_POSTBACK,)),
         ("Deliveries", routes.PUBLISHER_DELIVERIES, (routes.PUBLISHER_DELIVERIES,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
     ],
+    # A publisher not (or no longer) approved: the application is all they can use.
+    "limited": [("Application", routes.APPLICATION, (routes.APPLICATION,))],
 }
 
 
@@ -78,7 +82,7 @@ def _links(role: str, *, in_menu: bool = False) -> rx.Component:
 
 def _role_links(*, in_menu: bool = False) -> rx.Component:
     return rx.match(
-        AuthState.user_role,
+        rx.cond(AuthState.user_limited, "limited", AuthState.user_role),
         *[(role, _links(role, in_menu=in_menu)) for role in NAV],
         rx.fragment(),
     )

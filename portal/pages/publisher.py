@@ -57,7 +57,7 @@ def application() -> rx.Component:
     )
 
 
-def _tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
+def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
     def tab(label: str, href: str) -> rx.Component:
         return rx.link(
             rx.button(label, variant="solid" if href == current else "soft", size="2"),
@@ -80,6 +80,7 @@ def _tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
             ),
             rx.hstack(
                 tab("Offerwall", routes.PUBLISHER),
+                tab("Offers", routes.PUBLISHER_OFFERS),
                 tab("Postback", routes.PUBLISHER_POSTBACK),
                 tab("Deliveries", routes.PUBLISHER_DELIVERIES),
                 spacing="2",
@@ -233,7 +234,7 @@ def overview() -> rx.Component:
     s = WorkspaceState
     return page(
         s.company,
-        _tabs(s, routes.PUBLISHER),
+        workspace_tabs(s, routes.PUBLISHER),
         card(
             rx.hstack(rx.heading("Offerwall", size="4", as_="h2"), status_badge(s.status)),
             _copyable("Offerwall id (owid)", s.owid, "owid"),
@@ -253,7 +254,7 @@ def postback() -> rx.Component:
     s = PostbackState
     return page(
         s.company,
-        _tabs(s, routes.PUBLISHER_POSTBACK),
+        workspace_tabs(s, routes.PUBLISHER_POSTBACK),
         card(
             rx.heading("Postback URL", size="4", as_="h2"),
             rx.text(
@@ -407,42 +408,42 @@ def deliveries() -> rx.Component:
     s = DeliveryState
     return page(
         s.company,
-        _tabs(s, routes.PUBLISHER_DELIVERIES),
+        workspace_tabs(s, routes.PUBLISHER_DELIVERIES),
         card(
             rx.flex(
                 rx.heading("Delivery log", size="4", as_="h2"),
-                rx.hstack(
-                    # Spelled out so the trigger (the control a user reaches) carries the
-                    # name; the root renders no element of its own.
-                    rx.select.root(
-                        rx.select.trigger(aria_label="Filter by status"),
-                        rx.select.content(
-                            *[
-                                rx.select.item(status.capitalize(), value=status)
-                                for status in ("all", "pending", "delivered", "failed")
-                            ]
-                        ),
-                        value=s.status_choice,
-                        on_change=s.filter_status,
-                        size="2",
+                # Spelled out so the trigger (the control a user reaches) carries the
+                # name; the root renders no element of its own.
+                rx.select.root(
+                    rx.select.trigger(aria_label="Filter by status"),
+                    rx.select.content(
+                        *[
+                            rx.select.item(status.capitalize(), value=status)
+                            for status in ("all", "pending", "delivered", "failed")
+                        ]
                     ),
-                    rx.form(
-                        rx.hstack(
-                            rx.input(
-                                name="search",
-                                placeholder="Transaction id",
-                                size="2",
-                                aria_label="Search by transaction id",
-                            ),
-                            rx.button("Search", type="submit", size="2", variant="soft"),
-                        ),
-                        on_submit=s.find,
-                    ),
-                    wrap="wrap",
+                    value=s.status_choice,
+                    on_change=s.filter_status,
+                    size="2",
                 ),
                 justify="between",
-                wrap="wrap",
-                gap="3",
+                align="center",
+                width="100%",
+            ),
+            rx.form(
+                rx.hstack(
+                    rx.input(
+                        name="search",
+                        placeholder="Player uid, click id or transaction id",
+                        size="2",
+                        aria_label="Search by player uid, click id or transaction id",
+                        flex="1",
+                        max_width="28rem",
+                    ),
+                    rx.button("Search", type="submit", size="2", variant="soft"),
+                    width="100%",
+                ),
+                on_submit=s.find,
                 width="100%",
             ),
             rx.cond(
@@ -451,6 +452,7 @@ def deliveries() -> rx.Component:
                     (
                         "Created",
                         "Transaction",
+                        "Player",
                         "Mission",
                         "Payout",
                         "Status",
@@ -462,6 +464,14 @@ def deliveries() -> rx.Component:
                     lambda r: [
                         rx.text(r.created_at, white_space="nowrap"),
                         rx.code(r.transaction_id, size="1"),
+                        rx.vstack(
+                            rx.text(r.uid, size="2"),
+                            rx.cond(
+                                r.clickid != "",
+                                rx.text("click id " + r.clickid, size="1", color_scheme="gray"),
+                            ),
+                            spacing="0",
+                        ),
                         r.mission,
                         rx.text(r.payout, white_space="nowrap"),
                         status_badge(r.status),

@@ -17,7 +17,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.core.db import new_session, write_session
-from api.services.access import Account, Forbidden, account_for, require
+from api.services.access import Account, Forbidden, NotApproved, account_for, require
 from api.services.errors import DomainError, SignedOut
 from api.services.offers import OfferError
 from api.services.wording import sentence
@@ -81,6 +81,8 @@ class AuthState(rx.State):
     # How many create/send actions this browser tab has made. Their forms and buttons send
     # the count they were drawn with; see `_first`.
     submitted: int = 0
+    # A publisher not (or no longer) approved: the navigation offers their application only.
+    user_limited: bool = False
 
     # --- for subclasses: every handler goes through _run ---------------------------
 
@@ -93,6 +95,7 @@ class AuthState(rx.State):
         self.user_email = account.email if account else ""
         self.user_name = account.name if account else ""
         self.user_role = account.role if account else ""
+        self.user_limited = account.limited if account else False
         return account
 
     async def _run(
@@ -150,6 +153,8 @@ class AuthState(rx.State):
         Every message is shown as a sentence, whatever the service wrote."""
         if isinstance(exc, SignedOut):
             return self._to_login()
+        if isinstance(exc, NotApproved):  # the workspace is closed: their application
+            return rx.redirect(routes.APPLICATION)
         if not into or isinstance(exc, Forbidden):
             return rx.toast.error(sentence(exc.message))
         if not isinstance(getattr(self, into), dict):
@@ -199,4 +204,5 @@ class AuthState(rx.State):
     @rx.event
     def logout(self):
         self.user_email = self.user_name = self.user_role = ""
+        self.user_limited = False
         return rx.call_script(SIGN_OUT_JS)

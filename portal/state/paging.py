@@ -29,6 +29,12 @@ class Paged(rx.State, mixin=True):
         """The filter control's value: the chosen status, or "all"."""
         return self.status_filter or "all"
 
+    def _status_from_query(self) -> None:
+        """A link may open the list filtered (`?status=failed`, the staff dashboard's)."""
+        status = self.router.url.query_parameters.get("status")
+        if status is not None:
+            self.status_filter, self.search, self.page = status, "", 1
+
     def _show(self, window: Window[Any]) -> None:
         self.rows = window.rows
         self.total, self.page, self.pages = window.total, window.page, window.pages

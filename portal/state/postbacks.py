@@ -120,6 +120,7 @@ class DeliveryState(Paged, OfferwallScoped):
         redirect, wall = await self._open()
         if wall is None:
             return redirect
+        self._status_from_query()
         await self._fetch()
         return None
 

@@ -3,6 +3,8 @@ publishers their offerwall (scoped on the server by api/services/reports.py)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import reflex as rx
 from sqlmodel import Session
 
@@ -12,68 +14,103 @@ from models import Role
 from portal.state.auth import AuthState, refusals
 
 EVERYONE = (Role.STAFF, Role.DESIGNER, Role.PUBLISHER)
+# The report form's id: a changed choice submits it (dates, group and filters together).
+FORM_ID = "report-form"
+SUBMIT_FORM = f"document.getElementById('{FORM_ID}').requestSubmit()"
 
 
 class ReportState(AuthState):
     dimension: str = "day"
     start: str = ""
     end: str = ""
+    game: str = ""
+    offer: str = ""
+    games: list[reports.Choice] = []
+    offers: list[reports.Choice] = []
     rows: list[reports.ReportRow] = []
     totals: reports.ReportRow | None = None
     chart: list[dict[str, float | str]] = []
-    error: str = ""
+    currency_note: str = ""
+    errors: dict[str, str] = {}
 
     @rx.event
-    @refusals()
+    @refusals(into="errors")
     async def load(self):
         guard = await self._guard(*EVERYONE)
         if guard is not None:
             return guard
+        preset = self.router.url.query_parameters.get("preset", "")
+        if preset in reports.PRESETS:
+            self._set_range(*reports.preset_range(preset))
+        await self._choices()
         return await self._build()
 
-    async def _build(self, download: bool = False):
-        self.error = ""
-        dimension = self.dimension
-        try:
-            first, last = reports.parse_range(self.start, self.end)
-        except reports.ReportError as exc:
-            # The figures of the previous range would read as this range's: none are shown.
-            self.error = str(exc)
-            self.rows, self.totals, self.chart = [], None, []
-            return None
+    def _set_range(self, first: date, last: date) -> None:
         self.start, self.end = first.isoformat(), last.isoformat()
+
+    async def _choices(self) -> None:
+        game = self.game
+
+        def work(session: Session, account: Account) -> reports.FilterChoices:
+            return reports.filter_choices(session=session, account=account, game_id=game)
+
+        found = await self._run(work, *EVERYONE)
+        self.games, self.offers = found.games, found.offers
+
+    async def _build(self, download: bool = False):
+        # Whatever is refused below, no figures of an earlier choice stay on screen.
+        self.errors, self.rows, self.totals, self.chart = {}, [], None, []
+        first, last = reports.parse_range(self.start, self.end)
+        self._set_range(first, last)
+        dimension, game, offer = self.dimension, self.game, self.offer
 
         def work(session: Session, account: Account) -> reports.Report:
             return reports.build_report(
-                session=session, account=account, dimension=dimension, first=first, last=last
+                session=session,
+                account=account,
+                dimension=dimension,
+                first=first,
+                last=last,
+                game_id=game,
+                offer_id=offer,
             )
 
         report = await self._run(work, *EVERYONE)
+        self.rows, self.totals = report.rows, report.totals
+        self.currency_note = report.currency.note() if report.currency else ""
+        # Every day of the range; for offers, offerwalls and countries the 60 largest.
+        shown = report.rows if dimension == "day" else report.rows[:60]
+        self.chart = [
+            {"label": r.label, "clicks": r.clicks, "conversions": r.conversions} for r in shown
+        ]
         if download:
             return rx.download(
                 data=reports.to_csv(report, dimension),
                 filename=f"questwall-{dimension}-{self.start}-{self.end}.csv",
             )
-        self.rows, self.totals = report.rows, report.totals
-        self.chart = [
-            {
-                "label": r.label,
-                "clicks": r.clicks,
-                "conversions": r.conversions,
-                "payout": r.payout_usd,
-            }
-            for r in report.rows[:60]
-        ]
         return None
 
     @rx.event
-    @refusals()
+    @refusals(into="errors")
     async def apply(self, form: dict[str, str]):
+        """The form: the range, the grouping and (staff, designers) the game and offer."""
         self.dimension = form.get("dimension", "day") or "day"
         self.start, self.end = form.get("start", ""), form.get("end", "")
+        game, offer = form.get("game", ""), form.get("offer", "")
+        if game != self.game:  # another game's offers to choose from
+            self.game, self.offer = game, ""
+            await self._choices()
+        else:
+            self.offer = offer
         return await self._build()
 
     @rx.event
-    @refusals()
+    @refusals(into="errors")
+    async def preset(self, name: str):
+        self._set_range(*reports.preset_range(name))
+        return await self._build()
+
+    @rx.event
+    @refusals(into="errors")
     async def export(self):
         return await self._build(download=True)

@@ -47,6 +47,7 @@ class StaffState(Paged, AuthState):
     @rx.event
     @refusals()
     async def load(self):
+        self._status_from_query()
         return await self._load_page(Role.STAFF)
 
     async def _fetch(self) -> None:

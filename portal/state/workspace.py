@@ -12,7 +12,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.services import offerwalls, publishers
-from api.services.access import Account, Forbidden, offerwall_for
+from api.services.access import Account, Forbidden, NotApproved, offerwall_for
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings
@@ -56,10 +56,10 @@ class OfferwallScoped(AuthState):
             return rx.redirect(routes.STAFF_PUBLISHERS), None
         try:
             wall = await self._on_offerwall(lambda _s, o, _a: o)
+        except NotApproved:  # checked by the service on every event too
+            return rx.redirect(routes.APPLICATION), None
         except Forbidden as exc:
             return [rx.redirect(routes.home_for(self.user_role)), rx.toast.error(str(exc))], None
-        if self.user_role == Role.PUBLISHER and wall.status != OfferwallStatus.APPROVED:
-            return rx.redirect(routes.APPLICATION), None
         self.company, self.status, self.owid = wall.name, wall.status, wall.owid or ""
         self.staff_view = self.user_role == Role.STAFF
         self.query = routes.offerwall_query(wall.id) if self.staff_view else ""
@@ -161,7 +161,7 @@ class ApplicationState(AuthState):
             return guard
 
         def work(session: Session, account: Account) -> Offerwall:
-            return offerwall_for(session=session, account=account)
+            return offerwall_for(session=session, account=account, any_status=True)
 
         wall = await self._run(work, Role.PUBLISHER)
         if wall.status == OfferwallStatus.APPROVED:

@@ -71,8 +71,9 @@ def offers_status(url: str, api_key: str) -> int:
     return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
 
 
-def convert(portal, owid: str, uid: str, tmp_path) -> None:
-    """A player of `owid` clicks a new mission and completes it with a signed event."""
+def convert(portal, owid: str, uid: str, tmp_path, *, clickid: str = "") -> None:
+    """A player of `owid` clicks a new mission (with the publisher's `clickid`, if given)
+    and completes it with a signed event."""
     offers_file = tmp_path / f"offers-{uid}.json"
     offers_file.write_text(
         json.dumps(
@@ -90,7 +91,8 @@ def convert(portal, owid: str, uid: str, tmp_path) -> None:
         )
     )
     [mission] = json.loads(cli(portal.env, "offers", "import", str(offers_file)))["missions"]
-    click = httpx.get(f"{portal.url}/missions/{mission['id']}", params={"owid": owid, "uid": uid})
+    params = {"owid": owid, "uid": uid} | ({"clickid": clickid} if clickid else {})
+    click = httpx.get(f"{portal.url}/missions/{mission['id']}", params=params)
     assert click.status_code == 302
     player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
     when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()

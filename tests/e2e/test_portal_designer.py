@@ -33,7 +33,7 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
 
     staff, designer, rival = new_page(), new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Green Studio", "gina@green.example")
     create_studio_with_designer(staff, portal.url, "Grey Studio", "gus@grey.example")
     sign_in(designer, portal.url, "gina@green.example", DESIGNER_PASSWORD)
@@ -130,12 +130,11 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     screenshot(designer, "designer-debugger")
 
     designer.get_by_role("link", name="Reports").click()
-    designer.get_by_label("Group").select_option("offer")
-    designer.get_by_role("button", name="Show").click()
+    designer.get_by_label("Group").select_option("offer")  # applies at once
     row = designer.get_by_test_id("report-row").filter(has_text="Win two sieges")
     expect(row).to_contain_text("$3.00")
     expect(row.get_by_role("cell")).to_have_text(
-        ["Win two sieges", "1", "1", "1", "100.0%", "$3.00"]
+        ["Win two sieges", "1", "1", "1", "100.0%", "$3.00", "$3.00"]
     )
     screenshot(designer, "designer-reports")
     with designer.expect_download() as download:
@@ -178,7 +177,7 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
 def test_the_rule_tester_shows_a_consecutive_run_reset(portal, new_page):
     staff, designer = new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Tester Studio", "tess@tester.example")
     sign_in(designer, portal.url, "tess@tester.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
@@ -208,7 +207,7 @@ def test_a_publisher_cannot_open_the_editor(portal, page):
 def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page, tmp_path):
     staff, designer = new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Quest Studio", "quinn@quest.example")
     sign_in(designer, portal.url, "quinn@quest.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()

@@ -81,7 +81,7 @@ def test_a_publisher_works_under_the_policy(portal, new_page):
     sign_up(page, portal.url, "Policy Wall")
     watched.settled("Your application")
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     staff_approve(staff, portal.url, "Policy Wall")
     watched.visit("/publisher", "Policy Wall")
     expect(page.get_by_role("heading", name="API key")).to_be_visible()
@@ -94,6 +94,8 @@ def test_a_publisher_works_under_the_policy(portal, new_page):
     screenshot(page, "csp-publisher-postback")
     watched.visit("/publisher/deliveries", "Policy Wall")
     expect(page.get_by_role("heading", name="Delivery log")).to_be_visible()
+    watched.visit("/publisher/offers", "Policy Wall")
+    expect(page.get_by_role("heading", name="Offers", exact=True)).to_be_visible()
     watched.visit("/reports", "Reports")
     screenshot(page, "csp-publisher-reports")
 
@@ -101,7 +103,7 @@ def test_a_publisher_works_under_the_policy(portal, new_page):
 def test_staff_work_under_the_policy(portal, new_page):
     watched = Watched(new_page(), portal.url)
     sign_in(watched.page, portal.url, *portal.staff)
-    watched.settled("Publishers")
+    watched.settled("Dashboard")
     watched.visit("/staff/publishers", "Publishers")
     watched.visit("/staff/studios", "Studios")
     create_studio_with_designer(watched.page, portal.url, "Policy Studio", "pol@policy.example")
@@ -114,7 +116,7 @@ def test_a_designer_works_under_the_policy(portal, new_page):
     staff, watched = new_page(), Watched(new_page(), portal.url)
     page = watched.page
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Header Studio", "hed@header.example")
     sign_in(page, portal.url, "hed@header.example", DESIGNER_PASSWORD)
     watched.settled("Games")

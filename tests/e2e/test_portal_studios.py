@@ -47,7 +47,7 @@ def test_designers_manage_their_studios_games_only(portal, new_page):
 
     staff, alice, bob = new_page(), new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Blue Studio", "alice@blue.example")
     create_studio_with_designer(staff, portal.url, "Red Studio", "bob@red.example")
     screenshot(staff, "staff-studios")
@@ -107,7 +107,7 @@ def test_a_publisher_cannot_open_the_studio_pages(portal, page):
 def test_a_refused_designer_form_keeps_what_was_typed(portal, new_page):
     staff = new_page()
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     staff.goto(portal.url + "/staff/studios")
     staff.get_by_label("Studio name").fill("Kept Studio")
     staff.get_by_role("button", name="Create studio").click()

@@ -41,10 +41,10 @@ def test_two_backend_processes_serve_one_signed_in_session(two_workers, new_page
     assert sum("reflex run" in c for c in _process_group(two_workers.pid)) == 1 + 2
     page = new_page()
     sign_in(page, two_workers.url, *two_workers.staff)
-    expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
     for _ in range(4):  # each load opens a new event socket, on either process
         page.reload()
-        expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+        expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
         # A reload may reach the process that has not served this browser yet: it reads
         # the state from Redis first (slower on a loaded machine than the default 5 s).
         expect(page.get_by_role("button", name="Account menu")).to_contain_text(

@@ -1,7 +1,7 @@
 """The publisher's delivery log (`publishers.delivery_log`, `attempts`, `owned_postback`):
-an offerwall's postbacks newest first, filtered by status and transaction id, paged, with
-each attempt; another offerwall's postbacks never appear and never open (SQLite and
-PostgreSQL, a real local receiver)."""
+an offerwall's postbacks newest first, filtered by status and searched by player uid, click
+id or transaction id, paged, with each attempt; another offerwall's postbacks never appear
+and never open (SQLite and PostgreSQL, a real local receiver)."""
 
 from __future__ import annotations
 
@@ -90,6 +90,25 @@ def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, priva
     found = _log(engine, wall, search=f"  {target.transaction_id[4:16]} ").rows
     assert [row.id for row in found] == [target.id]
     assert _log(engine, wall, search="no-such-transaction").total == 0
+
+
+def test_the_log_is_searched_by_player_uid_click_id_or_transaction_id(engine, box, mission_id):
+    wall = make_paying_offerwall(engine, box, name="Wall one")
+    for uid, clickid in (("Player-Alpha", "ck-100"), ("player-beta", "ck-200"), ("gamma", "x_1")):
+        make_conversion(engine, mission_id=mission_id, offerwall=wall, uid=uid, clickid=clickid)
+
+    def found(text: str) -> list[str]:
+        return sorted(row.uid for row in _log(engine, wall, search=text).rows)
+
+    assert found("player-alpha") == ["Player-Alpha"]  # any case
+    assert found("PLAYER") == ["Player-Alpha", "player-beta"]
+    assert found("ck-200") == ["player-beta"]
+    assert found("ck-") == ["Player-Alpha", "player-beta"]
+    # A wildcard of LIKE is a plain character here.
+    assert found("x_1") == ["gamma"] and found("_") == ["gamma"] and found("%") == []
+    beta = next(row for row in _log(engine, wall).rows if row.uid == "player-beta")
+    assert beta.clickid == "ck-200"
+    assert found(beta.transaction_id) == ["player-beta"]
 
 
 def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, box, mission_id):

@@ -1,5 +1,6 @@
 """The publisher's use cases the portal calls: the API key reveal behind the password,
-and the resend of a postback, each refused for anyone but the offerwall's own."""
+and the resend of a postback, each refused for anyone but the offerwall's own, and for a
+publisher whose offerwall is not approved (their application is all they reach)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from sqlmodel import select
 
 from api.core.db import new_session, write_session
 from api.services import offerwalls, publishers
-from api.services.access import Account, Forbidden, account_for
+from api.services.access import Account, Forbidden, NotApproved, account_for, offerwall_for
 from api.services.accounts import AccountError, LoginThrottled
 from api.services.offerwalls import OfferwallError
 from api.services.throttle import MAX_FAILURES
@@ -95,3 +96,37 @@ def test_the_offerwalls_own_postback_is_queued_again(engine, box):
     )
     with new_session(engine) as session:
         assert session.get(Postback, postback_id).status == PostbackStatus.PENDING
+
+
+@pytest.mark.parametrize("status", ["pending", "rejected", "suspended"])
+def test_a_publisher_not_approved_reaches_only_their_application(engine, box, status):
+    _, offerwall_id = signup(engine, email="wait@example.com", company="Waiting Wall")
+    with write_session(engine) as session:
+        wall = offerwalls.get_offerwall(session=session, ref=offerwall_id)
+        if status == "rejected":
+            offerwalls.reject(session=session, offerwall=wall, reason="Not for us.")
+        if status == "suspended":
+            offerwalls.approve(session=session, box=box, offerwall=wall)
+            offerwalls.suspend(session=session, offerwall=wall)
+    signed = sign_in(engine=engine, box=box, email="wait@example.com", password=PASSWORD)
+    account = account_for(engine=engine, token=signed.token)
+    assert account is not None
+    assert (account.offerwall_status, account.limited) == (status, True)
+    with new_session(engine) as session:
+        # Their application page reads the offerwall; every workspace use case is refused.
+        assert offerwall_for(session=session, account=account, any_status=True).id == wall.id
+        with pytest.raises(NotApproved):
+            offerwall_for(session=session, account=account)
+        staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
+        assert offerwall_for(session=session, account=staff, requested=wall.id).id == wall.id
+    with pytest.raises(NotApproved):
+        _reveal(engine, box, account, PASSWORD)
+    # Once approved (again), the same account is a full one.
+    with write_session(engine) as session:
+        wall = offerwalls.get_offerwall(session=session, ref=offerwall_id)
+        if status == "suspended":
+            offerwalls.reinstate(session=session, offerwall=wall)
+        else:
+            offerwalls.approve(session=session, box=box, offerwall=wall)
+    account = account_for(engine=engine, token=signed.token)
+    assert account is not None and not account.limited

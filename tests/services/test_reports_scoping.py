@@ -119,7 +119,9 @@ def test_a_designer_of_studio_a_sees_its_missions_and_quests(engine, tenants, di
 def test_a_designer_of_a_studio_without_games_sees_an_empty_report(engine, tenants, dimension):
     newcomer = make_account(Role.DESIGNER, studio_id=make_studio(engine, "Studio C"))
     report = _report(engine, newcomer, dimension)
-    assert report.rows == [] and _totals(report) == (0, 0, 0, "$0.00")
+    assert all(row.clicks == row.conversions == 0 for row in report.rows)
+    assert (report.rows == []) == (dimension != "day")  # per day: every day, as zeros
+    assert _totals(report) == (0, 0, 0, "$0.00")
 
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
@@ -153,17 +155,19 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
     designer_b = make_account(Role.DESIGNER, studio_id=tenants.studio_b)
     text = reports.to_csv(_report(engine, designer_b, dimension), dimension)
     lines = text.splitlines()
-    assert lines[0] == f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd"
-    assert lines[-1] == "Total,1,1,1,100.0%,4.00"
+    assert lines[0] == f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd"
+    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000"
     assert "of A" not in text and "Wall one" not in text
-    assert len(lines) == 3  # the header, B's one row, the total
+    if dimension != "day":  # per day, every day of the range has its row
+        assert len(lines) == 3  # the header, B's one row, the total
 
 
 def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_1.id)
     text = reports.to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
-    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50"
+    # A publisher paid in US dollars has the USD columns only.
+    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000"
 
 
 def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(

@@ -1,0 +1,120 @@
+"""The staff dashboard: what needs attention, each card with the page that deals with it."""
+
+import reflex as rx
+
+from portal import routes
+from portal.components.layout import card, page
+from portal.state.dashboard import DashboardState
+
+
+def _card(title: str, *children: rx.Component, test_id: str) -> rx.Component:
+    return card(rx.heading(title, size="4", as_="h2"), *children, data_testid=test_id)
+
+
+def _figure(label: str, value: rx.Var, test_id: str) -> rx.Component:
+    return rx.vstack(
+        rx.text(label, size="2", color_scheme="gray"),
+        rx.text(value, size="7", weight="bold", data_testid=test_id),
+        spacing="0",
+    )
+
+
+def _link(text: str, href) -> rx.Component:
+    return rx.link(
+        rx.hstack(rx.text(text), rx.icon("arrow-right", size=14), align="center"),
+        href=href,
+        size="2",
+        weight="medium",
+    )
+
+
+def _pending() -> rx.Component:
+    s = DashboardState
+    return _card(
+        "Applications",
+        _figure("Waiting for a decision", s.pending, "pending-applications"),
+        _link("Review applications", routes.publishers_with_status("pending")),
+        test_id="card-applications",
+    )
+
+
+def _today() -> rx.Component:
+    t = DashboardState.today
+    return _card(
+        "Today",
+        rx.text(DashboardState.day + " (UTC)", size="2", color_scheme="gray"),
+        rx.cond(
+            t,
+            rx.flex(
+                _figure("Clicks", t.clicks, "today-clicks"),
+                _figure("Conversions", t.conversions, "today-conversions"),
+                _figure("Payout", t.payout, "today-payout"),
+                spacing="5",
+                wrap="wrap",
+            ),
+        ),
+        _link("Open today's report", routes.REPORTS + "?preset=today"),
+        test_id="card-today",
+    )
+
+
+def _failing_row(row) -> rx.Component:
+    status = rx.cond(row.failed > 0, "failed", "pending")
+    return rx.flex(
+        rx.vstack(
+            rx.text(row.company, weight="medium"),
+            rx.text(
+                row.retrying.to_string()
+                + " retrying · "
+                + row.failed.to_string()
+                + " failed · latest "
+                + row.last_due,
+                size="1",
+                color_scheme="gray",
+            ),
+            spacing="0",
+        ),
+        _link("Delivery log", routes.deliveries(row.offerwall_id, "") + "&status=" + status),
+        justify="between",
+        align="center",
+        spacing="3",
+        wrap="wrap",
+        width="100%",
+        data_testid="failing-endpoint",
+    )
+
+
+def _failing() -> rx.Component:
+    s = DashboardState
+    return _card(
+        "Failing postbacks",
+        rx.cond(
+            s.failing.length() > 0,
+            rx.vstack(
+                rx.text(
+                    "Publishers whose postbacks are being retried or failed in the last 24 hours.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.foreach(s.failing, _failing_row),
+                spacing="3",
+                width="100%",
+            ),
+            rx.text("Every publisher's postbacks are going through.", color_scheme="gray"),
+        ),
+        test_id="card-failing",
+    )
+
+
+def staff_dashboard() -> rx.Component:
+    return page(
+        "Dashboard",
+        rx.grid(
+            _pending(),
+            _today(),
+            columns=rx.breakpoints(initial="1", md="2"),
+            spacing="4",
+            width="100%",
+        ),
+        _failing(),
+    )

@@ -1,0 +1,32 @@
+"""The staff dashboard: pending applications, today's figures, failing postbacks."""
+
+from __future__ import annotations
+
+import reflex as rx
+from sqlmodel import Session
+
+from api.services import dashboard, reports
+from api.services.access import Account
+from models import Role
+from models.types import utcnow
+from portal.state.auth import AuthState, refusals
+
+
+class DashboardState(AuthState):
+    pending: int = 0
+    day: str = ""
+    today: reports.ReportRow | None = None
+    failing: list[dashboard.FailingEndpoint] = []
+
+    @rx.event
+    @refusals()
+    async def load(self):
+        return await self._load_page(Role.STAFF)
+
+    async def _fetch(self) -> None:
+        def work(session: Session, account: Account) -> dashboard.Dashboard:
+            return dashboard.staff_dashboard(session=session, account=account, now=utcnow())
+
+        found = await self._run(work, Role.STAFF)
+        self.pending, self.day, self.today = found.pending_applications, found.day, found.today
+        self.failing = found.failing

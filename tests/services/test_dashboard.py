@@ -1,0 +1,110 @@
+"""The staff dashboard (`api/services/dashboard.py`): pending applications, today's
+figures (the reports' own for the UTC day) and the offerwalls whose postbacks are failing
+(SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import Engine
+
+from api.core.crypto import SecretBox
+from api.core.db import new_session, write_session
+from api.services import dashboard, reports
+from api.services.access import Forbidden
+from models import Role
+from models.tables import postback as _postback
+from models.types import utcnow
+from tests.factories import (
+    make_account,
+    make_click,
+    make_conversion,
+    make_game,
+    make_mission,
+    make_offerwall,
+)
+
+STAFF = make_account(Role.STAFF)
+
+
+def _dashboard(engine: Engine, **kwargs) -> dashboard.Dashboard:
+    with new_session(engine) as session:
+        return dashboard.staff_dashboard(
+            session=session, account=kwargs.get("account", STAFF), now=utcnow()
+        )
+
+
+def _set(engine: Engine, postback_id: int, **values) -> None:
+    if not values:
+        return
+    with write_session(engine) as session:
+        session.execute(sa.update(_postback).where(_postback.c.id == postback_id).values(**values))
+
+
+def test_pending_applications_are_counted(engine, box: SecretBox):
+    make_offerwall(engine, box, name="Waiting one", approve=False)
+    make_offerwall(engine, box, name="Waiting two", approve=False)
+    make_offerwall(engine, box, name="Approved")
+    assert _dashboard(engine).pending_applications == 2
+
+
+def test_todays_figures_are_the_reports_figures_of_the_utc_day(engine, box):
+    wall, _ = make_offerwall(engine, box)
+    mission = make_mission(engine, make_game(engine, box).game_id).id
+    make_conversion(engine, mission_id=mission, offerwall=wall, uid="p1")
+    make_click(engine, offer_id=mission, offerwall=wall, uid="p2")
+    board = _dashboard(engine)
+    today = utcnow().date()
+    assert board.day == today.isoformat()
+    assert (board.today.clicks, board.today.conversions, board.today.payout) == (2, 1, "$1.50")
+    with new_session(engine) as session:
+        report = reports.build_report(
+            session=session, account=STAFF, dimension="offer", first=today, last=today
+        )
+    assert board.today == report.totals
+
+
+def test_failing_endpoints_are_offerwalls_with_retrying_or_recently_failed_postbacks(engine, box):
+    mission = make_mission(engine, make_game(engine, box).game_id).id
+    now = utcnow()
+    walls = {
+        name: make_offerwall(engine, box, name=name)[0]
+        for name in ("Retrying", "Failed", "Healthy", "Failed long ago", "Both")
+    }
+
+    def postback(name: str, uid: str, **values) -> None:
+        _set(
+            engine,
+            make_conversion(engine, mission_id=mission, offerwall=walls[name], uid=uid),
+            **values,
+        )
+
+    postback("Retrying", "r1", attempts=2, next_attempt_at=now + timedelta(minutes=5))
+    postback("Retrying", "r2")  # not tried yet: no failure so far
+    postback("Failed", "f1", status="failed", attempts=8, next_attempt_at=now - timedelta(hours=1))
+    postback("Healthy", "h1", status="delivered", attempts=1)
+    postback(
+        "Failed long ago",
+        "l1",
+        status="failed",
+        attempts=8,
+        next_attempt_at=now - timedelta(days=3),
+    )
+    postback("Both", "b1", attempts=1, next_attempt_at=now + timedelta(seconds=5))
+    postback("Both", "b2", status="failed", attempts=8, next_attempt_at=now - timedelta(hours=2))
+    failing = _dashboard(engine).failing
+    assert [(f.company, f.retrying, f.failed) for f in failing] == [
+        ("Both", 1, 1),
+        ("Failed", 0, 1),
+        ("Retrying", 1, 0),
+    ]
+    assert failing[0].offerwall_id == walls["Both"].id
+    assert failing[0].last_due.endswith(" UTC")
+
+
+def test_the_dashboard_is_for_staff_only(engine):
+    for role in (Role.DESIGNER, Role.PUBLISHER):
+        with pytest.raises(Forbidden):
+            _dashboard(engine, account=make_account(role))

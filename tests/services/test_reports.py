@@ -1,0 +1,296 @@
+"""What a report shows (`api/services/reports.py`): every day of the range (zeros
+included), totals that are the sums of the rows, EPC, the game and offer filters and who
+may use them, the publisher's own currency, the date presets and the CSV (SQLite and
+PostgreSQL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import Engine
+
+from api.core.crypto import SecretBox
+from api.core.db import new_session, write_session
+from api.services import offerwalls, reports
+from api.services.access import Account, Forbidden, NotApproved
+from models import Offerwall, Role
+from models.tables import click as _click
+from models.tables import conversion as _conversion
+from tests.factories import (
+    make_account,
+    make_click,
+    make_conversion,
+    make_game,
+    make_mission,
+    make_offerwall,
+    make_paying_offerwall,
+    make_quest,
+    make_studio,
+    mission_data,
+)
+
+TODAY = datetime.now(UTC).date()
+FIRST = TODAY - timedelta(days=4)
+STAFF = make_account(Role.STAFF)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Studio A's game: a $1.50 mission (3 clicks, 2 conversions, one of them two days
+    ago) and a quest (1 click); studio B's game: a $4 mission (1 click, converted). All
+    through one offerwall paying 100 Gems per USD without decimals."""
+
+    studio_a: str
+    studio_b: str
+    game_a: str
+    game_b: str
+    mission_a: str
+    quest_a: str
+    step_a: str  # a mission inside the quest
+    mission_b: str
+    wall: Offerwall
+
+
+def _move_to(engine: Engine, day: date, *, uid: str) -> None:
+    """Move a player's click and its conversion to noon of another day."""
+    noon = datetime.combine(day, time(12), tzinfo=UTC)
+    with write_session(engine) as session:
+        ids = sa.select(_click.c.id).where(_click.c.uid == uid).scalar_subquery()
+        session.execute(sa.update(_click).where(_click.c.uid == uid).values(created_at=noon))
+        session.execute(
+            sa.update(_conversion).where(_conversion.c.click_id.in_(ids)).values(created_at=noon)
+        )
+
+
+@pytest.fixture
+def traffic(engine: Engine, box: SecretBox) -> Traffic:
+    studio_a, studio_b = make_studio(engine, "Studio A"), make_studio(engine, "Studio B")
+    game_a = make_game(engine, box, "Arena A", studio_id=studio_a).game_id
+    game_b = make_game(engine, box, "Arena B", studio_id=studio_b).game_id
+    mission_a = make_mission(engine, game_a, title="Mission of A").id
+    mission_b = make_mission(engine, game_b, title="Mission of B", payout="4.00").id
+    quest = make_quest(engine, game_a, [mission_data(title="Step of A")], name="Quest of A")
+    from api.services.offers import list_offers
+
+    with new_session(engine) as session:
+        step = next(m for m in list_offers(session=session)[0] if m.quest_id == quest.id)
+    wall = make_paying_offerwall(engine, box, name="Wall")
+    make_conversion(engine, mission_id=mission_a, offerwall=wall, uid="a1")
+    make_conversion(engine, mission_id=mission_a, offerwall=wall, uid="a2")
+    _move_to(engine, TODAY - timedelta(days=2), uid="a2")
+    make_click(engine, offer_id=mission_a, offerwall=wall, uid="a3")
+    make_click(engine, kind="quest", offer_id=quest.id, offerwall=wall, uid="a4")
+    make_conversion(engine, mission_id=mission_b, offerwall=wall, uid="b1", payout_micros=4_000_000)
+    return Traffic(
+        studio_a, studio_b, game_a, game_b, mission_a, quest.id, step.id, mission_b, wall
+    )
+
+
+def _report(engine: Engine, account: Account, dimension: str = "day", **kwargs):
+    with new_session(engine) as session:
+        return reports.build_report(
+            session=session,
+            account=account,
+            dimension=dimension,
+            first=kwargs.pop("first", FIRST),
+            last=kwargs.pop("last", TODAY),
+            **kwargs,
+        )
+
+
+def _totals(report: reports.Report) -> tuple[int, int, int, str, str]:
+    t = report.totals
+    return t.clicks, t.starts, t.conversions, t.payout, t.epc
+
+
+def test_a_report_per_day_has_every_day_of_the_range_with_zeros(engine, traffic):
+    report = _report(engine, STAFF)
+    days = [(FIRST + timedelta(days=n)).isoformat() for n in range(5)]
+    assert [r.key for r in report.rows] == days
+    by_day = {r.key: (r.clicks, r.conversions, r.payout, r.rate, r.epc) for r in report.rows}
+    assert by_day[days[0]] == (0, 0, "$0.00", "–", "–")
+    assert by_day[days[1]] == (0, 0, "$0.00", "–", "–")
+    assert by_day[days[2]] == (1, 1, "$1.50", "100.0%", "$1.50")
+    assert by_day[days[3]] == (0, 0, "$0.00", "–", "–")
+    assert by_day[days[4]] == (4, 2, "$5.50", "50.0%", "$1.38")
+
+
+def test_a_one_day_range_has_that_day_even_without_activity(engine, traffic):
+    empty = TODAY - timedelta(days=40)
+    report = _report(engine, STAFF, first=empty, last=empty)
+    assert [(r.key, r.clicks, r.conversions) for r in report.rows] == [(empty.isoformat(), 0, 0)]
+
+
+@pytest.mark.parametrize("dimension", reports.DIMENSIONS)
+@pytest.mark.parametrize("who", ["staff", "designer a", "publisher", "game a", "quest a"])
+def test_the_totals_are_the_sums_of_the_rows(engine, traffic, dimension, who):
+    account, narrow = {
+        "staff": (STAFF, {}),
+        "designer a": (make_account(Role.DESIGNER, studio_id=traffic.studio_a), {}),
+        "publisher": (make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id), {}),
+        "game a": (STAFF, {"game_id": traffic.game_a}),
+        "quest a": (STAFF, {"offer_id": traffic.quest_a}),
+    }[who]
+    report = _report(engine, account, dimension, **narrow)
+    rows, t = report.rows, report.totals
+    assert t.clicks == sum(r.clicks for r in rows)
+    assert t.starts == sum(r.starts for r in rows)
+    assert t.conversions == sum(r.conversions for r in rows)
+    assert t.payout_micros == sum(r.payout_micros for r in rows)
+    if report.currency is not None:
+        amounts = [Decimal(r.payout_local.split()[0].replace(",", "")) for r in rows]
+        assert Decimal(t.payout_local.split()[0].replace(",", "")) == sum(amounts)
+    # Whatever the grouping, the same traffic.
+    assert _totals(report) == _totals(_report(engine, account, "day", **narrow))
+
+
+def test_epc_is_the_payout_per_click_beside_the_conversion_rate(engine, traffic):
+    report = _report(engine, STAFF, "offer")
+    by_offer = {r.key: r for r in report.rows}
+    mission_a = by_offer[traffic.mission_a]
+    assert (mission_a.clicks, mission_a.rate, mission_a.payout, mission_a.epc) == (
+        3,
+        "66.7%",
+        "$3.00",
+        "$1.00",
+    )
+    assert by_offer[traffic.quest_a].epc == "$0.00"
+    assert _totals(report) == (5, 5, 3, "$7.00", "$1.40")
+
+
+def test_staff_narrow_the_report_to_one_game(engine, traffic):
+    report = _report(engine, STAFF, "offer", game_id=traffic.game_a)
+    assert {r.key for r in report.rows} == {traffic.mission_a, traffic.quest_a}
+    assert _totals(report) == (4, 4, 2, "$3.00", "$0.75")
+
+
+def test_staff_narrow_the_report_to_one_offer_a_mission_or_a_quest(engine, traffic):
+    mission = _report(engine, STAFF, "day", offer_id=traffic.mission_a)
+    assert _totals(mission) == (3, 3, 2, "$3.00", "$1.00")
+    quest = _report(engine, STAFF, "offer", game_id=traffic.game_a, offer_id=traffic.quest_a)
+    assert [r.key for r in quest.rows] == [traffic.quest_a]
+    assert _totals(quest) == (1, 1, 0, "$0.00", "$0.00")
+
+
+def test_an_offer_of_another_game_or_inside_a_quest_is_refused(engine, traffic):
+    for narrow in (
+        {"game_id": traffic.game_a, "offer_id": traffic.mission_b},
+        {"offer_id": traffic.step_a},
+        {"offer_id": "no-such-offer"},
+    ):
+        with pytest.raises(reports.ReportError) as refused:
+            _report(engine, STAFF, **narrow)
+        assert refused.value.field_errors() == {"offer": "No such offer."}
+
+
+def test_a_designer_filters_only_their_studios_games_and_offers(engine, traffic):
+    designer_a = make_account(Role.DESIGNER, studio_id=traffic.studio_a)
+    own = _report(engine, designer_a, "offer", game_id=traffic.game_a)
+    assert _totals(own)[:3] == (4, 4, 2)
+    with pytest.raises(Forbidden, match="No such game"):
+        _report(engine, designer_a, game_id=traffic.game_b)
+    with pytest.raises(reports.ReportError, match="No such offer"):
+        _report(engine, designer_a, offer_id=traffic.mission_b)
+
+
+def test_a_publisher_may_not_filter_by_game_or_offer(engine, traffic):
+    publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+    for narrow in ({"game_id": traffic.game_a}, {"offer_id": traffic.mission_a}):
+        with pytest.raises(Forbidden, match="may not do this"):
+            _report(engine, publisher, **narrow)
+
+
+def test_a_publisher_sees_payouts_in_their_currency_as_postbacks_round_them(engine, box, traffic):
+    # $1.505 is 150.5 Gems: each postback carries 151 (half up), so two make 302, not
+    # the 301 that converting the $3.01 total would give.
+    odd = make_mission(engine, traffic.game_a, title="Odd payout", payout="1.505").id
+    make_conversion(
+        engine, mission_id=odd, offerwall=traffic.wall, uid="o1", payout_micros=1_505_000
+    )
+    make_conversion(
+        engine, mission_id=odd, offerwall=traffic.wall, uid="o2", payout_micros=1_505_000
+    )
+    publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+    report = _report(engine, publisher, "offer")
+    row = next(r for r in report.rows if r.key == odd)
+    assert (row.payout, row.payout_local, row.epc_local) == ("$3.01", "302 GEM", "151.00 GEM")
+    assert report.totals.payout_local == "1,002 GEM"  # 2 × 150 + 400 + 302
+    assert report.currency is not None
+    assert report.currency.note() == (
+        "Payouts in Gems (GEM): 100 per USD, each payout rounded to 0 decimals, "
+        "as in your postbacks."
+    )
+    # Staff and designers see USD only.
+    assert _report(engine, STAFF).currency is None
+    assert _report(engine, STAFF).totals.payout_local == ""
+
+
+def test_a_publisher_not_approved_gets_no_report(engine, box):
+    wall, _ = make_offerwall(engine, box, name="Waiting", approve=False)
+    with pytest.raises(NotApproved):
+        _report(engine, make_account(Role.PUBLISHER, offerwall_id=wall.id))
+    with write_session(engine) as session:
+        pending = session.get(Offerwall, wall.id)
+        offerwalls.approve(session=session, box=box, offerwall=pending)
+        offerwalls.suspend(session=session, offerwall=pending)
+    with pytest.raises(NotApproved):
+        _report(engine, make_account(Role.PUBLISHER, offerwall_id=wall.id))
+
+
+def test_the_presets_are_utc_day_ranges():
+    today = date(2026, 11, 23)
+    assert reports.preset_range("today", today=today) == (today, today)
+    assert reports.preset_range("7d", today=today) == (date(2026, 11, 17), today)
+    assert reports.preset_range("30d", today=today) == (date(2026, 10, 25), today)
+    assert reports.preset_range("month", today=today) == (date(2026, 11, 1), today)
+    with pytest.raises(reports.ReportError):
+        reports.preset_range("forever", today=today)
+
+
+def test_a_wrong_range_is_refused_beside_its_input():
+    refusals = {}
+    for start, end in (("2026-13-01", ""), ("", "yesterday"), ("2026-11-05", "2026-11-01")):
+        with pytest.raises(reports.ReportError) as refused:
+            reports.parse_range(start, end)
+        refusals[(start, end)] = refused.value.field_errors()
+    assert refusals == {
+        ("2026-13-01", ""): {"start": "Enter a date (YYYY-MM-DD)."},
+        ("", "yesterday"): {"end": "Enter a date (YYYY-MM-DD)."},
+        ("2026-11-05", "2026-11-01"): {"start": "The range starts after it ends."},
+    }
+
+
+def test_the_filter_choices_are_the_accounts_games_and_the_chosen_games_offers(engine, traffic):
+    designer_a = make_account(Role.DESIGNER, studio_id=traffic.studio_a)
+    with new_session(engine) as session:
+        games = reports.filter_choices(session=session, account=designer_a)
+        chosen = reports.filter_choices(session=session, account=designer_a, game_id=traffic.game_a)
+        everything = reports.filter_choices(session=session, account=STAFF)
+        publisher = reports.filter_choices(
+            session=session, account=make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+        )
+        with pytest.raises(Forbidden):
+            reports.filter_choices(session=session, account=designer_a, game_id=traffic.game_b)
+    assert [(c.value, c.label) for c in games.games] == [(traffic.game_a, "Arena A")]
+    assert games.offers == []
+    assert [(c.value, c.label) for c in chosen.offers] == [
+        (traffic.mission_a, "Mission of A"),
+        (traffic.quest_a, "Quest of A (quest)"),
+    ]
+    assert {c.label for c in everything.games} == {"Arena A", "Arena B"}
+    assert publisher == reports.FilterChoices()
+
+
+def test_the_csv_of_a_publisher_has_epc_and_their_currency(engine, traffic):
+    publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+    text = reports.to_csv(_report(engine, publisher, "offer"), "offer")
+    lines = text.splitlines()
+    assert lines[0] == (
+        "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,payout_gem,epc_gem"
+    )
+    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,300,100.00" in lines
+    assert lines[-1] == "Total,5,5,3,60.0%,7.00,1.4000,700,140.00"
