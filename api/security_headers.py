@@ -94,7 +94,8 @@ def portal_csp(*, base_url: str, script_hashes: list[str]) -> ContentSecurityPol
         .script_src(SELF, "'unsafe-eval'", *script_hashes)
         # Emotion inserts <style> elements and Radix sets style attributes at run time.
         .style_src(SELF, "'unsafe-inline'")
-        .img_src(SELF)
+        # Offer thumbnails (the editors' preview) come from the designers' own HTTPS hosts.
+        .img_src(SELF, "https:")
         .font_src(SELF)
         # 'self' covers the websocket in current browsers; the explicit origin older ones.
         .connect_src(SELF, websocket_origin(base_url))
