@@ -56,9 +56,7 @@ def add_credential(
         raise CredentialError(f"no game with id {game_id}")
     live = live_credentials(session=session, game_id=game_id)
     if len(live) >= MAX_LIVE_CREDENTIALS:
-        raise CredentialError(
-            "this game already has two live credentials; revoke one first (or use rotate)"
-        )
+        raise CredentialError("This game already has two live credentials: revoke one first.")
     taken = set(
         session.exec(select(GameCredential.name).where(GameCredential.game_id == game_id)).all()
     )
