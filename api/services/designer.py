@@ -56,6 +56,33 @@ def save_quest_form(
     return offers.save_quest(session=session, game_id=game_id, data=data, mission_ids=mission_ids)
 
 
+@dataclass(frozen=True)
+class QuestBuilder:
+    quest: Quest | None  # None: a new quest
+    chosen: list[Mission]  # the quest's missions, in order
+    available: list[Mission]  # the game's missions in no quest
+
+
+def quest_builder(*, session: Session, game_id: str, quest_id: str | None) -> QuestBuilder:
+    """What the quest builder opens with: the game's quest (OfferError when it is not this
+    game's), its missions in order, and the missions that could join it."""
+    quest = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    missions = session.scalars(
+        sa.select(Mission)
+        .where(col(Mission.game_id) == game_id)
+        .order_by(col(Mission.quest_position), col(Mission.created_at))
+    ).all()
+    return QuestBuilder(
+        quest,
+        [m for m in missions if quest is not None and m.quest_id == quest.id],
+        [m for m in missions if m.quest_id is None],
+    )
+
+
 def rule_definition(form: Mapping[str, str]) -> RuleIn:
     """The rule builder's inputs (`rule.…`) as a rule definition the engine accepts."""
     rule = from_form(RuleIn, form, root="rule")

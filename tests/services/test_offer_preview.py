@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 from sqlmodel import col, select
 
 from api.core.db import new_session
-from api.services.designer import game_offers
+from api.services.designer import game_offers, quest_builder
 from api.services.offer_preview import offer_preview
+from api.services.offers import OfferError
 from models import Mission, Quest
 from tests.factories import make_game, make_mission, make_quest, mission_data
 
@@ -103,3 +105,21 @@ def test_the_missions_list_shows_each_rule_in_words(engine, box):
     assert [(r.clicks, r.started, r.median_time) for r in rows[1:]] == [("0", "0", "–")] * 3
     assert rows[1].cap == "0 / ∞ conversions"
     assert rows[0].cap == "0 / ∞ players"
+
+
+def test_the_quest_builder_opens_with_its_missions_in_order_and_the_free_ones(engine, box):
+    game = make_game(engine, box).game_id
+    free = make_mission(engine, game, title="Free")
+    quest = make_quest(
+        engine, game, [mission_data(title="First"), mission_data(title="Second")], name="Q"
+    )
+    other_game = make_game(engine, box, "Other").game_id
+    with new_session(engine) as session:
+        built = quest_builder(session=session, game_id=game, quest_id=quest.id)
+        fresh = quest_builder(session=session, game_id=game, quest_id=None)
+        with pytest.raises(OfferError):
+            quest_builder(session=session, game_id=other_game, quest_id=quest.id)
+    assert built.quest is not None and built.quest.name == "Q"
+    assert [m.title for m in built.chosen] == ["First", "Second"]
+    assert [m.id for m in built.available] == [free.id]
+    assert (fresh.quest, fresh.chosen, [m.id for m in fresh.available]) == (None, [], [free.id])
