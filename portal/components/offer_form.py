@@ -116,7 +116,7 @@ def country_picker(state: Any, which: str, label: str, hint: str) -> rx.Componen
             rx.input(
                 aria_label=label,
                 list=COUNTRY_LIST,
-                placeholder="Type a country's name, then Enter",
+                placeholder="Type a name, then Enter",
                 auto_complete="off",
                 size="3",
                 width="100%",

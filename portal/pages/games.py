@@ -149,11 +149,23 @@ def _curl(client_id: rx.Var, secret: rx.Var) -> rx.Var:
     )
 
 
+def _credential(c: rx.Var) -> rx.Component:
+    return rx.vstack(
+        rx.text(c.name, weight="medium", size="2"),
+        rx.code(c.client_id, size="1", word_break="break-all"),
+        spacing="1",
+    )
+
+
 def _credential_status(c: rx.Var) -> rx.Component:
-    return rx.cond(
-        c.revoked_at != "",
-        rx.text("Revoked at " + c.revoked_at, size="2", color_scheme="gray"),
-        rx.badge("live", color_scheme="green"),
+    return rx.vstack(
+        rx.cond(
+            c.revoked_at != "",
+            rx.text("Revoked at " + c.revoked_at, size="2"),
+            rx.badge("live", color_scheme="green"),
+        ),
+        rx.text("Created " + c.created_at, size="1", color_scheme="gray"),
+        spacing="1",
     )
 
 
@@ -184,15 +196,9 @@ def _credentials() -> rx.Component:
             color_scheme="gray",
         ),
         data_table(
-            ("Name", "Client id", "Created", "Status", ""),
+            ("Credential", "Status", ""),
             s.credentials,
-            lambda c: [
-                rx.text(c.name, weight="medium"),
-                rx.code(c.client_id),
-                c.created_at,
-                _credential_status(c),
-                _revoke(c),
-            ],
+            lambda c: [_credential(c), _credential_status(c), _revoke(c)],
             test_id="credential-row",
         ),
         rx.form(
@@ -227,8 +233,7 @@ def _credentials() -> rx.Component:
 
 def _send_first_event() -> rx.Component:
     s = GameState
-    first_live = rx.cond(s.fresh_client_id != "", s.fresh_client_id, "<client id>")
-    curl = _curl(first_live, rx.cond(s.fresh_secret != "", s.fresh_secret, "<secret>"))
+    curl = _curl(s.example_client_id, rx.cond(s.fresh_secret != "", s.fresh_secret, "<secret>"))
     return card(
         rx.hstack(
             rx.heading("Send your first event", size="4", as_="h2"),
@@ -258,7 +263,7 @@ def _send_first_event() -> rx.Component:
                 wrap_long_lines=True,
                 width="100%",
                 custom_style={"overflowX": "hidden"},
-                code_tag_props={"style": {"whiteSpace": "pre-wrap", "wordBreak": "break-all"}},
+                code_tag_props={"style": {"whiteSpace": "pre-wrap", "overflowWrap": "anywhere"}},
             ),
             width="100%",
             max_width="100%",

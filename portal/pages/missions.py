@@ -35,12 +35,26 @@ def _offer_cell(r: rx.Var) -> rx.Component:
         rx.hstack(
             rx.badge(r.kind, variant="outline"),
             rx.cond(r.payout != "", rx.text(r.payout, size="1", weight="medium")),
-            rx.cond(r.quest != "", rx.text("in " + r.quest, size="1", color_scheme="gray")),
             wrap="wrap",
             align="center",
         ),
+        rx.cond(r.quest != "", rx.text("in " + r.quest, size="1", color_scheme="gray")),
+        rx.text(r.cap, size="1", color_scheme="gray", data_testid="cap"),
         spacing="1",
         min_width="160px",
+    )
+
+
+def _status(r: rx.Var) -> rx.Component:
+    return rx.vstack(
+        rx.cond(
+            r.active,
+            rx.badge("active", color_scheme="green"),
+            rx.badge("inactive", color_scheme="gray"),
+        ),
+        _active_toggle(r),
+        spacing="2",
+        align="start",
     )
 
 
@@ -100,9 +114,7 @@ def missions() -> rx.Component:
                             "In progress",
                             "Completed",
                             "Median time",
-                            "Cap",
                             "Status",
-                            "",
                         ),
                         s.rows,
                         lambda r: [
@@ -113,13 +125,7 @@ def missions() -> rx.Component:
                             _funnel(r.in_progress, "in-progress"),
                             _funnel(r.completed, "completed"),
                             _funnel(r.median_time, "median-time"),
-                            rx.text(r.cap, size="1", color_scheme="gray"),
-                            rx.cond(
-                                r.active,
-                                rx.badge("active", color_scheme="green"),
-                                rx.badge("inactive", color_scheme="gray"),
-                            ),
-                            _active_toggle(r),
+                            _status(r),
                         ],
                         test_id="offer-row",
                     ),

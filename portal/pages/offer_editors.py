@@ -47,10 +47,24 @@ def _grid(*children: rx.Component) -> rx.Component:
     )
 
 
-def _preview(state: Any) -> rx.Component:
-    return rx.cond(
-        state.preview.title != "",
-        card(offer_card(state.preview, state.show_json, state.toggle_json)),
+def _beside_preview(state: Any, form: rx.Component) -> rx.Component:
+    """The form, and the saved offer's preview beside it on wide screens (under it on
+    narrow ones)."""
+    return rx.flex(
+        rx.box(form, flex="3", min_width="0", width="100%"),
+        rx.cond(
+            state.preview.title != "",
+            rx.box(
+                card(offer_card(state.preview, state.show_json, state.toggle_json)),
+                flex="2",
+                min_width="0",
+                width="100%",
+            ),
+        ),
+        direction=rx.breakpoints(initial="column", lg="row"),
+        spacing="4",
+        align="start",
+        width="100%",
     )
 
 
@@ -71,69 +85,71 @@ def editor() -> rx.Component:
     return page(
         rx.cond(s.mission_id != "", "Edit mission", "New mission"),
         game_tabs(s, routes.MISSIONS),
-        loaded_form(
-            form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
-            card(
-                rx.heading("Offer", size="4", as_="h2"),
-                _grid(
-                    f("Title", "title", required=True),
-                    f("Payout (USD)", "payout", required=True, input_mode="decimal"),
-                    *url_fields(f),
-                    f(
-                        "Cap (total conversions)",
-                        "cap",
-                        type="number",
-                        min=1,
-                        hint="Empty: unlimited.",
+        _beside_preview(
+            s,
+            loaded_form(
+                form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
+                card(
+                    rx.heading("Offer", size="4", as_="h2"),
+                    _grid(
+                        f("Title", "title", required=True),
+                        f("Payout (USD)", "payout", required=True, input_mode="decimal"),
+                        *url_fields(f),
+                        f(
+                            "Cap (total conversions)",
+                            "cap",
+                            type="number",
+                            min=1,
+                            hint="Empty: unlimited.",
+                        ),
+                        f(
+                            "Time limit (hours)",
+                            "timeLimitSeconds",
+                            input_mode="decimal",
+                            hint="From the click; empty: none.",
+                        ),
                     ),
-                    f(
-                        "Time limit (hours)",
-                        "timeLimitSeconds",
-                        input_mode="decimal",
-                        hint="From the click; empty: none.",
+                    *text_fields(f),
+                    rx.hstack(
+                        checkbox("isActive", "Active", s.values["isActive"] == "true"),
+                        checkbox(
+                            "allowMultipleConversions",
+                            "Allow multiple conversions",
+                            s.values["allowMultipleConversions"] == "true",
+                        ),
+                        spacing="5",
+                        wrap="wrap",
                     ),
                 ),
-                *text_fields(f),
-                rx.hstack(
-                    checkbox("isActive", "Active", s.values["isActive"] == "true"),
-                    checkbox(
-                        "allowMultipleConversions",
-                        "Allow multiple conversions",
-                        s.values["allowMultipleConversions"] == "true",
+                targeting_card(s),
+                card(
+                    rx.heading("Rule", size="4", as_="h2"),
+                    rx.cond(
+                        s.rule_summary != "",
+                        rx.callout(
+                            "Saved rule: " + s.rule_summary,
+                            icon="list-checks",
+                            size="1",
+                            data_testid="rule-summary",
+                        ),
                     ),
-                    spacing="5",
-                    wrap="wrap",
+                    rule_builder(s),
                 ),
+                save_row(
+                    "Save mission",
+                    s.game_id,
+                    rx.cond(
+                        s.mission_id != "",
+                        rx.link(
+                            rx.button("Test this rule", type="button", variant="soft", size="3"),
+                            href=routes.tester(s.game_id, s.mission_id),
+                        ),
+                    ),
+                ),
+                on_submit=s.save,
+                key=s.form_key.to_string(),
             ),
-            targeting_card(s),
-            card(
-                rx.heading("Rule", size="4", as_="h2"),
-                rx.cond(
-                    s.rule_summary != "",
-                    rx.callout(
-                        "Saved rule: " + s.rule_summary,
-                        icon="list-checks",
-                        size="1",
-                        data_testid="rule-summary",
-                    ),
-                ),
-                rule_builder(s),
-            ),
-            save_row(
-                "Save mission",
-                s.game_id,
-                rx.cond(
-                    s.mission_id != "",
-                    rx.link(
-                        rx.button("Test this rule", type="button", variant="soft", size="3"),
-                        href=routes.tester(s.game_id, s.mission_id),
-                    ),
-                ),
-            ),
-            on_submit=s.save,
-            key=s.form_key.to_string(),
         ),
-        _preview(s),
         _deactivation(s, "mission"),
     )
 
@@ -187,41 +203,43 @@ def quest() -> rx.Component:
     return page(
         rx.cond(s.quest_id != "", "Edit quest", "New quest"),
         game_tabs(s, routes.MISSIONS),
-        loaded_form(
-            form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
-            card(
-                rx.heading("Quest", size="4", as_="h2"),
-                _grid(
-                    f("Name", "name", required=True),
-                    f(
-                        "Start cap (players)",
-                        "startCap",
-                        type="number",
-                        min=1,
-                        hint="Empty: unlimited.",
+        _beside_preview(
+            s,
+            loaded_form(
+                form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
+                card(
+                    rx.heading("Quest", size="4", as_="h2"),
+                    _grid(
+                        f("Name", "name", required=True),
+                        f(
+                            "Start cap (players)",
+                            "startCap",
+                            type="number",
+                            min=1,
+                            hint="Empty: unlimited.",
+                        ),
+                        *url_fields(f),
                     ),
-                    *url_fields(f),
+                    *text_fields(f),
+                    checkbox("isActive", "Active", s.values["isActive"] == "true"),
                 ),
-                *text_fields(f),
-                checkbox("isActive", "Active", s.values["isActive"] == "true"),
-            ),
-            targeting_card(s),
-            card(
-                rx.heading("Missions, in order", size="4", as_="h2"),
-                rx.foreach(s.chosen, _chosen_row),
-                rx.cond(
-                    s.chosen.length() == 0,
-                    rx.text("Add missions from the list below.", color_scheme="gray"),
+                targeting_card(s),
+                card(
+                    rx.heading("Missions, in order", size="4", as_="h2"),
+                    rx.foreach(s.chosen, _chosen_row),
+                    rx.cond(
+                        s.chosen.length() == 0,
+                        rx.text("Add missions from the list below.", color_scheme="gray"),
+                    ),
+                    field_error(s.errors, "missions"),
+                    rx.divider(),
+                    rx.text("Standalone missions of this game", size="2", weight="medium"),
+                    rx.foreach(s.available, _available_row),
                 ),
-                field_error(s.errors, "missions"),
-                rx.divider(),
-                rx.text("Standalone missions of this game", size="2", weight="medium"),
-                rx.foreach(s.available, _available_row),
+                save_row("Save quest", s.game_id),
+                on_submit=s.save,
+                key=s.form_key.to_string(),
             ),
-            save_row("Save quest", s.game_id),
-            on_submit=s.save,
-            key=s.form_key.to_string(),
         ),
-        _preview(s),
         _deactivation(s, "quest"),
     )

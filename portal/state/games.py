@@ -117,6 +117,12 @@ class GameState(GameScoped):
         )
         self.base_url = settings().base_url
 
+    @rx.var
+    def example_client_id(self) -> str:
+        """The curl example's client id: the new credential's, else the newest live one's."""
+        live = [c.client_id for c in self.credentials if not c.revoked_at]
+        return self.fresh_client_id or (live[-1] if live else "<client id>")
+
     @rx.event
     @refusals(into="credential_errors")
     async def add_credential(self, form: dict[str, Any]):
