@@ -18,6 +18,7 @@ from sqlmodel import Session, select
 from models import GameCredential, Mission, Quest
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import send_events, sign_in
+from tests.e2e.test_portal_access import SPY, form, send_event
 from tests.e2e.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
@@ -406,3 +407,30 @@ def test_the_rule_tester_lists_every_event_also_after_completion(portal, new_pag
         expect(steps.nth(n)).to_contain_text("after completion: not counted")
     expect(steps.nth(5).get_by_role("cell").nth(5)).to_have_text("3")  # the count stays
     screenshot(designer, "editors-rule-tester")
+
+
+def test_another_studio_cannot_deactivate_or_build_quests_in_a_game(portal, new_page, tmp_path):
+    from portal.state.missions import MissionsState, QuestState
+
+    owner, game_id, _, _ = designer_with_game(portal, new_page, "Guarded Game")
+    [kept] = import_missions(portal, tmp_path, game_id, mission("Kept active", "KEEP"))
+    rival, _, _, _ = designer_with_game(portal, new_page, "Rival Game")
+    rival.add_init_script(SPY)
+    rival.goto(portal.url + f"/studio/missions?game={game_id}")
+    expect(rival.get_by_text("No such game.")).to_be_visible()
+    where = f"/studio/missions?game={game_id}"
+    send_event(
+        rival,
+        f"{MissionsState.get_full_name()}.set_active",
+        {"kind": "mission", "offer_id": kept["id"], "active": False},
+        where,
+    )
+    quest_form = form(name="Stolen", destinationUrl="https://evil.example/", isActive="true")
+    send_event(
+        rival, f"{QuestState.get_full_name()}.save", quest_form, f"/studio/quest?game={game_id}"
+    )
+    expect(rival.get_by_text("No such game.")).to_have_count(3)
+    assert offer(portal, Mission, kept["id"]).is_active
+    with Session(portal.engine()) as db:
+        assert db.exec(select(Quest).where(Quest.game_id == game_id)).all() == []
+    owner.close()
