@@ -94,7 +94,8 @@ def portal_csp(*, base_url: str, script_hashes: list[str]) -> ContentSecurityPol
         .script_src(SELF, "'unsafe-eval'", *script_hashes)
         # Emotion inserts <style> elements and Radix sets style attributes at run time.
         .style_src(SELF, "'unsafe-inline'")
-        # Offer thumbnails (the publisher's offer catalog) are the designers' https URLs.
+        # Offer thumbnails (the editors' preview, the publisher's offer catalog) are the
+        # designers' own https URLs.
         .img_src(SELF, "https:")
         .font_src(SELF)
         # 'self' covers the websocket in current browsers; the explicit origin older ones.

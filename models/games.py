@@ -29,6 +29,8 @@ class GameCredential(SQLModel, table=True):
     game_id: str = Field(foreign_key="game.id", index=True, max_length=36, ondelete="CASCADE")
     # Public: sent in the x-client-id header.
     client_id: str = Field(unique=True, max_length=64)
+    # What people call it ("prod-key"); "Key 1", "Key 2", … unless named.
+    name: str = Field(default="", max_length=60)
     # The secret, AES-GCM sealed under the master key (see api/core/crypto.py).
     secret_sealed: str = Field(sa_type=sa.Text)
     # Keyed digest of the secret: lets an operator find a credential from a leaked secret.

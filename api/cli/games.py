@@ -19,6 +19,7 @@ def _print_issued(issued: Any) -> None:
             "gameId": issued.game_id,
             "clientId": issued.client_id,
             "clientSecret": issued.client_secret,
+            "name": issued.name,
         }
     )
 
@@ -52,6 +53,7 @@ def game_list() -> None:
                 "credentials": [
                     {
                         "clientId": c.client_id,
+                        "name": c.name,
                         "createdAt": c.created_at.isoformat(),
                         "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None,
                     }
@@ -79,16 +81,20 @@ def _credential_step(fn: Any, **kwargs: Any) -> Any:
 
 @credential_group.command("add")
 @click.argument("game_id")
-def credential_add(game_id: str) -> None:
+@click.option("--name", default="", help='What to call it ("prod-key"); default "Key N".')
+def credential_add(game_id: str, name: str) -> None:
     """Issue a second live credential for GAME_ID; prints the secret once."""
     _require_ready()
-    _print_issued(_credential_step(games.add_credential, box=get_secret_box(), game_id=game_id))
+    _print_issued(
+        _credential_step(games.add_credential, box=get_secret_box(), game_id=game_id, name=name)
+    )
 
 
 @credential_group.command("rotate")
 @click.argument("game_id")
 @click.option("--revoke", "revoke_client_id", help="Also revoke this client id in the same step.")
-def credential_rotate(game_id: str, revoke_client_id: str | None) -> None:
+@click.option("--name", default="", help='What to call the new one; default "Key N".')
+def credential_rotate(game_id: str, revoke_client_id: str | None, name: str) -> None:
     """Issue a new credential for GAME_ID, optionally revoking an old one."""
     _require_ready()
     issued = _credential_step(
@@ -96,6 +102,7 @@ def credential_rotate(game_id: str, revoke_client_id: str | None) -> None:
         box=get_secret_box(),
         game_id=game_id,
         revoke_client_id=revoke_client_id,
+        name=name,
     )
     _print_issued(issued)
 

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.services import offers
+from api.services.funnels import Funnel, duration_words, mission_funnels
 from api.services.offer_forms import FormError, from_form, scalar
-from api.services.offer_listing import mission_doc, quest_doc
-from api.services.rules import Rule, RuleError, Tally, plain_number, step
+from api.services.rules import Rule, RuleError, Tally, step, summary
 from models import Event, Mission, Quest
-from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields
+from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields, rule_in
 
 MAX_TEST_EVENTS = 500
 
@@ -56,13 +56,46 @@ def save_quest_form(
     return offers.save_quest(session=session, game_id=game_id, data=data, mission_ids=mission_ids)
 
 
-def rule_from_form(form: Mapping[str, str]) -> Rule:
-    """The rule builder's inputs (`rule.…`) as the engine's rule (for the tester)."""
+@dataclass(frozen=True)
+class QuestBuilder:
+    quest: Quest | None  # None: a new quest
+    chosen: list[Mission]  # the quest's missions, in order
+    available: list[Mission]  # the game's missions in no quest
+
+
+def quest_builder(*, session: Session, game_id: str, quest_id: str | None) -> QuestBuilder:
+    """What the quest builder opens with: the game's quest (OfferError when it is not this
+    game's), its missions in order, and the missions that could join it."""
+    quest = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    missions = session.scalars(
+        sa.select(Mission)
+        .where(col(Mission.game_id) == game_id)
+        .order_by(col(Mission.quest_position), col(Mission.created_at))
+    ).all()
+    return QuestBuilder(
+        quest,
+        [m for m in missions if quest is not None and m.quest_id == quest.id],
+        [m for m in missions if m.quest_id is None],
+    )
+
+
+def rule_definition(form: Mapping[str, str]) -> RuleIn:
+    """The rule builder's inputs (`rule.…`) as a rule definition the engine accepts."""
     rule = from_form(RuleIn, form, root="rule")
     try:
-        return Rule.from_input(rule)
+        Rule.from_input(rule)
     except RuleError as exc:
         raise FormError({"rule": str(exc)}) from None
+    return rule
+
+
+def rule_from_form(form: Mapping[str, str]) -> Rule:
+    """The rule builder's inputs (`rule.…`) as the engine's rule (for the tester)."""
+    return Rule.from_input(rule_definition(form))
 
 
 # --- the rule tester ----------------------------------------------------------------
@@ -79,6 +112,28 @@ class RuleStep:
     run: int
     total: str
     completed: bool
+    # After a one-time mission completed: shown with what it would do, counted no more
+    # (ingestion ignores a completed mission's events too).
+    after_completion: bool = False
+
+
+@dataclass(frozen=True)
+class RuleTest:
+    """The tester's answer: the rule in words, every event, and where it completes."""
+
+    summary: str
+    steps: list[RuleStep]
+    completed_at: int  # the number of the completing event, 0 when none does
+
+
+def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
+    """The rule tester: the rule builder's rule over the form's events, event by event."""
+    rule = rule_definition(form)
+    steps = try_rule(
+        Rule.from_input(rule), parse_events(form.get("events", "")), repeatable=repeatable
+    )
+    completed_at = next((s.n for s in steps if s.completed), 0)
+    return RuleTest(summary(rule), steps, completed_at)
 
 
 def parse_events(text: str) -> list[dict[str, Any]]:
@@ -120,10 +175,14 @@ def parse_events(text: str) -> list[dict[str, Any]]:
 
 def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
     """Each event through the engine (the same `step` ingestion uses), with the tally after
-    it; a repeatable mission starts again from zero after a completion."""
-    tally, steps = Tally(), []
+    it; a repeatable mission starts again from zero after a completion. After a one-time
+    mission completed, each later event is still listed with what it would do, marked
+    `after_completion`, and changes nothing."""
+    tally, steps, done = Tally(), [], False
     for n, event in enumerate(events, start=1):
         outcome = step(rule, tally, event)
+        if done:
+            outcome = replace(outcome, tally=tally, completed=False)
         tally = outcome.tally
         steps.append(
             RuleStep(
@@ -142,12 +201,14 @@ def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> l
                 run=tally.run,
                 total=f"{tally.total:g}",
                 completed=outcome.completed,
+                after_completion=done,
             )
         )
         if outcome.completed:
-            if not repeatable:
-                break
-            tally = Tally()
+            if repeatable:
+                tally = Tally()
+            else:
+                done = True
     return steps
 
 
@@ -166,21 +227,6 @@ def event_names(*, session: Session, game_id: str, limit: int = 50) -> list[str]
     return list(found)
 
 
-def offer_preview(offer: Mission | Quest, missions: list[Mission] | None = None) -> str:
-    """The offer as `GET /offerwall/offers` shows it (payout in USD here; each offerwall
-    sees its own currency and its own tracking link)."""
-    doc = mission_doc(offer) if isinstance(offer, Mission) else quest_doc(offer, missions or [])
-    usd = lambda micros: micros / 1_000_000  # noqa: E731
-    if isinstance(offer, Mission):
-        doc["payout"] = usd(doc["payout"])
-    else:
-        doc["missions"] = [{**m, "payout": usd(m["payout"])} for m in doc["missions"]]
-    doc["trackingLink"] = (
-        f"<BASE_URL>/{'missions' if isinstance(offer, Mission) else 'quests'}/{offer.id}?owid=<owid>"
-    )
-    return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
 # --- the game's offers ----------------------------------------------------------------
 
 
@@ -191,26 +237,40 @@ class OfferRow:
     title: str
     payout: str
     active: bool
-    progress: str  # "conversions / cap" or "starts / start cap"
-    rule: str
+    cap: str  # "3 / 100 conversions", "2 / ∞ players" (a quest's start cap)
+    rule: str  # the rule in words
     quest: str  # for a mission inside a quest: the quest's name
     quest_id: str
+    # The funnel (api/services/funnels.py); a quest's missions carry their own.
+    clicks: str = ""
+    started: str = ""
+    in_progress: str = ""
+    completed: str = ""
+    median_time: str = ""
 
 
-def describe_rule(mission: Mission) -> str:
-    conditions = " and ".join(
-        f"{c['field']} {c['op']}" + (f" {plain_number(c.get('value'))}" if "value" in c else "")
-        for c in mission.rule_conditions
+def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
+    return OfferRow(
+        m.id,
+        "mission",
+        m.title,
+        f"${m.payout_micros / 1_000_000:,.2f}",
+        m.is_active,
+        f"{m.conversions} / {m.cap or '∞'} conversions",
+        summary(rule_in(m)),
+        quest.name if quest else "",
+        m.quest_id or "",
+        clicks=str(funnel.clicks),
+        started=str(funnel.started),
+        in_progress=str(funnel.in_progress),
+        completed=str(funnel.completed),
+        median_time=duration_words(funnel.median_seconds),
     )
-    where = f" where {conditions}" if conditions else ""
-    kind = mission.rule_completion
-    n = f"{mission.rule_threshold:g}"
-    if kind == "sum":
-        return f"sum of {mission.rule_sum_field} over {mission.rule_event}{where} ≥ {n}"
-    return f"{kind} of {mission.rule_event}{where} ≥ {n}"
 
 
 def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
+    """The game's quests, then its missions (standalone first, then by quest, in order),
+    each mission with its rule in words and its funnel."""
     quests = {
         q.id: q
         for q in session.execute(sa.select(Quest).where(col(Quest.game_id) == game_id)).scalars()
@@ -224,25 +284,25 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
             col(Mission.created_at),
         )
     ).scalars()
-    rows = [
+    funnels = mission_funnels(session=session, game_id=game_id)
+    mission_rows = [
+        _mission_row(m, quests.get(m.quest_id or ""), funnels.get(m.id, Funnel())) for m in missions
+    ]
+    # A quest's clicks are those of its link, which each of its missions shows too.
+    quest_clicks = {r.quest_id: r.clicks for r in mission_rows if r.quest_id}
+    quest_rows = [
         OfferRow(
-            q.id, "quest", q.name, "", q.is_active, f"{q.starts} / {q.start_cap or '∞'}", "", "", ""
+            q.id,
+            "quest",
+            q.name,
+            "",
+            q.is_active,
+            f"{q.starts} / {q.start_cap or '∞'} players",
+            "",
+            "",
+            "",
+            clicks=quest_clicks.get(q.id, "0"),
         )
         for q in sorted(quests.values(), key=lambda q: q.created_at)
     ]
-    for m in missions:
-        quest = quests.get(m.quest_id or "")
-        rows.append(
-            OfferRow(
-                m.id,
-                "mission",
-                m.title,
-                f"${m.payout_micros / 1_000_000:,.2f}",
-                m.is_active,
-                f"{m.conversions} / {m.cap or '∞'}",
-                describe_rule(m),
-                quest.name if quest else "",
-                m.quest_id or "",
-            )
-        )
-    return rows
+    return quest_rows + mission_rows

@@ -12,6 +12,7 @@ from models import Game, GameCredential
 from models.types import utcnow
 
 MAX_LIVE_CREDENTIALS = 2
+MAX_CREDENTIAL_NAME = 60
 
 
 class GameError(DomainError, ValueError):
@@ -30,6 +31,7 @@ class IssuedCredential:
     credential_id: str
     client_id: str
     client_secret: str
+    name: str = ""
 
 
 def create_game(
@@ -45,36 +47,60 @@ def create_game(
     return add_credential(session=session, box=box, game_id=game.id)
 
 
-def add_credential(*, session: Session, box: SecretBox, game_id: str) -> IssuedCredential:
-    """Issue a new credential; a game may hold two live ones at once."""
+def add_credential(
+    *, session: Session, box: SecretBox, game_id: str, name: str = ""
+) -> IssuedCredential:
+    """Issue a new credential; a game may hold two live ones at once. Unnamed, it is called
+    "Key N" (N: the game's credentials so far, plus one); names are unique per game."""
     if session.get(Game, game_id) is None:
         raise CredentialError(f"no game with id {game_id}")
     live = live_credentials(session=session, game_id=game_id)
     if len(live) >= MAX_LIVE_CREDENTIALS:
+        raise CredentialError("This game already has two live credentials: revoke one first.")
+    taken = set(
+        session.exec(select(GameCredential.name).where(GameCredential.game_id == game_id)).all()
+    )
+    name = name.strip() or _free_name(taken)
+    if len(name) > MAX_CREDENTIAL_NAME:
         raise CredentialError(
-            "this game already has two live credentials; revoke one first (or use rotate)"
+            f"A credential's name is at most {MAX_CREDENTIAL_NAME} characters.", "name"
         )
+    if name in taken:
+        raise CredentialError(f"This game already has a credential named “{name}”.", "name")
     secret = new_token("qw_cs_")
     client_id = new_token("qw_ci_", 12)
     credential = GameCredential(
         game_id=game_id,
         client_id=client_id,
+        name=name,
         secret_sealed=seal_client_secret(box, secret, client_id=client_id),
         secret_digest=box.digest(secret),
     )
     session.add(credential)
     session.flush()
-    return IssuedCredential(game_id, credential.id, credential.client_id, secret)
+    return IssuedCredential(game_id, credential.id, credential.client_id, secret, name)
+
+
+def _free_name(taken: set[str]) -> str:
+    n = len(taken) + 1
+    while f"Key {n}" in taken:
+        n += 1
+    return f"Key {n}"
 
 
 def rotate_credential(
-    *, session: Session, box: SecretBox, game_id: str, revoke_client_id: str | None = None
+    *,
+    session: Session,
+    box: SecretBox,
+    game_id: str,
+    revoke_client_id: str | None = None,
+    name: str = "",
 ) -> IssuedCredential:
     """Issue a new credential. With `revoke_client_id`, revoke that one in the same step;
     without it, the older credential stays live until it is revoked (zero-downtime rotation)."""
     if revoke_client_id:
         revoke_credential(session=session, game_id=game_id, client_id=revoke_client_id)
-    return add_credential(session=session, box=box, game_id=game_id)
+    return add_credential(session=session, box=box, game_id=game_id, name=name)
 
 
 def revoke_credential(*, session: Session, game_id: str, client_id: str) -> GameCredential:

@@ -241,6 +241,16 @@ def render_page(
     }
 
 
+def render_offer(
+    kind: str, offer_id: str, doc: dict[str, Any], offerwall: ListingOfferwall, base_url: str
+) -> dict[str, Any]:
+    """One offer's record as a page of the listing shows it to `offerwall` (the editors'
+    preview; `render_page` does the same for a whole page)."""
+    link = f"{base_url}/{kind}s/{offer_id}?owid={offerwall.owid}"
+    render = _render_mission if kind == "mission" else _render_quest
+    return render(doc, _Money(offerwall), link)
+
+
 def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
     out = {**doc, "trackingLink": link, "payout": money(doc["payout"])}
     return out

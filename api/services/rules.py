@@ -229,6 +229,56 @@ def _compare(actual: float, op: str, operand: float) -> bool:
     return actual != operand
 
 
+# --- the rule in words ------------------------------------------------------------------
+
+_OP_WORDS = {">=": "≥", ">": ">", "<=": "≤", "<": "<", "==": "=", "!=": "≠"}
+
+
+def summary(rule: RuleIn) -> str:
+    """A rule in words, from its definition (what a mission stores, what the editor and
+    the tester build): "GAME_END where kills ≥ 10, once", "MATCH_END where value ≥ 1000,
+    3 times in a row", "SCORE, total of value ≥ 1000". The one place a rule is described:
+    the missions list, the editor and the tester all show this."""
+    conditions = " and ".join(_condition_words(c.field, c.op, c.value) for c in rule.conditions)
+    where = f" where {conditions}" if conditions else ""
+    return f"{rule.event}{where}, {_completion_words(rule)}"
+
+
+def _field_words(name: str) -> str:
+    return name.removeprefix("traits.")
+
+
+def _condition_words(name: str, op: str, operand: Any) -> str:
+    if op == "exists":
+        return f"{_field_words(name)} is set"
+    if op == "not exists":
+        return f"{_field_words(name)} is not set"
+    if isinstance(operand, bool):
+        shown = "true" if operand else "false"
+    elif isinstance(operand, str):
+        shown = f"“{operand}”"
+    else:
+        shown = _number_words(operand)
+    return f"{_field_words(name)} {_OP_WORDS.get(op, op)} {shown}"
+
+
+def _completion_words(rule: RuleIn) -> str:
+    completion = rule.completion
+    if completion.kind == "sum":
+        field_name = _field_words(completion.field or "value")
+        return f"total of {field_name} ≥ {_number_words(completion.threshold)}"
+    # Counts are whole: a threshold of 2.5 completes at the third event.
+    times = max(1, math.ceil(completion.threshold))
+    if times == 1:
+        return "once"
+    return f"{times} times in a row" if completion.kind == "consecutive" else f"{times} times"
+
+
+def _number_words(number: Any) -> str:
+    plain = plain_number(float(number)) if _is_number(number) else number
+    return f"{plain:g}" if isinstance(plain, float) else str(plain)
+
+
 def plain_number(operand: Any) -> Any:
     """A whole number as an int (10, not 10.0): the engine compares floats, people read
     what they typed."""

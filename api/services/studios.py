@@ -32,8 +32,9 @@ class GameRow:
 @dataclass(frozen=True)
 class CredentialRow:
     client_id: str
+    name: str
     created_at: str
-    revoked_at: str
+    revoked_at: str  # "" while live
 
 
 def create_studio(*, session: Session, name: str) -> Studio:
@@ -134,6 +135,7 @@ def credentials(*, session: Session, game: Game) -> list[CredentialRow]:
     return [
         CredentialRow(
             c.client_id,
+            c.name,
             c.created_at.strftime("%Y-%m-%d %H:%M UTC"),
             c.revoked_at.strftime("%Y-%m-%d %H:%M UTC") if c.revoked_at else "",
         )

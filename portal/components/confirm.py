@@ -1,4 +1,4 @@
-"""Destructive actions ask first: a button that opens a question, and acts on "yes"."""
+"""A button that asks before it does something that cannot be taken back."""
 
 from __future__ import annotations
 
@@ -7,32 +7,51 @@ from typing import Any
 import reflex as rx
 
 
-def confirmed(
+def confirm_button(
     label: str,
     *,
-    title: str | rx.Var,
-    description: str | rx.Var,
+    title: Any,
+    description: str,
+    confirm: str,
     on_confirm: Any,
-    confirm_label: str = "",
     **button_props: Any,
 ) -> rx.Component:
-    """A red button `label`; clicking it asks `title` / `description`, and only its
-    `confirm_label` button (the label again by default) runs `on_confirm`."""
-    button_props = {"size": "1", "color_scheme": "red", "variant": "soft", **button_props}
+    """`label` opens a dialog naming the thing (`title`) and what follows (`description`);
+    only its `confirm` button does `on_confirm`. Cancel (or Escape) changes nothing."""
     return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(rx.button(label, **button_props)),
+        rx.alert_dialog.trigger(rx.button(label, type="button", **button_props)),
         rx.alert_dialog.content(
             rx.alert_dialog.title(title),
             rx.alert_dialog.description(description, size="2"),
-            rx.hstack(
+            rx.flex(
                 rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(
-                    rx.button(confirm_label or label, color_scheme="red", on_click=on_confirm)
-                ),
+                rx.alert_dialog.action(rx.button(confirm, color_scheme="red", on_click=on_confirm)),
                 spacing="3",
+                margin_top="16px",
                 justify="end",
-                margin_top="1rem",
             ),
             max_width="440px",
         ),
+    )
+
+
+def confirm_dialog(
+    *, open: rx.Var, title: Any, description: str, confirm: str, on_confirm: Any, on_cancel: Any
+) -> rx.Component:
+    """The same question, opened by the state (`open`), e.g. before a save that deactivates."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(title),
+            rx.alert_dialog.description(description, size="2"),
+            rx.flex(
+                rx.button("Cancel", variant="soft", color_scheme="gray", on_click=on_cancel),
+                rx.button(confirm, color_scheme="red", on_click=on_confirm),
+                spacing="3",
+                margin_top="16px",
+                justify="end",
+            ),
+            max_width="440px",
+            on_escape_key_down=on_cancel,
+        ),
+        open=open,
     )

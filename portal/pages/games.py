@@ -3,7 +3,14 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.forms import field, form_error, native_select, submission_count
+from portal.components.confirm import confirm_button
+from portal.components.forms import (
+    field,
+    field_error,
+    form_error,
+    native_select,
+    submission_count,
+)
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
@@ -21,6 +28,7 @@ def studios() -> rx.Component:
                 rx.form(
                     rx.vstack(
                         field("Studio name", "name", errors=s.studio_errors),
+                        submission_count(),
                         rx.button("Create studio", type="submit"),
                         width="100%",
                     ),
@@ -52,6 +60,7 @@ def studios() -> rx.Component:
                             errors=s.designer_errors,
                             hint="Give it to the designer over a safe channel.",
                         ),
+                        submission_count(),
                         rx.button("Create designer", type="submit"),
                         width="100%",
                     ),
@@ -199,101 +208,185 @@ def _curl(client_id: rx.Var, secret: rx.Var) -> rx.Var:
     )
 
 
+def _credential(c: rx.Var) -> rx.Component:
+    return rx.vstack(
+        rx.text(c.name, weight="medium", size="2"),
+        rx.code(c.client_id, size="1", word_break="break-all"),
+        spacing="1",
+    )
+
+
+def _credential_status(c: rx.Var) -> rx.Component:
+    return rx.vstack(
+        rx.cond(
+            c.revoked_at != "",
+            rx.text("Revoked at " + c.revoked_at, size="2"),
+            rx.badge("live", color_scheme="green"),
+        ),
+        rx.text("Created " + c.created_at, size="1", color_scheme="gray"),
+        spacing="1",
+    )
+
+
+def _revoke(c: rx.Var) -> rx.Component:
+    return rx.cond(
+        c.revoked_at == "",
+        confirm_button(
+            "Revoke",
+            title="Revoke credential “" + c.name + "”?",
+            description="Games using it stop being accepted: every request signed with it "
+            "is refused from now on. This cannot be undone.",
+            confirm="Revoke",
+            on_confirm=GameState.revoke(c.client_id),
+            size="1",
+            color_scheme="red",
+            variant="soft",
+        ),
+    )
+
+
+def _credentials() -> rx.Component:
+    s = GameState
+    return card(
+        rx.heading("Credentials", size="4", as_="h2"),
+        rx.text(
+            "A game holds at most two live credentials: add the new one, deploy it, then revoke the old.",
+            size="2",
+            color_scheme="gray",
+        ),
+        data_table(
+            ("Credential", "Status", ""),
+            s.credentials,
+            lambda c: [_credential(c), _credential_status(c), _revoke(c)],
+            test_id="credential-row",
+        ),
+        rx.form(
+            rx.vstack(
+                rx.el.label(
+                    rx.text("New credential", size="2", weight="medium"), html_for="credential-name"
+                ),
+                rx.hstack(
+                    rx.input(
+                        name="name",
+                        id="credential-name",
+                        placeholder="Name, e.g. prod-key (optional)",
+                        max_length=60,
+                        size="2",
+                        width="280px",
+                        max_width="100%",
+                    ),
+                    submission_count(),
+                    rx.button("Add credential", size="2", variant="soft", type="submit"),
+                    wrap="wrap",
+                ),
+                field_error(s.credential_errors, "name"),
+                field_error(s.credential_errors, "form"),
+                spacing="1",
+                width="100%",
+            ),
+            on_submit=s.add_credential,
+            key=s.credential_form_key.to_string(),
+            width="100%",
+        ),
+    )
+
+
+def _send_first_event() -> rx.Component:
+    s = GameState
+    curl = _curl(s.example_client_id, rx.cond(s.fresh_secret != "", s.fresh_secret, "<secret>"))
+    return card(
+        rx.hstack(
+            rx.heading("Send your first event", size="4", as_="h2"),
+            rx.spacer(),
+            rx.button(
+                rx.icon("copy", size=14),
+                "Copy",
+                size="1",
+                variant="soft",
+                type="button",
+                aria_label="Copy the curl example",
+                on_click=[rx.set_clipboard(curl), rx.toast.info("Copied")],
+            ),
+            align="center",
+            width="100%",
+        ),
+        rx.text(
+            "Sign each request with HMAC-SHA256 over client id + timestamp + raw body. "
+            "From a shell (keep the secret on your game server, never in the client):",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.box(
+            rx.code_block(
+                curl,
+                language="bash",
+                wrap_long_lines=True,
+                width="100%",
+                custom_style={"overflowX": "hidden"},
+                code_tag_props={"style": {"whiteSpace": "pre-wrap", "overflowWrap": "anywhere"}},
+            ),
+            width="100%",
+            max_width="100%",
+            min_width="0",
+            data_testid="curl-example",
+        ),
+        rx.text("Game id: ", rx.code(s.game_id, word_break="break-all"), size="2"),
+        rx.link(
+            "Full integration guide (Python, Node.js, Unity)",
+            href="/v2/docs",
+            is_external=True,
+            size="2",
+        ),
+    )
+
+
+def _fresh_secret() -> rx.Component:
+    s = GameState
+    return rx.callout(
+        rx.vstack(
+            rx.text(
+                rx.cond(
+                    s.fresh_name != "",
+                    "New credential “" + s.fresh_name + "”.",
+                    "New credential.",
+                ),
+                " Copy the secret now: it is not shown again.",
+                weight="bold",
+            ),
+            rx.text(
+                "Client id: ",
+                rx.code(s.fresh_client_id, data_testid="fresh-client-id", word_break="break-all"),
+            ),
+            rx.hstack(
+                rx.text(
+                    "Secret: ",
+                    rx.code(s.fresh_secret, data_testid="fresh-secret", word_break="break-all"),
+                ),
+                rx.icon_button(
+                    rx.icon("copy", size=14),
+                    size="1",
+                    variant="ghost",
+                    aria_label="Copy secret",
+                    on_click=[rx.set_clipboard(s.fresh_secret), rx.toast.info("Copied")],
+                ),
+                align="center",
+            ),
+            rx.button("I have stored it", size="1", variant="soft", on_click=s.dismiss_secret),
+            spacing="2",
+            min_width="0",
+        ),
+        icon="key-round",
+        color_scheme="amber",
+        width="100%",
+    )
+
+
 def game() -> rx.Component:
     s = GameState
-    first_live = rx.cond(s.fresh_client_id != "", s.fresh_client_id, "<client id>")
     return page(
         s.game_name,
         game_tabs(s, routes.GAME),
-        rx.cond(
-            s.fresh_secret != "",
-            rx.callout(
-                rx.vstack(
-                    rx.text(
-                        "New credential. Copy the secret now: it is not shown again.", weight="bold"
-                    ),
-                    rx.text(
-                        "Client id: ", rx.code(s.fresh_client_id, data_testid="fresh-client-id")
-                    ),
-                    rx.hstack(
-                        rx.text(
-                            "Secret: ",
-                            rx.code(
-                                s.fresh_secret, data_testid="fresh-secret", word_break="break-all"
-                            ),
-                        ),
-                        rx.icon_button(
-                            rx.icon("copy", size=14),
-                            size="1",
-                            variant="ghost",
-                            aria_label="Copy secret",
-                            on_click=[rx.set_clipboard(s.fresh_secret), rx.toast.info("Copied.")],
-                        ),
-                        align="center",
-                    ),
-                    rx.button(
-                        "I have stored it", size="1", variant="soft", on_click=s.dismiss_secret
-                    ),
-                    spacing="2",
-                ),
-                icon="key-round",
-                color_scheme="amber",
-                width="100%",
-            ),
-        ),
-        card(
-            rx.hstack(
-                rx.heading("Credentials", size="4", as_="h2"),
-                rx.spacer(),
-                rx.button("Add credential", size="2", variant="soft", on_click=s.add_credential),
-            ),
-            rx.text(
-                "A game holds at most two live credentials: add the new one, deploy it, then revoke the old.",
-                size="2",
-                color_scheme="gray",
-            ),
-            data_table(
-                ("Client id", "Created", "Revoked", ""),
-                s.credentials,
-                lambda c: [
-                    rx.code(c.client_id),
-                    c.created_at,
-                    rx.cond(
-                        c.revoked_at != "", c.revoked_at, rx.badge("live", color_scheme="green")
-                    ),
-                    rx.cond(
-                        c.revoked_at == "",
-                        rx.button(
-                            "Revoke",
-                            size="1",
-                            color_scheme="red",
-                            variant="soft",
-                            on_click=s.revoke(c.client_id),
-                        ),
-                    ),
-                ],
-            ),
-        ),
-        card(
-            rx.heading("Send your first event", size="4", as_="h2"),
-            rx.text(
-                "Sign each request with HMAC-SHA256 over client id + timestamp + raw body. "
-                "From a shell (keep the secret on your game server, never in the client):",
-                size="2",
-                color_scheme="gray",
-            ),
-            rx.code_block(
-                _curl(first_live, rx.cond(s.fresh_secret != "", s.fresh_secret, "<secret>")),
-                language="bash",
-                width="100%",
-                data_testid="curl-example",
-            ),
-            rx.text("Game id: ", rx.code(s.game_id), size="2"),
-            rx.link(
-                "Full integration guide (Python, Node.js, Unity)",
-                href="/v2/docs",
-                is_external=True,
-                size="2",
-            ),
-        ),
+        rx.cond(s.fresh_secret != "", _fresh_secret()),
+        _credentials(),
+        _send_first_event(),
     )

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.confirm import confirmed
+from portal.components.confirm import confirm_button
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
 from portal.state.staff import STATUSES, StaffState
@@ -39,12 +39,16 @@ def _actions(row) -> rx.Component:
             ),
             (
                 "approved",
-                confirmed(
+                confirm_button(
                     "Suspend",
                     title="Suspend " + row.company + "?",
                     description="Its API key stops working at once: its offerwall lists no "
                     "offers and its tracking links stop, until you reinstate it.",
+                    confirm="Suspend",
                     on_confirm=s.suspend(row.id),
+                    size="1",
+                    color_scheme="red",
+                    variant="soft",
                 ),
             ),
             (

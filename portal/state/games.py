@@ -107,13 +107,18 @@ class GameState(GameScoped):
     # A newly issued credential: shown once, then gone (the server keeps it sealed).
     fresh_client_id: str = ""
     fresh_secret: str = ""
+    fresh_name: str = ""
     base_url: str = ""
+    credential_errors: dict[str, str] = {}
+    # Changes after a credential is added, so the name input empties.
+    credential_form_key: int = 0
 
     @rx.event
     @refusals()
     async def load(self):
         if self._requested() != self.game_id:
-            self.fresh_client_id = self.fresh_secret = ""
+            self.fresh_client_id = self.fresh_secret = self.fresh_name = ""
+        self.credential_errors = {}
         return await self._load_game_page()
 
     async def _fetch(self) -> None:
@@ -122,27 +127,43 @@ class GameState(GameScoped):
         )
         self.base_url = settings().base_url
 
-    async def _change(self, change: Callable[[Session, Game], object]) -> Any:
-        result = await self._on_game(lambda s, g, _a: change(s, g), write=True)
-        if isinstance(result, games.IssuedCredential):
-            self.fresh_client_id, self.fresh_secret = result.client_id, result.client_secret
-        await self._fetch()
-        return rx.toast.success("Done.")
+    @rx.var
+    def example_client_id(self) -> str:
+        """The curl example's client id: the new credential's, else the newest live one's."""
+        live = [c.client_id for c in self.credentials if not c.revoked_at]
+        return self.fresh_client_id or (live[-1] if live else "<client id>")
 
     @rx.event
-    @refusals()
-    async def add_credential(self):
-        return await self._change(
-            lambda s, g: games.add_credential(session=s, box=box(), game_id=g.id)
+    @refusals(into="credential_errors")
+    async def add_credential(self, form: dict[str, Any]):
+        if not self._first(form.get(SUBMITTED)):
+            return None  # a second click of the same form
+        self.credential_errors = {}
+        name = str(form.get("name", ""))
+        issued = await self._on_game(
+            lambda s, g, _a: games.add_credential(session=s, box=box(), game_id=g.id, name=name),
+            write=True,
         )
+        self.fresh_client_id, self.fresh_secret = issued.client_id, issued.client_secret
+        self.fresh_name = issued.name
+        self.credential_form_key += 1
+        await self._fetch()
+        return rx.toast.success(f"Credential “{issued.name}” added: copy its secret now.")
 
     @rx.event
     @refusals()
     async def revoke(self, client_id: str):
-        return await self._change(
-            lambda s, g: games.revoke_credential(session=s, game_id=g.id, client_id=client_id)
+        revoked = await self._on_game(
+            lambda s, g, _a: games.revoke_credential(session=s, game_id=g.id, client_id=client_id),
+            write=True,
+        )
+        if self.fresh_client_id == client_id:
+            self.fresh_client_id = self.fresh_secret = self.fresh_name = ""
+        await self._fetch()
+        return rx.toast.success(
+            f"Credential “{revoked.name}” revoked: requests signed with it are refused."
         )
 
     @rx.event
     def dismiss_secret(self):
-        self.fresh_client_id = self.fresh_secret = ""
+        self.fresh_client_id = self.fresh_secret = self.fresh_name = ""

@@ -10,7 +10,7 @@ from sqlmodel import Session
 from api.services import studios
 from api.services.access import Account
 from models import Role
-from portal.state.auth import AuthState, refusals
+from portal.state.auth import SUBMITTED, AuthState, refusals
 
 # The ids of the two forms, emptied once what they create exists.
 STUDIO_FORM = "new-studio-form"
@@ -47,6 +47,8 @@ class StudioState(AuthState):
     @rx.event
     @refusals(into="studio_errors")
     async def create_studio(self, form: dict[str, str]):
+        if not self._first(form.get(SUBMITTED)):
+            return None  # a second click of the same form
         self.studio_errors = {}
         return await self._create(
             lambda s, _a: studios.create_studio(session=s, name=form.get("name", "")).name,
@@ -57,6 +59,8 @@ class StudioState(AuthState):
     @rx.event
     @refusals(into="designer_errors")
     async def add_designer(self, form: dict[str, str]):
+        if not self._first(form.get(SUBMITTED)):
+            return None  # a second click of the same form
         self.designer_errors = {}
         return await self._create(
             lambda s, _a: (

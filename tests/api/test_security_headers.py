@@ -161,3 +161,13 @@ def test_websockets_pass_through_untouched(tmp_path, inner_app):
     with TestClient(app).websocket_connect("/_event") as ws:
         ws.send_text("ping")
         assert ws.receive_text() == "ping"
+
+
+def test_the_portal_loads_images_from_itself_and_https_hosts_only(tmp_path, inner_app):
+    """Offer thumbnails in the editors' preview come from the designers' HTTPS hosts."""
+    app = SecurityHeaders(
+        inner_app, base_url="http://127.0.0.1:8000", docs_path=None, build_dir=lambda: tmp_path
+    )
+    policy = directives(TestClient(app).get("/"))
+    assert policy["img-src"] == ["'self'", "https:"]
+    assert policy["font-src"] == ["'self'"]

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from models import GameCredential
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import send_events, sign_in, sign_up
-from tests.e2e.test_portal_access import SPY, send_event
+from tests.e2e.test_portal_access import SPY, form, send_event
 
 pytestmark = pytest.mark.e2e
 DESIGNER_PASSWORD = "level-design-2026"
@@ -89,7 +89,10 @@ def test_designers_manage_their_studios_games_only(portal, new_page):
         f"/studio/game?game={game_id}",
     )
     send_event(
-        bob, f"{GameState.get_full_name()}.add_credential", {}, f"/studio/game?game={game_id}"
+        bob,
+        f"{GameState.get_full_name()}.add_credential",
+        form(name="stolen"),
+        f"/studio/game?game={game_id}",
     )
     expect(bob.get_by_text("No such game.")).to_have_count(3)
     with Session(portal.engine()) as db:

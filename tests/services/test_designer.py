@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.services.designer import parse_events, rule_from_form, try_rule
+from api.services.designer import parse_events, rule_from_form, run_rule_test, try_rule
 from api.services.offer_forms import FormError, form_values, from_form
 from models.offer_schemas import MissionIn
 
@@ -35,8 +35,32 @@ def test_the_tester_shows_a_consecutive_run_reset_by_a_failing_match():
         ("passes", 1, False),
         ("passes", 2, False),
         ("passes", 3, True),
-    ]  # a one-time mission stops at its completion
+        ("passes", 3, False),  # after completion: shown, counted no more
+    ]
+    assert [s.after_completion for s in steps] == [False] * 7 + [True]
     assert steps[5].traits == "mode=ranked"
+
+
+def test_every_event_after_a_one_time_completion_is_listed_with_its_outcome():
+    tested = run_rule_test(
+        form={
+            "rule.event": "KILL",
+            "rule.conditions.0.field": "traits.headshot",
+            "rule.conditions.0.op": "==",
+            "rule.conditions.0.value": "true",
+            "rule.completion.threshold": "1",
+            "events": "KILL headshot=true\nKILL headshot=false\nLOGIN\nKILL headshot=true",
+        },
+        repeatable=False,
+    )
+    assert tested.summary == "KILL where headshot = true, once"
+    assert tested.completed_at == 1
+    assert [(s.n, s.outcome, s.count, s.completed, s.after_completion) for s in tested.steps] == [
+        (1, "passes", 1, True, False),
+        (2, "fails the filter", 1, False, True),
+        (3, "other event", 1, False, True),
+        (4, "passes", 1, False, True),  # would pass, changes nothing
+    ]
 
 
 def test_a_repeatable_mission_starts_again_after_each_completion():

@@ -201,6 +201,24 @@ def test_migration_0007_fills_sent_from_what_each_attempt_recorded(db_url, engin
     assert [bool(s) for (s,) in sent] == [expected for *_, expected in attempts]
 
 
+def test_migration_0011_names_existing_credentials_in_order_per_game(db_url, engine, box):
+    from alembic import command
+    from api.core.db import alembic_config, migrate, write_session
+    from api.services import games
+    from tests.factories import make_game
+
+    first, second = make_game(engine, box, "One"), make_game(engine, box, "Two")
+    with write_session(engine) as session:
+        later = games.add_credential(session=session, box=box, game_id=first.game_id)
+    engine.dispose()
+    command.downgrade(alembic_config(db_url), "0010")
+    engine.dispose()
+    migrate(db_url)
+    with engine.connect() as conn:
+        names = dict(conn.execute(sa.text("SELECT client_id, name FROM game_credential")).all())
+    assert names == {first.client_id: "Key 1", later.client_id: "Key 2", second.client_id: "Key 1"}
+
+
 def _event_rows(engine) -> list[tuple[int, str]]:
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT id, time FROM event ORDER BY id")).all()

@@ -130,10 +130,12 @@ def test_commands_refuse_an_unmigrated_database(run):
 def test_create_game_rotate_and_revoke(run):
     run("migrate")
     created = json.loads(run("game", "create", "Space Arena").stdout)
-    assert set(created) == {"gameId", "clientId", "clientSecret"}
+    assert set(created) == {"gameId", "clientId", "clientSecret", "name"}
     assert created["clientSecret"].startswith("qw_cs_")
+    assert created["name"] == "Key 1"
 
-    second = json.loads(run("credential", "add", created["gameId"]).stdout)
+    second = json.loads(run("credential", "add", created["gameId"], "--name", "prod-key").stdout)
+    assert second["name"] == "prod-key"
     third = run("credential", "add", created["gameId"], check=False)
     assert third.returncode != 0 and "two live credentials" in third.stderr
 
@@ -144,6 +146,7 @@ def test_create_game_rotate_and_revoke(run):
     [game] = listing
     assert game["name"] == "Space Arena"
     states = {c["clientId"]: c["revokedAt"] is None for c in game["credentials"]}
+    assert [c["name"] for c in game["credentials"]] == ["Key 1", "prod-key", "Key 3"]
     assert states == {
         created["clientId"]: False,
         second["clientId"]: True,

@@ -188,14 +188,71 @@ def test_a_rule_definition_becomes_the_engines_rule():
     )
 
 
-def test_a_rule_summary_shows_whole_numbers_as_typed_even_when_stored_as_floats():
-    from api.services.designer import describe_rule
+SUMMARIES = [
+    (
+        {"event": "GAME_END", "conditions": [{"field": "traits.kills", "op": ">=", "value": 10}]},
+        "GAME_END where kills ≥ 10, once",
+    ),
+    ({"event": "LOGIN"}, "LOGIN, once"),
+    ({"event": "KILL", "completion": {"kind": "count", "threshold": 10}}, "KILL, 10 times"),
+    # A count completes at a whole event: 2.5 means the third.
+    ({"event": "KILL", "completion": {"kind": "count", "threshold": 2.5}}, "KILL, 3 times"),
+    (
+        {
+            "event": "MATCH_END",
+            "conditions": [{"field": "value", "op": ">=", "value": 1000}],
+            "completion": {"kind": "consecutive", "threshold": 3},
+        },
+        "MATCH_END where value ≥ 1000, 3 times in a row",
+    ),
+    ({"event": "WIN", "completion": {"kind": "consecutive", "threshold": 1}}, "WIN, once"),
+    (
+        {"event": "SCORE", "completion": {"kind": "sum", "threshold": 1000, "field": "value"}},
+        "SCORE, total of value ≥ 1000",
+    ),
+    (
+        {
+            "event": "LOOT",
+            "conditions": [
+                {"field": "traits.rarity", "op": "==", "value": "epic"},
+                {"field": "traits.bot", "op": "not exists"},
+                {"field": "traits.ranked", "op": "==", "value": True},
+                {"field": "traits.guild", "op": "exists"},
+                {"field": "value", "op": "<", "value": 0.5},
+                {"field": "traits.level", "op": "!=", "value": 3},
+            ],
+            "completion": {"kind": "sum", "threshold": 12.5, "field": "traits.gold"},
+        },
+        "LOOT where rarity = “epic” and bot is not set and ranked = true and guild is set"
+        " and value < 0.5 and level ≠ 3, total of gold ≥ 12.5",
+    ),
+]
+
+
+@pytest.mark.parametrize(("definition", "words"), SUMMARIES)
+def test_a_rule_reads_as_words(definition, words):
+    from api.services.rules import summary
+    from models.offer_schemas import RuleIn
+
+    assert summary(RuleIn.model_validate(definition)) == words
+
+
+def test_every_completion_the_engine_has_is_summarized():
+    from api.services.rules import COMPLETIONS
+
+    covered = {d.get("completion", {}).get("kind", "count") for d, _ in SUMMARIES}
+    assert covered == set(COMPLETIONS)
+
+
+def test_a_stored_mission_reads_as_typed_even_when_its_numbers_are_floats():
+    from api.services.rules import summary
     from models import Mission
+    from models.offer_schemas import rule_in
 
     mission = Mission(
         rule_event="GAME_END",
         rule_conditions=[{"field": "traits.kills", "op": ">=", "value": 10.0}],
-        rule_completion="count",
-        rule_threshold=1,
+        rule_completion="consecutive",
+        rule_threshold=3.0,
     )
-    assert describe_rule(mission) == "count of GAME_END where traits.kills >= 10 ≥ 1"
+    assert summary(rule_in(mission)) == "GAME_END where kills ≥ 10, 3 times in a row"

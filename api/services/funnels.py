@@ -1,0 +1,149 @@
+"""Each mission's funnel, for the designer's missions list: tracking-link clicks, players
+who started (made any progress on the rule), players still in progress, players who
+completed it, and the median time from the click that started a player to their first
+completion.
+
+One statement per list, whatever the number of missions: clicks and progress are grouped
+by mission in subqueries, and the median comes from window functions (row_number and count
+over each mission's completion times, the middle one or two averaged), which SQLite and
+PostgreSQL both run. A mission inside a quest is clicked through the quest's link, so its
+clicks are the quest's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from models import ProgressStatus
+from models.tables import click as _click
+from models.tables import conversion as _conversion
+from models.tables import mission as _mission
+from models.tables import progress as _progress
+from models.tables import quest as _quest
+
+
+@dataclass(frozen=True)
+class Funnel:
+    clicks: int = 0
+    started: int = 0  # players with any progress (a passing event) or a completion
+    in_progress: int = 0  # started, not completed, still open (not expired or capped)
+    completed: int = 0  # players who completed it at least once
+    median_seconds: float | None = None  # click that started the player → first completion
+
+
+def _seconds(dialect: str, later: Any, earlier: Any) -> Any:
+    if dialect == "postgresql":
+        return sa.extract("epoch", later - earlier)
+    return (sa.func.julianday(later) - sa.func.julianday(earlier)) * 86400.0
+
+
+def mission_funnels(*, session: Session, game_id: str) -> dict[str, Funnel]:
+    """The funnel of every mission of the game, by mission id (a mission nobody clicked
+    has an empty one). One SQL statement."""
+    dialect = session.get_bind().dialect.name
+    game_missions = sa.select(_mission.c.id).where(_mission.c.game_id == game_id)
+    game_quests = sa.select(_quest.c.id).where(_quest.c.game_id == game_id)
+    clicked = sa.func.coalesce(_click.c.mission_id, _click.c.quest_id)
+    clicks = (
+        sa.select(clicked.label("offer_id"), sa.func.count().label("n"))
+        .where(
+            sa.or_(
+                _click.c.mission_id.in_(game_missions.scalar_subquery()),
+                _click.c.quest_id.in_(game_quests.scalar_subquery()),
+            )
+        )
+        .group_by(clicked)
+        .subquery("clicks")
+    )
+    p = _progress.c
+    done = p.completions > 0
+    some = sa.or_(p.count > 0, done)
+    open_ = sa.and_(p.status == ProgressStatus.STARTED, sa.not_(done), p.count > 0)
+    players = (
+        sa.select(
+            p.mission_id,
+            sa.func.sum(sa.case((some, 1), else_=0)).label("started"),
+            sa.func.sum(sa.case((open_, 1), else_=0)).label("in_progress"),
+            sa.func.sum(sa.case((done, 1), else_=0)).label("completed"),
+        )
+        .where(p.mission_id.in_(game_missions.scalar_subquery()))
+        .group_by(p.mission_id)
+        .subquery("players")
+    )
+    first = _conversion.c
+    durations = (
+        sa.select(
+            p.mission_id,
+            _seconds(dialect, first.created_at, p.started_at).label("seconds"),
+        )
+        .select_from(
+            _progress.join(_conversion, sa.and_(first.progress_id == p.id, first.sequence == 1))
+        )
+        .where(p.mission_id.in_(game_missions.scalar_subquery()))
+        .subquery("durations")
+    )
+    d = durations.c
+    ranked = sa.select(
+        d.mission_id,
+        d.seconds,
+        sa.func.row_number().over(partition_by=d.mission_id, order_by=d.seconds).label("rn"),
+        sa.func.count().over(partition_by=d.mission_id).label("n"),
+    ).subquery("ranked")
+    r = ranked.c
+    # The middle row (odd count) or the two middle rows (even): 2·rn is n, n+1 or n+2.
+    medians = (
+        sa.select(r.mission_id, sa.func.avg(r.seconds).label("median"))
+        .where((r.rn * 2).in_([r.n, r.n + 1, r.n + 2]))
+        .group_by(r.mission_id)
+        .subquery("medians")
+    )
+    query = (
+        sa.select(
+            _mission.c.id,
+            clicks.c.n,
+            players.c.started,
+            players.c.in_progress,
+            players.c.completed,
+            medians.c.median,
+        )
+        .select_from(
+            _mission.outerjoin(
+                clicks,
+                clicks.c.offer_id == sa.func.coalesce(_mission.c.quest_id, _mission.c.id),
+            )
+            .outerjoin(players, players.c.mission_id == _mission.c.id)
+            .outerjoin(medians, medians.c.mission_id == _mission.c.id)
+        )
+        .where(_mission.c.game_id == game_id)
+    )
+    return {
+        row.id: Funnel(
+            clicks=int(row.n or 0),
+            started=int(row.started or 0),
+            in_progress=int(row.in_progress or 0),
+            completed=int(row.completed or 0),
+            median_seconds=None if row.median is None else float(row.median),
+        )
+        for row in session.execute(query)
+    }
+
+
+def duration_words(seconds: float | None) -> str:
+    """A duration as people say it: "45 s", "12 min", "2 h 5 min", "3 d 4 h"; "–" for none."""
+    if seconds is None:
+        return "–"
+    total = max(0, round(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return f"{minutes} min {secs} s" if secs and minutes < 10 else f"{minutes} min"
+    return f"{secs} s"

@@ -1,0 +1,245 @@
+"""The mission editor and the quest builder: every field an import file sets, the saved
+offer's card as players see it, and a question before a save deactivates the offer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from portal import routes
+from portal.components.confirm import confirm_dialog
+from portal.components.forms import field, field_error, form_error
+from portal.components.game_tabs import game_tabs
+from portal.components.layout import card, page
+from portal.components.offer_card import offer_card
+from portal.components.offer_form import (
+    checkbox,
+    loaded_form,
+    save_row,
+    targeting_card,
+    text_fields,
+    url_fields,
+)
+from portal.components.rule_builder import rule_builder
+from portal.state.offer_editors import EditorState, QuestState
+
+
+def _inputs(state: Any):
+    """The state's labelled inputs, each with its stored value and its error."""
+
+    def f(label: str, name: str, **props: Any) -> rx.Component:
+        return field(
+            label,
+            name,
+            errors=state.errors,
+            default_value=state.values[name].to(str),
+            required=props.pop("required", False),
+            **props,
+        )
+
+    return f
+
+
+def _grid(*children: rx.Component) -> rx.Component:
+    return rx.grid(
+        *children, columns=rx.breakpoints(initial="1", md="2"), spacing="3", width="100%"
+    )
+
+
+def _beside_preview(state: Any, form: rx.Component) -> rx.Component:
+    """The form, and the saved offer's preview beside it on wide screens (under it on
+    narrow ones)."""
+    return rx.flex(
+        rx.box(form, flex="3", min_width="0", width="100%"),
+        rx.cond(
+            state.preview.title != "",
+            rx.box(
+                card(offer_card(state.preview, state.show_json, state.toggle_json)),
+                flex="2",
+                min_width="0",
+                width="100%",
+            ),
+        ),
+        direction=rx.breakpoints(initial="column", lg="row"),
+        spacing="4",
+        align="start",
+        width="100%",
+    )
+
+
+def _deactivation(state: Any, kind: str) -> rx.Component:
+    return confirm_dialog(
+        open=state.confirm_deactivate,
+        title=f"Deactivate {kind} “" + state.offer_name.to(str) + "”?",
+        description="No one can start or complete it while it is inactive.",
+        confirm="Save and deactivate",
+        on_confirm=state.save_deactivated,
+        on_cancel=state.keep_active,
+    )
+
+
+def editor() -> rx.Component:
+    s = EditorState
+    f = _inputs(s)
+    return page(
+        rx.cond(s.mission_id != "", "Edit mission", "New mission"),
+        game_tabs(s, routes.MISSIONS),
+        _beside_preview(
+            s,
+            loaded_form(
+                form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
+                card(
+                    rx.heading("Offer", size="4", as_="h2"),
+                    _grid(
+                        f("Title", "title", required=True),
+                        f("Payout (USD)", "payout", required=True, input_mode="decimal"),
+                        *url_fields(f),
+                        f(
+                            "Cap (total conversions)",
+                            "cap",
+                            type="number",
+                            min=1,
+                            hint="Empty: unlimited.",
+                        ),
+                        f(
+                            "Time limit (hours)",
+                            "timeLimitSeconds",
+                            input_mode="decimal",
+                            hint="From the click; empty: none.",
+                        ),
+                    ),
+                    *text_fields(f),
+                    rx.hstack(
+                        checkbox("isActive", "Active", s.values["isActive"] == "true"),
+                        checkbox(
+                            "allowMultipleConversions",
+                            "Allow multiple conversions",
+                            s.values["allowMultipleConversions"] == "true",
+                        ),
+                        spacing="5",
+                        wrap="wrap",
+                    ),
+                ),
+                targeting_card(s),
+                card(
+                    rx.heading("Rule", size="4", as_="h2"),
+                    rx.cond(
+                        s.rule_summary != "",
+                        rx.callout(
+                            "Saved rule: " + s.rule_summary,
+                            icon="list-checks",
+                            size="1",
+                            data_testid="rule-summary",
+                        ),
+                    ),
+                    rule_builder(s),
+                ),
+                save_row(
+                    "Save mission",
+                    s.game_id,
+                    rx.cond(
+                        s.mission_id != "",
+                        rx.link(
+                            rx.button("Test this rule", type="button", variant="soft", size="3"),
+                            href=routes.tester(s.game_id, s.mission_id),
+                        ),
+                    ),
+                ),
+                on_submit=s.save,
+                key=s.form_key.to_string(),
+            ),
+        ),
+        _deactivation(s, "mission"),
+    )
+
+
+def _chosen_row(m: rx.Var, i: rx.Var) -> rx.Component:
+    s = QuestState
+    return rx.hstack(
+        rx.text((i + 1).to_string() + ".", width="2em"),
+        rx.text(m["title"], flex="1"),
+        rx.icon_button(
+            rx.icon("arrow-up", size=14),
+            size="1",
+            variant="soft",
+            aria_label="Move up",
+            on_click=s.move(i, -1),
+            type="button",
+        ),
+        rx.icon_button(
+            rx.icon("arrow-down", size=14),
+            size="1",
+            variant="soft",
+            aria_label="Move down",
+            on_click=s.move(i, 1),
+            type="button",
+        ),
+        rx.button(
+            "Remove",
+            size="1",
+            variant="soft",
+            color_scheme="red",
+            on_click=s.remove(m["id"]),
+            type="button",
+        ),
+        width="100%",
+        align="center",
+        data_testid="quest-mission",
+    )
+
+
+def _available_row(m: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.text(m["title"], flex="1"),
+        rx.button("Add", size="1", variant="soft", on_click=QuestState.add(m["id"]), type="button"),
+        width="100%",
+    )
+
+
+def quest() -> rx.Component:
+    s = QuestState
+    f = _inputs(s)
+    return page(
+        rx.cond(s.quest_id != "", "Edit quest", "New quest"),
+        game_tabs(s, routes.MISSIONS),
+        _beside_preview(
+            s,
+            loaded_form(
+                form_error(rx.cond(s.errors.contains("form"), s.errors["form"].to(str), "")),
+                card(
+                    rx.heading("Quest", size="4", as_="h2"),
+                    _grid(
+                        f("Name", "name", required=True),
+                        f(
+                            "Start cap (players)",
+                            "startCap",
+                            type="number",
+                            min=1,
+                            hint="Empty: unlimited.",
+                        ),
+                        *url_fields(f),
+                    ),
+                    *text_fields(f),
+                    checkbox("isActive", "Active", s.values["isActive"] == "true"),
+                ),
+                targeting_card(s),
+                card(
+                    rx.heading("Missions, in order", size="4", as_="h2"),
+                    rx.foreach(s.chosen, _chosen_row),
+                    rx.cond(
+                        s.chosen.length() == 0,
+                        rx.text("Add missions from the list below.", color_scheme="gray"),
+                    ),
+                    field_error(s.errors, "missions"),
+                    rx.divider(),
+                    rx.text("Standalone missions of this game", size="2", weight="medium"),
+                    rx.foreach(s.available, _available_row),
+                ),
+                save_row("Save quest", s.game_id),
+                on_submit=s.save,
+                key=s.form_key.to_string(),
+            ),
+        ),
+        _deactivation(s, "quest"),
+    )

@@ -1,0 +1,172 @@
+"""What the mission editor and the quest builder share (a Reflex state mixin, listed first
+among a state's bases): the saved offer's preview, the targeting inputs (operating systems
+and the two country pickers), and the question a save asks before it deactivates the offer.
+
+A state using it declares `errors` and implements `_save(fields)`: the save itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import reflex as rx
+
+from api.services.countries import country, find_country
+from api.services.offer_preview import OfferPreview, offer_preview
+from models import Mission, Quest
+from portal.backend import settings
+from portal.state.auth import SUBMITTED, refusals
+
+NO_PREVIEW = OfferPreview(
+    kind="",
+    title="",
+    description="",
+    thumbnail="",
+    payout="",
+    instructions="",
+    requirements="",
+    expires="",
+    tracking_link="",
+    json="",
+)
+# The country pickers, by the definition's field they fill.
+PICKERS = {"include": "geotargeting.countriesInclude", "exclude": "geotargeting.countriesExclude"}
+
+
+def _items(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _chips(codes: list[str]) -> list[dict[str, str]]:
+    return [{"code": code, "label": country(code).label} for code in codes]
+
+
+class OfferEditing(rx.State, mixin=True):
+    preview: OfferPreview = NO_PREVIEW
+    show_json: bool = False
+    operating_systems: list[str] = []
+    countries_include: list[str] = []
+    countries_exclude: list[str] = []
+    # The stored offer: its name and whether it is active (a save that deactivates asks).
+    offer_name: str = ""
+    offer_active: bool = False
+    confirm_deactivate: bool = False
+    # What is typed in each picker's search input (controlled: emptied once one is added).
+    typed_include: str = ""
+    typed_exclude: str = ""
+    _pending: dict[str, str] = {}
+    if TYPE_CHECKING:
+        errors: dict[str, str]  # declared by the state that lists this mixin
+
+    # --- for the states -----------------------------------------------------------------
+
+    async def _save(self, fields: dict[str, str]) -> Any:
+        raise NotImplementedError
+
+    def _show_offer(self, offer: Mission | Quest | None, missions: Sequence[Mission] = ()) -> None:
+        """The stored offer (None: a new one) as the preview and the dialog name it."""
+        self.show_json = self.confirm_deactivate = False
+        self._pending = {}
+        if offer is None:
+            self.preview, self.offer_name, self.offer_active = NO_PREVIEW, "", False
+            return
+        self.preview = offer_preview(offer, missions, base_url=settings().base_url)
+        self.offer_name, self.offer_active = self.preview.title, offer.is_active
+
+    def _fill_targeting(self, values: dict[str, str]) -> None:
+        self.operating_systems = _items(values.get("operatingSystem", ""))
+        self.countries_include = _items(values.get(PICKERS["include"], ""))
+        self.countries_exclude = _items(values.get(PICKERS["exclude"], ""))
+        self.typed_include = self.typed_exclude = ""
+
+    # --- the page's events --------------------------------------------------------------
+
+    @rx.var
+    def include_chips(self) -> list[dict[str, str]]:
+        return _chips(self.countries_include)
+
+    @rx.var
+    def exclude_chips(self) -> list[dict[str, str]]:
+        return _chips(self.countries_exclude)
+
+    @rx.event
+    def toggle_json(self):
+        self.show_json = not self.show_json
+
+    def _set_typed(self, which: str, text: str) -> None:
+        if which == "include":
+            self.typed_include = text
+        elif which == "exclude":
+            self.typed_exclude = text
+
+    def _add_country(self, which: str, text: str) -> None:
+        found = find_country(text)
+        if found is None or which not in PICKERS:
+            return
+        codes = self.countries_include if which == "include" else self.countries_exclude
+        if found.code not in codes:
+            codes = [*codes, found.code]
+            if which == "include":
+                self.countries_include = codes
+            else:
+                self.countries_exclude = codes
+        self._set_typed(which, "")
+        self.errors = {k: v for k, v in self.errors.items() if k != PICKERS[which]}
+
+    @rx.event
+    def type_country(self, which: str, text: str):
+        """Typing in a picker; a country chosen from its list (its whole label) is added."""
+        self._set_typed(which, text)
+        found = find_country(text)
+        if found is not None and text.strip().casefold() == found.label.casefold():
+            # The input shows the pick first, so emptying it is a change it sees.
+            yield
+            self._add_country(which, text)
+
+    @rx.event
+    def country_key(self, which: str, key: str):
+        """Enter adds the country the typed text finds; Backspace in an empty picker takes
+        its last country out."""
+        typed = self.typed_include if which == "include" else self.typed_exclude
+        if key == "Enter":
+            yield
+            self._add_country(which, typed)
+        elif key == "Backspace" and not typed:
+            codes = self.countries_include if which == "include" else self.countries_exclude
+            if codes:
+                self._remove(which, codes[-1])
+
+    @rx.event
+    def remove_country(self, which: str, code: str):
+        self._remove(which, code)
+
+    def _remove(self, which: str, code: str) -> None:
+        if which == "include":
+            self.countries_include = [c for c in self.countries_include if c != code]
+        elif which == "exclude":
+            self.countries_exclude = [c for c in self.countries_exclude if c != code]
+
+    @rx.event
+    @refusals(into="errors")
+    async def save(self, form: dict[str, Any]):
+        """Save the form, or, when it would deactivate an active offer, ask first."""
+        if not self._first(form.get(SUBMITTED)):
+            return None  # a second click of the same form: one new offer, not two
+        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED}
+        if self.offer_active and fields.get("isActive") == "false":
+            self._pending, self.confirm_deactivate = fields, True
+            return None
+        return await self._save(fields)
+
+    @rx.event
+    @refusals(into="errors")
+    async def save_deactivated(self):
+        """The dialog's answer: save the waiting form, which deactivates the offer."""
+        fields, self._pending, self.confirm_deactivate = self._pending, {}, False
+        if not fields:
+            return None
+        return await self._save(fields)
+
+    @rx.event
+    def keep_active(self):
+        self._pending, self.confirm_deactivate = {}, False

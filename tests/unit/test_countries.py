@@ -1,0 +1,40 @@
+"""The country picker's list and what typing into it finds (api/services/countries.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.services.countries import countries, country, find_country
+
+
+def test_every_iso_country_is_listed_by_name_with_its_code():
+    listed = countries()
+    assert len(listed) >= 249
+    assert len({c.code for c in listed}) == len(listed)
+    assert country("de").label == "Germany (DE)"
+    assert country("KR").name == "South Korea"  # the common name, not ISO's formal one
+    names = [c.name.casefold() for c in listed]
+    assert names == sorted(names)
+
+
+def test_a_code_the_list_does_not_know_shows_as_itself():
+    assert (country("XK").name, country("XK").label) == ("XK", "XK")
+
+
+@pytest.mark.parametrize(
+    ("typed", "code"),
+    [
+        ("Germany (DE)", "DE"),
+        ("de", "DE"),
+        ("germany", "DE"),
+        ("germ", "DE"),
+        ("united k", "GB"),
+        ("kingdom", "GB"),
+        ("  fr ", "FR"),
+        ("", None),
+        ("Atlantis", None),
+    ],
+)
+def test_what_is_typed_finds_a_country(typed, code):
+    found = find_country(typed)
+    assert (found.code if found else None) == code
