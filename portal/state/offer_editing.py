@@ -58,6 +58,8 @@ class OfferEditing(rx.State, mixin=True):
     if TYPE_CHECKING:
         errors: dict[str, str]  # declared by the state that lists this mixin
 
+        def _first(self, drawn_with: Any) -> bool: ...  # AuthState's, of the same state
+
     # --- for the states -----------------------------------------------------------------
 
     async def _save(self, fields: dict[str, str]) -> Any:

@@ -130,7 +130,7 @@ def test_a_refused_designer_form_keeps_what_was_typed(portal, new_page):
 
 
 def test_a_double_click_on_create_game_creates_one_game(portal, new_page):
-    from models import Game
+    from models import Game, Mission
 
     staff, designer = new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
@@ -145,3 +145,24 @@ def test_a_double_click_on_create_game_creates_one_game(portal, new_page):
     with Session(portal.engine()) as session:
         made = session.exec(select(Game).where(Game.name == "Double Tap")).all()
     assert len(made) == 1
+
+    # The same for a credential and for a new mission.
+    designer.get_by_label("New credential").fill("twice-key")
+    designer.get_by_role("button", name="Add credential").dblclick()
+    expect(designer.get_by_text("Credential “twice-key” added")).to_be_visible()
+    designer.get_by_role("button", name="Missions").click()
+    designer.get_by_role("button", name="New mission").click()
+    expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
+    designer.get_by_label("Title").fill("Only once")
+    designer.get_by_label("Payout (USD)").fill("1")
+    designer.get_by_label("Destination URL").fill("https://twice.example/play")
+    designer.get_by_label("Event name").fill("GAME_END")
+    designer.get_by_role("button", name="Save mission").dblclick()
+    expect(designer.get_by_text("Mission “Only once” created.")).to_be_visible()
+    designer.wait_for_timeout(1000)
+    with Session(portal.engine()) as session:
+        game_id = made[0].id
+        keys = session.exec(select(GameCredential).where(GameCredential.game_id == game_id)).all()
+        missions = session.exec(select(Mission).where(Mission.game_id == game_id)).all()
+    assert len(keys) == 2  # the game's first, and one more
+    assert [m.title for m in missions] == ["Only once"]

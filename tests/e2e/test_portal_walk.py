@@ -59,6 +59,7 @@ def designer_pages(ids: dict[str, str]) -> dict[str, str]:
 def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
     return {
         "offerwall": routes.PUBLISHER,
+        "offers": routes.PUBLISHER_OFFERS,
         "postback": routes.PUBLISHER_POSTBACK,
         "deliveries": routes.PUBLISHER_DELIVERIES,
         "reports": routes.REPORTS,
@@ -69,6 +70,7 @@ def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
 def staff_pages(ids: dict[str, str]) -> dict[str, str]:
     wall = routes.offerwall_query(ids["offerwall"])
     return {
+        "dashboard": routes.STAFF,
         "publishers": routes.STAFF_PUBLISHERS + "?status=all",
         "studios": routes.STAFF_STUDIOS,
         "games": routes.GAMES,
