@@ -55,3 +55,46 @@ def confirm_dialog(
         ),
         open=open,
     )
+
+
+def form_dialog(
+    *fields: rx.Component,
+    title: Any,
+    open: rx.Var,
+    submit: str,
+    on_submit: Any,
+    on_cancel: Any,
+    description: str = "",
+    color_scheme: str = "accent",
+) -> rx.Component:
+    """A dialog holding a small form (a reason, a new name, a studio), opened by the state
+    (`open`); Cancel, Escape or a click outside calls `on_cancel`."""
+    submit_props = {} if color_scheme == "accent" else {"color_scheme": color_scheme}
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(title),
+            rx.cond(description != "", rx.dialog.description(description)),
+            rx.form(
+                rx.vstack(
+                    *fields,
+                    rx.hstack(
+                        rx.button(
+                            "Cancel",
+                            type="button",
+                            variant="soft",
+                            color_scheme="gray",
+                            on_click=on_cancel,
+                        ),
+                        rx.button(submit, type="submit", **submit_props),
+                        justify="end",
+                        spacing="3",
+                        width="100%",
+                    ),
+                    spacing="3",
+                ),
+                on_submit=on_submit,
+            ),
+        ),
+        open=open,
+        on_open_change=lambda _open: on_cancel,
+    )

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.confirm import confirm_button
+from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import (
     field,
     field_error,
@@ -100,40 +100,21 @@ def studios() -> rx.Component:
 
 def _rename_dialog() -> rx.Component:
     s = StudioState
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Rename " + s.renaming_name),
-            rx.form(
-                rx.vstack(
-                    form_error(s.rename_errors.get("form", "").to(str)),
-                    field(
-                        "New name",
-                        "name",
-                        id="rename-studio-name",
-                        errors=s.rename_errors,
-                        default_value=s.renaming_name,
-                        auto_focus=True,
-                    ),
-                    rx.hstack(
-                        rx.button(
-                            "Cancel",
-                            type="button",
-                            variant="soft",
-                            color_scheme="gray",
-                            on_click=s.cancel_rename,
-                        ),
-                        rx.button("Rename", type="submit"),
-                        justify="end",
-                        spacing="3",
-                        width="100%",
-                    ),
-                    spacing="3",
-                ),
-                on_submit=s.rename,
-            ),
+    return form_dialog(
+        form_error(s.rename_errors.get("form", "").to(str)),
+        field(
+            "New name",
+            "name",
+            id="rename-studio-name",
+            errors=s.rename_errors,
+            default_value=s.renaming_name,
+            auto_focus=True,
         ),
+        title="Rename " + s.renaming_name,
         open=s.renaming_id != "",
-        on_open_change=lambda _open: s.cancel_rename(),
+        submit="Rename",
+        on_submit=s.rename,
+        on_cancel=s.cancel_rename,
     )
 
 

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from portal import routes
-from portal.components.confirm import confirm_button
+from portal.components.confirm import confirm_button, form_dialog
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
 from portal.state.staff import STATUSES, StaffState
@@ -74,44 +74,24 @@ def _actions(row) -> rx.Component:
 
 def _reject_dialog() -> rx.Component:
     s = StaffState
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Reject " + s.rejecting_company),
-            rx.dialog.description("The publisher sees this reason on their application page."),
-            rx.form(
-                rx.vstack(
-                    rx.text_area(
-                        name="reason",
-                        placeholder="Reason",
-                        required=True,
-                        rows="3",
-                        width="100%",
-                        aria_label="Reason",
-                        auto_focus=True,
-                    ),
-                    rx.cond(
-                        s.reject_error != "", rx.text(s.reject_error, color_scheme="red", size="2")
-                    ),
-                    rx.hstack(
-                        rx.button(
-                            "Cancel",
-                            type="button",
-                            variant="soft",
-                            color_scheme="gray",
-                            on_click=s.cancel_reject,
-                        ),
-                        rx.button("Reject", type="submit", color_scheme="red"),
-                        justify="end",
-                        spacing="3",
-                        width="100%",
-                    ),
-                    spacing="3",
-                ),
-                on_submit=s.reject,
-            ),
+    return form_dialog(
+        rx.text_area(
+            name="reason",
+            placeholder="Reason",
+            required=True,
+            rows="3",
+            width="100%",
+            aria_label="Reason",
+            auto_focus=True,
         ),
+        rx.cond(s.reject_error != "", rx.text(s.reject_error, color_scheme="red", size="2")),
+        title="Reject " + s.rejecting_company,
+        description="The publisher sees this reason on their application page.",
         open=s.rejecting_id != "",
-        on_open_change=lambda _open: s.cancel_reject(),
+        submit="Reject",
+        color_scheme="red",
+        on_submit=s.reject,
+        on_cancel=s.cancel_reject,
     )
 
 

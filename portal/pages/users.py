@@ -3,6 +3,7 @@ outbox."""
 
 import reflex as rx
 
+from portal.components.confirm import form_dialog
 from portal.components.forms import field_error, form_error, native_select
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table, pager
@@ -111,42 +112,23 @@ def _confirm_disable() -> rx.Component:
 
 def _move_dialog() -> rx.Component:
     s = UsersState
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Studio of " + s.moving_email),
-            rx.dialog.description("The designer sees that studio's games from now on."),
-            rx.form(
-                rx.vstack(
-                    form_error(s.move_errors.get("form", "").to(str)),
-                    rx.el.label(rx.text("Studio", size="2", weight="medium"), html_for="studio"),
-                    native_select(
-                        rx.foreach(s.studios, lambda c: rx.el.option(c.name, value=c.id)),
-                        name="studio",
-                        id="studio",
-                        default_value=s.moving_studio,
-                        width="100%",
-                    ),
-                    field_error(s.move_errors, "studio"),
-                    rx.hstack(
-                        rx.button(
-                            "Cancel",
-                            type="button",
-                            variant="soft",
-                            color_scheme="gray",
-                            on_click=s.cancel_move,
-                        ),
-                        rx.button("Save", type="submit"),
-                        justify="end",
-                        spacing="3",
-                        width="100%",
-                    ),
-                    spacing="3",
-                ),
-                on_submit=s.move,
-            ),
+    return form_dialog(
+        form_error(s.move_errors.get("form", "").to(str)),
+        rx.el.label(rx.text("Studio", size="2", weight="medium"), html_for="studio"),
+        native_select(
+            rx.foreach(s.studios, lambda c: rx.el.option(c.name, value=c.id)),
+            name="studio",
+            id="studio",
+            default_value=s.moving_studio,
+            width="100%",
         ),
+        field_error(s.move_errors, "studio"),
+        title="Studio of " + s.moving_email,
+        description="The designer sees that studio's games from now on.",
         open=s.moving_id != "",
-        on_open_change=lambda _open: s.cancel_move(),
+        submit="Save",
+        on_submit=s.move,
+        on_cancel=s.cancel_move,
     )
 
 

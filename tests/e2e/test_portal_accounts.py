@@ -162,7 +162,7 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
     publisher, staff = new_page(), new_page()
     email = sign_up(publisher, portal.url, "Welcome Wall")
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     staff_approve(staff, portal.url, "Welcome Wall")
     message = mailbox.wait_for(email, subject="approved")
     body = text_of(message)
@@ -206,7 +206,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
     mine.add_init_script(SPY)
     email = sign_up(mine, portal.url, "Forging Wall")
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     with Session(portal.engine()) as db:
         boss = db.exec(select(User).where(User.email == portal.staff[0])).one()
         me = db.exec(select(User).where(User.email == email)).one()
@@ -241,7 +241,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
 
 def test_staff_rename_a_studio_to_a_name_no_other_studio_has(portal, page):
     sign_in(page, portal.url, *portal.staff)
-    expect(page.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
     page.goto(portal.url + "/staff/studios")
     for name in ("Old Mill Games", "Taken Name Studio"):
         page.get_by_label("Studio name").fill(name)

@@ -34,7 +34,7 @@ def designer_with_game(portal, new_page, name: str, **size: int) -> tuple[Page, 
     staff, designer = new_page(), new_page(**size)
     email = f"{name.lower().replace(' ', '-')}@studio.example"
     sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Publishers")).to_be_visible()
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, f"{name} Studio", email)
     staff.close()
     sign_in(designer, portal.url, email, DESIGNER_PASSWORD)
