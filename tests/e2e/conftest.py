@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.live import ROOT, cli, free_port, wait_until_up
+from tests.smtp import MailCatcher, smtp_server
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -48,8 +49,17 @@ class Portal:
 
 
 @pytest.fixture(scope="session")
-def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
-    with served_portal(tmp_path_factory.mktemp("portal")) as served:
+def mailbox() -> Iterator[MailCatcher]:
+    """A real SMTP server (aiosmtpd) that receives the portal's mail."""
+    with smtp_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory: pytest.TempPathFactory, mailbox: MailCatcher) -> Iterator[Portal]:
+    # One portal for every module: a second one would rebuild the frontend in .web/, which
+    # the running one serves, with its own port in it.
+    with served_portal(tmp_path_factory.mktemp("portal"), SMTP_URL=mailbox.url) as served:
         yield served
 
 

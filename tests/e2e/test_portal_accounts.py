@@ -6,34 +6,19 @@ and the staff's handlers refusing events forged by another role."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from models import Studio, User
-from tests.e2e.conftest import Portal, served_portal
 from tests.e2e.steps import PUBLISHER_PASSWORD, sign_in, sign_up, staff_approve
 from tests.e2e.test_portal_access import SPY, form, handler_name, send_event
-from tests.smtp import MailCatcher, reset_link, smtp_server, text_of
+from tests.smtp import reset_link, text_of
 
 pytestmark = pytest.mark.e2e
 
 NEW_PASSWORD = "violet-harbour-2027"
-
-
-@pytest.fixture(scope="module")
-def mailbox() -> Iterator[MailCatcher]:
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def portal(tmp_path_factory, mailbox) -> Iterator[Portal]:
-    """The portal of this module, sending its mail to `mailbox`."""
-    with served_portal(tmp_path_factory.mktemp("accounts"), SMTP_URL=mailbox.url) as served:
-        yield served
 
 
 def signed_out(page: Page) -> None:
