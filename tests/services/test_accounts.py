@@ -186,10 +186,12 @@ def test_a_publisher_acts_only_on_their_own_offerwall(engine, box):
     token = sign_in(engine=engine, box=box, email="pub@example.com", password=PASSWORD).token
     with write_session(engine) as session:
         account = account_for(engine=engine, token=token)
-        assert offerwall_for(session=session, account=account).id == mine
-        assert offerwall_for(session=session, account=account, requested=mine).id == mine
+        # Still pending: only their application page may open it (any_status).
+        assert offerwall_for(session=session, account=account, any_status=True).id == mine
+        own = offerwall_for(session=session, account=account, requested=mine, any_status=True)
+        assert own.id == mine
         with pytest.raises(Forbidden):
-            offerwall_for(session=session, account=account, requested=theirs)
+            offerwall_for(session=session, account=account, requested=theirs, any_status=True)
         with pytest.raises(Forbidden):
             require(account, Role.STAFF)
         with pytest.raises(SignedOut):
