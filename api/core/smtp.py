@@ -13,6 +13,7 @@ never appears in a log line, an error or a repr.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -69,19 +70,30 @@ def parse_smtp_url(url: str) -> SmtpServer:
 
 
 def send_message(server: SmtpServer, message: EmailMessage, *, timeout: float = 20.0) -> None:
-    """Send one message (blocking: runs its own event loop, from a worker thread).
+    """Send one message, blocking: on an event loop of its own, in this thread, or in a
+    thread of its own when this one already runs a loop (an async caller).
 
     Raises aiosmtplib.SMTPException (a 5xx code in `.code` is a permanent refusal) or
     OSError / TimeoutError when the server cannot be reached."""
-    asyncio.run(
-        aiosmtplib.send(
-            message,
-            hostname=server.host,
-            port=server.port,
-            username=server.username or None,
-            password=server.password or None,
-            use_tls=server.implicit_tls,
-            start_tls=server.starttls,
-            timeout=timeout,
+
+    def send() -> None:
+        asyncio.run(
+            aiosmtplib.send(
+                message,
+                hostname=server.host,
+                port=server.port,
+                username=server.username or None,
+                password=server.password or None,
+                use_tls=server.implicit_tls,
+                start_tls=server.starttls,
+                timeout=timeout,
+            )
         )
-    )
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        send()
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(send).result()

@@ -112,14 +112,14 @@ def test_the_account_page_changes_the_password_and_signs_out_everywhere(portal, 
 
 def test_staff_disable_an_account_that_then_cannot_sign_in_and_enable_it_again(portal, new_page):
     user, staff = new_page(), new_page()
-    email = sign_up(user, portal.url, "Paused Wall")
+    email = sign_up(user, portal.url, "Disabled Wall")
     sign_in(staff, portal.url, *portal.staff)
     staff.get_by_role("link", name="Users").click()
     expect(staff.get_by_role("heading", name="Users")).to_be_visible()
     staff.get_by_label("Search accounts").fill(email)
     staff.get_by_role("button", name="Search").click()
     row = staff.get_by_test_id("user-row").filter(has_text=email)
-    expect(row).to_contain_text("Paused Wall")
+    expect(row).to_contain_text("Disabled Wall")
     # Staff cannot disable themselves: their own row has no such button.
     staff.get_by_label("Search accounts").fill(portal.staff[0])
     staff.get_by_role("button", name="Search").click()

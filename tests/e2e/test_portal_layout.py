@@ -117,22 +117,22 @@ def test_staff_publishers_table_keeps_its_actions_in_the_card(portal, new_page):
 
 
 def test_suspending_a_publisher_asks_first(portal, new_page):
-    approved_publisher(portal, new_page, "Careful Wall")
+    approved_publisher(portal, new_page, "Asking Wall")
     staff = new_page()
     sign_in(staff, portal.url, *portal.staff)
     expect(staff).not_to_have_url(re.compile("/login"))
     staff.goto(portal.url + "/staff/publishers?status=approved")
-    staff.get_by_placeholder("Company, email, website or owid").fill("Careful Wall")
+    staff.get_by_placeholder("Company, email, website or owid").fill("Asking Wall")
     staff.get_by_role("button", name="Search").click()
     staff.get_by_role("radio", name=re.compile("^Approved")).click()
-    staff_row(staff, "Careful Wall").get_by_role("button", name="Suspend").click()
+    staff_row(staff, "Asking Wall").get_by_role("button", name="Suspend").click()
     question = staff.get_by_role("alertdialog")
-    expect(question).to_contain_text("Suspend Careful Wall?")
+    expect(question).to_contain_text("Suspend Asking Wall?")
     question.get_by_role("button", name="Cancel").click()
-    expect(staff_row(staff, "Careful Wall")).to_contain_text("approved")
-    staff_row(staff, "Careful Wall").get_by_role("button", name="Suspend").click()
+    expect(staff_row(staff, "Asking Wall")).to_contain_text("approved")
+    staff_row(staff, "Asking Wall").get_by_role("button", name="Suspend").click()
     staff.get_by_role("alertdialog").get_by_role("button", name="Suspend").click()
-    expect(staff.get_by_text("Careful Wall is suspended")).to_be_visible()
+    expect(staff.get_by_text("Asking Wall is suspended")).to_be_visible()
 
 
 def test_a_toast_does_not_cover_the_buttons_it_answers(portal, new_page):
