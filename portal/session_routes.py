@@ -111,9 +111,7 @@ async def _sign_in(
             ip_throttle=request.app.state.ip_throttle,
         )
     except LoginThrottled as exc:
-        raise ApiError(
-            429, "rate_limited", str(exc), headers={"Retry-After": str(exc.retry_after)}
-        ) from None
+        raise _rate_limited(exc.retry_after, str(exc)) from None
     except AccountError as exc:
         raise ApiError(401, "invalid_credentials", str(exc)) from None
     location = routes.safe_next(next_path, routes.home_for(signed.role))
@@ -151,9 +149,7 @@ async def forgot_password_route(request: Request) -> Response:
             ip_throttle=request.app.state.reset_throttle,
         )
     except ResetThrottled as exc:
-        raise ApiError(
-            429, "rate_limited", str(exc), headers={"Retry-After": str(exc.retry_after)}
-        ) from None
+        raise _rate_limited(exc.retry_after, str(exc)) from None
     except AccountError as exc:
         raise _field_errors(exc) from None
     return _go(routes.FORGOT_PAGE + "?sent=1")
@@ -225,6 +221,11 @@ async def _form(request: Request, fields: frozenset[str]) -> dict[str, Any]:
     if problems:
         raise validation_failed("The request is invalid.", problems)
     return data
+
+
+def _rate_limited(retry_after: int, message: str) -> ApiError:
+    """429 `rate_limited`, with the seconds to wait in `Retry-After`."""
+    return ApiError(429, "rate_limited", message, headers={"Retry-After": str(retry_after)})
 
 
 def _field_errors(exc: AccountError) -> ApiError:

@@ -38,6 +38,11 @@ def _panel(title: str, *children: rx.Component) -> rx.Component:
     )
 
 
+def _submit(label: str, busy: rx.Var | bool = False) -> rx.Component:
+    """A panel's full-width submit button, busy while its request runs."""
+    return rx.button(label, type="submit", size="3", width="100%", loading=busy, disabled=busy)
+
+
 def login() -> rx.Component:
     return _panel(
         "Sign in",
@@ -52,7 +57,7 @@ def login() -> rx.Component:
                 form_error(LoginState.error),
                 field("Email", "email", type="email", auto_complete="username", auto_focus=True),
                 field("Password", "password", type="password", auto_complete="current-password"),
-                rx.button("Sign in", type="submit", size="3", width="100%"),
+                _submit("Sign in"),
                 rx.link("Forgot your password?", href=routes.FORGOT_PAGE, size="2"),
                 spacing="3",
                 width="100%",
@@ -118,7 +123,7 @@ def signup() -> rx.Component:
                     type="password",
                     auto_complete="new-password",
                 ),
-                rx.button("Apply", type="submit", size="3", width="100%"),
+                _submit("Apply"),
                 spacing="3",
                 width="100%",
             ),
@@ -175,14 +180,7 @@ def forgot_password() -> rx.Component:
                     auto_complete="username",
                     auto_focus=True,
                 ),
-                rx.button(
-                    "Send the link",
-                    type="submit",
-                    size="3",
-                    width="100%",
-                    loading=s.sending,
-                    disabled=s.sending,
-                ),
+                _submit("Send the link", s.sending),
                 spacing="3",
                 width="100%",
             ),
@@ -234,14 +232,7 @@ def reset_password() -> rx.Component:
                     type="password",
                     auto_complete="new-password",
                 ),
-                rx.button(
-                    "Set the new password",
-                    type="submit",
-                    size="3",
-                    width="100%",
-                    loading=s.sending,
-                    disabled=s.sending,
-                ),
+                _submit("Set the new password", s.sending),
                 spacing="3",
                 width="100%",
             ),

@@ -6,14 +6,16 @@ A state using it declares `errors` and implements `_save(fields)`: the save itse
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
 from api.services.countries import country, find_country
 from api.services.offer_preview import OfferPreview, offer_preview
+from api.services.offers import OfferError
 from models import Mission, Quest
+from portal import routes
 from portal.backend import settings
 from portal.state.auth import SUBMITTED, refusals
 
@@ -58,12 +60,29 @@ class OfferEditing(rx.State, mixin=True):
     if TYPE_CHECKING:
         errors: dict[str, str]  # declared by the state that lists this mixin
 
+        game_id: str  # GameScoped's, of the same state
+
         def _first(self, drawn_with: Any) -> bool: ...  # AuthState's, of the same state
+
+        async def _open(self) -> Any: ...  # GameScoped's
 
     # --- for the states -----------------------------------------------------------------
 
     async def _save(self, fields: dict[str, str]) -> Any:
         raise NotImplementedError
+
+    async def _load_offer(self, fill: Callable[[], Awaitable[None]]) -> Any:
+        """An editor's on_load: check the game, then `fill` the form from the requested
+        offer; one that is not this game's goes back to the missions list."""
+        self.errors = {}
+        redirect = await self._open()
+        if redirect is not None:
+            return redirect
+        try:
+            await fill()
+        except OfferError as exc:
+            return [rx.redirect(routes.missions(self.game_id)), rx.toast.error(str(exc))]
+        return None
 
     def _show_offer(self, offer: Mission | Quest | None, missions: Sequence[Mission] = ()) -> None:
         """The stored offer (None: a new one) as the preview and the dialog name it."""

@@ -13,7 +13,6 @@ from sqlmodel import Session
 from api.services import designer
 from api.services.access import Account
 from api.services.offer_forms import form_values
-from api.services.offers import OfferError
 from api.services.rules import summary
 from models import Game, Mission, Quest
 from models.offer_schemas import mission_in, quest_fields, rule_in
@@ -30,17 +29,11 @@ class EditorState(OfferEditing, RuleInputs):
     @rx.event
     @refusals()
     async def load(self):
-        self.errors = {}
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        try:
-            mission = await self._requested_mission()
-        except OfferError as exc:
-            return [rx.redirect(routes.missions(self.game_id)), rx.toast.error(str(exc))]
-        self._fill(mission)
-        await self._load_suggestions()
-        return None
+        async def fill() -> None:
+            self._fill(await self._requested_mission())
+            await self._load_suggestions()
+
+        return await self._load_offer(fill)
 
     def _fill(self, mission: Mission | None) -> None:
         self.mission_id = mission.id if mission else ""
@@ -85,15 +78,8 @@ class QuestState(OfferEditing, GameScoped):
     @rx.event
     @refusals()
     async def load(self):
-        self.errors = {}
-        redirect = await self._open()
-        if redirect is not None:
-            return redirect
-        try:
-            await self._load_quest(self.router.url.query_parameters.get("quest", "") or None)
-        except OfferError as exc:
-            return [rx.redirect(routes.missions(self.game_id)), rx.toast.error(str(exc))]
-        return None
+        quest_id = self.router.url.query_parameters.get("quest", "") or None
+        return await self._load_offer(lambda: self._load_quest(quest_id))
 
     async def _load_quest(self, quest_id: str | None) -> None:
         built = await self._on_game(
