@@ -33,6 +33,7 @@ from api.services.accounts import (
     sign_out,
     signup_publisher,
 )
+from api.services.errors import NUL_MESSAGE
 from api.services.passwords import (
     ResetThrottled,
     forgot_password,
@@ -217,6 +218,11 @@ async def _form(request: Request, fields: frozenset[str]) -> dict[str, Any]:
         {"path": name, "message": "expected a string"}
         for name in sorted(fields)
         if not isinstance(data.setdefault(name, ""), str)
+    ]
+    problems += [
+        {"path": name, "message": NUL_MESSAGE}
+        for name in sorted(fields)
+        if isinstance(data[name], str) and "\x00" in data[name]
     ]
     if problems:
         raise validation_failed("The request is invalid.", problems)

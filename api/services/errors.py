@@ -41,3 +41,14 @@ class SignedOut(DomainError):
 
     def __init__(self, message: str = "Sign in to continue."):
         super().__init__(message)
+
+
+NUL_MESSAGE = "Remove the NUL character: text cannot hold it."
+
+
+def refuse_nul(values: dict[str, object]) -> None:
+    """Refuse the texts of a form that hold a NUL character, each under its input's name:
+    PostgreSQL cannot store one, and no user means to type it."""
+    bad = {name: NUL_MESSAGE for name, v in values.items() if isinstance(v, str) and "\x00" in v}
+    if bad:
+        raise DomainError.several(bad)

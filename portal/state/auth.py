@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from api.core.db import new_session, write_session
 from api.services.access import Account, Forbidden, NotApproved, account_for, require
-from api.services.errors import DomainError, SignedOut
+from api.services.errors import DomainError, SignedOut, refuse_nul
 from api.services.offers import OfferError
 from api.services.wording import sentence
 from models import Role
@@ -46,11 +46,17 @@ def refusals(into: str = "") -> Callable[[H], H]:
     form, becomes a toast. Put it under `@rx.event`."""
 
     def wrap(handler: H) -> H:
+        def checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            """Every text the browser sent, a form's inputs included, without NUL."""
+            for value in (*args, *kwargs.values()):
+                refuse_nul(value if isinstance(value, dict) else {"form": value})
+
         if inspect.isasyncgenfunction(handler):
 
             @functools.wraps(handler)
             async def stream(self: AuthState, *args: Any, **kwargs: Any) -> Any:
                 try:
+                    checked(args, kwargs)
                     async for update in handler(self, *args, **kwargs):
                         yield update
                 except DomainError as exc:
@@ -61,6 +67,7 @@ def refusals(into: str = "") -> Callable[[H], H]:
         @functools.wraps(handler)
         async def once(self: AuthState, *args: Any, **kwargs: Any) -> Any:
             try:
+                checked(args, kwargs)
                 return await handler(self, *args, **kwargs)
             except DomainError as exc:
                 return self._refused(exc, into)

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
+from sqlmodel import Session, select
 
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import sign_in, sign_up, staff_approve, staff_row
@@ -173,3 +174,26 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
     nav.get_by_role("link", name="Deliveries").click()
     expect(publisher).to_have_url(re.compile("/publisher/deliveries"))
     assert len(asked) == 2
+
+
+def test_a_nul_character_in_a_portal_form_is_refused_beside_its_input(portal, new_page):
+    from models import Studio
+    from portal.state.studios import StudioState
+    from tests.e2e.test_portal_access import SPY, form, send_event
+
+    staff = new_page()
+    staff.add_init_script(SPY)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff).not_to_have_url(re.compile("/login"))
+    staff.goto(portal.url + "/staff/studios")
+    expect(staff.get_by_role("heading", name="New studio")).to_be_visible()
+    staff.wait_for_function("window.__socket && window.__socket.readyState === 1")
+    send_event(
+        staff,
+        f"{StudioState.get_full_name()}.create_studio",
+        form(name="Nul\x00Studio"),
+        "/staff/studios",
+    )
+    expect(staff.get_by_text("Remove the NUL character: text cannot hold it.")).to_be_visible()
+    with Session(portal.engine()) as session:
+        assert session.exec(select(Studio).where(Studio.name.contains("Nul"))).all() == []

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlmodel import Session, select
 
 from api.app import create_api
 from api.core.db import write_session
 from api.services import accounts, throttle
 from api.services.access import account_for
-from models import Role
+from models import Role, User
 from portal import routes
 from portal.session_routes import SESSION_COOKIE, add_session_routes, session_token
 from tests.factories import FixedCountries
@@ -195,3 +196,23 @@ def test_sign_out_ends_the_session_and_deletes_the_cookie(client, staff, engine,
 def test_unknown_auth_paths_answer_json(client):
     answer = client.get(f"{routes.AUTH}/nothing-here")
     assert (answer.status_code, answer.json()["code"]) == (404, "not_found")
+
+
+@pytest.mark.parametrize("field", ["company", "website", "contact", "password"])
+def test_a_nul_byte_in_a_signup_field_is_refused_not_stored(client, engine, field):
+    form = {
+        "company": "Nul Rewards",
+        "website": "https://nul.example",
+        "contact": "Ada",
+        "email": f"{field}@nul.example",
+        "password": PASSWORD,
+        "confirm": PASSWORD,
+    }
+    form[field] += "\x00"
+    if field == "password":
+        form["confirm"] = form["password"]
+    answer = client.post(f"{routes.AUTH}/sign-up", json=form)
+    assert answer.status_code == 422
+    assert field in {d["path"] for d in answer.json()["details"]}
+    with Session(engine) as session:
+        assert session.exec(select(User).where(User.email == form["email"])).first() is None

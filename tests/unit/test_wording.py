@@ -64,3 +64,12 @@ def test_a_missing_value_is_required():
 )
 def test_sentence_starts_with_a_capital_and_ends_with_a_stop(text, expected):
     assert sentence(text) == expected
+
+
+def test_a_form_text_holding_nul_is_refused_under_its_input():
+    from api.services.errors import DomainError, refuse_nul
+
+    refuse_nul({"name": "Fine", "count": 3})
+    with pytest.raises(DomainError) as refused:
+        refuse_nul({"name": "Bad\x00name", "title": "ok", "tags": "a\x00"})
+    assert set(refused.value.field_errors()) == {"name", "tags"}
