@@ -16,13 +16,14 @@ from models.mail import MailMessage, MailStatus
 from models.offers import CatalogVersion, Mission, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
-from models.postbacks import Postback, PostbackAttempt, PostbackStatus
-from models.tracking import Click, Conversion, Progress, ProgressStatus
+from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
+from models.tracking import Click, Conversion, ConversionStatus, Progress, ProgressStatus
 
 __all__ = [
     "CatalogVersion",
     "Click",
     "Conversion",
+    "ConversionStatus",
     "Event",
     "Game",
     "GameCredential",
@@ -41,6 +42,7 @@ __all__ = [
     "PortalSession",
     "Postback",
     "PostbackAttempt",
+    "PostbackKind",
     "PostbackStatus",
     "Progress",
     "ProgressStatus",

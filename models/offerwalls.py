@@ -40,5 +40,21 @@ class Offerwall(SQLModel, table=True):
     exchange_rate: float = Field(default=1.0)
     currency_decimals: int = Field(default=2)
     postback_url: str | None = Field(default=None, sa_type=sa.Text)
+    # Where reversal postbacks go instead of postback_url, when set.
+    reversal_url: str | None = Field(default=None, sa_type=sa.Text)
+    # A rotated API key's digest, valid until the grace period the publisher chose ends.
+    api_key_previous_digest: str | None = Field(default=None, index=True, max_length=64)
+    api_key_previous_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The postback signing secret (the Questwall-Signature header), sealed; shown to the
+    # publisher once. After a rotation the previous one also signs until its overlap ends.
+    signing_secret_sealed: str | None = Field(default=None, sa_type=sa.Text)
+    signing_secret_shown_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    signing_secret_previous_sealed: str | None = Field(default=None, sa_type=sa.Text)
+    signing_secret_previous_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Endpoint health: the failures in a row, since when every attempt has failed, and
+    # since when deliveries are paused (None: they flow).
+    consecutive_failures: int = Field(default=0)
+    failing_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    deliveries_paused_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     approved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

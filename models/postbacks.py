@@ -19,12 +19,24 @@ class PostbackStatus(StrEnum):
     FAILED = "failed"
 
 
+class PostbackKind(StrEnum):
+    """What a postback tells the publisher: a conversion ({status} approved) or its
+    reversal ({status} reversed). A conversion has at most one of each."""
+
+    CONVERSION = "conversion"
+    REVERSAL = "reversal"
+
+
 class Postback(SQLModel, table=True):
     __tablename__ = "postback"
-    __table_args__ = (sa.Index("ix_postback_due", "status", "next_attempt_at"),)
+    __table_args__ = (
+        sa.Index("ix_postback_due", "status", "next_attempt_at"),
+        sa.UniqueConstraint("conversion_id", "kind", name="uq_postback_conversion_kind"),
+    )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
-    conversion_id: int = Field(sa_type=sa.BigInteger, foreign_key="conversion.id", unique=True)
+    conversion_id: int = Field(sa_type=sa.BigInteger, foreign_key="conversion.id")
+    kind: str = Field(default=PostbackKind.CONVERSION, max_length=16)
     offerwall_id: str = Field(foreign_key="offerwall.id", index=True, max_length=36)
     # The URL as rendered at the first attempt (macros and hash_key filled in) and sent
     # unchanged on every retry; None until then.

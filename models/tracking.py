@@ -79,6 +79,19 @@ class Progress(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
+class ConversionStatus(StrEnum):
+    """Where a conversion stands; stored as the plain string value.
+
+    approved: paid, its postback sent. reversed: taken back after approval (a reversal
+    postback tells the publisher). pending and rejected belong to review: a held
+    conversion is pending until approved or rejected, and a rejected one is never paid."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    REVERSED = "reversed"
+
+
 class Conversion(SQLModel, table=True):
     """One completed, paid mission for one player."""
 
@@ -101,3 +114,9 @@ class Conversion(SQLModel, table=True):
     click_id: int = Field(sa_type=sa.BigInteger, foreign_key="click.id")
     payout_micros: int = Field(sa_type=sa.BigInteger)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    status: str = Field(default=ConversionStatus.APPROVED, max_length=16)
+    # A reversal: when, why (sent to the publisher as {reason}) and by whom (an account's
+    # e-mail address, or "cli").
+    reversed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    reversal_reason: str | None = Field(default=None, sa_type=sa.Text)
+    reversed_by: str | None = Field(default=None, max_length=320)

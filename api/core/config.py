@@ -59,6 +59,16 @@ class Settings(BaseSettings):
     postback_per_offerwall: int = Field(default=4, ge=1, alias="POSTBACK_PER_OFFERWALL")
     # The in-process dispatcher of `questwall serve` (off for scaled API processes).
     postback_dispatcher: bool = Field(default=True, alias="POSTBACK_DISPATCHER")
+    # Endpoint health: an offerwall whose every attempt has failed for this long (and at
+    # least this many in a row) is paused; its postbacks wait until the publisher resumes.
+    postback_pause_after_seconds: float = Field(
+        default=86400, ge=0, alias="POSTBACK_PAUSE_AFTER_SECONDS"
+    )
+    postback_pause_min_failures: int = Field(default=3, ge=1, alias="POSTBACK_PAUSE_MIN_FAILURES")
+    # Postbacks per second an offerwall's queue is released at when it resumes.
+    postback_resume_rate: float = Field(default=10, gt=0, alias="POSTBACK_RESUME_RATE")
+    # Where a JSON notice goes when an offerwall's deliveries pause or resume (optional).
+    alert_webhook_url: str = Field(default="", alias="ALERT_WEBHOOK_URL", repr=False)
 
     signature_window_seconds: int = 300
     max_body_bytes: int = 1024 * 1024

@@ -151,6 +151,7 @@ def bound_to(context: str, row: str) -> bytes:
 # One helper per kind of secret: the row each kind is bound to is part of the signature.
 GAME_CREDENTIAL = "game_credential"
 OFFERWALL_API_KEY = "offerwall_api_key"
+POSTBACK_SIGNING_SECRET = "postback_signing_secret"  # noqa: S105 (a context name)
 
 
 def seal_client_secret(box: SecretBox, secret: str, *, client_id: str) -> str:
@@ -172,6 +173,16 @@ def seal_api_key(box: SecretBox, api_key: str, *, owid: str) -> str:
 def open_api_key(box: SecretBox, sealed: str, *, owid: str) -> str:
     """Open an offerwall's API key; it opens only for the offerwall it was sealed for."""
     return box.open(sealed, context=OFFERWALL_API_KEY, row=owid)
+
+
+def seal_signing_secret(box: SecretBox, secret: str, *, owid: str) -> str:
+    """Seal an offerwall's postback signing secret, bound to the offerwall's owid."""
+    return box.seal(secret, context=POSTBACK_SIGNING_SECRET, row=owid)
+
+
+def open_signing_secret(box: SecretBox, sealed: str, *, owid: str) -> str:
+    """Open an offerwall's postback signing secret."""
+    return box.open(sealed, context=POSTBACK_SIGNING_SECRET, row=owid)
 
 
 def token_digest(token: str) -> str:

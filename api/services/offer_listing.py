@@ -27,6 +27,7 @@ from models.offer_schemas import mission_in, quest_fields
 from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
 from models.tables import quest as _quest
+from models.types import utcnow
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
@@ -77,7 +78,16 @@ _FIND_BY_KEY = sa.select(
     _offerwall.c.exchange_rate,
     _offerwall.c.currency_decimals,
     catalog.VERSION_SUBQUERY,  # read in the same round trip
-).where(_offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)))
+).where(
+    sa.or_(
+        _offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)),
+        # A replaced key, inside the grace period its publisher gave it.
+        sa.and_(
+            _offerwall.c.api_key_previous_digest.in_(sa.bindparam("old", expanding=True)),
+            _offerwall.c.api_key_previous_until > sa.bindparam("now"),
+        ),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -90,15 +100,16 @@ class ListingOfferwall:
     catalog_version: int
 
 
+def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
+    digests = box.candidate_digests(api_key)
+    return {"digests": digests, "old": digests, "now": utcnow()}
+
+
 def approved_offerwall(
     *, conn: Connection, box: SecretBox, api_key: str | None
 ) -> ListingOfferwall:
     """The offerwall of an API key: 401 missing or unknown, 403 not approved."""
-    row = (
-        conn.execute(_FIND_BY_KEY, {"digests": box.candidate_digests(api_key)}).first()
-        if api_key
-        else None
-    )
+    row = conn.execute(_FIND_BY_KEY, _key_params(box, api_key)).first() if api_key else None
     if row is None:
         raise ApiError(401, "invalid_api_key", "The x-api-key header is missing or not valid.")
     if row.status != OfferwallStatus.APPROVED:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox, new_token, seal_api_key
-from api.services import mail
+from api.services import endpoints, mail
 from api.services.errors import DomainError
 from models import Offerwall, OfferwallStatus, User
 from models.types import utcnow
@@ -86,6 +87,8 @@ def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Issued
     offerwall.rejection_reason = None
     offerwall.owid = offerwall.owid or _new_owid()
     issued = _issue_key(session, box, offerwall)
+    if offerwall.signing_secret_sealed is None:
+        endpoints.new_signing_secret(box, offerwall)
     _tell_publisher(
         session,
         offerwall,
@@ -150,11 +153,33 @@ def reinstate(*, session: Session, offerwall: Offerwall) -> Offerwall:
     return _move(session, offerwall, OfferwallStatus.APPROVED)
 
 
-def rotate_key(*, session: Session, box: SecretBox, offerwall: Offerwall) -> IssuedKey:
-    """Replace the API key of an approved or suspended offerwall; the old one stops
-    working at once."""
+# How long a replaced API key keeps working, as the publisher picks it: none is for a key
+# that leaked; an hour or a day lets servers that still send the old key move over.
+KEY_GRACE: dict[str, timedelta] = endpoints.OVERLAP
+
+
+def rotate_key(
+    *, session: Session, box: SecretBox, offerwall: Offerwall, grace: str = "none"
+) -> IssuedKey:
+    """Replace the API key of an approved or suspended offerwall. The old one keeps working
+    for the grace period (`KEY_GRACE`), then gets 401; with none it stops at once. A key
+    still in an earlier grace period stops now: only the last replaced key has grace."""
+    if grace not in KEY_GRACE:
+        raise OfferwallError("the grace period is none, 1h or 24h")
     _require_status(offerwall, "given a new API key")
+    period = KEY_GRACE[grace]
+    previous = offerwall.api_key_digest if period else None
+    offerwall.api_key_previous_digest = previous
+    offerwall.api_key_previous_until = utcnow() + period if previous else None
     return _issue_key(session, box, offerwall)
+
+
+def key_grace_until(offerwall: Offerwall) -> datetime | None:
+    """Until when the replaced API key still works, or None (none, or its grace is over)."""
+    until = offerwall.api_key_previous_until
+    if offerwall.api_key_previous_digest is None or until is None or until <= utcnow():
+        return None
+    return until
 
 
 def _require_status(offerwall: Offerwall, step: str) -> None:
@@ -173,14 +198,24 @@ def _move(session: Session, offerwall: Offerwall, status: OfferwallStatus) -> Of
     return offerwall
 
 
+def _checked_url(url: str | None, what: str) -> str | None:
+    """A postback template as stored (stripped; empty is None), or OfferwallError."""
+    url = (url or "").strip()
+    if url and (not url.lower().startswith(("http://", "https://")) or len(url) > 2048):
+        raise OfferwallError(f"the {what} must be an http(s) URL of at most 2048 characters")
+    return url or None
+
+
 def set_postback_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
-    if url is not None:
-        url = url.strip()
-        if not url.lower().startswith(("http://", "https://")) or len(url) > 2048:
-            raise OfferwallError(
-                "the postback URL must be an http(s) URL of at most 2048 characters"
-            )
-    offerwall.postback_url = url or None
+    offerwall.postback_url = _checked_url(url, "postback URL")
+    session.add(offerwall)
+    session.flush()
+    return offerwall
+
+
+def set_reversal_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
+    """Where reversal postbacks go; empty: to the postback URL, like conversions."""
+    offerwall.reversal_url = _checked_url(url, "reversal URL")
     session.add(offerwall)
     session.flush()
     return offerwall

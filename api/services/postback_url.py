@@ -51,6 +51,10 @@ class PostbackValues:
     platform_sub1: str
     platform_sub2: str
     platform_sub3: str
+    # "approved" for a conversion's postback, "reversed" for its reversal; the reason is
+    # the one given for a reversal (empty otherwise).
+    status: str = "approved"
+    reason: str = ""
 
     def mapping(self) -> dict[str, object]:
         """Macro name → value, as `render` takes it."""
@@ -65,6 +69,20 @@ KNOWN = frozenset(MACROS) | frozenset(LEGACY)
 def unknown_macros(template: str) -> list[str]:
     """Macros of a template that will be left as written (the portal warns about them)."""
     return sorted({m for m in MACRO.findall(template) if m not in KNOWN})
+
+
+STATUS_MACRO = "{status}"
+
+
+def with_status(template: str) -> str:
+    """A reversal's template: the template as written when it carries `{status}`, else with
+    `status={status}` added to its query, so a receiver that ignores the status (or the
+    separate reversal URL) still sees `status=reversed` (and the hash covers it)."""
+    if STATUS_MACRO in template:
+        return template
+    parts = urlsplit(template)
+    separator = "&" if parts.query else ""
+    return parts._replace(query=f"{parts.query}{separator}status={STATUS_MACRO}").geturl()
 
 
 def _encode(value: object) -> str:

@@ -42,9 +42,11 @@ from api.core.egress import (
     refusal,
     total_timeout,
 )
+from api.services import endpoints
 from api.services.money import in_currency, usd
-from api.services.postback_url import PostbackValues, render
-from models import Offerwall, PostbackStatus
+from api.services.postback_signature import HEADER, header_value
+from api.services.postback_url import PostbackValues, render, with_status
+from models import Offerwall, PostbackKind, PostbackStatus
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import mission as _mission
@@ -63,15 +65,24 @@ BODY_EXCERPT = 1024
 SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50, the portal's made-up conversion
 
 
-def enqueue(session: Session, *, conversion_id: int, offerwall_id: str, now: datetime) -> None:
-    """Put a conversion's postback in the outbox, due now; the dispatcher delivers it.
+def enqueue(
+    session: Session,
+    *,
+    conversion_id: int,
+    offerwall_id: str,
+    now: datetime,
+    kind: PostbackKind = PostbackKind.CONVERSION,
+) -> None:
+    """Put a conversion's postback (or its reversal's) in the outbox, due now; the
+    dispatcher delivers it.
 
-    The only writer of outbox rows. Call it in the conversion's own transaction, so a
-    conversion is never committed without its postback (nor a postback without it)."""
+    The only writer of outbox rows. Call it in the conversion's (or the reversal's) own
+    transaction, so neither is committed without its postback, nor a postback without it."""
     session.execute(
         _postback.insert().values(
             conversion_id=conversion_id,
             offerwall_id=offerwall_id,
+            kind=kind,
             status=PostbackStatus.PENDING,
             attempts=0,
             next_attempt_at=now,
@@ -87,7 +98,8 @@ def _payouts(payout_micros: int, *, exchange_rate: float, decimals: int) -> tupl
 
 
 def values_for(row: Any) -> PostbackValues:
-    """The macro values of a real conversion, from the row `urls_for` reads."""
+    """The macro values of a real conversion (or its reversal), from the row `urls_for`
+    reads."""
     payout, payout_usd = _payouts(
         row.payout_micros, exchange_rate=row.exchange_rate, decimals=row.currency_decimals
     )
@@ -108,6 +120,8 @@ def values_for(row: Any) -> PostbackValues:
         platform_sub1=row.sub1 or "",
         platform_sub2=row.sub2 or "",
         platform_sub3=row.sub3 or "",
+        status="reversed" if row.kind == PostbackKind.REVERSAL else "approved",
+        reason=(row.reversal_reason or "") if row.kind == PostbackKind.REVERSAL else "",
     )
 
 
@@ -154,6 +168,28 @@ class AttemptResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
+# A paused offerwall's postbacks wait (api/services/endpoints.py), and a reversal waits
+# for its conversion's postback to be delivered or given up, so they arrive in order.
+_PAUSED = (
+    sa.select(_offerwall.c.id)
+    .where(
+        _offerwall.c.id == _postback.c.offerwall_id,
+        _offerwall.c.deliveries_paused_at.is_not(None),
+    )
+    .exists()
+)
+_first = _postback.alias("first")
+_CONVERSION_UNSENT = (
+    sa.select(_first.c.id)
+    .where(
+        _first.c.conversion_id == _postback.c.conversion_id,
+        _first.c.kind == PostbackKind.CONVERSION,
+        _first.c.status == PostbackStatus.PENDING,
+    )
+    .exists()
+)
+
+
 def claim(
     engine: Engine,
     *,
@@ -176,6 +212,8 @@ def claim(
         _postback.c.status == PostbackStatus.PENDING,
         _postback.c.next_attempt_at <= now,
         sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
+        ~_PAUSED,
+        sa.or_(_postback.c.kind == PostbackKind.CONVERSION, ~_CONVERSION_UNSENT),
     )
     if full:
         due = due.where(_postback.c.offerwall_id.not_in(full))
@@ -247,16 +285,28 @@ def target_problem(url: str, *, allow_private: bool) -> str | None:
     return None if problem is None else f"{parts.hostname} is {problem}"
 
 
-def send(client: httpx.Client, url: str, *, allow_private: bool) -> AttemptResult:
-    """One GET, redirects not followed; success is any 2xx. A refused target is reported
-    as not sent, with a duration of 0."""
+def send(
+    client: httpx.Client, url: str, *, allow_private: bool, secrets: tuple[str, ...] = ()
+) -> AttemptResult:
+    """One GET, redirects not followed; success is any 2xx. With `secrets`, it carries the
+    Questwall-Signature header, signed now. A refused target is reported as not sent,
+    with a duration of 0."""
     started = time.perf_counter()
     problem = target_problem(url, allow_private=allow_private)
     if problem is not None:
         return not_sent(problem)
     try:
+        request_url = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return not_sent(f"the URL is not valid: {exc}")
+    headers = {}
+    if secrets:
+        # Signed over the URL as it goes out (httpx's normal form of the rendered one).
+        headers[HEADER] = header_value(str(request_url), secrets)
+    try:
         # The client's read timeout is the total one (http_client): bound the whole request.
-        with total_timeout(client.timeout.read), client.stream("GET", url) as response:
+        stream = client.stream("GET", request_url, headers=headers)
+        with total_timeout(client.timeout.read), stream as response:
             excerpt = b""
             for chunk in response.iter_bytes():
                 excerpt += chunk
@@ -283,16 +333,32 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
-def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[str | None, str]]:
+@dataclass(frozen=True)
+class Target:
+    """Where a claimed postback goes: its URL (None: it cannot be sent, and `problem` says
+    why) and the secrets that sign it."""
+
+    url: str | None
+    problem: str = ""
+    secrets: tuple[str, ...] = ()
+
+
+def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target]:
     """For each postback: its stored URL, or one rendered now from the offerwall's template
-    (first attempt); None and the reason when it cannot be sent."""
+    (first attempt: the API key of that moment makes its hash_key, kept for every resend);
+    a reversal goes to the reversal URL when there is one, and says `status=reversed`."""
     with new_session(engine) as session:
         rows = session.execute(
             sa.select(
                 _postback.c.id,
                 _postback.c.url,
+                _postback.c.kind,
                 _offerwall.c.postback_url,
+                _offerwall.c.reversal_url,
                 _offerwall.c.api_key_sealed,
+                _offerwall.c.signing_secret_sealed,
+                _offerwall.c.signing_secret_previous_sealed,
+                _offerwall.c.signing_secret_previous_until,
                 _offerwall.c.owid,
                 _offerwall.c.exchange_rate,
                 _offerwall.c.currency_decimals,
@@ -301,6 +367,7 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[
                 _conversion.c.payout_micros,
                 _conversion.c.created_at,
                 _conversion.c.quest_id,
+                _conversion.c.reversal_reason,
                 _mission.c.id.label("mission_id"),
                 _mission.c.title,
                 _quest.c.name.label("quest_name"),
@@ -321,31 +388,48 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, tuple[
             .where(_postback.c.id.in_(ids))
         ).all()
     keys: dict[str, str] = {}
-    found: dict[int, tuple[str | None, str]] = {}
+    opened: dict[str, str] = {}
+    now = utcnow()
+    found: dict[int, Target] = {}
     for row in rows:
+        secrets = endpoints.signing_secrets(box, row, now=now, cache=opened)
+        template = row.postback_url
+        if row.kind == PostbackKind.REVERSAL:
+            template = row.reversal_url or template
+            template = with_status(template) if template else template
         if row.url:
-            found[row.id] = (row.url, "")
-        elif not row.postback_url or not row.api_key_sealed:
-            found[row.id] = (None, "the offerwall has no postback URL")
+            found[row.id] = Target(row.url, secrets=secrets)
+        elif not template or not row.api_key_sealed:
+            found[row.id] = Target(None, "the offerwall has no postback URL")
         else:
             if row.api_key_sealed not in keys:
                 keys[row.api_key_sealed] = open_api_key(box, row.api_key_sealed, owid=row.owid)
-            api_key = keys[row.api_key_sealed]
-            found[row.id] = (render(row.postback_url, values_for(row).mapping(), api_key), "")
+            url = render(template, values_for(row).mapping(), keys[row.api_key_sealed])
+            found[row.id] = Target(url, secrets=secrets)
     return found
 
 
-def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptResult]]) -> None:
-    """Keep the attempts and move each postback on: delivered, retried later, or failed."""
+# A receiver that answers 410 Gone says the postback must not come again.
+GONE = 410
+
+
+def _record(
+    engine: Engine,
+    done: list[tuple[int, str | None, datetime, AttemptResult]],
+    settings: Settings,
+) -> list[endpoints.Notice]:
+    """Keep the attempts and move each postback on: delivered, retried later, or failed
+    (out of attempts, or 410 Gone); count them into their offerwalls' health. Returns the
+    offerwalls this paused, to be announced."""
     now = utcnow()
     with write_session(engine) as session:
-        counts = dict(
-            session.execute(
-                sa.select(_postback.c.id, _postback.c.attempts).where(
-                    _postback.c.id.in_([d[0] for d in done])
-                )
-            ).all()
-        )
+        rows = session.execute(
+            sa.select(_postback.c.id, _postback.c.attempts, _postback.c.offerwall_id).where(
+                _postback.c.id.in_([d[0] for d in done])
+            )
+        ).all()
+        counts = {row.id: row.attempts for row in rows}
+        walls = {row.id: row.offerwall_id for row in rows}
         session.execute(
             _attempt.insert(),
             [
@@ -368,13 +452,27 @@ def _record(engine: Engine, done: list[tuple[int, str | None, datetime, AttemptR
                 values["url"] = url
             if result.delivered:
                 values.update(status=PostbackStatus.DELIVERED, delivered_at=now)
-            elif url is None or attempts >= MAX_ATTEMPTS:
+            elif url is None or attempts >= MAX_ATTEMPTS or result.status_code == GONE:
                 values.update(status=PostbackStatus.FAILED)
             else:
                 values["next_attempt_at"] = now + timedelta(seconds=RETRY_DELAYS[attempts - 1])
             session.execute(
                 sa.update(_postback).where(_postback.c.id == postback_id).values(**values)
             )
+        # Attempts without a URL say nothing about the endpoint (there is none).
+        outcomes = [
+            endpoints.Outcome(walls[i], at, not r.delivered, _error_text(r))
+            for i, url, at, r in done
+            if url is not None and i in walls
+        ]
+        return endpoints.record_outcomes(session, outcomes, settings, now)
+
+
+def _error_text(result: AttemptResult) -> str:
+    """An attempt's failure in a few words (the pause notice)."""
+    if result.error:
+        return result.error
+    return f"HTTP {result.status_code}" if result.status_code is not None else ""
 
 
 def resend(engine: Engine, postback_id: int) -> None:
@@ -477,7 +575,7 @@ class Dispatcher:
         self.finished: queue.Queue[_Finished] = queue.Queue()
         # Shared with the lanes, under the lock: queued postbacks and open lanes by offerwall.
         self.lock = threading.Lock()
-        self.waiting: dict[str, deque[tuple[int, tuple[str | None, str]]]] = {}
+        self.waiting: dict[str, deque[tuple[int, Target]]] = {}
         self.lanes: Counter[str] = Counter()
         self._renewed_at = time.monotonic()
 
@@ -498,7 +596,8 @@ class Dispatcher:
             urls = urls_for(self.engine, self.box, list(claimed))
             with self.lock:
                 for postback_id, offerwall_id in claimed.items():
-                    target = urls.get(postback_id, (None, "the postback's conversion is missing"))
+                    missing = Target(None, "the postback's conversion is missing")
+                    target = urls.get(postback_id, missing)
                     self.held[postback_id] = offerwall_id
                     self.waiting.setdefault(offerwall_id, deque()).append((postback_id, target))
         self._open_lanes(pool, client)
@@ -536,16 +635,19 @@ class Dispatcher:
             if not self.waiting.get(offerwall_id):
                 self.waiting.pop(offerwall_id, None)
 
-    def _attempt(
-        self, client: httpx.Client, postback_id: int, target: tuple[str | None, str]
-    ) -> None:
+    def _attempt(self, client: httpx.Client, postback_id: int, target: Target) -> None:
         started_at = utcnow()
-        url, problem = target
+        url = target.url
         try:
             if url is None:
-                result = not_sent(problem)
+                result = not_sent(target.problem)
             else:
-                result = send(client, url, allow_private=self.settings.postback_allow_private)
+                result = send(
+                    client,
+                    url,
+                    allow_private=self.settings.postback_allow_private,
+                    secrets=target.secrets,
+                )
         except Exception as exc:  # a bug must not keep the lane's postbacks for ever
             log.exception("sending postback %s failed", postback_id)
             # Not known to have reached the target: shown as not sent.
@@ -567,7 +669,12 @@ class Dispatcher:
         for item in done:
             self.held.pop(item.postback_id, None)
         # Should this fail, the leases expire and the postbacks are sent again (at least once).
-        _record(self.engine, [(d.postback_id, d.url, d.started_at, d.result) for d in done])
+        notices = _record(
+            self.engine,
+            [(d.postback_id, d.url, d.started_at, d.result) for d in done],
+            self.settings,
+        )
+        endpoints.announce(self.settings, notices)
         if self.on_attempt:
             for item in done:
                 self.on_attempt(item.postback_id, item.result)

@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session
-from api.services import postbacks, throttle
+from api.services import endpoints, postbacks, throttle
 from api.services.access import Account, offerwall_for
 from api.services.accounts import AccountError, LoginThrottled, check_password
 from api.services.errors import SignedOut
@@ -147,8 +147,11 @@ def send_test_postback(
         offerwall=offerwall,
         api_key=api_key(box=box, offerwall=offerwall),
     )
+    secrets = endpoints.signing_secrets(box, offerwall)
     with postbacks.http_client(settings, pool=1) as client:
-        result = postbacks.send(client, url, allow_private=settings.postback_allow_private)
+        result = postbacks.send(
+            client, url, allow_private=settings.postback_allow_private, secrets=secrets
+        )
     return PostbackTrial(
         url,
         result.status_code,

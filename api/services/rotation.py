@@ -14,8 +14,10 @@ from api.core.crypto import (
     SecretBox,
     open_api_key,
     open_client_secret,
+    open_signing_secret,
     seal_api_key,
     seal_client_secret,
+    seal_signing_secret,
 )
 from api.core.db import write_connection
 from api.core.keycheck import (
@@ -55,6 +57,7 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
             raise MasterKeyMismatch(missing)
         resealed, digests = _rotate_sealed(conn, box, _CLIENT_SECRETS)
         more_resealed, more_digests = _rotate_sealed(conn, box, _API_KEYS)
+        more_resealed += _reseal_signing_secrets(conn, box)
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
@@ -109,6 +112,26 @@ def _rotate_sealed(conn: Connection, box: SecretBox, kind: _SealedKind) -> tuple
         if changes:
             conn.execute(sa.update(table).where(c.id == row_id).values(changes))
     return resealed, digests
+
+
+_SIGNING_COLUMNS = ("signing_secret_sealed", "signing_secret_previous_sealed")
+
+
+def _reseal_signing_secrets(conn: Connection, box: SecretBox) -> int:
+    """Reseal postback signing secrets (current and overlapping) an earlier key sealed."""
+    c, resealed = _offerwall.c, 0
+    rows = conn.execute(sa.select(c.id, c.owid, *(c[name] for name in _SIGNING_COLUMNS))).all()
+    for row in rows:
+        changes = {}
+        for name in _SIGNING_COLUMNS:
+            sealed = getattr(row, name)
+            if sealed and box.needs_reseal(sealed):
+                secret = open_signing_secret(box, sealed, owid=row.owid)
+                changes[name] = seal_signing_secret(box, secret, owid=row.owid)
+        if changes:
+            conn.execute(sa.update(_offerwall).where(c.id == row.id).values(changes))
+            resealed += len(changes)
+    return resealed
 
 
 def _rotate_sign_in_digests(conn: Connection, box: SecretBox) -> int:

@@ -57,7 +57,8 @@ def test_rotate_secrets_lets_the_previous_key_go(
     rotating = SecretBox([KEY_B, MASTER_KEY])
     verify_master_keys(engine, rotating)
     first = rotate_secrets(engine=engine, box=rotating)
-    assert (first.resealed, first.digests) == (2, 3)  # secret + API key; their digests + a failure
+    # A game secret, an API key and a postback signing secret; two digests and a failure.
+    assert (first.resealed, first.digests) == (3, 3)
     again = rotate_secrets(engine=engine, box=rotating)
     assert (again.resealed, again.digests) == (0, 0)  # idempotent
 
@@ -71,8 +72,9 @@ def test_rotate_secrets_lets_the_previous_key_go(
     offers = served.get("/offerwall/offers", headers={"x-api-key": wall[1]})
     assert offers.status_code == 200, offers.text
 
-    url, problem = postbacks.urls_for(engine, only_b, [postback.id])[postback.id]
-    assert problem == "" and url is not None
+    target = postbacks.urls_for(engine, only_b, [postback.id])[postback.id]
+    url = target.url
+    assert target.problem == "" and url is not None and len(target.secrets) == 1
     query = dict(parse_qsl(urlsplit(url).query))
     expected = hashlib.sha1(f"tx={query['tx']}&{wall[1]}".encode()).hexdigest()
     assert query["h"] == expected
