@@ -16,6 +16,8 @@ class Receiver:
         self.requests: list[str] = []  # path + query, as received
         self.clients: list[str] = []  # the address each request came from
         self.hosts: list[str] = []  # the Host header of each request
+        self.signatures: list[str] = []  # the Questwall-Signature header of each request
+        self.posts: list[bytes] = []  # the bodies of POST requests (alert webhooks)
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
         self.drip_seconds = 0.0  # when set, the body comes one byte at a time, this far apart
@@ -48,6 +50,7 @@ def running_receiver(
                 receiver.requests.append(self.path)
                 receiver.clients.append(self.client_address[0])
                 receiver.hosts.append(self.headers.get("Host", ""))
+                receiver.signatures.append(self.headers.get("Questwall-Signature", ""))
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)
@@ -64,6 +67,14 @@ def running_receiver(
                     time.sleep(receiver.drip_seconds)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the sender gave up waiting (its timeout)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with receiver.lock:
+                receiver.posts.append(body)
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def log_message(self, *args: object) -> None:
             pass

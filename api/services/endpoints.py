@@ -372,7 +372,7 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> None:
     notices = list(notices)
     for notice in notices:
         log.warning(
-            "%s: %s (%s), %d failures in a row",
+            "%s: %s (%s) after %d failures in a row",
             notice.event,
             notice.name,
             notice.owid,
