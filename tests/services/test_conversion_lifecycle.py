@@ -18,9 +18,15 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.services import conversions, endpoints, offerwalls
 from api.services.postback_signature import verify
-from models import Conversion, Offerwall, PostbackKind, PostbackStatus
+from models import Conversion, MailMessage, Offerwall, PostbackKind, PostbackStatus, Role
 from models.types import utcnow
-from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.factories import (
+    make_conversion,
+    make_game,
+    make_mission,
+    make_paying_offerwall,
+    make_user,
+)
 from tests.outbox import make_due, postback_rows, run_once
 from tests.receiver import Receiver, running_receiver
 
@@ -228,6 +234,7 @@ def test_a_failing_endpoint_pauses_keeps_its_queue_and_resumes_in_order(
     engine, box, pausing, receiver
 ):
     wall = _wall(engine, box, receiver.url + TEMPLATE)
+    make_user(engine, "pub@gemwall.example", role=Role.PUBLISHER, offerwall_id=wall.id)
     with running_receiver() as alerts:
         settings = pausing.model_copy(update={"alert_webhook_url": alerts.url + "/alert"})
         first = _conversions(engine, box, wall, count=1)
@@ -245,6 +252,10 @@ def test_a_failing_endpoint_pauses_keeps_its_queue_and_resumes_in_order(
         _wait_for(lambda: alerts.posts)
         notice = json.loads(alerts.posts[0])
         assert notice["event"] == "endpoint.paused" and notice["consecutiveFailures"] == 3
+        with new_session(engine) as session:
+            [told] = session.scalars(sa.select(MailMessage)).all()
+        assert told.to_address == "pub@gemwall.example" and "paused" in told.subject
+        assert "HTTP 500" in told.body and "/publisher/postback" in told.body
 
         with write_session(engine) as session:
             offerwall = offerwalls.get_offerwall(session=session, ref=wall.id)
