@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, endpoints, offerwalls
+from api.services import conversions, endpoints, offerwalls, postbacks
 from api.services.postback_signature import verify
 from models import Conversion, MailMessage, Offerwall, PostbackKind, PostbackStatus, Role
 from models.types import utcnow
@@ -116,6 +116,21 @@ def test_a_reversal_waits_for_its_conversions_first_delivery(engine, box, privat
     statuses = [q["status"] for q in _queries(receiver)]
     assert statuses == ["approved", "approved", "reversed"]
     assert {p.status for p in postback_rows(engine)} == {PostbackStatus.DELIVERED}
+
+
+def test_a_reversal_made_while_the_approval_is_in_flight_waits(engine, box, private_ok, receiver):
+    """The approval is claimed (its request running) when the reversal is made: no
+    dispatcher may take the reversal until the approval's attempt is recorded."""
+    wall = _wall(engine, box, receiver.url + TEMPLATE)
+    [tx] = _conversions(engine, box, wall)
+    in_flight = postbacks.claim(engine, limit=10, lease_seconds=60)
+    assert len(in_flight) == 1
+    _reverse(engine, tx)
+    assert postbacks.claim(engine, limit=10, lease_seconds=60) == {}  # another dispatcher
+    postbacks.release_leases(engine, list(in_flight))
+    assert run_once(engine, box, private_ok) == 1
+    assert run_once(engine, box, private_ok) == 1
+    assert [q["status"] for q in _queries(receiver)] == ["approved", "reversed"]
 
 
 def test_a_template_without_status_still_says_reversed(engine, box, private_ok, receiver):
