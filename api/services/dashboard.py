@@ -1,7 +1,9 @@
 """The staff dashboard: what needs staff's attention when they sign in.
 
 Pending applications, today's figures (the reports' own, for the UTC day) and the
-offerwalls whose postbacks are failing. Each figure is one indexed query: offerwalls by
+offerwalls whose postbacks are failing. As in reports, today's conversions and payout
+include those reversed since, and reversed and net payout count the reversals of today's
+conversions only: a reversal of an older conversion counts on that conversion's day. Each figure is one indexed query: offerwalls by
 status (`ix_offerwall_status`), clicks and conversions by time (`ix_click_created`,
 `ix_conversion_created`), postbacks by status and due time (`ix_postback_due`)."""
 

@@ -41,7 +41,7 @@ def verify(
     signatures: list[str] = []
     for part in header.split(","):
         name, _, value = part.strip().partition("=")
-        if name == "t" and value.isdigit():
+        if name == "t" and value.isdecimal():  # not "²", which isdigit() takes
             timestamp = int(value)
         elif name == SCHEME:
             signatures.append(value)

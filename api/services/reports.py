@@ -1,7 +1,15 @@
-"""Reports: clicks, starts, conversions, conversion rate, payout and payout per click (EPC)
-per day, per offer, per offerwall or per country, over a date range, optionally narrowed to
-one game or one offer. Aggregated in SQL (GROUP BY); Python only joins the grouped rows (one
-per day, offer, … ), fills the days without activity and names them.
+"""Reports: clicks, starts, conversions, conversion rate, payout and payout per click (EPC),
+reversed conversions and payout, and net payout, per day, per offer, per offerwall or per
+country, over a date range, optionally narrowed to one game or one offer. Aggregated in SQL
+(GROUP BY); Python only joins the grouped rows (one per day, offer, … ), fills the days
+without activity and names them.
+
+A conversion counts once it was approved (docs/publisher-integration.md#statuses-and-reversals):
+conversions, payout, conversion rate and EPC count the approved ones and those reversed
+since; pending and rejected ones count nowhere. A reversed one also counts as reversed, and
+net payout is payout minus reversed payout. Everything counts on the conversion's own day
+(its `created_at`), the reversal's included: reversing last month's conversion changes last
+month's net payout, and a day's figures are final only when nothing of it is reversed later.
 
 Scoped on the server: staff see everything, designers their studio's offers, publishers
 their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too."""
@@ -22,12 +30,14 @@ from api.services import studios
 from api.services.access import Account, Forbidden, game_for, offerwall_for
 from api.services.errors import DomainError
 from api.services.money import in_currency
-from models import Click, Conversion, Game, Mission, Offerwall, Quest, Role
+from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
 
 DIMENSIONS = ("day", "offer", "offerwall", "country")
 MAX_DAYS = 366
 # The date presets beside the range's inputs, in the order they are shown.
 PRESETS = {"today": "Today", "7d": "Last 7 days", "30d": "Last 30 days", "month": "This month"}
+# The conversions a report counts: approved ones, and those reversed after approval.
+COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
 
 
 class ReportError(DomainError, ValueError):
@@ -40,15 +50,22 @@ class ReportRow:
     label: str
     clicks: int
     starts: int
-    conversions: int
+    conversions: int  # approved, those reversed since included
     rate: str  # conversions per click, as a percentage
     epc: str  # payout per click, USD
-    payout: str  # USD
+    payout: str  # USD, of every conversion counted (reversed ones included)
     payout_usd: float
     payout_micros: int
+    reversed: int  # conversions reversed, on the conversion's day
+    reversed_payout: str  # USD
+    reversed_micros: int
+    net_payout: str  # USD: payout minus reversed payout
+    net_micros: int
     # In the publisher's currency ("" for staff and designers).
     payout_local: str = ""
     epc_local: str = ""
+    reversed_local: str = ""
+    net_local: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,7 +228,8 @@ def build_report(
     offer_id: str = "",
 ) -> Report:
     """The report of the range; per day it has a row for every day, zeros included. The
-    totals are the sums of the rows."""
+    totals are the sums of the rows. A conversion and its reversal count on the
+    conversion's day (`created_at`), whenever it was reversed."""
     if dimension not in DIMENSIONS:
         raise ReportError(f"Report by one of: {', '.join(DIMENSIONS)}.")
     currency = None
@@ -257,9 +275,13 @@ def build_report(
     # Per distinct payout too, so each payout converts to the offerwall's currency with
     # the postbacks' rounding (a handful of groups: one payout per mission, mostly).
     payout = col(Conversion.payout_micros)
-    conversions_q: Any = sa.select(conv_key.label("k"), payout, sa.func.count()).where(
+    reversed_ = sa.case((col(Conversion.status) == ConversionStatus.REVERSED, 1), else_=0)
+    conversions_q: Any = sa.select(
+        conv_key.label("k"), payout, sa.func.count(), sa.func.sum(reversed_)
+    ).where(
         conv_where,
         conv_only,
+        col(Conversion.status).in_(COUNTED),
         col(Conversion.created_at) >= since,
         col(Conversion.created_at) < until,
     )
@@ -274,12 +296,16 @@ def build_report(
     for key, n, started in clicks:
         tally = merged.setdefault(str(key), _Tally())
         tally.clicks, tally.starts = int(n), int(started or 0)
-    for key, micros, n in conversions:
+    for key, micros, n, n_reversed in conversions:
         tally = merged.setdefault(str(key), _Tally())
         tally.conversions += int(n)
         tally.micros += int(micros) * int(n)
+        tally.reversed += int(n_reversed)
+        tally.reversed_micros += int(micros) * int(n_reversed)
         if currency is not None:
-            tally.local += currency.amount(int(micros)) * int(n)
+            amount = currency.amount(int(micros))
+            tally.local += amount * int(n)
+            tally.reversed_local += amount * int(n_reversed)
     labels = _labels(session, dimension, list(merged))
     rows = [_row(key, labels.get(key, key), tally, currency) for key, tally in merged.items()]
     rows.sort(key=lambda r: r.key if dimension == "day" else (-r.payout_usd, -r.clicks, r.label))
@@ -296,6 +322,9 @@ class _Tally:
     conversions: int = 0
     micros: int = 0
     local: Decimal = Decimal(0)
+    reversed: int = 0
+    reversed_micros: int = 0
+    reversed_local: Decimal = Decimal(0)
 
     def add(self, other: _Tally) -> None:
         self.clicks += other.clicks
@@ -303,18 +332,24 @@ class _Tally:
         self.conversions += other.conversions
         self.micros += other.micros
         self.local += other.local
+        self.reversed += other.reversed
+        self.reversed_micros += other.reversed_micros
+        self.reversed_local += other.reversed_local
 
 
 def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRow:
     rate = f"{100 * t.conversions / t.clicks:.1f}%" if t.clicks else "–"
     usd = t.micros / 1_000_000
     epc = f"${usd / t.clicks:,.2f}" if t.clicks else "–"
-    local = epc_local = ""
+    net_micros = t.micros - t.reversed_micros
+    local = epc_local = reversed_local = net_local = ""
     if currency is not None:
         local = currency.show(t.local)
         # Per click, at least cents: 0 decimals would round most EPCs to nothing.
         places = max(currency.decimals, 2)
         epc_local = currency.show(t.local / t.clicks, places=places) if t.clicks else "–"
+        reversed_local = currency.show(t.reversed_local)
+        net_local = currency.show(t.local - t.reversed_local)
     return ReportRow(
         key,
         label,
@@ -323,12 +358,23 @@ def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRo
         t.conversions,
         rate,
         epc,
-        f"${usd:,.2f}",
+        _dollars(t.micros),
         usd,
         t.micros,
+        t.reversed,
+        _dollars(t.reversed_micros),
+        t.reversed_micros,
+        _dollars(net_micros),
+        net_micros,
         local,
         epc_local,
+        reversed_local,
+        net_local,
     )
+
+
+def _dollars(micros: int) -> str:
+    return f"${micros / 1_000_000:,.2f}"
 
 
 def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]:
@@ -381,22 +427,29 @@ def filter_choices(*, session: Session, account: Account, game_id: str = "") -> 
 
 
 def to_csv(report: Report, dimension: str) -> str:
+    """The report's rows and totals; the USD columns, then (a publisher paid in another
+    currency) the same amounts in theirs."""
     out = io.StringIO()
     writer = csv.writer(out)
     header = [dimension, "clicks", "starts", "conversions", "conversion_rate", "payout_usd"]
-    header.append("epc_usd")
+    header += ["epc_usd", "reversed", "reversed_payout_usd", "net_payout_usd"]
     code = report.currency.code.lower() if report.currency else ""
     if code:
-        header += [f"payout_{code}", f"epc_{code}"]
+        header += [f"payout_{code}", f"epc_{code}", f"reversed_payout_{code}"]
+        header.append(f"net_payout_{code}")
     writer.writerow(header)
     for r in [*report.rows, report.totals]:
         line: list[Any] = [r.label, r.clicks, r.starts, r.conversions, r.rate]
         line += [
             f"{r.payout_usd:.2f}",
             f"{r.payout_micros / 1e6 / r.clicks:.4f}" if r.clicks else "",
+            r.reversed,
+            f"{r.reversed_micros / 1e6:.2f}",
+            f"{r.net_micros / 1e6:.2f}",
         ]
         if code:
             line += [_plain(r.payout_local), _plain(r.epc_local)]
+            line += [_plain(r.reversed_local), _plain(r.net_local)]
         writer.writerow(line)
     return out.getvalue()
 

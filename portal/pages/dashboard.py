@@ -49,6 +49,7 @@ def _today() -> rx.Component:
                 _figure("Clicks", t.clicks, "today-clicks"),
                 _figure("Conversions", t.conversions, "today-conversions"),
                 _figure("Payout", t.payout, "today-payout"),
+                _figure("Net payout", t.net_payout, "today-net-payout"),
                 spacing="5",
                 wrap="wrap",
             ),

@@ -1,4 +1,5 @@
-"""Reports: a chart and a table per day, offer, offerwall or country; CSV export."""
+"""Reports: a chart and a table per day, offer, offerwall or country, with reversed and net
+payout; CSV export."""
 
 import reflex as rx
 
@@ -140,55 +141,86 @@ def _chart() -> rx.Component:
     )
 
 
-HEADERS = ("", "Clicks", "Starts", "Conversions", "Conversion rate", "EPC", "Payout (USD)")
+HEADERS = (
+    "",
+    "Clicks",
+    "Starts",
+    "Conversions",
+    "Conversion rate",
+    "EPC",
+    "Payout (USD)",
+    "Reversed",
+    "Net payout (USD)",
+)
+# A publisher paid in another currency: the amounts in theirs, and the payout in USD.
+LOCAL_HEADERS = (*HEADERS[:6], "Payout", "Reversed", "Net payout", "Payout (USD)")
 
 
-def _table() -> rx.Component:
+def _reversed(count: rx.Var, amount: rx.Var) -> rx.Var:
+    """How many conversions were reversed and their payout ("2 · $3.00"), or 0."""
+    return rx.cond(count > 0, count.to_string() + " · " + amount, "0")
+
+
+def _amounts(*values) -> list[rx.Component]:
+    # An amount stays on one line: "200" above "GEM" reads as two figures.
+    return [rx.text(v, white_space="nowrap") for v in values]
+
+
+def _usd(r) -> list:
+    reversed_ = _reversed(r.reversed, r.reversed_payout)
+    return [
+        r.clicks,
+        r.starts,
+        r.conversions,
+        r.rate,
+        *_amounts(r.epc, r.payout, reversed_, r.net_payout),
+    ]
+
+
+def _local(r) -> list:
+    reversed_ = _reversed(r.reversed, r.reversed_local)
+    return [
+        r.clicks,
+        r.starts,
+        r.conversions,
+        r.rate,
+        *_amounts(r.epc_local, r.payout_local, reversed_, r.net_local, r.payout),
+    ]
+
+
+def _figures(headers: tuple[str, ...], figures) -> rx.Component:
+    """The rows and the totals, each row's label then `figures(row)` under `headers`."""
     s, t = ReportState, ReportState.totals
-    local = s.currency_note != ""
 
     def cells(r) -> list:
-        return [
-            # A day stays on one line; an offer's long name may wrap.
-            rx.text(
-                r.label,
-                white_space=rx.cond(s.dimension == "day", "nowrap", "normal"),
-                min_width="7rem",
-            ),
-            r.clicks,
-            r.starts,
-            r.conversions,
-            r.rate,
-            rx.cond(local, r.epc_local, r.epc),
-            r.payout,
-        ]
-
-    def with_currency(r) -> list:
-        return [*cells(r)[:-1], r.payout_local, r.payout]
+        # A day stays on one line; an offer's long name may wrap.
+        label = rx.text(
+            r.label, white_space=rx.cond(s.dimension == "day", "nowrap", "normal"), min_width="7rem"
+        )
+        return [label, *figures(r)]
 
     total = rx.table.row(
         rx.table.row_header_cell("Total"),
-        *[rx.table.cell(c) for c in [t.clicks, t.starts, t.conversions, t.rate]],
-        rx.table.cell(rx.cond(local, t.epc_local, t.epc)),
-        rx.cond(local, rx.table.cell(t.payout_local)),
-        rx.table.cell(t.payout),
+        # Named on a phone too, where the row is a card.
+        *[rx.table.cell(c, data_label=h) for h, c in zip(headers[1:], figures(t), strict=True)],
         data_testid="report-total",
     )
+    return data_table(headers, s.rows, cells, test_id="report-row", extra_rows=[rx.cond(t, total)])
+
+
+def _table() -> rx.Component:
+    s = ReportState
+    local = s.currency_note != ""
     return card(
-        rx.cond(
-            local,
-            data_table(
-                (*HEADERS[:-1], "Payout", "Payout (USD)"),
-                s.rows,
-                with_currency,
-                test_id="report-row",
-                extra_rows=[rx.cond(t, total)],
-            ),
-            data_table(
-                HEADERS, s.rows, cells, test_id="report-row", extra_rows=[rx.cond(t, total)]
-            ),
-        ),
+        rx.cond(local, _figures(LOCAL_HEADERS, _local), _figures(HEADERS, _usd)),
         rx.cond(local, rx.text(s.currency_note, size="2", color_scheme="gray")),
+        rx.text(
+            "Conversions and payout count every approved conversion, those reversed since "
+            "included; net payout is payout minus reversed payout. A reversal counts on its "
+            "conversion's day.",
+            size="2",
+            color_scheme="gray",
+        ),
     )
 
 

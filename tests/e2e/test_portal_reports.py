@@ -14,6 +14,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
+from api.core.db import write_session
+from api.services import conversions
 from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
@@ -72,6 +74,19 @@ def import_offers(portal, tmp_path, game_id: str, *missions: dict) -> None:
     cli(portal.env, "offers", "import", str(path))
 
 
+def reverse(portal, uid: str) -> None:
+    """Staff reverse the player's conversion, through the service staff's pages use."""
+    with write_session(portal.engine()) as session:
+        [row] = conversions.search(session=session, studio_id=None, text=uid).rows
+        conversions.reverse(
+            session=session,
+            transaction_id=row.transaction_id,
+            reason="chargeback",
+            actor="staff@example.com",
+            studio_id=None,
+        )
+
+
 def figure(page: Page, test_id: str) -> Decimal:
     return Decimal(page.get_by_test_id(test_id).inner_text().lstrip("$").replace(",", ""))
 
@@ -88,7 +103,8 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page,
     sign_up(publisher, portal.url, "Dashboard Wall")
     staff.reload()
     expect(staff.get_by_test_id("pending-applications")).to_have_text(str(pending + 1))
-    before = {k: figure(staff, f"today-{k}") for k in ("clicks", "conversions", "payout")}
+    figures = ("clicks", "conversions", "payout", "net-payout")
+    before = {k: figure(staff, f"today-{k}") for k in figures}
 
     staff_approve(staff, portal.url, "Dashboard Wall")
     # A click and its conversion ($2); without a postback URL its postback fails at once.
@@ -104,6 +120,8 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page,
     expect(staff.get_by_test_id("today-clicks")).to_have_text(str(before["clicks"] + 1))
     expect(staff.get_by_test_id("today-conversions")).to_have_text(str(before["conversions"] + 1))
     expect(staff.get_by_test_id("today-payout")).to_have_text(f"${before['payout'] + 2:,.2f}")
+    net = before["net-payout"] + 2
+    expect(staff.get_by_test_id("today-net-payout")).to_have_text(f"${net:,.2f}")
     expect(failing).to_contain_text("0 retrying · 1 failed")
     shots(staff, "staff-dashboard")
 
@@ -129,8 +147,11 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
     staff, publisher = new_page(*DESKTOP), new_page()
     staff_signed_in(staff, portal)
     wall = approved_publisher(publisher, staff, portal, "Report Wall")
-    # Today: the E2E game's mission, 2 clicks and 1 conversion ($2); another game's, a click.
+    # Today: the E2E game's mission, 2 clicks and 2 conversions ($2 each), one of them
+    # reversed; another game's, a click.
     convert(portal, wall.owid, "rep-1", tmp_path)
+    convert(portal, wall.owid, "rep-9", tmp_path)
+    reverse(portal, "rep-9")
     mission = mission_titled(portal, "Win once (rep-1)")
     click(portal, mission.id, wall.owid, "rep-2")
     other = json.loads(cli(portal.env, "game", "create", "Other Game"))
@@ -157,7 +178,7 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
     expect(rows).to_have_count(7)  # every day, those without activity too
     quiet = (today - timedelta(days=3)).isoformat()
     expect(rows.filter(has_text=quiet).get_by_role("cell")).to_have_text(
-        [quiet, "0", "0", "0", "–", "–", "$0.00"]
+        [quiet, "0", "0", "0", "–", "–", "$0.00", "0", "$0.00"]
     )
     # The vertical axis's labels (anchored at their end, the horizontal one's in the middle).
     ticks = staff.locator('text.recharts-cartesian-axis-tick-value[text-anchor="end"]')
@@ -173,7 +194,11 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
     ours = rows.filter(has_text="Win once (rep-1)")
     # EPC beside the conversion rate: $2 over 2 clicks.
     expect(ours.get_by_role("cell")).to_have_text(
-        ["Win once (rep-1)", "2", "2", "1", "50.0%", "$1.00", "$2.00"]
+        ["Win once (rep-1)", "2", "2", "1", "50.0%", "$1.00", "$2.00", "0", "$2.00"]
+    )
+    # A reversed conversion still counts, as reversed payout, and nets nothing.
+    expect(rows.filter(has_text="Win once (rep-9)").get_by_role("cell")).to_have_text(
+        ["Win once (rep-9)", "1", "1", "1", "100.0%", "$2.00", "$2.00", "1 · $2.00", "$0.00"]
     )
     offer = staff.get_by_role("combobox", name="Offer", exact=True)
     expect(offer).to_be_enabled()
@@ -191,8 +216,12 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
     publisher.get_by_role("link", name="Reports").click()
     publisher.get_by_label("Group").select_option("offer")
     theirs = publisher.get_by_test_id("report-row").filter(has_text="Win once (rep-1)")
+    gems = ["100.00 GEM", "200 GEM", "0", "200 GEM"]  # EPC, payout, reversed, net
     expect(theirs.get_by_role("cell")).to_have_text(
-        ["Win once (rep-1)", "2", "2", "1", "50.0%", "100.00 GEM", "200 GEM", "$2.00"]
+        ["Win once (rep-1)", "2", "2", "1", "50.0%", *gems, "$2.00"]
+    )
+    expect(publisher.get_by_test_id("report-total").get_by_role("cell")).to_have_text(
+        ["4", "4", "2", "50.0%", "100.00 GEM", "400 GEM", "1 · 200 GEM", "200 GEM", "$4.00"]
     )
     expect(publisher.get_by_text("Payouts in Gems (GEM): 100 per USD")).to_be_visible()
     # A publisher has no game or offer filter.

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import dashboard, reports
+from api.services import conversions, dashboard, reports
 from api.services.access import Forbidden
 from models import Role
 from models.tables import postback as _postback
@@ -64,6 +64,25 @@ def test_todays_figures_are_the_reports_figures_of_the_utc_day(engine, box):
             session=session, account=STAFF, dimension="offer", first=today, last=today
         )
     assert board.today == report.totals
+
+
+def test_todays_reversal_of_todays_conversion_shows_as_reversed_and_net(engine, box):
+    wall, _ = make_offerwall(engine, box)
+    mission = make_mission(engine, make_game(engine, box).game_id).id
+    for uid in ("p1", "p2"):
+        make_conversion(engine, mission_id=mission, offerwall=wall, uid=uid)
+    with write_session(engine) as session:
+        [row] = conversions.search(session=session, studio_id=None, text="p1").rows
+        conversions.reverse(
+            session=session,
+            transaction_id=row.transaction_id,
+            reason="a cheater",
+            actor="staff@example.com",
+            studio_id=None,
+        )
+    today = _dashboard(engine).today
+    assert (today.conversions, today.payout, today.reversed) == (2, "$3.00", 1)
+    assert (today.reversed_payout, today.net_payout) == ("$1.50", "$1.50")
 
 
 def test_failing_endpoints_are_offerwalls_with_retrying_or_recently_failed_postbacks(engine, box):

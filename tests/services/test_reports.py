@@ -1,7 +1,7 @@
 """What a report shows (`api/services/reports.py`): every day of the range (zeros
-included), totals that are the sums of the rows, EPC, the game and offer filters and who
-may use them, the publisher's own currency, the date presets and the CSV (SQLite and
-PostgreSQL)."""
+included), totals that are the sums of the rows, EPC, reversed and net payout, the game and
+offer filters and who may use them, the publisher's own currency, the date presets and the
+CSV (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from sqlalchemy import Engine
 
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import offerwalls, reports
+from api.services import conversions, offerwalls, reports
 from api.services.access import Account, Forbidden, NotApproved
-from models import Offerwall, Role
+from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from tests.factories import (
@@ -90,6 +90,49 @@ def traffic(engine: Engine, box: SecretBox) -> Traffic:
     )
 
 
+def _conversion_of(engine: Engine, uid: str) -> str:
+    """The transaction id of a player's conversion."""
+    with new_session(engine) as session:
+        return session.execute(
+            sa.select(_conversion.c.transaction_id)
+            .join(_click, _click.c.id == _conversion.c.click_id)
+            .where(_click.c.uid == uid)
+        ).scalar_one()
+
+
+@pytest.fixture
+def reversal(engine: Engine, traffic: Traffic) -> str:
+    """Two days ago, a2's $1.50 conversion is reversed (today, as reversals are); today
+    one conversion of B waits for review and another was rejected. Returns a2's day."""
+    with write_session(engine) as session:
+        conversions.reverse(
+            session=session,
+            transaction_id=_conversion_of(engine, "a2"),
+            reason="chargeback",
+            actor="staff@example.com",
+            studio_id=None,
+        )
+    for uid, status in (("b2", ConversionStatus.PENDING), ("b3", ConversionStatus.REJECTED)):
+        make_conversion(
+            engine,
+            mission_id=traffic.mission_b,
+            offerwall=traffic.wall,
+            uid=uid,
+            payout_micros=4_000_000,
+        )
+        with write_session(engine) as session:
+            session.execute(
+                sa.update(_conversion)
+                .where(_conversion.c.transaction_id == _conversion_of(engine, uid))
+                .values(status=status)
+            )
+    return (TODAY - timedelta(days=2)).isoformat()
+
+
+def _money(row: reports.ReportRow) -> tuple[int, str, int, str, str]:
+    return row.conversions, row.payout, row.reversed, row.reversed_payout, row.net_payout
+
+
 def _report(engine: Engine, account: Account, dimension: str = "day", **kwargs):
     with new_session(engine) as session:
         return reports.build_report(
@@ -127,7 +170,7 @@ def test_a_one_day_range_has_that_day_even_without_activity(engine, traffic):
 
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 @pytest.mark.parametrize("who", ["staff", "designer a", "publisher", "game a", "quest a"])
-def test_the_totals_are_the_sums_of_the_rows(engine, traffic, dimension, who):
+def test_the_totals_are_the_sums_of_the_rows(engine, traffic, reversal, dimension, who):
     account, narrow = {
         "staff": (STAFF, {}),
         "designer a": (make_account(Role.DESIGNER, studio_id=traffic.studio_a), {}),
@@ -141,11 +184,64 @@ def test_the_totals_are_the_sums_of_the_rows(engine, traffic, dimension, who):
     assert t.starts == sum(r.starts for r in rows)
     assert t.conversions == sum(r.conversions for r in rows)
     assert t.payout_micros == sum(r.payout_micros for r in rows)
+    assert t.reversed == sum(r.reversed for r in rows)
+    assert t.reversed_micros == sum(r.reversed_micros for r in rows)
+    assert t.net_micros == sum(r.net_micros for r in rows) == t.payout_micros - t.reversed_micros
     if report.currency is not None:
-        amounts = [Decimal(r.payout_local.split()[0].replace(",", "")) for r in rows]
-        assert Decimal(t.payout_local.split()[0].replace(",", "")) == sum(amounts)
+        for shown in ("payout_local", "reversed_local", "net_local"):
+            amounts = [_amount(getattr(r, shown)) for r in rows]
+            assert _amount(getattr(t, shown)) == sum(amounts), shown
     # Whatever the grouping, the same traffic.
     assert _totals(report) == _totals(_report(engine, account, "day", **narrow))
+
+
+def _amount(shown: str) -> Decimal:
+    """An amount as the report shows it in a currency ("1,002 GEM")."""
+    return Decimal(shown.split()[0].replace(",", ""))
+
+
+def test_a_reversal_counts_on_the_conversions_day_as_reversed_and_net(engine, traffic, reversal):
+    report = _report(engine, STAFF)
+    by_day = {r.key: r for r in report.rows}
+    # Still a conversion and its payout, with the same rate and EPC; reversed, so net nil.
+    assert _money(by_day[reversal]) == (1, "$1.50", 1, "$1.50", "$0.00")
+    assert (by_day[reversal].rate, by_day[reversal].epc) == ("100.0%", "$1.50")
+    # Today: the reversal is not counted again; pending and rejected count nowhere.
+    assert _money(by_day[TODAY.isoformat()]) == (2, "$5.50", 0, "$0.00", "$5.50")
+    assert _money(report.totals) == (3, "$7.00", 1, "$1.50", "$5.50")
+    # Their clicks count as clicks: 3 conversions of 7 clicks.
+    assert (report.totals.rate, report.totals.epc) == ("42.9%", "$1.00")
+    # Per offer too: the reversed payout is the mission's.
+    by_offer = {r.key: r for r in _report(engine, STAFF, "offer").rows}
+    assert _money(by_offer[traffic.mission_a]) == (2, "$3.00", 1, "$1.50", "$1.50")
+    assert _money(by_offer[traffic.mission_b]) == (1, "$4.00", 0, "$0.00", "$4.00")
+
+
+def test_a_publisher_sees_reversed_and_net_payout_in_their_currency(engine, traffic, reversal):
+    publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+    report = _report(engine, publisher)
+    day = next(r for r in report.rows if r.key == reversal)
+    assert (day.payout_local, day.reversed_local, day.net_local) == ("150 GEM", "150 GEM", "0 GEM")
+    t = report.totals
+    assert (t.payout_local, t.reversed_local, t.net_local) == ("700 GEM", "150 GEM", "550 GEM")
+
+
+def test_a_report_is_one_grouped_statement_for_clicks_and_one_for_conversions(
+    engine, traffic, reversal
+):
+    statements: list[str] = []
+
+    def record(*args) -> None:
+        statements.append(args[2])
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        report = _report(engine, STAFF)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    assert report.totals.reversed == 1
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 2 and all("GROUP BY" in s for s in selects)
 
 
 def test_epc_is_the_payout_per_click_beside_the_conversion_rate(engine, traffic):
@@ -285,12 +381,16 @@ def test_the_filter_choices_are_the_accounts_games_and_the_chosen_games_offers(e
     assert publisher == reports.FilterChoices()
 
 
-def test_the_csv_of_a_publisher_has_epc_and_their_currency(engine, traffic):
+def test_the_csv_of_a_publisher_has_epc_reversals_and_their_currency(engine, traffic, reversal):
     publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
     text = reports.to_csv(_report(engine, publisher, "offer"), "offer")
     lines = text.splitlines()
     assert lines[0] == (
-        "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,payout_gem,epc_gem"
+        "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
+        "reversed,reversed_payout_usd,net_payout_usd,"
+        "payout_gem,epc_gem,reversed_payout_gem,net_payout_gem"
     )
-    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,300,100.00" in lines
-    assert lines[-1] == "Total,5,5,3,60.0%,7.00,1.4000,700,140.00"
+    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,1,1.50,1.50,300,100.00,150,150" in lines
+    # B's pending and rejected conversions are clicks without a conversion.
+    assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400" in lines
+    assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550"

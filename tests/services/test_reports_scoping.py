@@ -155,8 +155,11 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
     designer_b = make_account(Role.DESIGNER, studio_id=tenants.studio_b)
     text = reports.to_csv(_report(engine, designer_b, dimension), dimension)
     lines = text.splitlines()
-    assert lines[0] == f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd"
-    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000"
+    assert lines[0] == (
+        f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
+        "reversed,reversed_payout_usd,net_payout_usd"
+    )
+    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000,0,0.00,4.00"
     assert "of A" not in text and "Wall one" not in text
     if dimension != "day":  # per day, every day of the range has its row
         assert len(lines) == 3  # the header, B's one row, the total
@@ -167,7 +170,7 @@ def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     text = reports.to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
     # A publisher paid in US dollars has the USD columns only.
-    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000"
+    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50"
 
 
 def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(
