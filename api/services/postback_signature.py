@@ -41,7 +41,8 @@ def verify(
     signatures: list[str] = []
     for part in header.split(","):
         name, _, value = part.strip().partition("=")
-        if name == "t" and value.isdecimal():  # not "²", which isdigit() takes
+        # Not "²", which isdigit() takes, nor thousands of digits int() refuses.
+        if name == "t" and value.isdecimal() and len(value) <= 12:
             timestamp = int(value)
         elif name == SCHEME:
             signatures.append(value)
@@ -49,4 +50,5 @@ def verify(
     if timestamp is None or abs(now - timestamp) > tolerance:
         return False
     expected = _digest(secret, timestamp, url)
-    return any(hmac.compare_digest(expected, given) for given in signatures)
+    # As bytes: compare_digest refuses str with characters beyond ASCII.
+    return any(hmac.compare_digest(expected.encode(), given.encode()) for given in signatures)

@@ -301,8 +301,10 @@ def send(
         return not_sent(f"the URL is not valid: {exc}")
     headers = {}
     if secrets:
-        # Signed over the URL as it goes out (httpx's normal form of the rendered one).
-        headers[HEADER] = header_value(str(request_url), secrets)
+        # Signed over the URL as the receiver sees it: httpx's normal form of the rendered
+        # one, without user:password@ or #fragment (neither reaches the receiver).
+        signed_url = request_url.copy_with(userinfo=b"", fragment=None)
+        headers[HEADER] = header_value(str(signed_url), secrets)
     try:
         # The client's read timeout is the total one (http_client): bound the whole request.
         stream = client.stream("GET", request_url, headers=headers)

@@ -49,7 +49,9 @@ createServer((req, res) => {
     res.writeHead(403).end();
     return;
   }
-  const tx = url.searchParams.get("tx");
-  if (!seen.has(tx)) seen.add(tx); // credit the user once per transaction_id
+  // Once per transaction_id and status: "approved" credits the user, "reversed" (the
+  // same transaction_id, later) takes the credit back.
+  const key = `${url.searchParams.get("tx")}/${url.searchParams.get("status") ?? "approved"}`;
+  if (!seen.has(key)) seen.add(key);
   res.writeHead(200).end("OK");
 }).listen(Number(process.env.PORT ?? 8080), "127.0.0.1");

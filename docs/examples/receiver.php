@@ -51,6 +51,7 @@ if (!$valid || ($signingSecret !== '' && !signed_by_questwall($header, $url, $si
     http_response_code(403);
     exit;
 }
-// Credit the user once per transaction_id (store it: postbacks may arrive more than once).
+// Once per transaction_id and status (store them: postbacks may arrive more than once):
+// "approved" credits the user, "reversed" (the same transaction_id, later) takes it back.
 http_response_code(200);
 echo 'OK';

@@ -39,7 +39,7 @@ def signed_by_questwall(header: str, url: str) -> bool:
     """t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + url>[,v1=…]: one v1 must match."""
     pairs = [part.strip().partition("=")[::2] for part in header.split(",")]  # (name, value)
     t = dict(pairs).get("t", "")
-    if not t.isdecimal() or abs(time.time() - int(t)) > TOLERANCE:
+    if not t.isdecimal() or len(t) > 12 or abs(time.time() - int(t)) > TOLERANCE:
         return False
     expected = hmac.new(SIGNING_SECRET.encode(), f"{t}.{url}".encode(), hashlib.sha256).hexdigest()
     return any(same(expected, value) for name, value in pairs if name == "v1")
@@ -55,9 +55,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(403)
             self.end_headers()
             return
-        transaction = dict(parse_qsl(query)).get("tx", "")
-        if transaction not in seen:  # credit the user once per transaction_id
-            seen.add(transaction)
+        values = dict(parse_qsl(query))
+        # Once per transaction_id and status: "approved" credits the user, "reversed"
+        # (the same transaction_id, later) takes the credit back.
+        key = f"{values.get('tx', '')}/{values.get('status', 'approved')}"
+        if key not in seen:
+            seen.add(key)
         self.send_response(200)
         self.end_headers()
         self.wfile.write(b"OK")

@@ -363,3 +363,15 @@ def test_only_an_approved_conversion_is_reversed(engine, box, private_ok):
     with pytest.raises(conversions.ConversionError, match="No such conversion"):
         _reverse(engine, "not-a-transaction")
     assert [p.kind for p in postback_rows(engine)] == [PostbackKind.CONVERSION]
+
+
+def test_the_signature_covers_the_url_as_the_receiver_sees_it(engine, box, private_ok, receiver):
+    """Credentials and a fragment in the template never reach the receiver, so they are
+    not signed either: what the receiver rebuilds from its Host and request verifies."""
+    with_credentials = receiver.url.replace("http://", "http://user:pass@")
+    wall = _wall(engine, box, with_credentials + "/pb?tx={transaction_id}#part")
+    secret = _secret(engine, box, wall)
+    _conversions(engine, box, wall)
+    _deliver_all(engine, box, private_ok)
+    [path], [host], [header] = receiver.requests, receiver.hosts, receiver.signatures
+    assert verify(header, f"http://{host}{path}", secret)

@@ -83,3 +83,10 @@ def test_a_malformed_header_is_refused(header):
 def test_spaces_after_the_commas_are_allowed():
     value = header_value(URL, [NEW, OLD], timestamp=T).replace(",", ", ")
     assert verify(value, URL, OLD, now=T)
+
+
+def test_odd_headers_are_refused_not_raised():
+    url = "https://pub.example/pb?tx=1"
+    assert not verify("t=" + "9" * 5000 + ",v1=ab", url, "s")
+    header = header_value(url, ["s"])
+    assert not verify(header.split(",v1=")[0] + ",v1=é" + "a" * 63, url, "s")
