@@ -16,12 +16,14 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Studios", routes.STAFF_STUDIOS, (routes.STAFF_STUDIOS,)),
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
+        ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
     ],
     "designer": [
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
+        ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
     ],
     "publisher": [
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),
@@ -238,5 +240,6 @@ def status_badge(status: rx.Var) -> rx.Component:
         ("rejected", rx.badge("rejected", color_scheme="red")),
         ("failed", rx.badge("failed", color_scheme="red")),
         ("suspended", rx.badge("suspended", color_scheme="gray")),
+        ("reversed", rx.badge("reversed", color_scheme="orange")),
         rx.badge(status),
     )
