@@ -79,7 +79,9 @@ def _links(role: str, *, in_menu: bool = False) -> rx.Component:
     ]
     if in_menu:
         return rx.vstack(*links, spacing="3", align="start")
-    return rx.hstack(*links, spacing="5", align="center")
+    # Staff's pages wrap onto a second row between a phone's width and a laptop's, rather
+    # than push the account menu, and the page, off the screen.
+    return rx.hstack(*links, spacing="4", align="center", wrap="wrap", row_gap="0.25rem")
 
 
 def _role_links(*, in_menu: bool = False) -> rx.Component:
