@@ -128,8 +128,7 @@ def _reverse_dialog() -> rx.Component:
         rx.callout(
             rx.text(
                 s.reversing_publisher,
-                " receives a reversal postback with this reason at once, and the payout "
-                "counts as reversed in reports. A reversal cannot be undone.",
+                " receives a reversal postback with this reason. A reversal cannot be undone.",
             ),
             icon="triangle-alert",
             color_scheme="amber",
