@@ -9,9 +9,9 @@ Create Date: 2026-11-24 13:00:00.000000
 from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
+from alembic.operations import BatchOperations
 
 from alembic import op
-from alembic.operations import BatchOperations
 
 revision: str = "0012"
 down_revision: str | None = "0011"
