@@ -11,6 +11,7 @@ from portal import activity, routes
 from portal.pages import (
     account,
     catalog,
+    conversions,
     dashboard,
     debugger,
     games,
@@ -26,6 +27,7 @@ from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
 from portal.state.auth import AuthState
 from portal.state.catalog import CatalogState
+from portal.state.conversions import ConversionsState
 from portal.state.dashboard import DashboardState
 from portal.state.debugger import DebuggerState
 from portal.state.games import GamesState, GameState
@@ -111,6 +113,7 @@ PAGES = [
     (users.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
+    (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),
 ]
 for component, route, title, on_load in PAGES:
     app.add_page(

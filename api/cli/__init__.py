@@ -1,15 +1,15 @@
 """The `questwall` command: one group per entity, each in its own module of this package.
 
-`games.py` (games and credentials), `offerwalls.py`, `offers.py`, `users.py` (portal
-accounts) and `server.py` (migrate, serve, api, worker, prune, rotate-secrets, demo);
-`common.py` holds what they share.
+`games.py` (games and credentials), `offerwalls.py`, `offers.py`, `conversions.py`
+(finding and reversing conversions), `users.py` (portal accounts) and `server.py` (migrate,
+serve, api, worker, prune, rotate-secrets, demo); `common.py` holds what they share.
 """
 
 from __future__ import annotations
 
 import click
 
-from api.cli import games, offers, offerwalls, server, users
+from api.cli import conversions, games, offers, offerwalls, server, users
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +23,7 @@ for _command in (
     games.credential_group,
     offerwalls.offerwall_group,
     offers.offers_group,
+    conversions.conversion_group,
     users.user_group,
     server.demo_cmd,
     server.prune_cmd,

@@ -18,10 +18,11 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.services import postbacks
+from api.services.access import Account
 from api.services.errors import DomainError
 from api.services.money import usd
 from api.services.paging import Window, paged
-from models import ConversionStatus, Game, PostbackKind
+from models import ConversionStatus, Game, PostbackKind, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user
@@ -30,6 +31,9 @@ from models.tables import offerwall as _offerwall
 from models.types import utcnow
 
 REASON_MIN, REASON_MAX = 3, 500
+# The scope of a designer without a studio: no game has this studio id, so they see no
+# conversion (None would be every one).
+NO_STUDIO = ""
 _game: sa.Table = Game.__table__  # type: ignore[attr-defined]
 
 
@@ -59,6 +63,15 @@ def _when(at: datetime | None) -> str:
     return f"{at:%Y-%m-%d %H:%M}" if at else ""
 
 
+def scope(account: Account) -> str | None:
+    """The `studio_id` an account searches and reverses with: None (every conversion) for
+    staff, their studio for a designer, and `NO_STUDIO` for a designer without one, so a
+    missing studio never widens what a designer sees."""
+    if account.role == Role.STAFF:
+        return None
+    return account.studio_id or NO_STUDIO
+
+
 def _visible(studio_id: str | None) -> sa.ColumnElement[bool]:
     """Every conversion for staff (None); a designer's studio's games' otherwise."""
     if studio_id is None:
@@ -66,13 +79,9 @@ def _visible(studio_id: str | None) -> sa.ColumnElement[bool]:
     return _game.c.studio_id == studio_id
 
 
-def search(
-    *, session: Session, studio_id: str | None, text: str = "", status: str = "", page: int = 1
-) -> Window[ConversionRow]:
-    """Conversions newest first, those `studio_id` may see (None: all). `text` matches a
-    transaction id, the publisher's uid, a platform user id, the game's own user id, a
-    mission id exactly, or part of a mission's title."""
-    query = (
+def _listing() -> sa.Select:
+    """The columns of a `ConversionRow`, newest first, before any filter."""
+    return (
         sa.select(
             _conversion.c.id,
             _conversion.c.transaction_id,
@@ -95,9 +104,17 @@ def search(
             .join(_offerwall, _offerwall.c.id == _conversion.c.offerwall_id)
             .join(_click, _click.c.id == _conversion.c.click_id)
         )
-        .where(_visible(studio_id))
         .order_by(_conversion.c.created_at.desc(), _conversion.c.id.desc())
     )
+
+
+def search(
+    *, session: Session, studio_id: str | None, text: str = "", status: str = "", page: int = 1
+) -> Window[ConversionRow]:
+    """Conversions newest first, those `studio_id` may see (None: all). `text` matches a
+    transaction id, the publisher's uid, a platform user id, the game's own user id, a
+    mission id exactly, or part of a mission's title."""
+    query = _listing().where(_visible(studio_id))
     if status:
         query = query.where(_conversion.c.status == status)
     text = text.strip()
@@ -188,7 +205,7 @@ def reverse(
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
-        raise ConversionError(f"This conversion is {status}: only an approved one is reversed.")
+        raise ConversionError(_not_reversible(status))
     postbacks.enqueue(
         session,
         conversion_id=found.id,
@@ -196,6 +213,12 @@ def reverse(
         now=now,
         kind=PostbackKind.REVERSAL,
     )
-    session.flush()
-    [row] = search(session=session, studio_id=None, text=transaction_id.strip()).rows
-    return row
+    # Read back by its id: the text of a transaction id may also be another player's uid.
+    return _row(session.execute(_listing().where(_conversion.c.id == found.id)).one())
+
+
+def _not_reversible(status: str | None) -> str:
+    """Why a conversion that is not approved (any more) cannot be reversed."""
+    if status == ConversionStatus.REVERSED:
+        return "This conversion is already reversed."
+    return f"This conversion is {status}: only an approved conversion can be reversed."

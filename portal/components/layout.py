@@ -16,12 +16,14 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Studios", routes.STAFF_STUDIOS, (routes.STAFF_STUDIOS,)),
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
+        ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
     ],
     "designer": [
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
+        ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
     ],
     "publisher": [
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),
@@ -77,7 +79,9 @@ def _links(role: str, *, in_menu: bool = False) -> rx.Component:
     ]
     if in_menu:
         return rx.vstack(*links, spacing="3", align="start")
-    return rx.hstack(*links, spacing="5", align="center")
+    # Staff's pages wrap onto a second row between a phone's width and a laptop's, rather
+    # than push the account menu, and the page, off the screen.
+    return rx.hstack(*links, spacing="4", align="center", wrap="wrap", row_gap="0.25rem")
 
 
 def _role_links(*, in_menu: bool = False) -> rx.Component:
@@ -238,5 +242,6 @@ def status_badge(status: rx.Var) -> rx.Component:
         ("rejected", rx.badge("rejected", color_scheme="red")),
         ("failed", rx.badge("failed", color_scheme="red")),
         ("suspended", rx.badge("suspended", color_scheme="gray")),
+        ("reversed", rx.badge("reversed", color_scheme="orange")),
         rx.badge(status),
     )

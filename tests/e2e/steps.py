@@ -71,14 +71,18 @@ def offers_status(url: str, api_key: str) -> int:
     return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
 
 
-def convert(portal, owid: str, uid: str, tmp_path, *, clickid: str = "") -> None:
-    """A player of `owid` clicks a new mission (with the publisher's `clickid`, if given)
-    and completes it with a signed event."""
+def convert(
+    portal, owid: str, uid: str, tmp_path, *, clickid: str = "", game: dict | None = None
+) -> None:
+    """A player of `owid` clicks a new mission of `game` (the portal's own game unless
+    given: gameId, clientId, clientSecret), with the publisher's `clickid` if given, and
+    completes it with a signed event."""
+    game = game or portal.game
     offers_file = tmp_path / f"offers-{uid}.json"
     offers_file.write_text(
         json.dumps(
             {
-                "gameId": portal.game["gameId"],
+                "gameId": game["gameId"],
                 "missions": [
                     {
                         "title": f"Win once ({uid})",
@@ -98,10 +102,10 @@ def convert(portal, owid: str, uid: str, tmp_path, *, clickid: str = "") -> None
     when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
     answer = send_events(
         portal.url,
-        portal.game["clientId"],
-        portal.game["clientSecret"],
+        game["clientId"],
+        game["clientSecret"],
         {
-            "gameId": portal.game["gameId"],
+            "gameId": game["gameId"],
             "identifiers": [{"userId": f"g-{uid}", "platformUserId": player}],
             "events": [{"userId": f"g-{uid}", "event": "WIN", "time": when}],
         },

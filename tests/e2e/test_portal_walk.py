@@ -52,6 +52,7 @@ def designer_pages(ids: dict[str, str]) -> dict[str, str]:
         "tester": routes.tester(game, ids["mission"]),
         "events": routes.with_game(routes.EVENTS, game),
         "reports": routes.REPORTS,
+        "conversions": routes.CONVERSIONS,
         "account": routes.ACCOUNT,
     }
 
@@ -78,6 +79,7 @@ def staff_pages(ids: dict[str, str]) -> dict[str, str]:
         "publisher-offerwall": routes.PUBLISHER + wall,
         "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
         "reports": routes.REPORTS,
+        "conversions": routes.CONVERSIONS,
         "users": routes.STAFF_USERS,
         "mail": routes.STAFF_MAIL,
         "account": routes.ACCOUNT,

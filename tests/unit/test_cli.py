@@ -114,6 +114,9 @@ def test_every_command_has_help():
         ["api"],
         ["prune"],
         ["rotate-secrets"],
+        ["conversion"],
+        ["conversion", "reverse"],
+        ["conversion", "list"],
     ):
         result = CliRunner().invoke(main, [*command, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output, command
@@ -378,3 +381,83 @@ def test_offerwall_approve_and_reject_from_the_cli_mail_the_publisher(run, env, 
         refusal = server.wait_for("refused@wall.example")
     assert approved["owid"] in text_of(welcome) and approved["apiKey"] not in text_of(welcome)
     assert "No games on the site." in text_of(refusal)
+
+
+def _a_conversion(run) -> str:
+    """A game's mission, an approved offerwall and one player's conversion through it (as
+    the factories make them, in the command's database); its transaction id."""
+    from api.core.crypto import get_secret_box
+    from api.core.db import get_engine
+    from tests.factories import make_conversion, make_mission, make_offerwall
+
+    run("migrate")
+    game = json.loads(run("game", "create", "Arena").stdout)
+    engine = get_engine()
+    mission = make_mission(engine, game["gameId"], title="Win the Castle Siege")
+    wall, _ = make_offerwall(engine, get_secret_box(), name="Coins Wall")
+    make_conversion(engine, mission_id=mission.id, offerwall=wall, uid="pub-cli")
+    [row] = json.loads(run("conversion", "list", "--search", "pub-cli").stdout)["conversions"]
+    return row["transactionId"]
+
+
+def _reversal_postbacks() -> int:
+    import sqlalchemy as sa
+
+    from api.core.db import get_engine
+    from models.tables import postback
+
+    with get_engine().connect() as conn:
+        return conn.execute(
+            sa.select(sa.func.count()).where(postback.c.kind == "reversal")
+        ).scalar_one()
+
+
+def test_conversion_reverse_prints_the_reversed_conversion(run):
+    tx = _a_conversion(run)
+    reversed_ = json.loads(
+        run("conversion", "reverse", tx, "--reason", " Chargeback  from the bank. ").stdout
+    )
+    assert (reversed_["transactionId"], reversed_["status"]) == (tx, "reversed")
+    assert (reversed_["reversalReason"], reversed_["reversedBy"]) == (
+        "Chargeback from the bank.",
+        "cli",
+    )
+    assert reversed_["reversedAt"] and reversed_["mission"] == "Win the Castle Siege"
+    assert (reversed_["publisher"], reversed_["uid"], reversed_["payoutUsd"]) == (
+        "Coins Wall",
+        "pub-cli",
+        "1.50",
+    )
+    assert _reversal_postbacks() == 1
+
+
+def test_conversion_reverse_refuses_in_one_line(run):
+    tx = _a_conversion(run)
+    for args, message in [
+        ((tx,), "Missing option '--reason'"),
+        ((tx, "--reason", "no"), "Give a reason of 3 to 500 characters."),
+        (("not-a-transaction", "--reason", "Chargeback."), "No such conversion."),
+    ]:
+        refused = run("conversion", "reverse", *args, check=False)
+        assert refused.returncode != 0 and message in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+    run("conversion", "reverse", tx, "--reason", "Chargeback.")
+    again = run("conversion", "reverse", tx, "--reason", "Chargeback again.", check=False)
+    assert again.returncode != 0
+    assert again.stderr.strip() == "Error: This conversion is already reversed."
+    assert _reversal_postbacks() == 1
+
+
+def test_conversion_list_filters_by_status_and_search(run):
+    tx = _a_conversion(run)
+    listed = json.loads(run("conversion", "list").stdout)
+    assert (listed["total"], listed["page"], listed["pages"]) == (1, 1, 1)
+    run("conversion", "reverse", tx, "--reason", "Chargeback.")
+    reversed_ = json.loads(run("conversion", "list", "--status", "reversed").stdout)
+    assert [c["transactionId"] for c in reversed_["conversions"]] == [tx]
+    assert json.loads(run("conversion", "list", "--status", "approved").stdout)["total"] == 0
+    by_title = json.loads(run("conversion", "list", "--search", "castle").stdout)
+    assert [c["transactionId"] for c in by_title["conversions"]] == [tx]
+    assert json.loads(run("conversion", "list", "--search", "nobody").stdout)["total"] == 0
+    bad = run("conversion", "list", "--status", "paid", check=False)
+    assert bad.returncode != 0 and "'paid' is not one of" in bad.stderr

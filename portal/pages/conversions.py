@@ -1,0 +1,193 @@
+"""Conversions (staff and designers): search, filter by status, reverse one with a reason."""
+
+import reflex as rx
+
+from api.services.conversions import REASON_MAX, REASON_MIN
+from portal.components.confirm import form_dialog
+from portal.components.forms import field_error, form_error, submission_count
+from portal.components.layout import card, empty_state, page, status_badge
+from portal.components.tables import data_table, pager
+from portal.state.conversions import STATUSES, ConversionsState
+
+REASON_ID = "reversal-reason"
+
+
+def _filter() -> rx.Component:
+    s = ConversionsState
+    return rx.box(
+        rx.segmented_control.root(
+            rx.segmented_control.item("All", value="all"),
+            *[rx.segmented_control.item(c.capitalize(), value=c) for c in STATUSES],
+            value=s.status_choice,
+            on_change=s.filter_status,
+            aria_label="Filter by status",
+        ),
+        overflow_x="auto",
+        max_width="100%",
+    )
+
+
+def _search() -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.hstack(
+                rx.input(
+                    name="search",
+                    placeholder="Transaction, player or mission id, or title",
+                    size="2",
+                    aria_label="Search conversions",
+                    # Back on the page, the box shows the search the list is filtered by.
+                    default_value=ConversionsState.search,
+                    # The card's width on a phone, and no wider than the ids need.
+                    width="100%",
+                    max_width="420px",
+                ),
+                rx.button("Search", type="submit", size="2", variant="soft"),
+                wrap="wrap",
+                width="100%",
+            ),
+            rx.text(
+                "Matches a transaction id, the publisher's player id (uid), a platform user "
+                "id, the game's own user id or a mission id in full, or part of a mission "
+                "title.",
+                size="1",
+                color_scheme="gray",
+            ),
+            spacing="1",
+            width="100%",
+        ),
+        on_submit=ConversionsState.find,
+    )
+
+
+def _status(row) -> rx.Component:
+    """The status, and for a reversal why, who and when."""
+    return rx.vstack(
+        status_badge(row.status),
+        rx.cond(
+            row.status == "reversed",
+            rx.vstack(
+                rx.text(row.reversal_reason, size="2"),
+                rx.text("By " + row.reversed_by, size="1", color_scheme="gray"),
+                rx.text(row.reversed_at, size="1", color_scheme="gray"),
+                spacing="1",
+            ),
+        ),
+        spacing="1",
+        align="start",
+    )
+
+
+def _actions(row) -> rx.Component:
+    return rx.cond(
+        row.status == "approved",
+        rx.button(
+            "Reverse",
+            size="1",
+            variant="soft",
+            color_scheme="red",
+            on_click=ConversionsState.start_reverse(row.transaction_id),
+        ),
+    )
+
+
+def _table() -> rx.Component:
+    s = ConversionsState
+    return data_table(
+        ("Transaction", "Mission", "Player", "Publisher", "Payout", "Status", ""),
+        s.rows,
+        lambda r: [
+            rx.vstack(
+                rx.code(r.transaction_id, size="1", word_break="break-all"),
+                rx.text(r.created_at, size="1", color_scheme="gray"),
+                spacing="1",
+            ),
+            rx.vstack(
+                rx.text(r.mission, weight="medium"),
+                rx.text(r.game, size="1", color_scheme="gray"),
+                spacing="1",
+            ),
+            rx.vstack(
+                rx.text(r.uid),
+                rx.code(r.platform_user_id, size="1", word_break="break-all"),
+                spacing="1",
+            ),
+            r.publisher,
+            rx.text("$" + r.payout, white_space="nowrap"),
+            _status(r),
+            _actions(r),
+        ],
+        test_id="conversion-row",
+    )
+
+
+def _reverse_dialog() -> rx.Component:
+    s = ConversionsState
+    errors = s.reverse_errors
+    return form_dialog(
+        rx.callout(
+            rx.text(
+                s.reversing_publisher,
+                " receives a reversal postback with this reason. A reversal cannot be undone.",
+            ),
+            icon="triangle-alert",
+            color_scheme="amber",
+            width="100%",
+        ),
+        rx.text("Transaction ", rx.code(s.reversing, word_break="break-all"), size="2"),
+        form_error(errors.get("form", "").to(str)),
+        rx.el.label(rx.text("Reason", size="2", weight="medium"), html_for=REASON_ID),
+        rx.text_area(
+            name="reason",
+            id=REASON_ID,
+            rows="3",
+            width="100%",
+            auto_focus=True,
+            placeholder="A chargeback, a cheater, a mistake…",
+            aria_invalid=rx.cond(errors.contains("reason"), "true", "false"),
+            aria_describedby=f"{REASON_ID}-error",
+        ),
+        rx.text(
+            f"{REASON_MIN} to {REASON_MAX} characters. The publisher receives it as it is.",
+            size="1",
+            color_scheme="gray",
+        ),
+        field_error(errors, "reason", input_id=REASON_ID),
+        submission_count(),
+        title="Reverse the conversion of " + s.reversing_mission + "?",
+        open=s.reversing != "",
+        submit="Reverse conversion",
+        color_scheme="red",
+        on_submit=s.reverse,
+        on_cancel=s.cancel_reverse,
+    )
+
+
+def conversions() -> rx.Component:
+    s = ConversionsState
+    return page(
+        "Conversions",
+        _filter(),
+        card(
+            _search(),
+            rx.cond(
+                s.rows.length() > 0,
+                _table(),
+                rx.cond(
+                    s.search != "",
+                    empty_state(
+                        "search", "No matches", "No conversion here matches “" + s.search + "”."
+                    ),
+                    empty_state(
+                        "badge-check",
+                        "No conversions here",
+                        "Conversions appear as players complete missions.",
+                    ),
+                ),
+            ),
+            pager(s.page, s.pages, s.total, s.go),
+        ),
+        _reverse_dialog(),
+        subtitle="Reverse an approved conversion (a chargeback, a cheater, a mistake) with a "
+        "reason: its publisher receives a reversal postback.",
+    )
