@@ -171,7 +171,9 @@ def _scope(account: Account, offerwall_id: str | None) -> tuple[Any, Any]:
         click_where = col(Click.offerwall_id) == wall
         conv_where = col(Conversion.offerwall_id) == wall
     if account.role == Role.DESIGNER:
-        games = sa.select(col(Game.id)).where(col(Game.studio_id) == account.studio_id)
+        # A designer without a studio sees no game (not the games without a studio).
+        own = col(Game.studio_id) == account.studio_id if account.studio_id else sa.false()
+        games = sa.select(col(Game.id)).where(own)
         missions = sa.select(col(Mission.id)).where(col(Mission.game_id).in_(games))
         quests = sa.select(col(Quest.id)).where(col(Quest.game_id).in_(games))
         own_clicks = sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests))

@@ -124,6 +124,16 @@ def test_a_designer_of_a_studio_without_games_sees_an_empty_report(engine, tenan
     assert _totals(report) == (0, 0, 0, "$0.00")
 
 
+@pytest.mark.parametrize("dimension", ["day", "offer"])
+def test_a_designer_without_a_studio_sees_nothing(engine, box, tenants, dimension):
+    """Not the games without a studio either (`studio_id IS NULL` would match them)."""
+    orphan_game = make_game(engine, box, "No studio").game_id
+    orphan = make_mission(engine, orphan_game, title="Mission of nobody").id
+    make_conversion(engine, mission_id=orphan, offerwall=tenants.wall_1, uid="n1")
+    report = _report(engine, make_account(Role.DESIGNER, studio_id=None), dimension)
+    assert _totals(report) == (0, 0, 0, "$0.00")
+
+
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_a_publisher_sees_only_their_offerwalls_traffic(engine, tenants, dimension):
     publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_2.id)
