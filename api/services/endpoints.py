@@ -248,25 +248,13 @@ def resume(
 ) -> tuple[int, Notice]:
     """Resume a paused offerwall: its queued postbacks (and those that ran out of attempts
     while every attempt failed) are due again in the order they were made, one every
-    1/POSTBACK_RESUME_RATE seconds, each with a fresh retry schedule. Returns how many."""
+    1/POSTBACK_RESUME_RATE seconds, each with a fresh retry schedule and rendered again
+    from the postback URL saved now. Returns how many."""
     if offerwall.deliveries_paused_at is None:
         raise EndpointError("Deliveries to this offerwall are not paused.")
     now = now or utcnow()
-    since = offerwall.failing_since or offerwall.deliveries_paused_at
-    ran_out = sa.exists().where(
-        col(PostbackAttempt.postback_id) == col(Postback.id),
-        col(PostbackAttempt.started_at) >= since,
-    )
     queued = session.scalars(
-        sa.select(col(Postback.id))
-        .where(
-            col(Postback.offerwall_id) == offerwall.id,
-            sa.or_(
-                col(Postback.status) == PostbackStatus.PENDING,
-                sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
-            ),
-        )
-        .order_by(col(Postback.created_at), col(Postback.id))
+        _waiting(offerwall).order_by(col(Postback.created_at), col(Postback.id))
     ).all()
     step = 1.0 / settings.postback_resume_rate
     if queued:
@@ -278,6 +266,9 @@ def resume(
                 attempts=0,
                 lease_until=None,
                 next_attempt_at=sa.bindparam("b_due"),
+                # Rendered again from the URL the publisher fixed before resuming: the
+                # one stored at their first attempt is the URL that failed.
+                url=None,
             ),
             [
                 {"b_id": postback_id, "b_due": now + timedelta(seconds=i * step)}
@@ -291,6 +282,32 @@ def resume(
     session.add(offerwall)
     session.flush()
     return len(queued), notice
+
+
+def _waiting(offerwall: Offerwall) -> sa.Select[Any]:
+    """The postbacks a resume releases: those queued, and those that ran out of attempts
+    while every attempt failed (since the failures began, or the pause)."""
+    since = offerwall.failing_since or offerwall.deliveries_paused_at
+    ran_out = sa.exists().where(
+        col(PostbackAttempt.postback_id) == col(Postback.id),
+        col(PostbackAttempt.started_at) >= since,
+    )
+    return sa.select(col(Postback.id)).where(
+        col(Postback.offerwall_id) == offerwall.id,
+        sa.or_(
+            col(Postback.status) == PostbackStatus.PENDING,
+            sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
+        ),
+    )
+
+
+def waiting(session: Session, offerwall: Offerwall) -> int:
+    """How many postbacks a resume would release now (the paused banner's count)."""
+    if offerwall.deliveries_paused_at is None:
+        return 0
+    return session.execute(
+        sa.select(sa.func.count()).select_from(_waiting(offerwall).subquery())
+    ).scalar_one()
 
 
 @dataclass(frozen=True)

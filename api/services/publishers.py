@@ -1,5 +1,6 @@
-"""Publishers in the portal: the staff queue, the API key reveal, the test postback and
-the delivery log with its resend. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
+"""Publishers in the portal: the staff queue, the API key and signing secret reveals, the
+test postback, the endpoint's health for the workspace's banner and the delivery log with
+its resend. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
 belongs to api/services/offerwalls.py. Ownership is decided by the caller
 (api/services/access.py); these functions take the offerwall they act on and check that
 rows belong to it."""
@@ -96,14 +97,38 @@ def api_key(*, box: SecretBox, offerwall: Offerwall) -> str:
 def reveal_api_key(
     *, session: Session, box: SecretBox, account: Account, password: str, requested: str = ""
 ) -> str:
-    """The offerwall's API key, for an account that re-entered its password.
+    """The offerwall's API key, for an account that re-entered its password (see
+    `_reauthenticated`). Raises Forbidden, LoginThrottled, AccountError (field
+    "password") or OfferwallError."""
+    offerwall = _reauthenticated(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
+    return api_key(box=box, offerwall=offerwall)
+
+
+def reveal_signing_secret(
+    *, session: Session, box: SecretBox, account: Account, password: str, requested: str = ""
+) -> str:
+    """The offerwall's postback signing secret, once, for an account that re-entered its
+    password (see `_reauthenticated`): afterwards only a rotation shows one. Commit the
+    session after: the reveal is recorded in it. Raises Forbidden, LoginThrottled,
+    AccountError (field "password") or EndpointError (shown already)."""
+    offerwall = _reauthenticated(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
+    return endpoints.reveal_signing_secret(session=session, box=box, offerwall=offerwall)
+
+
+def _reauthenticated(
+    *, session: Session, box: SecretBox, account: Account, password: str, requested: str
+) -> Offerwall:
+    """The offerwall a secret is shown from, once the account entered its password again.
 
     The offerwall is the account's own (staff: the requested one, see
     access.offerwall_for). A wrong password counts against the sign-in limit of the
-    account's address, and the reveal is refused while that limit holds, so the reveal
+    account's address, and a reveal is refused while that limit holds, so a reveal
     is no way around it. The count is committed before the password is checked, so a
-    refusal cannot roll it back. Raises Forbidden, LoginThrottled, AccountError
-    (field "password") or OfferwallError."""
+    refusal cannot roll it back."""
     offerwall = offerwall_for(session=session, account=account, requested=requested)
     user = session.get(User, account.id)
     if user is None:
@@ -117,7 +142,7 @@ def reveal_api_key(
     if not check_password(user, password):
         raise AccountError("Wrong password.", "password")
     throttle.forget_failures(session, key)
-    return api_key(box=box, offerwall=offerwall)
+    return offerwall
 
 
 def preview_url(*, template: str, offerwall: Offerwall, api_key: str) -> str:
@@ -159,6 +184,49 @@ def send_test_postback(
         result.body_excerpt or "",
         result.error or "",
         result.sent,
+    )
+
+
+@dataclass(frozen=True)
+class EndpointFailure:
+    """One failed attempt as the workspace's banner lists it."""
+
+    at: str
+    answer: str  # "HTTP 500", or "No answer" when none came
+    detail: str  # the error, or the start of the answer
+
+
+@dataclass(frozen=True)
+class EndpointHealth:
+    """How the offerwall's postback endpoint is doing: paused (since when, how many
+    postbacks wait), failing (failures in a row), or neither (every field empty)."""
+
+    paused_since: str
+    failing_since: str
+    failures: int
+    waiting: int
+    errors: list[EndpointFailure]
+
+
+def endpoint_health(*, session: Session, offerwall: Offerwall) -> EndpointHealth:
+    """What the workspace's banner says; reads the attempts only when something failed."""
+    paused, failing = offerwall.deliveries_paused_at, offerwall.failing_since
+    if paused is None and offerwall.consecutive_failures == 0:
+        return EndpointHealth("", "", 0, 0, [])
+    errors = [
+        EndpointFailure(
+            at=_when(failed.started_at),
+            answer="No answer" if failed.status_code is None else f"HTTP {failed.status_code}",
+            detail=failed.error,
+        )
+        for failed in endpoints.last_errors(session, offerwall.id)
+    ]
+    return EndpointHealth(
+        paused_since=_when(paused),
+        failing_since=_when(failing),
+        failures=offerwall.consecutive_failures,
+        waiting=endpoints.waiting(session, offerwall),
+        errors=errors,
     )
 
 
