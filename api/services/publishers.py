@@ -233,6 +233,8 @@ def endpoint_health(*, session: Session, offerwall: Offerwall) -> EndpointHealth
 @dataclass(frozen=True)
 class DeliveryRow:
     id: int
+    kind: str  # "conversion" or "reversal" (PostbackKind)
+    conversion_status: str  # approved, reversed, … (ConversionStatus)
     transaction_id: str
     uid: str  # the player's id the publisher sent in the tracking link
     clickid: str
@@ -259,7 +261,8 @@ def delivery_log(
     *, session: Session, offerwall: Offerwall, status: str = "", search: str = "", page: int = 1
 ) -> Window[DeliveryRow]:
     """The offerwall's postbacks newest first, by status, searched (in SQL) by the
-    player's uid, the click id or the transaction id: any of them containing the text."""
+    player's uid, the click id or the transaction id: any of them containing the text.
+    A reversed conversion has two rows: its conversion's postback and its reversal's."""
     last_code = (
         sa.select(col(PostbackAttempt.status_code))
         .where(col(PostbackAttempt.postback_id) == col(Postback.id))
@@ -271,6 +274,7 @@ def delivery_log(
         sa.select(
             Postback,
             col(Conversion.transaction_id),
+            col(Conversion.status),
             col(Conversion.payout_micros),
             col(Mission.title),
             last_code,
@@ -303,6 +307,8 @@ def delivery_log(
         [
             DeliveryRow(
                 id=pb.id,
+                kind=pb.kind,
+                conversion_status=conversion_status,
                 transaction_id=txn,
                 uid=uid or "",
                 clickid=clickid or "",
@@ -314,7 +320,7 @@ def delivery_log(
                 next_attempt_at=_when(pb.next_attempt_at) if pb.status == "pending" else "",
                 last_status="" if code is None else str(code),
             )
-            for pb, txn, micros, title, code, uid, clickid in rows
+            for pb, txn, conversion_status, micros, title, code, uid, clickid in rows
         ],
         total,
         page,

@@ -1,6 +1,7 @@
 """The publisher's delivery log (`publishers.delivery_log`, `attempts`, `owned_postback`):
-an offerwall's postbacks newest first, filtered by status and searched by player uid, click
-id or transaction id, paged, with each attempt; another offerwall's postbacks never appear
+an offerwall's postbacks newest first, each with its kind (conversion or reversal) and its
+conversion's status, filtered by status and searched by player uid, click id or
+transaction id, paged, with each attempt; another offerwall's postbacks never appear
 and never open (SQLite and PostgreSQL, a real local receiver)."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.core.db import new_session
-from api.services import paging, postbacks, publishers
+from api.core.db import new_session, write_session
+from api.services import conversions, paging, postbacks, publishers
 from api.services.offerwalls import OfferwallError
 from models import Offerwall
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
@@ -72,6 +73,39 @@ def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_ans
     assert (pending.last_status, pending.attempts) == ("500", 1) and pending.next_attempt_at
     assert (delivered.last_status, delivered.next_attempt_at) == ("200", "")
     assert delivered.payout == "150 GEM" and delivered.mission == "Kill 10 players in one game"
+    assert {(row.kind, row.conversion_status) for row in log.rows} == {("conversion", "approved")}
+
+
+def test_a_reversal_is_a_row_of_its_own_beside_its_conversions(engine, box, mission_id, private_ok):
+    with running_receiver() as receiver:
+        wall = make_paying_offerwall(
+            engine, box, name="Wall one", postback_url=receiver.url + "/pb"
+        )
+        kept, reversed_id = _convert(engine, mission_id, wall, 2)
+        _deliver(engine, box, private_ok)
+        target = next(row for row in _log(engine, wall).rows if row.id == reversed_id)
+        with write_session(engine) as session:
+            conversions.reverse(
+                session=session,
+                transaction_id=target.transaction_id,
+                reason="Chargeback",
+                actor="staff@example.com",
+                studio_id=None,
+            )
+    log = _log(engine, wall)
+    assert [(row.kind, row.conversion_status, row.status) for row in log.rows] == [
+        ("reversal", "reversed", "pending"),
+        ("conversion", "reversed", "delivered"),
+        ("conversion", "approved", "delivered"),
+    ]
+    assert log.rows[2].id == kept
+    # The filters see both kinds: the status, and the transaction id they share.
+    pending = _log(engine, wall, status="pending").rows
+    assert [(row.kind, row.transaction_id) for row in pending] == [
+        ("reversal", target.transaction_id)
+    ]
+    found = _log(engine, wall, search=target.transaction_id).rows
+    assert [row.kind for row in found] == ["reversal", "conversion"]
 
 
 def test_status_and_transaction_id_filter_the_log(engine, box, mission_id, private_ok):
