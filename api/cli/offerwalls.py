@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import click
 
 from api.cli.common import _print_json, _require_ready
+from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
-from api.services import offerwalls
+from api.services import endpoints, offerwalls
 from api.worker import mail_sender
 
 
 @click.group("offerwall")
 def offerwall_group() -> None:
-    """Create, approve, reject, suspend, reinstate and configure offerwalls."""
+    """Create, approve, reject, suspend, reinstate and configure offerwalls; resume paused
+    postbacks."""
 
 
 def _offerwall_json(ow: Any) -> dict[str, Any]:
@@ -32,6 +35,10 @@ def _offerwall_json(ow: Any) -> dict[str, Any]:
             "decimals": ow.currency_decimals,
         },
         "postbackUrl": ow.postback_url,
+        "reversalUrl": ow.reversal_url,
+        "deliveriesPausedAt": (
+            ow.deliveries_paused_at.isoformat() if ow.deliveries_paused_at else None
+        ),
     }
 
 
@@ -86,9 +93,48 @@ def offerwall_approve(offerwall: str) -> None:
 
 @offerwall_group.command("rotate-key")
 @click.argument("offerwall")
-def offerwall_rotate_key(offerwall: str) -> None:
-    """Issue a new API key for OFFERWALL; the old one stops working at once."""
-    _issue_key(offerwall, offerwalls.rotate_key)
+@click.option(
+    "--grace",
+    type=click.Choice(list(offerwalls.KEY_GRACE)),
+    default="none",
+    show_default=True,
+    help="How long the old key keeps working: none (for a key that leaked), 1h or 24h.",
+)
+def offerwall_rotate_key(offerwall: str, grace: str) -> None:
+    """Issue a new API key for OFFERWALL and print it (shown only this once). The old key
+    keeps working for the grace period, then gets 401; with none it stops at once."""
+
+    def rotate(session: Any, ow: Any) -> tuple[offerwalls.IssuedKey, datetime | None]:
+        issued = offerwalls.rotate_key(
+            session=session, box=get_secret_box(), offerwall=ow, grace=grace
+        )
+        return issued, offerwalls.key_grace_until(ow)
+
+    issued, until = _with_offerwall(offerwall, rotate)
+    _print_json(
+        {
+            "offerwallId": issued.offerwall_id,
+            "owid": issued.owid,
+            "apiKey": issued.api_key,
+            "previousKeyValidUntil": until.isoformat() if until else None,
+        }
+    )
+
+
+@offerwall_group.command("resume")
+@click.argument("offerwall")
+def offerwall_resume(offerwall: str) -> None:
+    """Resume the paused postbacks of OFFERWALL: what waited goes out in the order it was
+    made, POSTBACK_RESUME_RATE a second, rendered from the postback URL saved now (fix it
+    with set-postback first)."""
+    settings = get_settings()
+    released, notice = _with_offerwall(
+        offerwall, lambda s, ow: endpoints.resume(session=s, offerwall=ow, settings=settings)
+    )
+    alert = endpoints.announce(settings, [notice])
+    if alert is not None:  # the command ends here: let the alert webhook hear of it first
+        alert.join(timeout=6)
+    _print_json({"offerwallId": notice.offerwall_id, "owid": notice.owid, "released": released})
 
 
 @offerwall_group.command("reject")

@@ -383,9 +383,10 @@ def paused_endpoints(session: Session) -> list[PausedEndpoint]:
     return [PausedEndpoint(*row) for row in rows]
 
 
-def announce(settings: Settings, notices: Iterable[Notice]) -> None:
+def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread | None:
     """POST each notice to ALERT_WEBHOOK_URL (when set) from a thread of its own: once,
-    5 s at most, a failure logged. The operator's own URL, not a publisher's."""
+    5 s at most, a failure logged. The operator's own URL, not a publisher's. Returns the
+    thread (a command that ends next joins it), or None when nothing is posted."""
     notices = list(notices)
     for notice in notices:
         log.warning(
@@ -396,7 +397,7 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> None:
             notice.failures,
         )
     if not settings.alert_webhook_url or not notices:
-        return
+        return None
 
     def post() -> None:
         try:
@@ -406,4 +407,6 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> None:
         except httpx.HTTPError as exc:
             log.warning("the alert webhook failed: %s", type(exc).__name__)
 
-    threading.Thread(target=post, name="alert-webhook", daemon=True).start()
+    thread = threading.Thread(target=post, name="alert-webhook", daemon=True)
+    thread.start()
+    return thread

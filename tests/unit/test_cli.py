@@ -232,6 +232,77 @@ def test_offerwall_lifecycle(run, tmp_path):
     assert rotated["apiKey"] not in run("offerwall", "list").stdout
 
 
+def _key_opens(env: dict[str, str], api_key: str) -> bool:
+    """Whether the offers API would take the key now (its own look-up, on the CLI's DB)."""
+    from api.core.crypto import SecretBox
+    from api.core.db import build_engine
+    from api.core.errors import ApiError
+    from api.services.offer_listing import approved_offerwall
+
+    engine = build_engine(env["DATABASE_URL"])
+    try:
+        with engine.connect() as conn:
+            approved_offerwall(conn=conn, box=SecretBox([env["SECRET_KEY"]]), api_key=api_key)
+        return True
+    except ApiError:
+        return False
+    finally:
+        engine.dispose()
+
+
+def test_offerwall_rotate_key_with_a_grace_period(run, env):
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Grace Wall").stdout)
+    first = json.loads(run("offerwall", "approve", created["id"]).stdout)["apiKey"]
+    graced = json.loads(run("offerwall", "rotate-key", created["id"], "--grace", "1h").stdout)
+    assert graced["previousKeyValidUntil"] is not None
+    assert _key_opens(env, first) and _key_opens(env, graced["apiKey"])
+    # A leaked key: none stops the old one (and the one still in grace) at once.
+    leaked = json.loads(run("offerwall", "rotate-key", created["id"], "--grace", "none").stdout)
+    assert leaked["previousKeyValidUntil"] is None
+    assert [_key_opens(env, k) for k in (first, graced["apiKey"], leaked["apiKey"])] == [
+        False,
+        False,
+        True,
+    ]
+    wrong = run("offerwall", "rotate-key", created["id"], "--grace", "2h", check=False)
+    assert wrong.returncode != 0 and "'none', '1h', '24h'" in wrong.stderr
+
+
+def test_offerwall_resume_releases_a_paused_offerwalls_postbacks(run, env):
+    from datetime import timedelta
+
+    from sqlmodel import Session
+
+    from api.core.crypto import SecretBox
+    from api.core.db import build_engine, write_session
+    from models import Offerwall, Postback
+    from models.types import utcnow
+    from tests.factories import make_postback
+
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Paused Wall").stdout)
+    run("offerwall", "approve", created["id"])
+    flowing = run("offerwall", "resume", created["id"], check=False)
+    assert flowing.returncode != 0 and "not paused" in flowing.stderr
+    engine = build_engine(env["DATABASE_URL"])
+    with Session(engine) as session:
+        wall = session.get(Offerwall, created["id"])
+    postback_id = make_postback(engine, SecretBox([env["SECRET_KEY"]]), wall)
+    with write_session(engine) as session:  # paused as the dispatcher pauses it
+        wall = session.get(Offerwall, created["id"])
+        wall.deliveries_paused_at = utcnow()
+        wall.failing_since, wall.consecutive_failures = utcnow() - timedelta(days=1), 9
+    assert _listed(run, created["id"])["deliveriesPausedAt"] is not None
+    resumed = json.loads(run("offerwall", "resume", created["id"]).stdout)
+    assert (resumed["offerwallId"], resumed["released"]) == (created["id"], 1)
+    assert _listed(run, created["id"])["deliveriesPausedAt"] is None
+    with Session(engine) as session:
+        postback = session.get(Postback, postback_id)
+        assert (postback.status, postback.attempts) == ("pending", 0)
+    engine.dispose()
+
+
 def _listed(run, offerwall_id: str) -> dict:
     return next(w for w in json.loads(run("offerwall", "list").stdout) if w["id"] == offerwall_id)
 
