@@ -1,11 +1,13 @@
 """The staff dashboard: what needs staff's attention when they sign in.
 
-Pending applications, today's figures (the reports' own, for the UTC day) and the
-offerwalls whose postbacks are failing. As in reports, today's conversions and payout
-include those reversed since, and reversed and net payout count the reversals of today's
-conversions only: a reversal of an older conversion counts on that conversion's day. Each figure is one indexed query: offerwalls by
-status (`ix_offerwall_status`), clicks and conversions by time (`ix_click_created`,
-`ix_conversion_created`), postbacks by status and due time (`ix_postback_due`)."""
+Pending applications, today's figures (the reports' own, for the UTC day), the offerwalls
+whose postbacks are failing and those whose deliveries are paused
+(`endpoints.paused_endpoints`). As in reports, today's conversions and payout include those
+reversed since, and reversed and net payout count the reversals of today's conversions
+only: a reversal of an older conversion counts on that conversion's day. Each figure is one
+indexed query: offerwalls by status (`ix_offerwall_status`), clicks and conversions by time
+(`ix_click_created`, `ix_conversion_created`), postbacks by status and due time
+(`ix_postback_due`)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.services import reports
+from api.services import endpoints, reports
 from api.services.access import Account, require
 from models import Offerwall, OfferwallStatus, Postback, PostbackStatus, Role
 
@@ -36,11 +38,23 @@ class FailingEndpoint:
 
 
 @dataclass(frozen=True)
+class PausedEndpoint:
+    """An offerwall whose deliveries are paused until its publisher (or staff) resumes."""
+
+    offerwall_id: str
+    company: str
+    paused_since: str  # UTC
+    failures: int  # attempts failed in a row
+    queued: int  # postbacks waiting
+
+
+@dataclass(frozen=True)
 class Dashboard:
     pending_applications: int
     day: str  # the UTC day of the figures, YYYY-MM-DD
     today: reports.ReportRow
     failing: list[FailingEndpoint]
+    paused: list[PausedEndpoint]
 
 
 def pending_applications(*, session: Session) -> int:
@@ -80,6 +94,20 @@ def failing_endpoints(*, session: Session, now: datetime) -> list[FailingEndpoin
     ]
 
 
+def paused_endpoints(*, session: Session) -> list[PausedEndpoint]:
+    """Every paused offerwall, longest paused first."""
+    return [
+        PausedEndpoint(
+            paused.offerwall_id,
+            paused.name,
+            paused.paused_at.strftime("%Y-%m-%d %H:%M UTC"),
+            paused.failures,
+            paused.queued,
+        )
+        for paused in endpoints.paused_endpoints(session)
+    ]
+
+
 def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Dashboard:
     """The staff dashboard's figures at `now` (UTC). Staff only."""
     require(account, Role.STAFF)
@@ -89,4 +117,5 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
         day=day.isoformat(),
         today=reports.day_totals(session=session, account=account, day=day),
         failing=failing_endpoints(session=session, now=now),
+        paused=paused_endpoints(session=session),
     )

@@ -1,4 +1,5 @@
-"""The staff dashboard: what needs attention, each card with the page that deals with it."""
+"""The staff dashboard: what needs attention, each card with the page that deals with it:
+applications, today's figures, paused and failing postbacks."""
 
 import reflex as rx
 
@@ -107,6 +108,56 @@ def _failing() -> rx.Component:
     )
 
 
+def _paused_row(row) -> rx.Component:
+    return rx.flex(
+        rx.vstack(
+            rx.text(row.company, weight="medium"),
+            rx.text(
+                "paused since "
+                + row.paused_since
+                + " · "
+                + row.queued.to_string()
+                + " queued · "
+                + row.failures.to_string()
+                + " failures in a row",
+                size="1",
+                color_scheme="gray",
+            ),
+            spacing="0",
+        ),
+        _link("Workspace", routes.PUBLISHER_POSTBACK + routes.offerwall_query(row.offerwall_id)),
+        justify="between",
+        align="center",
+        spacing="3",
+        wrap="wrap",
+        width="100%",
+        data_testid="paused-endpoint",
+    )
+
+
+def _paused() -> rx.Component:
+    s = DashboardState
+    return _card(
+        "Paused postbacks",
+        rx.cond(
+            s.paused.length() > 0,
+            rx.vstack(
+                rx.text(
+                    "Every attempt failed for a long time: their postbacks wait until the "
+                    "publisher, or you in their workspace, fix the URL and resume.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.foreach(s.paused, _paused_row),
+                spacing="3",
+                width="100%",
+            ),
+            rx.text("No publisher's deliveries are paused.", color_scheme="gray"),
+        ),
+        test_id="card-paused",
+    )
+
+
 def staff_dashboard() -> rx.Component:
     return page(
         "Dashboard",
@@ -117,5 +168,11 @@ def staff_dashboard() -> rx.Component:
             spacing="4",
             width="100%",
         ),
-        _failing(),
+        rx.grid(
+            _paused(),
+            _failing(),
+            columns=rx.breakpoints(initial="1", md="2"),
+            spacing="4",
+            width="100%",
+        ),
     )

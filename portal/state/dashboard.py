@@ -1,4 +1,4 @@
-"""The staff dashboard: pending applications, today's figures, failing postbacks."""
+"""The staff dashboard: pending applications, today's figures, failing and paused postbacks."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class DashboardState(AuthState):
     day: str = ""
     today: reports.ReportRow | None = None
     failing: list[dashboard.FailingEndpoint] = []
+    paused: list[dashboard.PausedEndpoint] = []
 
     @rx.event
     @refusals()
@@ -29,4 +30,4 @@ class DashboardState(AuthState):
 
         found = await self._run(work, Role.STAFF)
         self.pending, self.day, self.today = found.pending_applications, found.day, found.today
-        self.failing = found.failing
+        self.failing, self.paused = found.failing, found.paused

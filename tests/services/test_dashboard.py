@@ -1,6 +1,6 @@
 """The staff dashboard (`api/services/dashboard.py`): pending applications, today's
-figures (the reports' own for the UTC day) and the offerwalls whose postbacks are failing
-(SQLite and PostgreSQL)."""
+figures (the reports' own for the UTC day), the offerwalls whose postbacks are failing and
+those whose deliveries are paused (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.services import conversions, dashboard, reports
 from api.services.access import Forbidden
-from models import Role
+from models import Offerwall, Role
 from models.tables import postback as _postback
 from models.types import utcnow
 from tests.factories import (
@@ -121,6 +121,31 @@ def test_failing_endpoints_are_offerwalls_with_retrying_or_recently_failed_postb
     ]
     assert failing[0].offerwall_id == walls["Both"].id
     assert failing[0].last_due.endswith(" UTC")
+
+
+def test_paused_endpoints_are_listed_longest_paused_first_with_their_queue(engine, box):
+    mission = make_mission(engine, make_game(engine, box).game_id).id
+    now = utcnow()
+    walls = {
+        name: make_offerwall(engine, box, name=name)[0]
+        for name in ("Paused today", "Paused yesterday", "Flowing")
+    }
+    for name, uid in (("Paused today", "t1"), ("Paused today", "t2"), ("Flowing", "f1")):
+        make_conversion(engine, mission_id=mission, offerwall=walls[name], uid=uid)
+    with write_session(engine) as session:
+        for name, ago in (
+            ("Paused today", timedelta(hours=1)),
+            ("Paused yesterday", timedelta(days=1)),
+        ):
+            wall = session.get(Offerwall, walls[name].id)
+            wall.deliveries_paused_at, wall.consecutive_failures = now - ago, 7
+    paused = _dashboard(engine).paused
+    assert [(p.company, p.failures, p.queued) for p in paused] == [
+        ("Paused yesterday", 7, 0),
+        ("Paused today", 7, 2),
+    ]
+    assert paused[1].offerwall_id == walls["Paused today"].id
+    assert paused[1].paused_since.endswith(" UTC")
 
 
 def test_the_dashboard_is_for_staff_only(engine):
