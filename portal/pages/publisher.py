@@ -404,6 +404,32 @@ def _attempts_panel() -> rx.Component:
     )
 
 
+def _created(row) -> rx.Component:
+    """The day, and the time under it: the log has many columns, and the mission's name
+    needs the room more than one line of date and time does."""
+    day, time = row.created_at.split(" ")[0], row.created_at.split(" ")[1]
+    return rx.vstack(
+        rx.text(day, white_space="nowrap"),
+        rx.text(time + " UTC", size="1", color_scheme="gray", white_space="nowrap"),
+        spacing="0",
+    )
+
+
+def _kind(row) -> rx.Component:
+    """Conversion or Reversal, and under it the conversion's status now: a conversion's
+    postback said approved, and says reversed here once it was taken back."""
+    return rx.vstack(
+        rx.cond(
+            row.kind == "reversal",
+            rx.badge("Reversal", color_scheme="orange"),
+            rx.badge("Conversion", color_scheme="blue"),
+        ),
+        rx.text(row.conversion_status, size="1", color_scheme="gray"),
+        spacing="1",
+        data_testid="delivery-kind",
+    )
+
+
 def deliveries() -> rx.Component:
     s = DeliveryState
     return page(
@@ -451,6 +477,7 @@ def deliveries() -> rx.Component:
                 data_table(
                     (
                         "Created",
+                        "Kind",
                         "Transaction",
                         "Player",
                         "Mission",
@@ -462,7 +489,8 @@ def deliveries() -> rx.Component:
                     ),
                     s.rows,
                     lambda r: [
-                        rx.text(r.created_at, white_space="nowrap"),
+                        _created(r),
+                        _kind(r),
                         rx.code(r.transaction_id, size="1"),
                         rx.vstack(
                             rx.text(r.uid, size="2"),
