@@ -1,6 +1,8 @@
 """The publisher workspace: application status, offerwall overview, postback editor,
 delivery log. Staff see the same pages for any publisher (`?offerwall=<id>`)."""
 
+from typing import Any
+
 import reflex as rx
 
 from api.services.postback_url import LEGACY, MACROS
@@ -151,28 +153,101 @@ def _api_key_card() -> rx.Component:
                 reset_on_submit=True,
             ),
         ),
-        rx.alert_dialog.root(
-            rx.alert_dialog.trigger(
-                rx.button("Rotate key", color_scheme="red", variant="soft", size="2")
+        rx.cond(
+            s.previous_key_until != "",
+            rx.callout(
+                "Your previous key works until "
+                + s.previous_key_until
+                + ". Move every server to the new key before then; after it, the old key gets 401.",
+                icon="clock",
+                color_scheme="amber",
+                width="100%",
+                data_testid="previous-key-until",
             ),
-            rx.alert_dialog.content(
-                rx.alert_dialog.title("Rotate the API key?"),
-                rx.alert_dialog.description(
-                    "A new key is issued and the current one stops working immediately: offer requests and "
-                    "postback hashes use the new key from now on."
-                ),
-                rx.hstack(
-                    rx.alert_dialog.cancel(
-                        rx.button("Cancel", variant="soft", color_scheme="gray")
-                    ),
-                    rx.alert_dialog.action(
-                        rx.button("Rotate", color_scheme="red", on_click=s.rotate_key)
-                    ),
-                    justify="end",
-                    spacing="3",
-                    margin_top="4",
-                ),
+        ),
+        _rotate_dialog(
+            "Rotate key",
+            title="Rotate the API key?",
+            description=(
+                "A new key is issued and shown once. Offer requests and new postback hashes "
+                "use it from now on. How long should the current key keep working?"
             ),
+            choice=s.key_grace,
+            on_choose=s.choose_key_grace,
+            on_rotate=s.rotate_key(s.key_grace, s.submitted),
+            thing="key",
+        ),
+    )
+
+
+# The grace a replaced key or secret keeps (api/services/endpoints.OVERLAP), in words.
+GRACE_CHOICES = (("none", "None: the old {} stops now"), ("1h", "1 hour"), ("24h", "24 hours"))
+
+
+def _grace_option(value: str, text: str) -> rx.Component:
+    """One choice of the rotate dialog; its label names the radio button."""
+    return rx.text(
+        rx.flex(rx.radio_group.item(value=value), text, spacing="2", align="center"),
+        as_="label",
+        size="2",
+    )
+
+
+def _rotate_dialog(
+    label: str,
+    *,
+    title: str,
+    description: str,
+    choice: rx.Var,
+    on_choose: Any,
+    on_rotate: Any,
+    thing: str,
+) -> rx.Component:
+    """A rotate button whose dialog asks how long the replaced `thing` (key, secret)
+    keeps working (none, 1 hour, 24 hours); Rotate stays off until one is picked, so
+    nobody cuts off their servers, or keeps a leaked one alive, by a default."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(
+            rx.button(
+                label,
+                type="button",
+                color_scheme="red",
+                variant="soft",
+                size="2",
+                on_click=on_choose(""),
+            )
+        ),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(title),
+            rx.alert_dialog.description(description, size="2"),
+            rx.radio_group.root(
+                rx.vstack(
+                    *[_grace_option(value, text.format(thing)) for value, text in GRACE_CHOICES],
+                    spacing="2",
+                ),
+                value=choice,
+                on_change=on_choose,
+                aria_label="How long the current one keeps working",
+                margin_top="12px",
+            ),
+            rx.text(
+                f"Choose none if the {thing} leaked: nobody can use it after this.",
+                size="1",
+                color_scheme="gray",
+                margin_top="8px",
+            ),
+            rx.flex(
+                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(
+                    rx.button(
+                        "Rotate", color_scheme="red", disabled=choice == "", on_click=on_rotate
+                    )
+                ),
+                spacing="3",
+                margin_top="16px",
+                justify="end",
+            ),
+            max_width="440px",
         ),
     )
 

@@ -6,6 +6,7 @@ the server decides which offerwall an event acts on (access.offerwall_for)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 import reflex as rx
@@ -19,6 +20,11 @@ from portal.backend import box, settings
 from portal.state.auth import AuthState, refusals
 
 T = TypeVar("T")
+
+
+def utc_text(moment: datetime | None) -> str:
+    """A moment as the workspace writes it: to the minute, in UTC ("" for none)."""
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
 class OfferwallScoped(AuthState):
@@ -71,6 +77,10 @@ class WorkspaceState(OfferwallScoped):
     has_key: bool = False
     revealed_key: str = ""
     reveal_error: str = ""
+    # The grace period picked in the rotate dialog ("" until one is picked), and until
+    # when the replaced key still works ("" when it does not).
+    key_grace: str = ""
+    previous_key_until: str = ""
     currency_name: str = ""
     currency_code: str = ""
     exchange_rate: str = ""
@@ -85,6 +95,7 @@ class WorkspaceState(OfferwallScoped):
         if wall is None:
             return redirect
         self.has_key = wall.api_key_sealed is not None
+        self.key_grace, self.previous_key_until = "", utc_text(offerwalls.key_grace_until(wall))
         base = settings().base_url
         self.tracking_link = routes.tracking_link_template(base, self.owid)
         self._show_currency(wall)
@@ -114,12 +125,29 @@ class WorkspaceState(OfferwallScoped):
         self.revealed_key = ""
 
     @rx.event
-    @refusals()
-    async def rotate_key(self):
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> str:
-            return offerwalls.rotate_key(session=session, box=box(), offerwall=offerwall).api_key
+    def choose_key_grace(self, grace: str):
+        self.key_grace = grace
 
-        self.revealed_key = await self._on_offerwall(work, write=True)
+    @rx.event
+    @refusals()
+    async def rotate_key(self, grace: str = "", drawn_with: int | None = None):
+        """A new key, shown now; the old one works for the grace picked in the dialog
+        (none: it stops now). The service refuses any other grace."""
+        if not self._first(drawn_with):
+            return None  # a second click of the same button
+
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> tuple[str, str]:
+            issued = offerwalls.rotate_key(
+                session=session, box=box(), offerwall=offerwall, grace=grace
+            )
+            return issued.api_key, utc_text(offerwalls.key_grace_until(offerwall))
+
+        self.revealed_key, self.previous_key_until = await self._on_offerwall(work, write=True)
+        self.key_grace, self.has_key, self.reveal_error = "", True, ""
+        if self.previous_key_until:
+            return rx.toast.success(
+                f"New API key issued. The previous key works until {self.previous_key_until}."
+            )
         return rx.toast.success("New API key issued. The old key no longer works.")
 
     @rx.event

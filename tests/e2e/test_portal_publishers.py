@@ -126,6 +126,7 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
 
     publisher.get_by_role("link", name="Offerwall").first.click()
     publisher.get_by_role("button", name="Rotate key").click()
+    publisher.get_by_role("alertdialog").get_by_role("radio", name="None").click()
     publisher.get_by_role("alertdialog").get_by_role("button", name="Rotate").click()
     expect(publisher.get_by_text("New API key issued")).to_be_visible()
     new_key = publisher.get_by_test_id("api-key").inner_text()
