@@ -6,7 +6,7 @@ import reflex as rx
 from api.services.publisher_offers import UID_PLACEHOLDER
 from portal import routes
 from portal.components.layout import card, empty_state, page
-from portal.pages.publisher import workspace_tabs
+from portal.pages.publisher import endpoint_banner, workspace_tabs
 from portal.state.catalog import CatalogState
 
 
@@ -118,6 +118,7 @@ def catalog() -> rx.Component:
     return page(
         s.company,
         workspace_tabs(s, routes.PUBLISHER_OFFERS),
+        endpoint_banner(s),
         card(
             rx.flex(
                 rx.heading("Offers", size="4", as_="h2"),

@@ -7,6 +7,7 @@ import reflex as rx
 
 from api.services.postback_url import LEGACY, MACROS
 from portal import routes
+from portal.components.confirm import confirm_button
 from portal.components.forms import field, form_error
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
@@ -90,6 +91,149 @@ def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
             ),
             width="100%",
         ),
+    )
+
+
+def endpoint_banner(state: type[OfferwallScoped]) -> rx.Component:
+    """At the top of every workspace page: deliveries paused (what waits, the last errors,
+    what to do, Resume), or a milder warning while attempts fail but nothing is paused."""
+    return rx.cond(
+        state.paused_since != "",
+        _paused_banner(state),
+        rx.cond(state.failures > 0, _failing_banner(state)),
+    )
+
+
+def _postbacks(count: rx.Var) -> rx.Var:
+    return rx.cond(count == 1, "1 postback", count.to_string() + " postbacks")
+
+
+# A numbered list (the theme's reset takes the numbers away).
+STEPS_STYLE = {
+    "paddingLeft": "1.25rem",
+    "margin": "0",
+    "listStyleType": "decimal",
+    "fontSize": "var(--font-size-2)",
+}
+
+
+def _step(*text: Any) -> rx.Component:
+    return rx.el.li(rx.text(*text, size="2"))
+
+
+def _paused_banner(state: type[OfferwallScoped]) -> rx.Component:
+    return rx.callout.root(
+        rx.callout.icon(rx.icon("circle-pause")),
+        rx.vstack(
+            rx.heading("Postbacks are paused", size="4", as_="h2"),
+            rx.text(
+                "Every delivery attempt has failed since "
+                + state.failing_since
+                + ", so deliveries were paused on "
+                + state.paused_since
+                + ". ",
+                rx.text.strong(_postbacks(state.waiting) + " waiting"),
+                ": none is lost, and new ones wait too.",
+                size="2",
+            ),
+            _errors_list(state),
+            rx.text("To resume:", size="2", weight="medium"),
+            rx.el.ol(
+                _step(
+                    "Fix the postback URL on the ",
+                    rx.link("Postback", href=routes.PUBLISHER_POSTBACK + state.query),
+                    " page (or the receiver behind it).",
+                ),
+                _step("Send a test postback from there and check that it answers 2xx."),
+                _step(
+                    "Resume deliveries: what waits goes out in the order it was made, "
+                    "to the postback URL saved then."
+                ),
+                style=STEPS_STYLE,
+            ),
+            confirm_button(
+                "Resume deliveries",
+                title="Resume deliveries?",
+                description=(
+                    "Every waiting postback goes out again, in the order it was made, a few a "
+                    "second, to the postback URL saved now. If it still fails, deliveries "
+                    "pause again."
+                ),
+                confirm="Resume",
+                on_confirm=OfferwallScoped.resume_deliveries(state.submitted),
+                size="2",
+            ),
+            spacing="2",
+            width="100%",
+            min_width="0",
+        ),
+        color_scheme="red",
+        variant="surface",
+        width="100%",
+        data_testid="paused-banner",
+    )
+
+
+def _errors_list(state: type[OfferwallScoped]) -> rx.Component:
+    """The latest failed attempts, newest first: when, the answer, and what it said."""
+    return rx.cond(
+        state.last_errors.length() > 0,
+        rx.vstack(
+            rx.text("Last errors", size="2", weight="medium"),
+            rx.foreach(
+                state.last_errors,
+                lambda e: rx.text(
+                    rx.text.span(e.at, color_scheme="gray"),
+                    " · ",
+                    rx.text.strong(e.answer),
+                    rx.cond(e.detail != "", rx.text.span(" · " + e.detail)),
+                    size="2",
+                    data_testid="endpoint-error",
+                ),
+            ),
+            spacing="1",
+            width="100%",
+        ),
+    )
+
+
+def _failing_banner(state: type[OfferwallScoped]) -> rx.Component:
+    latest = state.last_errors[0]
+    return rx.callout.root(
+        rx.callout.icon(rx.icon("triangle-alert")),
+        rx.vstack(
+            rx.text(
+                rx.text.strong(
+                    rx.cond(
+                        state.failures == 1,
+                        "The last delivery attempt failed",
+                        "The last " + state.failures.to_string() + " delivery attempts failed",
+                    )
+                ),
+                " (since " + state.failing_since + ")",
+                rx.cond(
+                    state.last_errors.length() > 0,
+                    rx.text.span(
+                        "; the latest: ",
+                        rx.text.strong(latest.answer),
+                        rx.cond(latest.detail != "", " (" + latest.detail + ")", ""),
+                    ),
+                ),
+                ". Questwall retries them. If every attempt keeps failing for "
+                + state.pause_after
+                + ", deliveries pause until they are resumed. Check the postback URL and send "
+                "a test postback from the ",
+                rx.link("Postback", href=routes.PUBLISHER_POSTBACK + state.query),
+                " page.",
+                size="2",
+            ),
+            spacing="1",
+            width="100%",
+            min_width="0",
+        ),
+        color_scheme="amber",
+        width="100%",
+        data_testid="failing-banner",
     )
 
 
@@ -310,6 +454,7 @@ def overview() -> rx.Component:
     return page(
         s.company,
         workspace_tabs(s, routes.PUBLISHER),
+        endpoint_banner(s),
         card(
             rx.hstack(rx.heading("Offerwall", size="4", as_="h2"), status_badge(s.status)),
             _copyable("Offerwall id (owid)", s.owid, "owid"),
@@ -330,6 +475,7 @@ def postback() -> rx.Component:
     return page(
         s.company,
         workspace_tabs(s, routes.PUBLISHER_POSTBACK),
+        endpoint_banner(s),
         card(
             rx.heading("Postback URL", size="4", as_="h2"),
             rx.text(
@@ -510,6 +656,7 @@ def deliveries() -> rx.Component:
     return page(
         s.company,
         workspace_tabs(s, routes.PUBLISHER_DELIVERIES),
+        endpoint_banner(s),
         card(
             rx.flex(
                 rx.heading("Delivery log", size="4", as_="h2"),

@@ -1,4 +1,6 @@
-"""The publisher workspace: the offerwall's ids, its API key and its currency.
+"""The publisher workspace: the offerwall's ids, its API key and its currency, and on
+every workspace page the health of its postback endpoint (paused or failing) with the
+way to resume.
 
 Publishers see their own offerwall; staff open any with `?offerwall=<id>`. Either way
 the server decides which offerwall an event acts on (access.offerwall_for)."""
@@ -12,7 +14,7 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import offerwalls, publishers
+from api.services import endpoints, offerwalls, publishers
 from api.services.access import Account, Forbidden, NotApproved, offerwall_for
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
@@ -27,8 +29,18 @@ def utc_text(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
+def duration_text(seconds: float) -> str:
+    """A setting's duration in words ("24 hours", "30 minutes", "1 hour")."""
+    for size, unit in ((3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}" + ("" if count == 1 else "s")
+    return f"{seconds:g} seconds"
+
+
 class OfferwallScoped(AuthState):
-    """Base of the workspace states: which offerwall, and its header."""
+    """Base of the workspace states: which offerwall, its header, and its endpoint's
+    health (the banner every workspace page shows)."""
 
     company: str = ""
     status: str = ""
@@ -36,6 +48,15 @@ class OfferwallScoped(AuthState):
     staff_view: bool = False
     # Appended to workspace links so staff stay on the publisher they opened.
     query: str = ""
+    # The postback endpoint (publishers.endpoint_health): paused since when, failing
+    # since when, failures in a row, postbacks waiting, the last errors.
+    paused_since: str = ""
+    failing_since: str = ""
+    failures: int = 0
+    waiting: int = 0
+    last_errors: list[publishers.EndpointFailure] = []
+    # How long every attempt must fail before deliveries pause (POSTBACK_PAUSE_AFTER_SECONDS).
+    pause_after: str = ""
 
     def _requested(self) -> str:
         return self.router.url.query_parameters.get("offerwall", "")
@@ -61,7 +82,9 @@ class OfferwallScoped(AuthState):
         if self.user_role == Role.STAFF and not self._requested():
             return rx.redirect(routes.STAFF_PUBLISHERS), None
         try:
-            wall = await self._on_offerwall(lambda _s, o, _a: o)
+            wall, health = await self._on_offerwall(
+                lambda s, o, _a: (o, publishers.endpoint_health(session=s, offerwall=o))
+            )
         except NotApproved:  # checked by the service on every event too
             return rx.redirect(routes.APPLICATION), None
         except Forbidden as exc:
@@ -69,7 +92,45 @@ class OfferwallScoped(AuthState):
         self.company, self.status, self.owid = wall.name, wall.status, wall.owid or ""
         self.staff_view = self.user_role == Role.STAFF
         self.query = routes.offerwall_query(wall.id) if self.staff_view else ""
+        self._show_health(health)
         return None, wall
+
+    def _show_health(self, health: publishers.EndpointHealth) -> None:
+        self.paused_since, self.failing_since = health.paused_since, health.failing_since
+        self.failures, self.waiting, self.last_errors = (
+            health.failures,
+            health.waiting,
+            health.errors,
+        )
+        self.pause_after = duration_text(settings().postback_pause_after_seconds)
+
+    @rx.event
+    @refusals()
+    async def resume_deliveries(self, drawn_with: int | None = None):
+        """Release a paused offerwall's waiting postbacks (the banner's button); the
+        alert webhook hears of it once the transaction is committed."""
+        if not self._first(drawn_with):
+            return None  # a second click of the same button
+        config = settings()
+
+        def work(session: Session, offerwall: Offerwall, _a: Account):
+            released, notice = endpoints.resume(
+                session=session, offerwall=offerwall, settings=config
+            )
+            return (
+                released,
+                notice,
+                publishers.endpoint_health(session=session, offerwall=offerwall),
+            )
+
+        released, notice, health = await self._on_offerwall(work, write=True)
+        endpoints.announce(config, [notice])
+        self._show_health(health)
+        rate = f"{config.postback_resume_rate:g}"
+        waited = "1 waiting postback goes" if released == 1 else f"{released} waiting postbacks go"
+        return rx.toast.success(
+            f"Deliveries resumed: {waited} out in the order they were made, {rate} a second."
+        )
 
 
 class WorkspaceState(OfferwallScoped):
