@@ -1,26 +1,30 @@
-"""The postback URL editor (live preview, test postback) and the delivery log."""
+"""The postback page (the URL and the reversal URL with a live preview, the test
+postback, the signing secret) and the delivery log."""
 
 from __future__ import annotations
 
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import offerwalls, publishers
+from api.services import endpoints, offerwalls, publishers
 from api.services.access import Account
 from api.services.postback_url import unknown_macros
-from models import Offerwall
+from models import Offerwall, Role
+from models.types import utcnow
 from portal.backend import box, engine, off_loop, settings
-from portal.state.auth import refusals
+from portal.state.auth import SUBMITTED, refusals
 from portal.state.paging import Paged
-from portal.state.workspace import OfferwallScoped
+from portal.state.workspace import OfferwallScoped, utc_text
 
 EXAMPLE_TEMPLATE = (
     "https://example.com/postback?uid={uid}&txn={transaction_id}&payout={payout}&hash={hash_key}"
 )
+EXAMPLE_REVERSAL = "https://example.com/reversal?txn={transaction_id}&reason={reason}"
 
 
 class PostbackState(OfferwallScoped):
     saved_url: str = ""
+    saved_reversal_url: str = ""
     draft: str = ""
     preview: str = ""
     unknown: list[str] = []
@@ -33,16 +37,30 @@ class PostbackState(OfferwallScoped):
     test_answer: str = ""
     test_error: str = ""
     sending: bool = False
+    # The signing secret: shown once (when), the one just shown or rotated (until the
+    # page is left), until when the replaced one still signs, and the rotate dialog's pick.
+    secret_shown_at: str = ""
+    revealed_secret: str = ""
+    secret_error: str = ""
+    previous_secret_until: str = ""
+    secret_overlap: str = ""
 
     @rx.event
     @refusals()
     async def load(self):
         self.error, self.tested = "", False
+        self.revealed_secret, self.secret_error, self.secret_overlap = "", "", ""
         redirect, wall = await self._open()
         if wall is None:
             return redirect
         self.saved_url = wall.postback_url or ""
+        self.saved_reversal_url = wall.reversal_url or ""
+        self._show_secret(wall)
         return await self._preview(self.saved_url)
+
+    def _show_secret(self, wall: Offerwall) -> None:
+        self.secret_shown_at = utc_text(wall.signing_secret_shown_at)
+        self.previous_secret_until = utc_text(endpoints.secret_overlap_until(wall))
 
     async def _preview(self, template: str) -> None:
         self.draft = template
@@ -65,17 +83,68 @@ class PostbackState(OfferwallScoped):
     @refusals(into="error")
     async def save(self, form: dict[str, str]):
         self.error = ""
-        url = form.get("postback_url", "")
+        url, reversal = form.get("postback_url", ""), form.get("reversal_url", "")
 
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> str:
-            saved = offerwalls.set_postback_url(
-                session=session, offerwall=offerwall, url=url or None
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> tuple[str, str]:
+            offerwalls.set_postback_url(session=session, offerwall=offerwall, url=url or None)
+            saved = offerwalls.set_reversal_url(
+                session=session, offerwall=offerwall, url=reversal or None
             )
-            return saved.postback_url or ""
+            return saved.postback_url or "", saved.reversal_url or ""
 
-        self.saved_url = await self._on_offerwall(work, write=True)
+        self.saved_url, self.saved_reversal_url = await self._on_offerwall(work, write=True)
         await self._preview(self.saved_url)
         return rx.toast.success("Postback URL saved.")
+
+    @rx.event
+    @refusals(into="secret_error")
+    async def reveal_secret(self, form: dict[str, str]):
+        """Show the signing secret once, after the signed-in user re-enters their password."""
+        if not self._first(form.get(SUBMITTED)):
+            return  # a second click of the same button
+        password, requested = form.get("password", ""), self._requested()
+        self.secret_error = ""
+        self.revealed_secret = await self._run(
+            lambda s, a: publishers.reveal_signing_secret(
+                session=s, box=box(), account=a, password=password, requested=requested
+            ),
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=True,
+        )
+        self.secret_shown_at = utc_text(utcnow())
+
+    @rx.event
+    def hide_secret(self):
+        self.revealed_secret = ""
+
+    @rx.event
+    def choose_secret_overlap(self, overlap: str):
+        self.secret_overlap = overlap
+
+    @rx.event
+    @refusals()
+    async def rotate_secret(self, overlap: str = "", drawn_with: int | None = None):
+        """A new signing secret, shown now; the old one also signs for the overlap picked
+        in the dialog (none: it stops now). The service refuses any other overlap."""
+        if not self._first(drawn_with):
+            return None  # a second click of the same button
+
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> tuple[str, Offerwall]:
+            secret = endpoints.rotate_signing_secret(
+                session=session, box=box(), offerwall=offerwall, overlap=overlap
+            )
+            return secret, offerwall
+
+        self.revealed_secret, wall = await self._on_offerwall(work, write=True)
+        self._show_secret(wall)
+        self.secret_overlap, self.secret_error = "", ""
+        if self.previous_secret_until:
+            return rx.toast.success(
+                f"New signing secret issued. The previous one also signs until "
+                f"{self.previous_secret_until}."
+            )
+        return rx.toast.success("New signing secret issued. The previous one no longer signs.")
 
     @rx.event
     @refusals()

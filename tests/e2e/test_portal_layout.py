@@ -139,7 +139,7 @@ def test_suspending_a_publisher_asks_first(portal, new_page):
 def test_a_toast_does_not_cover_the_buttons_it_answers(portal, new_page):
     publisher = approved_publisher(portal, new_page, "Toasty Wall")
     publisher.get_by_role("navigation", name="Main").get_by_role("link", name="Postback").click()
-    publisher.get_by_label("URL").fill("https://example.com/pb?uid={uid}")
+    publisher.get_by_label("URL", exact=True).fill("https://example.com/pb?uid={uid}")
     publisher.get_by_role("button", name="Save").click()
     toast = publisher.get_by_text("Postback URL saved.")
     expect(toast).to_be_visible()
@@ -151,7 +151,7 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
     publisher = approved_publisher(portal, new_page, "Unsaved Wall")
     nav = publisher.get_by_role("navigation", name="Main")
     nav.get_by_role("link", name="Postback").click()
-    publisher.get_by_label("URL").fill("https://example.com/typed-not-saved")
+    publisher.get_by_label("URL", exact=True).fill("https://example.com/typed-not-saved")
     asked = []
 
     def answer(dialog, accept: bool) -> None:
@@ -161,14 +161,16 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
     publisher.once("dialog", lambda d: answer(d, accept=False))
     nav.get_by_role("link", name="Deliveries").click()
     expect(publisher).to_have_url(re.compile("/publisher/postback"))
-    expect(publisher.get_by_label("URL")).to_have_value("https://example.com/typed-not-saved")
+    expect(publisher.get_by_label("URL", exact=True)).to_have_value(
+        "https://example.com/typed-not-saved"
+    )
     publisher.once("dialog", lambda d: answer(d, accept=True))
     nav.get_by_role("link", name="Deliveries").click()
     expect(publisher).to_have_url(re.compile("/publisher/deliveries"))
     assert asked == ["You have unsaved changes. Leave this page and lose them?"] * 2
     # Once saved, leaving asks nothing.
     nav.get_by_role("link", name="Postback").click()
-    publisher.get_by_label("URL").fill("https://example.com/saved")
+    publisher.get_by_label("URL", exact=True).fill("https://example.com/saved")
     publisher.get_by_role("button", name="Save").click()
     expect(publisher.get_by_text("Postback URL saved.")).to_be_visible()
     nav.get_by_role("link", name="Deliveries").click()

@@ -75,7 +75,7 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
 
     with running_receiver() as receiver:
         publisher.get_by_role("link", name="Postback").first.click()
-        editor = publisher.get_by_label("URL")
+        editor = publisher.get_by_label("URL", exact=True)
         editor.fill(receiver.url + "/pb?uid={uid}&tx={transaction_id}&x={nope}")
         expect(publisher.get_by_test_id("unknown-macros")).to_contain_text("{nope}")
         expect(publisher.get_by_test_id("preview")).to_contain_text("uid=player-123")

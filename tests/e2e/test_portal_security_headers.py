@@ -93,7 +93,7 @@ def test_a_publisher_works_under_the_policy(portal, new_page):
     expect(page.get_by_role("heading", name="API key")).to_be_visible()
     watched.visit("/publisher/postback", "Policy Wall")
     expect(page.get_by_role("heading", name="Postback URL")).to_be_visible()
-    page.get_by_label("URL").fill("https://pub.example/pb?tx={transaction_id}")
+    page.get_by_label("URL", exact=True).fill("https://pub.example/pb?tx={transaction_id}")
     page.get_by_role("button", name="Save").click()
     # The toast comes from the server and runs through the client's eval().
     expect(page.get_by_text("Postback URL saved.")).to_be_visible()
