@@ -390,7 +390,7 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread 
     notices = list(notices)
     for notice in notices:
         log.warning(
-            "%s: %s (%s) after %d failures in a row",
+            "%s: %s (%s), failed attempts in a row: %d",
             notice.event,
             notice.name,
             notice.owid,
