@@ -6,7 +6,7 @@ import reflex as rx
 from api.services.publisher_offers import UID_PLACEHOLDER
 from portal import routes
 from portal.components.layout import card, empty_state, page
-from portal.pages.publisher import endpoint_banner, workspace_tabs
+from portal.components.workspace import endpoint_banner, workspace_tabs
 from portal.state.catalog import CatalogState
 
 

@@ -1,23 +1,23 @@
-"""The publisher workspace: application status, offerwall overview, postback editor,
-delivery log. Staff see the same pages for any publisher (`?offerwall=<id>`)."""
-
-from typing import Any
+"""The publisher workspace: application status, offerwall overview (API key, currency),
+delivery log. Staff see the same pages for any publisher (`?offerwall=<id>`); the
+postback page is portal/pages/postback.py."""
 
 import reflex as rx
 
-from api.services.postback_url import LEGACY, MACROS
 from portal import routes
-from portal.components.confirm import confirm_button
-from portal.components.forms import field, form_error, submission_count
+from portal.components.forms import field, form_error
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
-from portal.state.postbacks import (
-    EXAMPLE_REVERSAL,
-    EXAMPLE_TEMPLATE,
-    DeliveryState,
-    PostbackState,
+from portal.components.workspace import (
+    copyable,
+    endpoint_banner,
+    rotate_dialog,
+    workspace_tabs,
 )
-from portal.state.workspace import ApplicationState, OfferwallScoped, WorkspaceState
+from portal.state.postbacks import (
+    DeliveryState,
+)
+from portal.state.workspace import ApplicationState, WorkspaceState
 
 
 def application() -> rx.Component:
@@ -65,199 +65,24 @@ def application() -> rx.Component:
     )
 
 
-def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
-    def tab(label: str, href: str) -> rx.Component:
-        return rx.link(
-            rx.button(label, variant="solid" if href == current else "soft", size="2"),
-            href=href + state.query,
-        )
-
-    # Staff moving between one publisher's pages; a publisher has the navigation.
-    return rx.cond(
-        state.staff_view,
-        rx.vstack(
-            rx.callout(
-                rx.hstack(
-                    rx.text("You are viewing this publisher as staff."),
-                    rx.link("Back to publishers", href=routes.STAFF_PUBLISHERS),
-                    spacing="2",
-                    wrap="wrap",
-                ),
-                icon="shield",
-                width="100%",
-            ),
-            rx.hstack(
-                tab("Offerwall", routes.PUBLISHER),
-                tab("Offers", routes.PUBLISHER_OFFERS),
-                tab("Postback", routes.PUBLISHER_POSTBACK),
-                tab("Deliveries", routes.PUBLISHER_DELIVERIES),
-                spacing="2",
-                wrap="wrap",
-            ),
-            width="100%",
-        ),
-    )
-
-
-def endpoint_banner(state: type[OfferwallScoped]) -> rx.Component:
-    """At the top of every workspace page: deliveries paused (what waits, the last errors,
-    what to do, Resume), or a milder warning while attempts fail but nothing is paused."""
-    return rx.cond(
-        state.paused_since != "",
-        _paused_banner(state),
-        rx.cond(state.failures > 0, _failing_banner(state)),
-    )
-
-
-def _postbacks(count: rx.Var) -> rx.Var:
-    return rx.cond(count == 1, "1 postback", count.to_string() + " postbacks")
-
-
-# A numbered list (the theme's reset takes the numbers away).
-STEPS_STYLE = {
-    "paddingLeft": "1.25rem",
-    "margin": "0",
-    "listStyleType": "decimal",
-    "fontSize": "var(--font-size-2)",
-}
-
-
-def _step(*text: Any) -> rx.Component:
-    return rx.el.li(rx.text(*text, size="2"))
-
-
-def _paused_banner(state: type[OfferwallScoped]) -> rx.Component:
-    return rx.callout.root(
-        rx.callout.icon(rx.icon("circle-pause")),
-        rx.vstack(
-            rx.heading("Postbacks are paused", size="4", as_="h2"),
+def overview() -> rx.Component:
+    s = WorkspaceState
+    return page(
+        s.company,
+        workspace_tabs(s, routes.PUBLISHER),
+        endpoint_banner(s),
+        card(
+            rx.hstack(rx.heading("Offerwall", size="4", as_="h2"), status_badge(s.status)),
+            copyable("Offerwall id (owid)", s.owid, "owid"),
+            copyable("Tracking link", s.tracking_link, "tracking-link"),
             rx.text(
-                "Every delivery attempt has failed since "
-                + state.failing_since
-                + ", so deliveries were paused on "
-                + state.paused_since
-                + ". ",
-                rx.text.strong(_postbacks(state.waiting) + " waiting"),
-                ": none is lost, and new ones wait too.",
+                "The offers API returns each offer's link ready to use; replace {uid} with your user's id.",
                 size="2",
+                color_scheme="gray",
             ),
-            _errors_list(state),
-            rx.text("To resume:", size="2", weight="medium"),
-            rx.el.ol(
-                _step(
-                    "Fix the postback URL on the ",
-                    rx.link("Postback", href=routes.PUBLISHER_POSTBACK + state.query),
-                    " page (or the receiver behind it).",
-                ),
-                _step("Send a test postback from there and check that it answers 2xx."),
-                _step(
-                    "Resume deliveries: what waits goes out in the order it was made, "
-                    "to the postback URL saved then."
-                ),
-                style=STEPS_STYLE,
-            ),
-            confirm_button(
-                "Resume deliveries",
-                title="Resume deliveries?",
-                description=(
-                    "Every waiting postback goes out again, in the order it was made, a few a "
-                    "second, to the postback URL saved now. If it still fails, deliveries "
-                    "pause again."
-                ),
-                confirm="Resume",
-                on_confirm=OfferwallScoped.resume_deliveries(state.submitted),
-                size="2",
-            ),
-            spacing="2",
-            width="100%",
-            min_width="0",
         ),
-        color_scheme="red",
-        variant="surface",
-        width="100%",
-        data_testid="paused-banner",
-    )
-
-
-def _errors_list(state: type[OfferwallScoped]) -> rx.Component:
-    """The latest failed attempts, newest first: when, the answer, and what it said."""
-    return rx.cond(
-        state.last_errors.length() > 0,
-        rx.vstack(
-            rx.text("Last errors", size="2", weight="medium"),
-            rx.foreach(
-                state.last_errors,
-                lambda e: rx.text(
-                    rx.text.span(e.at, color_scheme="gray"),
-                    " · ",
-                    rx.text.strong(e.answer),
-                    rx.cond(e.detail != "", rx.text.span(" · " + e.detail)),
-                    size="2",
-                    data_testid="endpoint-error",
-                ),
-            ),
-            spacing="1",
-            width="100%",
-        ),
-    )
-
-
-def _failing_banner(state: type[OfferwallScoped]) -> rx.Component:
-    latest = state.last_errors[0]
-    return rx.callout.root(
-        rx.callout.icon(rx.icon("triangle-alert")),
-        rx.vstack(
-            rx.text(
-                rx.text.strong(
-                    rx.cond(
-                        state.failures == 1,
-                        "The last delivery attempt failed",
-                        "The last " + state.failures.to_string() + " delivery attempts failed",
-                    )
-                ),
-                " (since " + state.failing_since + ")",
-                rx.cond(
-                    state.last_errors.length() > 0,
-                    rx.text.span(
-                        "; the latest: ",
-                        rx.text.strong(latest.answer),
-                        rx.cond(latest.detail != "", " (" + latest.detail + ")", ""),
-                    ),
-                ),
-                ". Questwall retries them. If every attempt keeps failing for "
-                + state.pause_after
-                + ", deliveries pause until they are resumed. Check the postback URL and send "
-                "a test postback from the ",
-                rx.link("Postback", href=routes.PUBLISHER_POSTBACK + state.query),
-                " page.",
-                size="2",
-            ),
-            spacing="1",
-            width="100%",
-            min_width="0",
-        ),
-        color_scheme="amber",
-        width="100%",
-        data_testid="failing-banner",
-    )
-
-
-def _copyable(label: str, value: rx.Var, test_id: str) -> rx.Component:
-    return rx.vstack(
-        rx.text(label, size="2", weight="medium"),
-        rx.hstack(
-            rx.code(value, size="3", data_testid=test_id, word_break="break-all"),
-            rx.icon_button(
-                rx.icon("copy", size=14),
-                size="1",
-                variant="ghost",
-                aria_label=f"Copy {label.lower()}",
-                on_click=[rx.set_clipboard(value), rx.toast.info("Copied.")],
-            ),
-            align="center",
-        ),
-        spacing="1",
-        width="100%",
+        _api_key_card(),
+        _currency_card(),
     )
 
 
@@ -277,7 +102,7 @@ def _api_key_card() -> rx.Component:
         rx.cond(
             s.revealed_key != "",
             rx.vstack(
-                _copyable("Your API key", s.revealed_key, "api-key"),
+                copyable("Your API key", s.revealed_key, "api-key"),
                 rx.button("Hide", variant="soft", size="2", on_click=s.hide_key),
             ),
             rx.form(
@@ -314,7 +139,7 @@ def _api_key_card() -> rx.Component:
                 data_testid="previous-key-until",
             ),
         ),
-        _rotate_dialog(
+        rotate_dialog(
             "Rotate key",
             title="Rotate the API key?",
             description=(
@@ -325,78 +150,6 @@ def _api_key_card() -> rx.Component:
             on_choose=s.choose_key_grace,
             on_rotate=s.rotate_key(s.key_grace, s.submitted),
             thing="key",
-        ),
-    )
-
-
-# The grace a replaced key or secret keeps (api/services/endpoints.OVERLAP), in words.
-GRACE_CHOICES = (("none", "None: the old {} stops now"), ("1h", "1 hour"), ("24h", "24 hours"))
-
-
-def _grace_option(value: str, text: str) -> rx.Component:
-    """One choice of the rotate dialog; its label names the radio button."""
-    return rx.text(
-        rx.flex(rx.radio_group.item(value=value), text, spacing="2", align="center"),
-        as_="label",
-        size="2",
-    )
-
-
-def _rotate_dialog(
-    label: str,
-    *,
-    title: str,
-    description: str,
-    choice: rx.Var,
-    on_choose: Any,
-    on_rotate: Any,
-    thing: str,
-) -> rx.Component:
-    """A rotate button whose dialog asks how long the replaced `thing` (key, secret)
-    keeps working (none, 1 hour, 24 hours); Rotate stays off until one is picked, so
-    nobody cuts off their servers, or keeps a leaked one alive, by a default."""
-    return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(
-            rx.button(
-                label,
-                type="button",
-                color_scheme="red",
-                variant="soft",
-                size="2",
-                on_click=on_choose(""),
-            )
-        ),
-        rx.alert_dialog.content(
-            rx.alert_dialog.title(title),
-            rx.alert_dialog.description(description, size="2"),
-            rx.radio_group.root(
-                rx.vstack(
-                    *[_grace_option(value, text.format(thing)) for value, text in GRACE_CHOICES],
-                    spacing="2",
-                ),
-                value=choice,
-                on_change=on_choose,
-                aria_label="How long the current one keeps working",
-                margin_top="12px",
-            ),
-            rx.text(
-                f"Choose none if the {thing} leaked: nobody can use it after this.",
-                size="1",
-                color_scheme="gray",
-                margin_top="8px",
-            ),
-            rx.flex(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(
-                    rx.button(
-                        "Rotate", color_scheme="red", disabled=choice == "", on_click=on_rotate
-                    )
-                ),
-                spacing="3",
-                margin_top="16px",
-                justify="end",
-            ),
-            max_width="440px",
         ),
     )
 
@@ -450,289 +203,6 @@ def _currency_card() -> rx.Component:
             on_submit=s.save_currency,
             data_unsaved_guard=True,
             width="100%",
-        ),
-    )
-
-
-def overview() -> rx.Component:
-    s = WorkspaceState
-    return page(
-        s.company,
-        workspace_tabs(s, routes.PUBLISHER),
-        endpoint_banner(s),
-        card(
-            rx.hstack(rx.heading("Offerwall", size="4", as_="h2"), status_badge(s.status)),
-            _copyable("Offerwall id (owid)", s.owid, "owid"),
-            _copyable("Tracking link", s.tracking_link, "tracking-link"),
-            rx.text(
-                "The offers API returns each offer's link ready to use; replace {uid} with your user's id.",
-                size="2",
-                color_scheme="gray",
-            ),
-        ),
-        _api_key_card(),
-        _currency_card(),
-    )
-
-
-def postback() -> rx.Component:
-    s = PostbackState
-    return page(
-        s.company,
-        workspace_tabs(s, routes.PUBLISHER_POSTBACK),
-        endpoint_banner(s),
-        card(
-            rx.heading("Postback URL", size="4", as_="h2"),
-            rx.text(
-                "Questwall requests this URL (GET) for every conversion, filling in the macros.",
-                size="2",
-                color_scheme="gray",
-            ),
-            rx.form(
-                rx.vstack(
-                    form_error(s.error),
-                    rx.el.label(rx.text("URL", size="2", weight="medium"), html_for="postback_url"),
-                    rx.text_area(
-                        name="postback_url",
-                        id="postback_url",
-                        default_value=s.saved_url,
-                        key=s.saved_url,
-                        placeholder=EXAMPLE_TEMPLATE,
-                        on_change=s.edit.debounce(250),
-                        rows="3",
-                        width="100%",
-                        font_family="monospace",
-                    ),
-                    rx.cond(
-                        s.unknown.length() > 0,
-                        rx.callout(
-                            rx.text(
-                                "Unknown macros stay as written: ",
-                                rx.foreach(s.unknown, lambda m: rx.code("{" + m + "} ")),
-                            ),
-                            icon="triangle-alert",
-                            color_scheme="amber",
-                            width="100%",
-                            data_testid="unknown-macros",
-                        ),
-                    ),
-                    _reversal_field(),
-                    rx.hstack(
-                        rx.button("Save", type="submit", size="2"),
-                        rx.button(
-                            "Send test postback",
-                            type="button",
-                            variant="soft",
-                            size="2",
-                            on_click=s.send_test(s.submitted),
-                            loading=s.sending,
-                            disabled=s.saved_url == "",
-                        ),
-                        spacing="3",
-                    ),
-                    width="100%",
-                ),
-                on_submit=s.save,
-                data_unsaved_guard=True,
-                width="100%",
-            ),
-            rx.cond(
-                s.preview != "",
-                rx.vstack(
-                    rx.text("Preview of a sample postback", size="2", weight="medium"),
-                    rx.code(s.preview, word_break="break-all", data_testid="preview", width="100%"),
-                    width="100%",
-                ),
-            ),
-        ),
-        rx.cond(
-            s.tested,
-            card(
-                rx.heading("Test postback", size="4", as_="h2"),
-                rx.data_list.root(
-                    rx.data_list.item(
-                        rx.data_list.label("Request"),
-                        rx.data_list.value(rx.code(s.test_url, word_break="break-all")),
-                    ),
-                    rx.data_list.item(
-                        rx.data_list.label("Status"),
-                        rx.data_list.value(rx.text(s.test_status, data_testid="test-status")),
-                    ),
-                    rx.data_list.item(
-                        rx.data_list.label("Latency"), rx.data_list.value(s.test_latency)
-                    ),
-                    rx.data_list.item(
-                        rx.data_list.label("Answer"),
-                        rx.data_list.value(rx.code(s.test_answer, data_testid="test-answer")),
-                    ),
-                    rx.cond(
-                        s.test_error != "",
-                        rx.data_list.item(
-                            rx.data_list.label("Error"), rx.data_list.value(s.test_error)
-                        ),
-                    ),
-                ),
-            ),
-        ),
-        _signing_secret_card(),
-        card(
-            rx.heading("Macros", size="4", as_="h2"),
-            rx.flex(*[rx.code("{" + m + "}") for m in MACROS], wrap="wrap", gap="2"),
-            rx.text(
-                "Also accepted (older names): " + ", ".join("{" + m + "}" for m in sorted(LEGACY)),
-                size="2",
-                color_scheme="gray",
-            ),
-            rx.text(
-                "Without a {hash_key} macro, hash_key is appended as a query parameter.",
-                size="2",
-                color_scheme="gray",
-            ),
-        ),
-    )
-
-
-def _reversal_field() -> rx.Component:
-    s = PostbackState
-    return rx.vstack(
-        rx.el.label(
-            rx.text("Reversal URL (optional)", size="2", weight="medium"),
-            html_for="reversal_url",
-        ),
-        rx.input(
-            name="reversal_url",
-            id="reversal_url",
-            default_value=s.saved_reversal_url,
-            key=s.saved_reversal_url,
-            placeholder=EXAMPLE_REVERSAL,
-            size="2",
-            width="100%",
-            font_family="monospace",
-            aria_describedby="reversal_url-hint",
-        ),
-        rx.text(
-            "Where reversals go when a conversion is taken back (same macros, with {status} "
-            "reversed and the {reason}). Empty: reversals go to the postback URL above, with "
-            "status=reversed added when it has no {status} macro.",
-            size="1",
-            color_scheme="gray",
-            id="reversal_url-hint",
-        ),
-        spacing="1",
-        width="100%",
-    )
-
-
-def _signing_secret_card() -> rx.Component:
-    s = PostbackState
-    return card(
-        rx.heading("Signing secret", size="4", as_="h2"),
-        rx.text(
-            "Every postback carries a ",
-            rx.code("Questwall-Signature"),
-            " header: an HMAC-SHA256 of the time and the URL, keyed with this secret "
-            "(qw_ps_…, not your API key). Check it and you know a postback came from Questwall.",
-            size="2",
-            color_scheme="gray",
-        ),
-        rx.el.details(
-            rx.el.summary(rx.text("How to check it", size="2", weight="medium", as_="span")),
-            rx.el.ol(
-                _step(
-                    "Split the header on commas: take ",
-                    rx.code("t"),
-                    " (Unix seconds) and every ",
-                    rx.code("v1"),
-                    ".",
-                ),
-                _step("Refuse it when t is more than 5 minutes from your clock."),
-                _step(
-                    "Compute the HMAC-SHA256, keyed with the secret, of t, a dot and the URL as "
-                    "requested (scheme, host, path and query), in lowercase hex; one v1 must "
-                    "match (compare in constant time)."
-                ),
-                style={**STEPS_STYLE, "margin": "0.5rem 0"},
-            ),
-            rx.text(
-                "The integration guide has the details and receivers in Python, Node.js and "
-                "PHP (publisher integration, section Signatures).",
-                size="1",
-                color_scheme="gray",
-            ),
-        ),
-        rx.cond(
-            s.previous_secret_until != "",
-            rx.callout(
-                "The previous secret also signs until "
-                + s.previous_secret_until
-                + ": each postback carries both signatures until then, so deploy the new one.",
-                icon="clock",
-                color_scheme="amber",
-                width="100%",
-                data_testid="previous-secret-until",
-            ),
-        ),
-        rx.cond(
-            s.revealed_secret != "",
-            rx.vstack(
-                _copyable("Your signing secret", s.revealed_secret, "signing-secret"),
-                rx.callout(
-                    "Copy it now: it is not shown again. Lost it? Rotate it for a new one.",
-                    icon="info",
-                    width="100%",
-                ),
-                rx.button("Hide", variant="soft", size="2", on_click=s.hide_secret),
-                width="100%",
-            ),
-            rx.cond(
-                s.secret_shown_at != "",
-                rx.text(
-                    "Shown on "
-                    + s.secret_shown_at
-                    + ". It is not shown again: rotate it to get a new one.",
-                    size="2",
-                    data_testid="secret-shown-at",
-                ),
-                rx.form(
-                    submission_count(),
-                    rx.hstack(
-                        rx.input(
-                            name="password",
-                            type="password",
-                            placeholder="Your password",
-                            required=True,
-                            aria_label="Your password",
-                            auto_complete="current-password",
-                            size="2",
-                        ),
-                        rx.button("Show signing secret", type="submit", size="2"),
-                        wrap="wrap",
-                    ),
-                    rx.text(
-                        "It is shown once: have somewhere safe to keep it.",
-                        size="1",
-                        color_scheme="gray",
-                    ),
-                    rx.cond(
-                        s.secret_error != "",
-                        rx.text(s.secret_error, color_scheme="red", size="2", role="alert"),
-                    ),
-                    on_submit=s.reveal_secret,
-                    reset_on_submit=True,
-                ),
-            ),
-        ),
-        _rotate_dialog(
-            "Rotate secret",
-            title="Rotate the signing secret?",
-            description=(
-                "A new secret is issued and shown once, and signs every postback from now on. "
-                "How long should the current secret also sign?"
-            ),
-            choice=s.secret_overlap,
-            on_choose=s.choose_secret_overlap,
-            on_rotate=s.rotate_secret(s.secret_overlap, s.submitted),
-            thing="secret",
         ),
     )
 

@@ -1,0 +1,285 @@
+"""The publisher's postback page: the postback and reversal URLs with their live preview
+and test postback, the signing secret (shown once, then rotated). Staff see it for any
+publisher (`?offerwall=<id>`)."""
+
+import reflex as rx
+
+from api.services.postback_url import LEGACY, MACROS
+from portal import routes
+from portal.components.forms import form_error, submission_count
+from portal.components.layout import card, page
+from portal.components.workspace import (
+    STEPS_STYLE,
+    copyable,
+    endpoint_banner,
+    rotate_dialog,
+    step,
+    workspace_tabs,
+)
+from portal.state.postbacks import (
+    EXAMPLE_REVERSAL,
+    EXAMPLE_TEMPLATE,
+    PostbackState,
+)
+
+
+def postback() -> rx.Component:
+    s = PostbackState
+    return page(
+        s.company,
+        workspace_tabs(s, routes.PUBLISHER_POSTBACK),
+        endpoint_banner(s),
+        card(
+            rx.heading("Postback URL", size="4", as_="h2"),
+            rx.text(
+                "Questwall requests this URL (GET) for every conversion, filling in the macros.",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.form(
+                rx.vstack(
+                    form_error(s.error),
+                    rx.el.label(rx.text("URL", size="2", weight="medium"), html_for="postback_url"),
+                    rx.text_area(
+                        name="postback_url",
+                        id="postback_url",
+                        default_value=s.saved_url,
+                        key=s.saved_url,
+                        placeholder=EXAMPLE_TEMPLATE,
+                        on_change=s.edit.debounce(250),
+                        rows="3",
+                        width="100%",
+                        font_family="monospace",
+                    ),
+                    rx.cond(
+                        s.unknown.length() > 0,
+                        rx.callout(
+                            rx.text(
+                                "Unknown macros stay as written: ",
+                                rx.foreach(s.unknown, lambda m: rx.code("{" + m + "} ")),
+                            ),
+                            icon="triangle-alert",
+                            color_scheme="amber",
+                            width="100%",
+                            data_testid="unknown-macros",
+                        ),
+                    ),
+                    _reversal_field(),
+                    rx.hstack(
+                        rx.button("Save", type="submit", size="2"),
+                        rx.button(
+                            "Send test postback",
+                            type="button",
+                            variant="soft",
+                            size="2",
+                            on_click=s.send_test(s.submitted),
+                            loading=s.sending,
+                            disabled=s.saved_url == "",
+                        ),
+                        spacing="3",
+                    ),
+                    width="100%",
+                ),
+                on_submit=s.save,
+                data_unsaved_guard=True,
+                width="100%",
+            ),
+            rx.cond(
+                s.preview != "",
+                rx.vstack(
+                    rx.text("Preview of a sample postback", size="2", weight="medium"),
+                    rx.code(s.preview, word_break="break-all", data_testid="preview", width="100%"),
+                    width="100%",
+                ),
+            ),
+        ),
+        rx.cond(
+            s.tested,
+            card(
+                rx.heading("Test postback", size="4", as_="h2"),
+                rx.data_list.root(
+                    rx.data_list.item(
+                        rx.data_list.label("Request"),
+                        rx.data_list.value(rx.code(s.test_url, word_break="break-all")),
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Status"),
+                        rx.data_list.value(rx.text(s.test_status, data_testid="test-status")),
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Latency"), rx.data_list.value(s.test_latency)
+                    ),
+                    rx.data_list.item(
+                        rx.data_list.label("Answer"),
+                        rx.data_list.value(rx.code(s.test_answer, data_testid="test-answer")),
+                    ),
+                    rx.cond(
+                        s.test_error != "",
+                        rx.data_list.item(
+                            rx.data_list.label("Error"), rx.data_list.value(s.test_error)
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        _signing_secret_card(),
+        card(
+            rx.heading("Macros", size="4", as_="h2"),
+            rx.flex(*[rx.code("{" + m + "}") for m in MACROS], wrap="wrap", gap="2"),
+            rx.text(
+                "Also accepted (older names): " + ", ".join("{" + m + "}" for m in sorted(LEGACY)),
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.text(
+                "Without a {hash_key} macro, hash_key is appended as a query parameter.",
+                size="2",
+                color_scheme="gray",
+            ),
+        ),
+    )
+
+
+def _reversal_field() -> rx.Component:
+    s = PostbackState
+    return rx.vstack(
+        rx.el.label(
+            rx.text("Reversal URL (optional)", size="2", weight="medium"),
+            html_for="reversal_url",
+        ),
+        rx.input(
+            name="reversal_url",
+            id="reversal_url",
+            default_value=s.saved_reversal_url,
+            key=s.saved_reversal_url,
+            placeholder=EXAMPLE_REVERSAL,
+            size="2",
+            width="100%",
+            font_family="monospace",
+            aria_describedby="reversal_url-hint",
+        ),
+        rx.text(
+            "Where reversals go when a conversion is taken back (same macros, with {status} "
+            "reversed and the {reason}). Empty: reversals go to the postback URL above, with "
+            "status=reversed added when it has no {status} macro.",
+            size="1",
+            color_scheme="gray",
+            id="reversal_url-hint",
+        ),
+        spacing="1",
+        width="100%",
+    )
+
+
+def _signing_secret_card() -> rx.Component:
+    s = PostbackState
+    return card(
+        rx.heading("Signing secret", size="4", as_="h2"),
+        rx.text(
+            "Every postback carries a ",
+            rx.code("Questwall-Signature"),
+            " header: an HMAC-SHA256 of the time and the URL, keyed with this secret "
+            "(qw_ps_…, not your API key). Check it and you know a postback came from Questwall.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.el.details(
+            rx.el.summary(rx.text("How to check it", size="2", weight="medium", as_="span")),
+            rx.el.ol(
+                step(
+                    "Split the header on commas: take ",
+                    rx.code("t"),
+                    " (Unix seconds) and every ",
+                    rx.code("v1"),
+                    ".",
+                ),
+                step("Refuse it when t is more than 5 minutes from your clock."),
+                step(
+                    "Compute the HMAC-SHA256, keyed with the secret, of t, a dot and the URL as "
+                    "requested (scheme, host, path and query), in lowercase hex; one v1 must "
+                    "match (compare in constant time)."
+                ),
+                style={**STEPS_STYLE, "margin": "0.5rem 0"},
+            ),
+            rx.text(
+                "The integration guide has the details and receivers in Python, Node.js and "
+                "PHP (publisher integration, section Signatures).",
+                size="1",
+                color_scheme="gray",
+            ),
+        ),
+        rx.cond(
+            s.previous_secret_until != "",
+            rx.callout(
+                "The previous secret also signs until "
+                + s.previous_secret_until
+                + ": each postback carries both signatures until then, so deploy the new one.",
+                icon="clock",
+                color_scheme="amber",
+                width="100%",
+                data_testid="previous-secret-until",
+            ),
+        ),
+        rx.cond(
+            s.revealed_secret != "",
+            rx.vstack(
+                copyable("Your signing secret", s.revealed_secret, "signing-secret"),
+                rx.callout(
+                    "Copy it now: it is not shown again. Lost it? Rotate it for a new one.",
+                    icon="info",
+                    width="100%",
+                ),
+                rx.button("Hide", variant="soft", size="2", on_click=s.hide_secret),
+                width="100%",
+            ),
+            rx.cond(
+                s.secret_shown_at != "",
+                rx.text(
+                    "Shown on "
+                    + s.secret_shown_at
+                    + ". It is not shown again: rotate it to get a new one.",
+                    size="2",
+                    data_testid="secret-shown-at",
+                ),
+                rx.form(
+                    submission_count(),
+                    rx.hstack(
+                        rx.input(
+                            name="password",
+                            type="password",
+                            placeholder="Your password",
+                            required=True,
+                            aria_label="Your password",
+                            auto_complete="current-password",
+                            size="2",
+                        ),
+                        rx.button("Show signing secret", type="submit", size="2"),
+                        wrap="wrap",
+                    ),
+                    rx.text(
+                        "It is shown once: have somewhere safe to keep it.",
+                        size="1",
+                        color_scheme="gray",
+                    ),
+                    rx.cond(
+                        s.secret_error != "",
+                        rx.text(s.secret_error, color_scheme="red", size="2", role="alert"),
+                    ),
+                    on_submit=s.reveal_secret,
+                    reset_on_submit=True,
+                ),
+            ),
+        ),
+        rotate_dialog(
+            "Rotate secret",
+            title="Rotate the signing secret?",
+            description=(
+                "A new secret is issued and shown once, and signs every postback from now on. "
+                "How long should the current secret also sign?"
+            ),
+            choice=s.secret_overlap,
+            on_choose=s.choose_secret_overlap,
+            on_rotate=s.rotate_secret(s.secret_overlap, s.submitted),
+            thing="secret",
+        ),
+    )
