@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 
 from models import Studio, User
 from tests.e2e.steps import PUBLISHER_PASSWORD, sign_in, sign_up, staff_approve
-from tests.e2e.test_portal_access import SPY, form, handler_name, send_event
+from tests.e2e.test_portal_access import SPY, expect_refusals, form, handler_name, send_event
 from tests.smtp import reset_link, text_of
 
 pytestmark = pytest.mark.e2e
@@ -212,7 +212,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
         "/staff/studios",
     )
     send_event(mine, handler_name(StudioState, "rename"), form(name="Mine Now"), "/staff/studios")
-    expect(mine.get_by_text("Your account may not do this.")).to_have_count(5)
+    expect_refusals(mine, 5)
     # The account page's own handlers act on the sender's account only: still signed in.
     send_event(mine, handler_name(AccountState, "load"), {}, "/account")
     expect(mine.get_by_role("heading", name="Your account")).to_be_visible()
