@@ -277,3 +277,21 @@ def rotate_dialog(
             max_width="440px",
         ),
     )
+
+
+def password_row(button: str) -> rx.Component:
+    """The password input and the button that reveals a secret after it (the API key, the
+    signing secret): the same sign-in limit guards both on the server."""
+    return rx.hstack(
+        rx.input(
+            name="password",
+            type="password",
+            placeholder="Your password",
+            required=True,
+            aria_label="Your password",
+            auto_complete="current-password",
+            size="2",
+        ),
+        rx.button(button, type="submit", size="2"),
+        wrap="wrap",
+    )

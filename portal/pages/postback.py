@@ -12,6 +12,7 @@ from portal.components.workspace import (
     STEPS_STYLE,
     copyable,
     endpoint_banner,
+    password_row,
     rotate_dialog,
     step,
     workspace_tabs,
@@ -243,19 +244,7 @@ def _signing_secret_card() -> rx.Component:
                 ),
                 rx.form(
                     submission_count(),
-                    rx.hstack(
-                        rx.input(
-                            name="password",
-                            type="password",
-                            placeholder="Your password",
-                            required=True,
-                            aria_label="Your password",
-                            auto_complete="current-password",
-                            size="2",
-                        ),
-                        rx.button("Show signing secret", type="submit", size="2"),
-                        wrap="wrap",
-                    ),
+                    password_row("Show signing secret"),
                     rx.text(
                         "It is shown once: have somewhere safe to keep it.",
                         size="1",

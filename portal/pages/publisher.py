@@ -11,6 +11,7 @@ from portal.components.tables import data_table, pager
 from portal.components.workspace import (
     copyable,
     endpoint_banner,
+    password_row,
     rotate_dialog,
     workspace_tabs,
 )
@@ -106,19 +107,7 @@ def _api_key_card() -> rx.Component:
                 rx.button("Hide", variant="soft", size="2", on_click=s.hide_key),
             ),
             rx.form(
-                rx.hstack(
-                    rx.input(
-                        name="password",
-                        type="password",
-                        placeholder="Your password",
-                        required=True,
-                        aria_label="Your password",
-                        auto_complete="current-password",
-                        size="2",
-                    ),
-                    rx.button("Reveal key", type="submit", size="2"),
-                    wrap="wrap",
-                ),
+                password_row("Reveal key"),
                 rx.cond(
                     s.reveal_error != "",
                     rx.text(s.reveal_error, color_scheme="red", size="2", role="alert"),
