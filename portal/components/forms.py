@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
 
 from portal.state.auth import SUBMITTED, AuthState
@@ -85,3 +87,29 @@ def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Co
 def submission_count() -> rx.Component:
     """The hidden input that makes a form's submit count once (`AuthState._first`)."""
     return rx.el.input(type="hidden", name=SUBMITTED, value=AuthState.submitted.to_string())
+
+
+def search_form(
+    *, placeholder: str, label: str, value: rx.Var, on_submit: Any, hint: str = ""
+) -> rx.Component:
+    """A list's search box and its button; back on the page, the box shows the search the
+    list is filtered by. As wide as a phone's card, and no wider than ids need."""
+    row = rx.hstack(
+        rx.input(
+            name="search",
+            placeholder=placeholder,
+            size="2",
+            aria_label=label,
+            default_value=value,
+            width="100%",
+            max_width="420px",
+        ),
+        rx.button("Search", type="submit", size="2", variant="soft"),
+        wrap="wrap",
+        width="100%",
+    )
+    if hint:
+        row = rx.vstack(
+            row, rx.text(hint, size="1", color_scheme="gray"), spacing="1", width="100%"
+        )
+    return rx.form(row, on_submit=on_submit)

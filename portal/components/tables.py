@@ -7,6 +7,8 @@ from typing import Any
 
 import reflex as rx
 
+from portal.components.layout import card, empty_state
+
 
 def data_table(
     headers: Sequence[str],
@@ -52,4 +54,19 @@ def pager(page: rx.Var, pages: rx.Var, total: rx.Var, go: Any) -> rx.Component:
         align="center",
         width="100%",
         spacing="3",
+    )
+
+
+def searched_list(
+    state: Any, *, search: rx.Component, table: rx.Component, noun: str, empty: rx.Component
+) -> rx.Component:
+    """A card with a list's search form, its table (or why it is empty: no match for the
+    search, or `empty`) and its pager. `state` has rows, search, page, pages, total, go."""
+    no_match = empty_state(
+        "search", "No matches", f"No {noun} here matches “" + state.search + "”."
+    )
+    return card(
+        search,
+        rx.cond(state.rows.length() > 0, table, rx.cond(state.search != "", no_match, empty)),
+        pager(state.page, state.pages, state.total, state.go),
     )

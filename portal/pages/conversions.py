@@ -4,9 +4,9 @@ import reflex as rx
 
 from api.services.conversions import REASON_MAX, REASON_MIN
 from portal.components.confirm import form_dialog
-from portal.components.forms import field_error, form_error, submission_count
-from portal.components.layout import card, empty_state, page, status_badge
-from portal.components.tables import data_table, pager
+from portal.components.forms import field_error, form_error, search_form, submission_count
+from portal.components.layout import empty_state, page, status_badge
+from portal.components.tables import data_table, searched_list
 from portal.state.conversions import STATUSES, ConversionsState
 
 REASON_ID = "reversal-reason"
@@ -28,35 +28,13 @@ def _filter() -> rx.Component:
 
 
 def _search() -> rx.Component:
-    return rx.form(
-        rx.vstack(
-            rx.hstack(
-                rx.input(
-                    name="search",
-                    placeholder="Transaction, player or mission id, or title",
-                    size="2",
-                    aria_label="Search conversions",
-                    # Back on the page, the box shows the search the list is filtered by.
-                    default_value=ConversionsState.search,
-                    # The card's width on a phone, and no wider than the ids need.
-                    width="100%",
-                    max_width="420px",
-                ),
-                rx.button("Search", type="submit", size="2", variant="soft"),
-                wrap="wrap",
-                width="100%",
-            ),
-            rx.text(
-                "Matches a transaction id, the publisher's player id (uid), a platform user "
-                "id, the game's own user id or a mission id in full, or part of a mission "
-                "title.",
-                size="1",
-                color_scheme="gray",
-            ),
-            spacing="1",
-            width="100%",
-        ),
+    return search_form(
+        placeholder="Transaction, player or mission id, or title",
+        label="Search conversions",
+        value=ConversionsState.search,
         on_submit=ConversionsState.find,
+        hint="Matches a transaction id, the publisher's player id (uid), a platform user "
+        "id, the game's own user id or a mission id in full, or part of a mission title.",
     )
 
 
@@ -168,24 +146,16 @@ def conversions() -> rx.Component:
     return page(
         "Conversions",
         _filter(),
-        card(
-            _search(),
-            rx.cond(
-                s.rows.length() > 0,
-                _table(),
-                rx.cond(
-                    s.search != "",
-                    empty_state(
-                        "search", "No matches", "No conversion here matches “" + s.search + "”."
-                    ),
-                    empty_state(
-                        "badge-check",
-                        "No conversions here",
-                        "Conversions appear as players complete missions.",
-                    ),
-                ),
+        searched_list(
+            s,
+            search=_search(),
+            table=_table(),
+            noun="conversion",
+            empty=empty_state(
+                "badge-check",
+                "No conversions here",
+                "Conversions appear as players complete missions.",
             ),
-            pager(s.page, s.pages, s.total, s.go),
         ),
         _reverse_dialog(),
         subtitle="Reverse an approved conversion (a chargeback, a cheater, a mistake) with a "

@@ -4,8 +4,9 @@ import reflex as rx
 
 from portal import routes
 from portal.components.confirm import confirm_button, form_dialog
-from portal.components.layout import card, empty_state, page, status_badge
-from portal.components.tables import data_table, pager
+from portal.components.forms import search_form
+from portal.components.layout import empty_state, page, status_badge
+from portal.components.tables import data_table, searched_list
 from portal.state.staff import STATUSES, StaffState
 
 # What an empty status tab says (status, title, text); "all" and a search fall through.
@@ -116,65 +117,45 @@ def publishers() -> rx.Component:
             overflow_x="auto",
             max_width="100%",
         ),
-        card(
-            rx.form(
-                rx.hstack(
-                    rx.input(
-                        name="search",
-                        placeholder="Company, email, website or owid",
-                        size="2",
-                        aria_label="Search publishers",
-                        width="320px",
-                        max_width="100%",
-                    ),
-                    rx.button("Search", type="submit", size="2", variant="soft"),
-                    wrap="wrap",
-                ),
+        searched_list(
+            s,
+            search=search_form(
+                placeholder="Company, email, website or owid",
+                label="Search publishers",
+                value=s.search,
                 on_submit=s.find,
             ),
-            rx.cond(
-                s.rows.length() > 0,
-                data_table(
-                    ("Company", "Contact", "Website", "Status", "Applied", ""),
-                    s.rows,
-                    lambda r: [
-                        rx.vstack(
-                            rx.text(r.company, weight="medium"),
-                            rx.cond(r.owid != "", rx.code(r.owid, size="1")),
-                            spacing="1",
-                        ),
-                        rx.vstack(
-                            rx.text(r.contact),
-                            rx.text(r.email, size="1", color_scheme="gray"),
-                            spacing="1",
-                        ),
-                        rx.link(r.website, href=r.website, is_external=True, size="2"),
-                        status_badge(r.status),
-                        rx.text(r.created_at, white_space="nowrap"),
-                        _actions(r),
-                    ],
-                    test_id="publisher-row",
-                ),
-                rx.cond(
-                    s.search != "",
-                    empty_state(
-                        "search", "No matches", "No publisher here matches “" + s.search + "”."
+            table=data_table(
+                ("Company", "Contact", "Website", "Status", "Applied", ""),
+                s.rows,
+                lambda r: [
+                    rx.vstack(
+                        rx.text(r.company, weight="medium"),
+                        rx.cond(r.owid != "", rx.code(r.owid, size="1")),
+                        spacing="1",
                     ),
-                    rx.match(
-                        s.status_choice,
-                        *[
-                            (status, empty_state("users", title, text))
-                            for status, title, text in EMPTY
-                        ],
-                        empty_state(
-                            "users",
-                            "No publishers yet",
-                            "Applications appear as publishers sign up.",
-                        ),
+                    rx.vstack(
+                        rx.text(r.contact),
+                        rx.text(r.email, size="1", color_scheme="gray"),
+                        spacing="1",
                     ),
+                    rx.link(r.website, href=r.website, is_external=True, size="2"),
+                    status_badge(r.status),
+                    rx.text(r.created_at, white_space="nowrap"),
+                    _actions(r),
+                ],
+                test_id="publisher-row",
+            ),
+            noun="publisher",
+            empty=rx.match(
+                s.status_choice,
+                *[(status, empty_state("users", title, text)) for status, title, text in EMPTY],
+                empty_state(
+                    "users",
+                    "No publishers yet",
+                    "Applications appear as publishers sign up.",
                 ),
             ),
-            pager(s.page, s.pages, s.total, s.go),
         ),
         _reject_dialog(),
     )
