@@ -228,18 +228,21 @@ def make_click(
     uid: str = "pub-p1",
     ip: str = "203.0.113.7",
     clickid: str = "ck-9",
+    subs: tuple[str | None, str | None, str | None] = ("s1", None, None),
+    user_agent: str = "test",
 ) -> Tracked:
     """A click on a tracking link, recorded by the tracking service (it starts the offer);
-    203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`)."""
+    203.0.113.7 is a US address and 198.51.100.9 a German one (`FixedCountries`). The
+    default user agent names no operating system (`ANDROID_UA`, … below do)."""
     click = ClickIn(
         kind=kind,
         offer_id=offer_id,
         owid=offerwall.owid,
         uid=uid,
         clickid=clickid,
-        subs=("s1", None, None),
+        subs=subs,
         ip=ip,
-        user_agent="test",
+        user_agent=user_agent,
     )
     return record_click(engine=engine, click=click, countries=FixedCountries())
 
@@ -250,11 +253,12 @@ def make_conversion(
     mission_id: str,
     offerwall: Offerwall,
     payout_micros: int = 1_500_000,
-    **click: str,
+    **click: Any,
 ) -> int:
     """A click on a mission through the offerwall (`click`: its `uid` and `ip`) and its
     conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
-    ingestion does; returns the postback id. `click` may also give its `clickid`."""
+    ingestion does; returns the postback id. `click` may also give its `clickid`, `subs`
+    and `user_agent`."""
     from api.services import postbacks
 
     tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)

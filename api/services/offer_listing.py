@@ -42,20 +42,21 @@ class OfferPage:
     offset: int
 
 
-def _invalid(name: str, raw: str, rule: str) -> ApiError:
+def invalid_parameter(name: str, raw: str, rule: str) -> ApiError:
+    """400 `invalid_parameter`: "<name> must be <rule>.", naming the parameter."""
     return ApiError(
         400, "invalid_parameter", f"{name} must be {rule}.", [{"path": name, "value": raw[:50]}]
     )
 
 
-def _whole_number(name: str, raw: str | None, default: int) -> int:
+def whole_number(name: str, raw: str | None, default: int) -> int:
     """A query parameter as a whole number of at least 0. A number of over 10 significant
     digits is past every bound here, so it is not converted (int() refuses over 4,300
     digits, and a database integer overflows far sooner)."""
     if raw is None or raw == "":
         return default
     if not raw.isascii() or not raw.isdigit():
-        raise _invalid(name, raw, "a whole number of at least 0")
+        raise invalid_parameter(name, raw, "a whole number of at least 0")
     digits = raw.lstrip("0") or "0"
     return int(digits) if len(digits) <= 10 else MAX_OFFSET + 1
 
@@ -63,16 +64,17 @@ def _whole_number(name: str, raw: str | None, default: int) -> int:
 def parse_page(limit: str | None, offset: str | None) -> OfferPage:
     """limit (default 20, clamped to 100) and offset (default 0, at most MAX_OFFSET);
     400 when not a whole number of at least 0, or an offset over the maximum."""
-    page_size = min(_whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
-    skip = _whole_number("offset", offset, 0)
+    page_size = min(whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
+    skip = whole_number("offset", offset, 0)
     if skip > MAX_OFFSET:
-        raise _invalid("offset", offset or "", f"at most {MAX_OFFSET}")
+        raise invalid_parameter("offset", offset or "", f"at most {MAX_OFFSET}")
     return OfferPage(limit=page_size, offset=skip)
 
 
 # Built once; every request runs it. The key is found by its keyed digest (any configured
 # master key's, during a rotation).
 _FIND_BY_KEY = sa.select(
+    _offerwall.c.id,
     _offerwall.c.status,
     _offerwall.c.owid,
     _offerwall.c.exchange_rate,
@@ -98,6 +100,7 @@ class ListingOfferwall:
     exchange_rate: float
     currency_decimals: int
     catalog_version: int
+    id: str = ""  # the offerwall's row id (its progress and clicks refer to it)
 
 
 def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
@@ -106,9 +109,10 @@ def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
 
 
 def approved_offerwall(
-    *, conn: Connection, box: SecretBox, api_key: str | None
+    *, conn: Connection, box: SecretBox, api_key: str | None, use: str = "lists offers"
 ) -> ListingOfferwall:
-    """The offerwall of an API key: 401 missing or unknown, 403 not approved."""
+    """The offerwall of an API key: 401 missing or unknown, 403 not approved (saying what
+    only an approved offerwall does: `use`)."""
     row = conn.execute(_FIND_BY_KEY, _key_params(box, api_key)).first() if api_key else None
     if row is None:
         raise ApiError(401, "invalid_api_key", "The x-api-key header is missing or not valid.")
@@ -116,20 +120,69 @@ def approved_offerwall(
         raise ApiError(
             403,
             "offerwall_not_approved",
-            f"This offerwall is {row.status}; only an approved offerwall lists offers.",
+            f"This offerwall is {row.status}; only an approved offerwall {use}.",
         )
     return ListingOfferwall(
-        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0)
+        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0), row.id
     )
 
 
 @dataclass(frozen=True)
+class Goal:
+    """What one mission of an offer asks of a player: its rule's event, how completion is
+    counted (count, consecutive or sum) and up to what, and whether it pays again."""
+
+    mission_id: str
+    title: str
+    event: str
+    completion: str
+    threshold: float
+    repeatable: bool
+    payout_micros: int
+
+
+@dataclass(frozen=True)
 class Listed:
-    """One offer of the combined list, its document in USD micros (rendered per offerwall)."""
+    """One offer of the combined list, its document in USD micros (rendered per offerwall),
+    with what the filters and a player's progress need beside it."""
 
     kind: str  # "mission" or "quest"
     id: str
     doc: dict[str, Any]
+    created_at: datetime | None = None
+    goals: tuple[Goal, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.doc["name"] if self.kind == "quest" else self.doc["title"])
+
+    @property
+    def countries_include(self) -> list[str]:
+        return self.doc["geotargeting"]["countriesInclude"]
+
+    @property
+    def countries_exclude(self) -> list[str]:
+        return self.doc["geotargeting"]["countriesExclude"]
+
+    @property
+    def operating_systems(self) -> list[str]:
+        return self.doc["operatingSystem"]
+
+    @property
+    def tags(self) -> list[str]:
+        return self.doc["tags"]
+
+
+def _goal(m: Mission) -> Goal:
+    return Goal(
+        m.id,
+        m.title,
+        m.rule_event,
+        m.rule_completion,
+        float(m.rule_threshold),
+        bool(m.allow_multiple_conversions),
+        int(m.payout_micros),
+    )
 
 
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
@@ -155,9 +208,23 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
         )
         for m in session.scalars(query):
             inside[str(m.quest_id)].append(m)
-    listed = [(m.created_at, m.id, Listed("mission", m.id, mission_doc(m))) for m in missions]
+    listed = [
+        (m.created_at, m.id, Listed("mission", m.id, mission_doc(m), m.created_at, (_goal(m),)))
+        for m in missions
+    ]
     listed += [
-        (q.created_at, q.id, Listed("quest", q.id, quest_doc(q, inside[q.id]))) for q in quests
+        (
+            q.created_at,
+            q.id,
+            Listed(
+                "quest",
+                q.id,
+                quest_doc(q, inside[q.id]),
+                q.created_at,
+                tuple(_goal(m) for m in inside[q.id]),
+            ),
+        )
+        for q in quests
     ]
     listed.sort(key=lambda item: (item[0], item[1]), reverse=True)
     expiries = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
@@ -282,7 +349,7 @@ class _Money:
         return float(in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals))
 
 
-def _iso(moment: datetime | None) -> str | None:
+def iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -301,7 +368,7 @@ def mission_doc(m: Mission) -> dict[str, Any]:
     payout in USD micros, trackingLink per offerwall."""
     doc = mission_in(m).model_dump(mode="json", exclude=_UNLISTED)
     return doc | {
-        "expirationDate": _iso(m.expiration_date),
+        "expirationDate": iso(m.expiration_date),
         "trackingLink": None,
         "payout": m.payout_micros,
     }
@@ -311,7 +378,7 @@ def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
     doc = quest_fields(q).model_dump(mode="json", exclude=_UNLISTED)
     inside = [{k: v for k, v in mission_doc(m).items() if k not in _QUEST_LEVEL} for m in missions]
     return doc | {
-        "expirationDate": _iso(q.expiration_date),
+        "expirationDate": iso(q.expiration_date),
         "trackingLink": None,
         "missions": inside,
     }
