@@ -3,6 +3,8 @@ postback, the signing secret) and the delivery log."""
 
 from __future__ import annotations
 
+import time
+
 import reflex as rx
 from sqlmodel import Session
 
@@ -19,6 +21,9 @@ from portal.state.workspace import OfferwallScoped, utc_text
 EXAMPLE_TEMPLATE = (
     "https://example.com/postback?uid={uid}&txn={transaction_id}&payout={payout}&hash={hash_key}"
 )
+# A click on "Send test postback" this soon after the last one sent is the second click of a
+# double click (a human's spans about 0.3 s), not sent.
+TEST_REPEAT_SECONDS = 0.5
 EXAMPLE_REVERSAL = "https://example.com/reversal?txn={transaction_id}&reason={reason}"
 
 
@@ -37,6 +42,8 @@ class PostbackState(OfferwallScoped):
     test_answer: str = ""
     test_error: str = ""
     sending: bool = False
+    # When the last test postback's click arrived (monotonic seconds; the server's own).
+    _test_sent_at: float = 0.0
     # The signing secret: shown once (when), the one just shown or rotated (until the
     # page is left), until when the replaced one still signs, and the rotate dialog's pick.
     secret_shown_at: str = ""
@@ -151,6 +158,11 @@ class PostbackState(OfferwallScoped):
     async def send_test(self, drawn_with: int):
         if not self._first(drawn_with):
             return  # a second click of the same button
+        # A second click that comes after the page was drawn again (a slow browser)
+        # carries the new count: a test postback sent a moment ago counts it as a repeat.
+        if time.monotonic() - self._test_sent_at < TEST_REPEAT_SECONDS:
+            return
+        self._test_sent_at = time.monotonic()
         self.sending = True
         yield
         try:
