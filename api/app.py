@@ -20,12 +20,12 @@ from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
-from api.routes import events, lookup, offerwall, tracking
+from api.routes import events, lookup, offerwall, reports_api, tracking
 from api.routes.docs import add_raw_body_schemas, document_tracking_links
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
 from api.services.geo import CountryLookup, country_lookup
-from api.services.ratelimit import ingest_limiter
+from api.services.ratelimit import ingest_limiter, reports_limiter
 
 log = logging.getLogger("questwall.api")
 
@@ -64,7 +64,8 @@ def create_api(
     app = FastAPIOffline(
         title="Questwall API",
         version="2.0.0",
-        description="Signed game events and identifiers, platform-user lookup, offers.",
+        description="Signed game events and identifiers, platform-user lookup, offers, "
+        "publishers' reports.",
         docs_url=DOCS_PATH,
         redoc_url=None,
         static_url=DOCS_STATIC_PATH,
@@ -76,10 +77,17 @@ def create_api(
     app.state.engine = engine or get_engine()
     app.state.box = box or get_secret_box()
     app.state.ingest_limiter = ingest_limiter(settings)
+    app.state.reports_limiter = reports_limiter(settings)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
     app.state.on_stored = on_stored
 
-    routers = (events.router, lookup.router, tracking.router, offerwall.router)
+    routers = (
+        events.router,
+        lookup.router,
+        tracking.router,
+        offerwall.router,
+        reports_api.router,
+    )
     for router in routers:
         app.include_router(router)
     _add_error_handlers(app)

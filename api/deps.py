@@ -1,5 +1,5 @@
-"""FastAPI dependencies: the engine, the secret box, settings and the signed requests'
-rate limiter, swappable in tests.
+"""FastAPI dependencies: the engine, the secret box, settings, the signed requests' and
+the reporting API's rate limiters, swappable in tests.
 
 They are `async def` on purpose: FastAPI runs a plain `def` dependency in a worker
 thread, which for a one-line attribute read costs more than the read.
@@ -33,7 +33,12 @@ async def get_ingest_limiter(request: Request) -> RateLimiter:
     return request.app.state.ingest_limiter
 
 
+async def get_reports_limiter(request: Request) -> RateLimiter:
+    return request.app.state.reports_limiter
+
+
 EngineDep = Annotated[Engine, Depends(get_engine_dep)]
 BoxDep = Annotated[SecretBox, Depends(get_box)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 LimiterDep = Annotated[RateLimiter, Depends(get_ingest_limiter)]
+ReportsLimiterDep = Annotated[RateLimiter, Depends(get_reports_limiter)]

@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     # without REDIS_URL, for all of them together with it).
     ingest_rate_per_second: float = Field(default=500, alias="QUESTWALL_INGEST_RATE")
     ingest_burst: float = Field(default=1000, alias="QUESTWALL_INGEST_BURST")
+    # Reporting API requests (`GET /offerwall/reports`) per minute per offerwall, and the
+    # burst allowed; each builds a report over up to a year of clicks and conversions.
+    reports_rate_per_minute: float = Field(default=30, gt=0, alias="QUESTWALL_REPORTS_RATE")
+    reports_burst: float = Field(default=10, ge=1, alias="QUESTWALL_REPORTS_BURST")
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")

@@ -27,8 +27,12 @@ _DESCRIPTIONS = {
 }
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    return {s: {"model": ErrorResponse, "description": _DESCRIPTIONS[s]} for s in statuses}
+def error_responses(
+    *statuses: int, described: dict[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """The error answers of a route; `described` words a status for that route."""
+    words = {**_DESCRIPTIONS, **(described or {})}
+    return {s: {"model": ErrorResponse, "description": words[s]} for s in statuses}
 
 
 REF = "#/components/schemas/{model}"

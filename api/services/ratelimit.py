@@ -13,8 +13,9 @@ that waited longer would resend a timestamp outside the signature window (docs/c
   apply. After a failure Redis is left alone for `REDIS_RETRY_SECONDS`, so a Redis that
   hangs costs one timeout every few seconds, not one per request.
 
-`limit_storage` builds the `limits` storage that every shared limit uses (this one and the
-sign-in throttle in `throttle.py`).
+`limit_storage` builds the `limits` storage that every shared limit uses (this one, the
+publishers' reporting API's and the sign-in throttle in `throttle.py`). `reports_limiter`
+is the same limiter per offerwall for `GET /offerwall/reports`, with a rate of its own.
 """
 
 from __future__ import annotations
@@ -104,21 +105,25 @@ class SharedWindow:
     client never gets more than the rate on average, and at once about the burst (more
     only where the burst is under one second of the rate: windows are whole seconds)."""
 
-    def __init__(self, rate: float, burst: float, storage: Storage):
+    def __init__(self, rate: float, burst: float, storage: Storage, namespace: str = "ingest"):
         window = max(1, math.ceil(burst / rate))
         self.item = RateLimitItemPerSecond(max(1, math.floor(rate * window)), window)
         self._limiter = SlidingWindowCounterRateLimiter(storage)
+        self._namespace = namespace
 
     def take(self, key: str) -> int | None:
         """Count one request; None when allowed, else the seconds until the window allows one."""
-        if self._limiter.hit(self.item, "ingest", key):
+        if self._limiter.hit(self.item, self._namespace, key):
             return None
-        reset = self._limiter.get_window_stats(self.item, "ingest", key).reset_time
+        reset = self._limiter.get_window_stats(self.item, self._namespace, key).reset_time
         return math.ceil(reset - time.time())
 
 
 class RateLimiter:
-    """`check(client_id)` takes one request from the client's allowance or raises 429."""
+    """`check(client_id)` takes one request from the client's allowance or raises 429.
+
+    Another limit than the ingestion's names itself in its warnings (`name`), keeps its
+    Redis counters apart (`namespace`) and says in its 429 whose allowance it is (`per`)."""
 
     def __init__(
         self,
@@ -127,16 +132,20 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         *,
         storage: Storage | None = None,
+        name: str = "ingestion",
+        namespace: str = "ingest",
+        per: str = "client id",
     ):
         if rate_per_second <= 0 or burst < 1:
             raise ValueError("rate must be positive and burst at least 1")
         self.rate = rate_per_second
         self.burst = burst
         self._clock = clock
+        self.name, self.per = name, per
         self._counter: TokenBuckets | SharedWindow = (
             TokenBuckets(rate_per_second, burst, clock)
             if storage is None
-            else SharedWindow(rate_per_second, burst, storage)
+            else SharedWindow(rate_per_second, burst, storage, namespace)
         )
         self._skip_until = -math.inf  # Redis failed: fail open without calling it until then
         self._warned_at = -math.inf
@@ -156,7 +165,7 @@ class RateLimiter:
         raise ApiError(
             429,
             "rate_limited",
-            f"Too many requests for this client id; retry in {wait} s.",
+            f"Too many requests for this {self.per}; retry in {wait} s.",
             headers={"Retry-After": str(wait)},
         )
 
@@ -167,16 +176,33 @@ class RateLimiter:
         if now - self._warned_at >= WARNING_INTERVAL_SECONDS:
             self._warned_at = now
             log.warning(
-                "ingestion rate limit unavailable (Redis: %s); requests are not limited",
+                "%s rate limit unavailable (Redis: %s); requests are not limited",
+                self.name,
                 type(exc).__name__,
             )
 
 
+def _shared_storage(settings: Settings) -> Storage | None:
+    if not settings.redis_url:
+        return None
+    return limit_storage(settings.redis_url, key_prefix=settings.redis_key_prefix)
+
+
 def ingest_limiter(settings: Settings) -> RateLimiter:
     """The signed requests' limiter: shared through Redis when `REDIS_URL` is set."""
-    storage = (
-        limit_storage(settings.redis_url, key_prefix=settings.redis_key_prefix)
-        if settings.redis_url
-        else None
+    return RateLimiter(
+        settings.ingest_rate_per_second, settings.ingest_burst, storage=_shared_storage(settings)
     )
-    return RateLimiter(settings.ingest_rate_per_second, settings.ingest_burst, storage=storage)
+
+
+def reports_limiter(settings: Settings) -> RateLimiter:
+    """The reporting API's limiter, per offerwall (whichever of its keys is used): shared
+    through Redis when `REDIS_URL` is set. Its rate is set per minute."""
+    return RateLimiter(
+        settings.reports_rate_per_minute / 60,
+        settings.reports_burst,
+        storage=_shared_storage(settings),
+        name="reports",
+        namespace="reports",
+        per="offerwall",
+    )

@@ -1,6 +1,7 @@
 """Reports: clicks, starts, conversions, conversion rate, payout and payout per click (EPC),
-reversed conversions and payout, and net payout, per day, per offer, per offerwall or per
-country, over a date range, optionally narrowed to one game or one offer. Aggregated in SQL
+reversed conversions and payout, and net payout, per day, per offer, per offerwall, per
+country, per operating system or per sub value of the tracking link (`platform_sub1` to
+`platform_sub3`), over a date range, optionally narrowed to one game or one offer. Aggregated in SQL
 (GROUP BY); Python only joins the grouped rows (one per day, offer, … ), fills the days
 without activity and names them.
 
@@ -12,7 +13,9 @@ net payout is payout minus reversed payout. Everything counts on the conversion'
 month's net payout, and a day's figures are final only when nothing of it is reversed later.
 
 Scoped on the server: staff see everything, designers their studio's offers, publishers
-their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too."""
+their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too.
+The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
+`publisher_reports.py`) both call `build_report`, so their figures cannot differ."""
 
 from __future__ import annotations
 
@@ -32,8 +35,29 @@ from api.services.errors import DomainError
 from api.services.money import in_currency
 from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
 
-DIMENSIONS = ("day", "offer", "offerwall", "country")
+DIMENSIONS = ("day", "offer", "offerwall", "country", "os", "sub1", "sub2", "sub3")
+# The groupings the portal offers, named as its select shows them.
+DIMENSION_LABELS = {
+    "day": "Per day",
+    "offer": "Per offer",
+    "offerwall": "Per offerwall",
+    "country": "Per country",
+    "os": "Per operating system",
+    "sub1": "Per sub1",
+    "sub2": "Per sub2",
+    "sub3": "Per sub3",
+}
+# A publisher's groupings, in the portal and in the reporting API alike: per offerwall
+# would be one row, their own.
+PUBLISHER_DIMENSIONS = ("day", "offer", "country", "os", "sub1", "sub2", "sub3")
+# The key of the clicks without a country, an operating system or a sub value.
+UNKNOWN_COUNTRY = "??"
+NONE = ""
 MAX_DAYS = 366
+# The dates a range may name: far from the ends of the calendar, so the range's arithmetic
+# (its next day, the 30 days before its end) never leaves it; nothing is older than 2000.
+EARLIEST = date(2000, 1, 1)
+LATEST = date(9998, 12, 31)
 # The date presets beside the range's inputs, in the order they are shown.
 PRESETS = {"today": "Today", "7d": "Last 7 days", "30d": "Last 30 days", "month": "This month"}
 # The conversions a report counts: approved ones, and those reversed after approval.
@@ -46,13 +70,18 @@ class ReportError(DomainError, ValueError):
 
 @dataclass(frozen=True)
 class ReportRow:
+    """One row as the portal shows it, and the figures it shows as numbers (the reporting
+    API's), each text made from its number."""
+
     key: str
     label: str
     clicks: int
     starts: int
     conversions: int  # approved, those reversed since included
     rate: str  # conversions per click, as a percentage
+    rate_percent: float | None  # the same, to one decimal; None without clicks
     epc: str  # payout per click, USD
+    epc_usd: float | None  # the same, to 4 decimals (the CSV's); None without clicks
     payout: str  # USD, of every conversion counted (reversed ones included)
     payout_usd: float
     payout_micros: int
@@ -61,11 +90,18 @@ class ReportRow:
     reversed_micros: int
     net_payout: str  # USD: payout minus reversed payout
     net_micros: int
-    # In the publisher's currency ("" for staff and designers).
+    # In the publisher's currency as the portal shows it ("" for staff and designers, and
+    # for a publisher paid in USD at rate 1, whose USD columns say it all).
     payout_local: str = ""
     epc_local: str = ""
     reversed_local: str = ""
     net_local: str = ""
+    # The same amounts as numbers, for every publisher (USD at rate 1 included), each
+    # payout rounded as postbacks round it; None for staff and designers.
+    payout_amount: Decimal | None = None
+    epc_amount: Decimal | None = None  # to the currency's decimals, at least 2
+    reversed_amount: Decimal | None = None
+    net_amount: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +125,17 @@ class Currency:
     def amount(self, payout_micros: int) -> Decimal:
         return in_currency(payout_micros, exchange_rate=self.exchange_rate, decimals=self.decimals)
 
+    @property
+    def is_usd(self) -> bool:
+        """US dollars at rate 1: the report's USD figures are already in it."""
+        return self.code == "USD" and self.exchange_rate == 1
+
+    def per_click(self, amount: Decimal, clicks: int) -> Decimal:
+        """An amount per click (EPC) with at least cents: 0 decimals would round most
+        EPCs to nothing."""
+        quantum = Decimal(1).scaleb(-max(self.decimals, 2))
+        return (amount / clicks).quantize(quantum)
+
     def show(self, amount: Decimal, *, places: int | None = None) -> str:
         """An amount with the currency's decimals (or `places`) and its code."""
         quantum = Decimal(1).scaleb(-(self.decimals if places is None else places))
@@ -106,7 +153,10 @@ class Currency:
 class Report:
     rows: list[ReportRow]
     totals: ReportRow
+    # The publisher's currency when the portal shows it beside USD (not USD at rate 1).
     currency: Currency | None = None
+    # The currency of the rows' amounts (`payout_amount`, …): every publisher's.
+    amounts_in: Currency | None = None
 
 
 @dataclass(frozen=True)
@@ -123,22 +173,31 @@ class FilterChoices:
     offers: list[Choice] = field(default_factory=list)
 
 
+def dimensions_for(role: str) -> tuple[str, ...]:
+    """The groupings the portal offers the role."""
+    return PUBLISHER_DIMENSIONS if role == Role.PUBLISHER else DIMENSIONS
+
+
 def parse_range(start: str, end: str, *, today: date | None = None) -> tuple[date, date]:
     """An inclusive date range; empty means the last 30 days."""
     today = today or datetime.now(UTC).date()
-    try:
-        last = date.fromisoformat(end) if end else today
-    except ValueError:
-        raise ReportError("Enter a date (YYYY-MM-DD).", "end") from None
-    try:
-        first = date.fromisoformat(start) if start else last - timedelta(days=29)
-    except ValueError:
-        raise ReportError("Enter a date (YYYY-MM-DD).", "start") from None
+    last = _date(end, "end") if end else today
+    first = _date(start, "start") if start else last - timedelta(days=29)
     if first > last:
         raise ReportError("The range starts after it ends.", "start")
     if (last - first).days >= MAX_DAYS:
         raise ReportError(f"A report covers at most {MAX_DAYS} days.", "start")
     return first, last
+
+
+def _date(text: str, field: str) -> date:
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise ReportError("Enter a date (YYYY-MM-DD).", field) from None
+    if not EARLIEST <= day <= LATEST:
+        raise ReportError(f"Enter a date from {EARLIEST} to {LATEST}.", field)
+    return day
 
 
 def preset_range(preset: str, *, today: date | None = None) -> tuple[date, date]:
@@ -237,8 +296,6 @@ def build_report(
     currency = None
     if account.role == Role.PUBLISHER:  # their own offerwall, approved (or NotApproved)
         currency = Currency.of(offerwall_for(session=session, account=account))
-        if currency.code == "USD" and currency.exchange_rate == 1:
-            currency = None  # the USD columns say it all
     since, until = _bounds(first, last)
     click_where, conv_where = _scope(account, offerwall_id)
     click_only, conv_only = _narrowed(session, account, game_id, offer_id)
@@ -255,10 +312,20 @@ def build_report(
         ),
         "offerwall": (col(Click.offerwall_id), col(Conversion.offerwall_id), False),
         "country": (
-            sa.func.coalesce(col(Click.country), "??"),
-            sa.func.coalesce(col(Click.country), "??"),
+            sa.func.coalesce(col(Click.country), UNKNOWN_COUNTRY),
+            sa.func.coalesce(col(Click.country), UNKNOWN_COUNTRY),
             True,
         ),
+        # A missing value and an empty one (`platform_sub1=`) are one group.
+        **{
+            name: (sa.func.coalesce(column, NONE), sa.func.coalesce(column, NONE), True)
+            for name, column in (
+                ("os", col(Click.os)),
+                ("sub1", col(Click.sub1)),
+                ("sub2", col(Click.sub2)),
+                ("sub3", col(Click.sub3)),
+            )
+        },
     }[dimension]
     clicks = session.execute(
         sa.select(
@@ -309,12 +376,21 @@ def build_report(
             tally.local += amount * int(n)
             tally.reversed_local += amount * int(n_reversed)
     labels = _labels(session, dimension, list(merged))
-    rows = [_row(key, labels.get(key, key), tally, currency) for key, tally in merged.items()]
-    rows.sort(key=lambda r: r.key if dimension == "day" else (-r.payout_usd, -r.clicks, r.label))
+    # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
+    shown = currency if currency is not None and not currency.is_usd else None
+    rows = [
+        _row(key, labels.get(key, key), tally, currency, shown=shown is not None)
+        for key, tally in merged.items()
+    ]
+    # The key last: rows of one label (a sub value named like a label) keep one order.
+    rows.sort(
+        key=lambda r: r.key if dimension == "day" else (-r.payout_usd, -r.clicks, r.label, r.key)
+    )
     total = _Tally()
     for tally in merged.values():
         total.add(tally)
-    return Report(rows, _row("total", "Total", total, currency), currency)
+    totals = _row("total", "Total", total, currency, shown=shown is not None)
+    return Report(rows, totals, shown, currency)
 
 
 @dataclass
@@ -339,39 +415,48 @@ class _Tally:
         self.reversed_local += other.reversed_local
 
 
-def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRow:
-    rate = f"{100 * t.conversions / t.clicks:.1f}%" if t.clicks else "–"
+def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: bool) -> ReportRow:
+    rate = round(100 * t.conversions / t.clicks, 1) if t.clicks else None
     usd = t.micros / 1_000_000
-    epc = f"${usd / t.clicks:,.2f}" if t.clicks else "–"
+    epc_usd = round(usd / t.clicks, 4) if t.clicks else None
     net_micros = t.micros - t.reversed_micros
-    local = epc_local = reversed_local = net_local = ""
+    amounts: dict[str, Any] = {}
     if currency is not None:
-        local = currency.show(t.local)
-        # Per click, at least cents: 0 decimals would round most EPCs to nothing.
-        places = max(currency.decimals, 2)
-        epc_local = currency.show(t.local / t.clicks, places=places) if t.clicks else "–"
-        reversed_local = currency.show(t.reversed_local)
-        net_local = currency.show(t.local - t.reversed_local)
+        net = t.local - t.reversed_local
+        epc = currency.per_click(t.local, t.clicks) if t.clicks else None
+        amounts = {
+            "payout_amount": t.local,
+            "epc_amount": epc,
+            "reversed_amount": t.reversed_local,
+            "net_amount": net,
+        }
+        if shown:
+            places = max(currency.decimals, 2)
+            amounts |= {
+                "payout_local": currency.show(t.local),
+                "epc_local": currency.show(epc, places=places) if epc is not None else "–",
+                "reversed_local": currency.show(t.reversed_local),
+                "net_local": currency.show(net),
+            }
     return ReportRow(
-        key,
-        label,
-        t.clicks,
-        t.starts,
-        t.conversions,
-        rate,
-        epc,
-        _dollars(t.micros),
-        usd,
-        t.micros,
-        t.reversed,
-        _dollars(t.reversed_micros),
-        t.reversed_micros,
-        _dollars(net_micros),
-        net_micros,
-        local,
-        epc_local,
-        reversed_local,
-        net_local,
+        key=key,
+        label=label,
+        clicks=t.clicks,
+        starts=t.starts,
+        conversions=t.conversions,
+        rate=f"{rate:.1f}%" if rate is not None else "–",
+        rate_percent=rate,
+        epc=f"${usd / t.clicks:,.2f}" if t.clicks else "–",
+        epc_usd=epc_usd,
+        payout=_dollars(t.micros),
+        payout_usd=usd,
+        payout_micros=t.micros,
+        reversed=t.reversed,
+        reversed_payout=_dollars(t.reversed_micros),
+        reversed_micros=t.reversed_micros,
+        net_payout=_dollars(net_micros),
+        net_micros=net_micros,
+        **amounts,
     )
 
 
@@ -394,7 +479,11 @@ def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]
         )
         return dict(walls.all())
     if dimension == "country":
-        return {"??": "unknown"}
+        return {UNKNOWN_COUNTRY: "unknown"}
+    if dimension == "os":
+        return {NONE: "unknown"}
+    if dimension in ("sub1", "sub2", "sub3"):
+        return {NONE: "(none)"}
     return {}
 
 
@@ -441,10 +530,10 @@ def to_csv(report: Report, dimension: str) -> str:
         header.append(f"net_payout_{code}")
     writer.writerow(header)
     for r in [*report.rows, report.totals]:
-        line: list[Any] = [r.label, r.clicks, r.starts, r.conversions, r.rate]
+        line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
         line += [
             f"{r.payout_usd:.2f}",
-            f"{r.payout_micros / 1e6 / r.clicks:.4f}" if r.clicks else "",
+            f"{r.epc_usd:.4f}" if r.epc_usd is not None else "",
             r.reversed,
             f"{r.reversed_micros / 1e6:.2f}",
             f"{r.net_micros / 1e6:.2f}",
@@ -460,3 +549,9 @@ def _plain(shown: str) -> str:
     """An amount as shown ("1,234.50 GEM") as a plain number for a spreadsheet."""
     amount = shown.split(" ")[0]
     return "" if amount == "–" else amount.replace(",", "")
+
+
+def _cell(text: str) -> str:
+    """A label as a spreadsheet takes it as text: a sub value comes from whoever opened
+    the link, and "=…" (or +, -, @) would be run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

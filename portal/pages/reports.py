@@ -1,5 +1,5 @@
-"""Reports: a chart and a table per day, offer, offerwall or country, with reversed and net
-payout; CSV export."""
+"""Reports: a chart and a table per day, offer, offerwall, country, operating system or sub
+value, with reversed and net payout; CSV export."""
 
 import reflex as rx
 
@@ -8,13 +8,6 @@ from portal.components.forms import field_error, native_select
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
 from portal.state.reports import FORM_ID, SUBMIT_FORM, ReportState
-
-LABELS = [
-    ("day", "Per day"),
-    ("offer", "Per offer"),
-    ("offerwall", "Per offerwall"),
-    ("country", "Per country"),
-]
 
 
 def _labelled(label: str, control: rx.Component, error: str = "") -> rx.Component:
@@ -47,10 +40,11 @@ def _filters() -> rx.Component:
             _labelled(
                 "Group",
                 native_select(
-                    *[rx.el.option(text, value=value) for value, text in LABELS],
+                    rx.foreach(s.groupings, lambda g: rx.el.option(g.label, value=g.value)),
                     name="dimension",
                     default_value=s.dimension,
-                    key=s.dimension,
+                    # Drawn again once the account's groupings are there to choose from.
+                    key=s.dimension + s.groupings.length().to_string(),
                     on_change=rx.call_script(SUBMIT_FORM),
                 ),
             ),

@@ -21,6 +21,8 @@ SUBMIT_FORM = f"document.getElementById('{FORM_ID}').requestSubmit()"
 
 class ReportState(AuthState):
     dimension: str = "day"
+    # The groupings the account may choose (a publisher's are the reporting API's).
+    groupings: list[reports.Choice] = []
     start: str = ""
     end: str = ""
     game: str = ""
@@ -39,6 +41,10 @@ class ReportState(AuthState):
         guard = await self._guard(*EVERYONE)
         if guard is not None:
             return guard
+        self.groupings = [
+            reports.Choice(d, reports.DIMENSION_LABELS[d])
+            for d in reports.dimensions_for(self.user_role)
+        ]
         preset = self.router.url.query_parameters.get("preset", "")
         if preset in reports.PRESETS:
             self._set_range(*reports.preset_range(preset))
@@ -78,7 +84,7 @@ class ReportState(AuthState):
         report = await self._run(work, *EVERYONE)
         self.rows, self.totals = report.rows, report.totals
         self.currency_note = report.currency.note() if report.currency else ""
-        # Every day of the range; for offers, offerwalls and countries the 60 largest.
+        # Every day of the range; for the other groupings the 60 largest.
         shown = report.rows if dimension == "day" else report.rows[:60]
         self.chart = [
             {"label": r.label, "clicks": r.clicks, "conversions": r.conversions} for r in shown

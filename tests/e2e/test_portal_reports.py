@@ -224,6 +224,17 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
         ["4", "4", "2", "50.0%", "100.00 GEM", "400 GEM", "1 · 200 GEM", "200 GEM", "$4.00"]
     )
     expect(publisher.get_by_text("Payouts in Gems (GEM): 100 per USD")).to_be_visible()
+    # A publisher groups as the reporting API does: per OS and sub value, not per offerwall
+    # (their own, one row); every grouping counts the same traffic.
+    group = publisher.get_by_label("Group")
+    groupings = ["Per day", "Per offer", "Per country", "Per operating system"]
+    expect(group.locator("option")).to_have_text([*groupings, "Per sub1", "Per sub2", "Per sub3"])
+    for grouping in ("os", "sub1"):
+        group.select_option(grouping)
+        expect(publisher.get_by_test_id("report-total").get_by_role("cell")).to_have_text(
+            ["4", "4", "2", "50.0%", "100.00 GEM", "400 GEM", "1 · 200 GEM", "200 GEM", "$4.00"]
+        )
+    expect(staff.get_by_label("Group").locator("option", has_text="Per offerwall")).to_have_count(1)
     # A publisher has no game or offer filter.
     expect(publisher.get_by_role("combobox", name="Game", exact=True)).to_have_count(0)
     shots(publisher, "reports-publisher")

@@ -394,3 +394,132 @@ def test_the_csv_of_a_publisher_has_epc_reversals_and_their_currency(engine, tra
     # B's pending and rejected conversions are clicks without a conversion.
     assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400" in lines
     assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550"
+
+
+@pytest.fixture
+def devices(engine: Engine, box: SecretBox) -> Offerwall:
+    """One mission ($1.50), five clicks through a GEM offerwall: Android with sub1 "s1"
+    (converted), Android with sub1 "b" and sub2 "x", an iPhone with sub1 "a" and sub3 "z"
+    (converted), an iPhone with an empty sub1 and one without user agent or sub values."""
+    from tests.factories import ANDROID_UA, IPHONE_UA
+
+    game = make_game(engine, box, "Devices").game_id
+    mission = make_mission(engine, game, title="Device mission").id
+    wall = make_paying_offerwall(engine, box, name="Devices wall")
+    make_conversion(engine, mission_id=mission, offerwall=wall, uid="d1", user_agent=ANDROID_UA)
+    make_click(
+        engine, offer_id=mission, offerwall=wall, uid="d2", user_agent=ANDROID_UA,
+        subs=("b", "x", None),
+    )  # fmt: skip
+    make_conversion(
+        engine, mission_id=mission, offerwall=wall, uid="d3", user_agent=IPHONE_UA,
+        subs=("a", None, "z"),
+    )  # fmt: skip
+    make_click(
+        engine, offer_id=mission, offerwall=wall, uid="d4", user_agent=IPHONE_UA,
+        subs=("", None, None),
+    )  # fmt: skip
+    make_click(engine, offer_id=mission, offerwall=wall, uid="d5", user_agent="", subs=(None,) * 3)
+    return wall
+
+
+def test_a_report_per_operating_system_or_sub_value_joins_conversions_to_their_click(
+    engine, devices
+):
+    publisher = make_account(Role.PUBLISHER, offerwall_id=devices.id)
+
+    def rows(dimension: str) -> list[tuple[str, str, int, int, str]]:
+        return [
+            (r.key, r.label, r.clicks, r.conversions, r.payout_local)
+            for r in _report(engine, publisher, dimension).rows
+        ]
+
+    assert rows("os") == [
+        ("Android", "Android", 2, 1, "150 GEM"),
+        ("iOS", "iOS", 2, 1, "150 GEM"),
+        ("", "unknown", 1, 0, "0 GEM"),
+    ]
+    # The missing value and the empty one are one group.
+    assert rows("sub1") == [
+        ("a", "a", 1, 1, "150 GEM"),
+        ("s1", "s1", 1, 1, "150 GEM"),
+        ("", "(none)", 2, 0, "0 GEM"),
+        ("b", "b", 1, 0, "0 GEM"),
+    ]
+    assert rows("sub2") == [("", "(none)", 4, 2, "300 GEM"), ("x", "x", 1, 0, "0 GEM")]
+    assert rows("sub3") == [("", "(none)", 4, 1, "150 GEM"), ("z", "z", 1, 1, "150 GEM")]
+
+
+def test_the_csv_keeps_a_sub_value_that_looks_like_a_formula_as_text(engine, box, devices):
+    mission = make_mission(engine, make_game(engine, box, "Formulas").game_id).id
+    make_click(
+        engine, offer_id=mission, offerwall=devices, uid="f1", subs=("=HYPERLINK(1)", None, None)
+    )
+    publisher = make_account(Role.PUBLISHER, offerwall_id=devices.id)
+    text = reports.to_csv(_report(engine, publisher, "sub1"), "sub1")
+    assert "\n'=HYPERLINK(1),1," in text
+
+
+def test_a_publisher_is_offered_every_grouping_but_per_offerwall():
+    assert reports.dimensions_for(Role.PUBLISHER) == reports.PUBLISHER_DIMENSIONS
+    assert "offerwall" not in reports.PUBLISHER_DIMENSIONS
+    assert reports.dimensions_for(Role.STAFF) == reports.DIMENSIONS
+    assert reports.dimensions_for(Role.DESIGNER) == reports.DIMENSIONS
+    assert set(reports.DIMENSION_LABELS) == set(reports.DIMENSIONS)
+
+
+def test_every_figure_shown_is_made_from_its_number(engine, traffic, reversal):
+    publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
+    for dimension in reports.DIMENSIONS:
+        report = _report(engine, publisher, dimension)
+        assert report.currency == report.amounts_in and report.currency is not None
+        for r in [*report.rows, report.totals]:
+            if r.clicks:
+                assert r.rate == f"{r.rate_percent:.1f}%"
+                assert r.epc_usd == round(r.payout_micros / 1e6 / r.clicks, 4)
+                assert r.epc_local == f"{r.epc_amount:,.2f} GEM"
+            else:
+                assert (r.rate_percent, r.epc_usd, r.epc_amount) == (None, None, None)
+            assert r.payout_local == f"{r.payout_amount:,f} GEM"
+            assert r.reversed_local == f"{r.reversed_amount:,f} GEM"
+            assert r.net_local == f"{r.net_amount:,f} GEM"
+
+
+def test_a_publisher_paid_in_usd_sees_usd_and_gets_the_amounts_as_postbacks_round_them(
+    engine, box, traffic
+):
+    wall, _ = make_offerwall(engine, box, name="Dollar wall")
+    odd = make_mission(engine, traffic.game_a, title="Odd payout", payout="1.505").id
+    for uid in ("u1", "u2"):
+        make_conversion(engine, mission_id=odd, offerwall=wall, uid=uid, payout_micros=1_505_000)
+    report = _report(engine, make_account(Role.PUBLISHER, offerwall_id=wall.id))
+    assert report.currency is None  # the page and the CSV show the USD columns only
+    assert report.amounts_in is not None and report.amounts_in.is_usd
+    t = report.totals
+    assert (t.payout, t.payout_local) == ("$3.01", "")
+    # Each postback carries $1.51 (half up to the offerwall's 2 decimals).
+    assert (t.payout_amount, t.epc_amount, t.net_amount) == (
+        Decimal("3.02"),
+        Decimal("1.51"),
+        Decimal("3.02"),
+    )
+    assert _report(engine, STAFF).amounts_in is None
+    assert _report(engine, STAFF).totals.payout_amount is None
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "field"),
+    [
+        ("1999-12-31", "2000-01-05", "start"),
+        ("", "9999-12-31", "end"),
+        ("0001-01-01", "2000-01-02", "start"),
+        ("9998-12-31", "9999-01-01", "end"),
+    ],
+)
+def test_a_date_at_the_ends_of_the_calendar_is_refused_not_a_crash(start, end, field):
+    with pytest.raises(reports.ReportError) as refused:
+        reports.parse_range(start, end)
+    assert refused.value.field_errors() == {field: "Enter a date from 2000-01-01 to 9998-12-31."}
+    # The last day allowed still has a next day, and the first 30 days before it.
+    assert reports.parse_range("", "9998-12-31")[1] == date(9998, 12, 31)
+    assert reports.parse_range("", "2000-01-01")[0] == date(1999, 12, 3)
