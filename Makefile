@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test install install-dev chromium bench lock clean
+.PHONY: help run test install install-dev chromium bench lock messages clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ bench: install ## Run every benchmark on SQLite and PostgreSQL, with targets (se
 lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
 	$(BIN)/uv pip compile pyproject.toml --extra dev --no-header --no-annotate --quiet -o requirements-dev.txt
+
+messages: $(BIN)/python ## Extract the hosted wall's messages into api/wall/locales/wall.pot
+	cd api/wall && ../../$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header --sort-output -o locales/wall.pot . ../routes/wall.py
 
 clean: ## Remove installed tools and build outputs (keeps data/)
 	rm -rf $(VENV) $(TOOLS)/node_modules $(TOOLS)/.installed .web

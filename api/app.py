@@ -20,7 +20,7 @@ from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
-from api.routes import events, lookup, offerwall, reports_api, tracking
+from api.routes import events, lookup, offerwall, reports_api, tracking, wall
 from api.routes.docs import add_raw_body_schemas, document_tracking_links
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
@@ -87,6 +87,7 @@ def create_api(
         tracking.router,
         offerwall.router,
         reports_api.router,
+        wall.router,
     )
     for router in routers:
         app.include_router(router)

@@ -34,6 +34,10 @@ from api.core.config import Settings
 HSTS_MAX_AGE = 365 * 24 * 3600
 
 SELF = "'self'"
+# The hosted wall (api/routes/wall.py) answers with its own Content-Security-Policy.
+WALL_PATH = "/wall"
+CSP = b"content-security-policy"
+OWN_FRAMING = frozenset({CSP, b"x-frame-options"})
 NONE = "'none'"
 
 
@@ -188,12 +192,20 @@ class SecurityHeaders:
         if scope["type"] != "http":  # websockets and lifespan pass untouched
             await self.app(scope, receive, send)
             return
-        ours, names = self._docs if scope["path"] == self.docs_path else self._portal_headers()
+        path = scope["path"]
+        ours, names = self._docs if path == self.docs_path else self._portal_headers()
+        framable = path == WALL_PATH or path.startswith(WALL_PATH + "/")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in names]
-                message["headers"] = kept + ours
+                headers, replaced = ours, names
+                if framable and any(k.lower() == CSP for k, _ in message.get("headers", ())):
+                    # The hosted wall sets its own policy: frame-ancestors names the
+                    # origins its offerwall allows, which X-Frame-Options cannot say.
+                    replaced = names - OWN_FRAMING
+                    headers = [(k, v) for k, v in ours if k not in OWN_FRAMING]
+                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in replaced]
+                message["headers"] = kept + headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

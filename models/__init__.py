@@ -17,6 +17,7 @@ from models.offers import CatalogVersion, Mission, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
 from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
+from models.tickets import SupportTicket, TicketStatus
 from models.tracking import Click, Conversion, ConversionStatus, Progress, ProgressStatus
 
 __all__ = [
@@ -52,5 +53,7 @@ __all__ = [
     "SignInThrottle",
     "SignedRequest",
     "Studio",
+    "SupportTicket",
+    "TicketStatus",
     "User",
 ]

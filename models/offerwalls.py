@@ -8,7 +8,7 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from models.types import UTCDateTime, new_uuid, utcnow
+from models.types import JSONDoc, UTCDateTime, new_uuid, utcnow
 
 
 class OfferwallStatus(StrEnum):
@@ -56,5 +56,13 @@ class Offerwall(SQLModel, table=True):
     consecutive_failures: int = Field(default=0)
     failing_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
     deliveries_paused_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The hosted wall (GET /wall): its theme, the origins whose pages may frame it
+    # (Content-Security-Policy frame-ancestors), and whether its links must carry `sig`.
+    wall_title: str = Field(default="", max_length=80)
+    wall_logo_url: str = Field(default="", max_length=2048)
+    wall_accent: str = Field(default="#4f46e5", max_length=7)
+    wall_currency_icon: str = Field(default="", max_length=2048)
+    wall_origins: list[str] = Field(default_factory=list, sa_type=JSONDoc)
+    wall_require_signature: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     approved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

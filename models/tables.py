@@ -22,6 +22,7 @@ from models import (
     PostbackAttempt,
     Progress,
     Quest,
+    SupportTicket,
 )
 from models.events import SignedRequest
 
@@ -47,6 +48,7 @@ postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)
 quest = _table(Quest)
 signed_request = _table(SignedRequest)
+support_ticket = _table(SupportTicket)
 
 # A progress row's state, as the tracking link inserts it and the engine reads it back.
 PROGRESS_STATE = (

@@ -6,6 +6,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.app import API_PREFIXES, create_api
 from api.core.startup import exit_unless_ready
 from api.routes.tracking import TRACKING_PREFIXES
+from api.security_headers import WALL_PATH
 from api.worker import background_dispatcher, background_mail
 from portal import activity, routes
 from portal.pages import (
@@ -22,7 +23,9 @@ from portal.pages import (
     publisher,
     reports,
     staff,
+    tickets,
     users,
+    wall,
 )
 from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
@@ -39,7 +42,9 @@ from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.reports import ReportState
 from portal.state.staff import StaffState
 from portal.state.studios import StudioState
+from portal.state.tickets import TicketsState
 from portal.state.users import MailState, UsersState
+from portal.state.wall import WallState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
@@ -50,8 +55,9 @@ exit_unless_ready()
 api = create_api(on_stored=activity.touch)
 add_session_routes(api)
 
-# Requests for these paths are the API's alone: signed events, offers, tracking links.
-_API_PATHS = tuple(p + "/" for p in API_PREFIXES) + TRACKING_PREFIXES
+# Requests for these paths are the API's alone: signed events, offers, tracking links,
+# the hosted wall.
+_API_PATHS = tuple(p + "/" for p in API_PREFIXES) + TRACKING_PREFIXES + (WALL_PATH + "/",)
 
 
 class QuestwallApp(rx.App):
@@ -68,7 +74,8 @@ class QuestwallApp(rx.App):
         portal = super().__call__()
 
         async def api_first(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http" and scope["path"].startswith(_API_PATHS):
+            path = scope["path"] if scope["type"] == "http" else ""
+            if path.startswith(_API_PATHS) or path == WALL_PATH:
                 await api(scope, receive, send)
             else:
                 await portal(scope, receive, send)
@@ -97,6 +104,7 @@ PAGES = [
     (publisher.overview, routes.PUBLISHER, "Offerwall", WorkspaceState.load),
     (postback.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
     (publisher.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
+    (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
     (staff.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
     (games.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
     (games.games, routes.GAMES, "Games", GamesState.load),
@@ -115,6 +123,7 @@ PAGES = [
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),
+    (tickets.tickets, routes.TICKETS, "Tickets", TicketsState.load),
 ]
 for component, route, title, on_load in PAGES:
     app.add_page(

@@ -11,7 +11,7 @@ from api.cli.common import _print_json, _require_ready
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
-from api.services import endpoints, offerwalls
+from api.services import endpoints, offerwalls, wall_settings
 from api.worker import mail_sender
 
 
@@ -187,6 +187,77 @@ def offerwall_set_currency(
             session=s, offerwall=ow, name=name, code=code, exchange_rate=rate, decimals=decimals
         ),
     )
+
+
+@offerwall_group.command("wall")
+@click.argument("offerwall")
+@click.option(
+    "--title", help="The wall's heading, at most 80 characters (empty: the offerwall's name)."
+)
+@click.option("--logo", "logo_url", help="The logo's https:// address (empty: none).")
+@click.option("--accent", help="The accent colour, #rrggbb (or #rgb).")
+@click.option(
+    "--currency-icon", help="A small icon's https:// address, shown beside payouts (empty: none)."
+)
+@click.option(
+    "--origin",
+    "origins",
+    multiple=True,
+    help="An origin whose pages may frame the wall, e.g. https://games.example.com or "
+    "https://*.example.com; repeat it for more. Replaces the list.",
+)
+@click.option("--no-origins", is_flag=True, help="No page may frame the wall.")
+@click.option(
+    "--require-signature/--no-require-signature",
+    default=None,
+    help="Whether wall links must carry sig (HMAC-SHA256 of owid + uid with the API key).",
+)
+def offerwall_wall(
+    offerwall: str,
+    title: str | None,
+    logo_url: str | None,
+    accent: str | None,
+    currency_icon: str | None,
+    origins: tuple[str, ...],
+    no_origins: bool,
+    require_signature: bool | None,
+) -> None:
+    """Show or change the hosted wall of OFFERWALL (id or owid): its theme, the origins
+    that may frame it, and whether its links must be signed. What is left out keeps its
+    value. Prints the settings and the wall's link."""
+    if origins and no_origins:
+        raise click.UsageError("--origin and --no-origins contradict each other.")
+    base_url = get_settings().base_url
+
+    def change(session: Any, ow: Any) -> dict[str, Any]:
+        now = wall_settings.read_settings(ow)
+        try:
+            wanted = wall_settings.checked_settings(
+                title=now.title if title is None else title,
+                logo_url=now.logo_url if logo_url is None else logo_url,
+                accent=now.accent if accent is None else accent,
+                currency_icon=now.currency_icon if currency_icon is None else currency_icon,
+                origins=() if no_origins else (origins or now.origins),
+                require_signature=(
+                    now.require_signature if require_signature is None else require_signature
+                ),
+            )
+        except wall_settings.WallSettingsError as exc:  # every problem, not the first
+            raise click.ClickException(" ".join(exc.field_errors().values())) from None
+        saved = wall_settings.store(session=session, offerwall=ow, wanted=wanted)
+        return {
+            "offerwallId": ow.id,
+            "owid": ow.owid,
+            "title": saved.title,
+            "logoUrl": saved.logo_url,
+            "accent": saved.accent,
+            "currencyIcon": saved.currency_icon,
+            "origins": list(saved.origins),
+            "requireSignature": saved.require_signature,
+            "link": wall_settings.link_for(base_url=base_url, offerwall=ow) or None,
+        }
+
+    _print_json(_with_offerwall(offerwall, change))
 
 
 @offerwall_group.command("list")

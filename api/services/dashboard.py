@@ -1,13 +1,13 @@
 """The staff dashboard: what needs staff's attention when they sign in.
 
-Pending applications, today's figures (the reports' own, for the UTC day), the offerwalls
-whose postbacks are failing and those whose deliveries are paused
-(`endpoints.paused_endpoints`). As in reports, today's conversions and payout include those
-reversed since, and reversed and net payout count the reversals of today's conversions
-only: a reversal of an older conversion counts on that conversion's day. Each figure is one
-indexed query: offerwalls by status (`ix_offerwall_status`), clicks and conversions by time
-(`ix_click_created`, `ix_conversion_created`), postbacks by status and due time
-(`ix_postback_due`)."""
+Pending applications, today's figures (the reports' own, for the UTC day), the support
+tickets waiting for an answer, the offerwalls whose postbacks are failing and those whose
+deliveries are paused (`endpoints.paused_endpoints`). As in reports, today's conversions
+and payout include those reversed since, and reversed and net payout count the reversals
+of today's conversions only: a reversal of an older conversion counts on that conversion's
+day. Each figure is one indexed query: offerwalls by status (`ix_offerwall_status`), clicks
+and conversions by time (`ix_click_created`, `ix_conversion_created`), postbacks by status
+and due time (`ix_postback_due`); the tickets are one count of their small table."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.services import endpoints, reports
+from api.services import endpoints, reports, tickets
 from api.services.access import Account, require
 from models import Offerwall, OfferwallStatus, Postback, PostbackStatus, Role
 
@@ -55,6 +55,8 @@ class Dashboard:
     today: reports.ReportRow
     failing: list[FailingEndpoint]
     paused: list[PausedEndpoint]
+    # Players' support tickets that wait for an answer, every offerwall's.
+    open_tickets: int = 0
 
 
 def pending_applications(*, session: Session) -> int:
@@ -118,4 +120,5 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
         today=reports.day_totals(session=session, account=account, day=day),
         failing=failing_endpoints(session=session, now=now),
         paused=paused_endpoints(session=session),
+        open_tickets=tickets.open_count(session, account=account),
     )

@@ -17,6 +17,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
         ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
+        ("Tickets", routes.TICKETS, (routes.TICKETS,)),
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
     ],
@@ -28,8 +29,10 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "publisher": [
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),
         ("Offers", routes.PUBLISHER_OFFERS, (routes.PUBLISHER_OFFERS,)),
+        ("Wall", routes.PUBLISHER_WALL, (routes.PUBLISHER_WALL,)),
         ("Postback", routes.PUBLISHER_POSTBACK, (routes.PUBLISHER_POSTBACK,)),
         ("Deliveries", routes.PUBLISHER_DELIVERIES, (routes.PUBLISHER_DELIVERIES,)),
+        ("Tickets", routes.TICKETS, (routes.TICKETS,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
     ],
     # A publisher not (or no longer) approved: the application is all they can use.

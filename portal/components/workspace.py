@@ -35,6 +35,7 @@ def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
             rx.hstack(
                 tab("Offerwall", routes.PUBLISHER),
                 tab("Offers", routes.PUBLISHER_OFFERS),
+                tab("Wall", routes.PUBLISHER_WALL),
                 tab("Postback", routes.PUBLISHER_POSTBACK),
                 tab("Deliveries", routes.PUBLISHER_DELIVERIES),
                 spacing="2",

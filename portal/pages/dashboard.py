@@ -1,5 +1,5 @@
 """The staff dashboard: what needs attention, each card with the page that deals with it:
-applications, today's figures, paused and failing postbacks."""
+applications, today's figures, support tickets, paused and failing postbacks."""
 
 import reflex as rx
 
@@ -36,6 +36,16 @@ def _pending() -> rx.Component:
         _figure("Waiting for a decision", s.pending, "pending-applications"),
         _link("Review applications", routes.publishers_with_status("pending")),
         test_id="card-applications",
+    )
+
+
+def _tickets() -> rx.Component:
+    s = DashboardState
+    return _card(
+        "Support tickets",
+        _figure("Waiting for an answer", s.open_tickets, "open-tickets"),
+        _link("Answer tickets", routes.TICKETS + "?status=open"),
+        test_id="card-tickets",
     )
 
 
@@ -164,6 +174,7 @@ def staff_dashboard() -> rx.Component:
         rx.grid(
             _pending(),
             _today(),
+            _tickets(),
             columns=rx.breakpoints(initial="1", md="2"),
             spacing="4",
             width="100%",

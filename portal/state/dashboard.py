@@ -14,6 +14,7 @@ from portal.state.auth import AuthState, refusals
 
 class DashboardState(AuthState):
     pending: int = 0
+    open_tickets: int = 0
     day: str = ""
     today: reports.ReportRow | None = None
     failing: list[dashboard.FailingEndpoint] = []
@@ -31,3 +32,4 @@ class DashboardState(AuthState):
         found = await self._run(work, Role.STAFF)
         self.pending, self.day, self.today = found.pending_applications, found.day, found.today
         self.failing, self.paused = found.failing, found.paused
+        self.open_tickets = found.open_tickets

@@ -102,6 +102,12 @@ def test_a_publisher_works_under_the_policy(portal, new_page):
     expect(page.get_by_role("heading", name="Delivery log")).to_be_visible()
     watched.visit("/publisher/offers", "Policy Wall")
     expect(page.get_by_role("heading", name="Offers", exact=True)).to_be_visible()
+    watched.visit("/publisher/wall", "Policy Wall")
+    # The preview's frame (srcdoc) runs under this policy too: the wall's own stylesheet
+    # applies (the accent line under its header), and nothing was refused.
+    header = page.frame_locator("[data-testid=wall-preview]").locator("header")
+    expect(header).to_have_css("border-bottom-color", "rgb(79, 70, 229)", timeout=15_000)
+    watched.settled("Policy Wall")
     watched.visit("/reports", "Reports")
     screenshot(page, "csp-publisher-reports")
 

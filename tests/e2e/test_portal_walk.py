@@ -63,6 +63,7 @@ def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
         "offers": routes.PUBLISHER_OFFERS,
         "postback": routes.PUBLISHER_POSTBACK,
         "deliveries": routes.PUBLISHER_DELIVERIES,
+        "tickets": routes.TICKETS,
         "reports": routes.REPORTS,
         "account": routes.ACCOUNT,
     }
@@ -80,6 +81,7 @@ def staff_pages(ids: dict[str, str]) -> dict[str, str]:
         "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
         "reports": routes.REPORTS,
         "conversions": routes.CONVERSIONS,
+        "tickets": routes.TICKETS,
         "users": routes.STAFF_USERS,
         "mail": routes.STAFF_MAIL,
         "account": routes.ACCOUNT,

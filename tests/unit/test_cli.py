@@ -269,6 +269,41 @@ def test_offerwall_rotate_key_with_a_grace_period(run, env):
     assert wrong.returncode != 0 and "'none', '1h', '24h'" in wrong.stderr
 
 
+def test_offerwall_wall_sets_the_hosted_walls_theme_origins_and_signed_links(run):
+    run("migrate")
+    created = json.loads(run("offerwall", "create", "Themed Wall").stdout)
+    owid = json.loads(run("offerwall", "approve", created["id"]).stdout)["owid"]
+    shown = json.loads(run("offerwall", "wall", owid).stdout)
+    assert (shown["title"], shown["accent"], shown["origins"]) == ("", "#4f46e5", [])
+    assert shown["link"].endswith(f"/wall?owid={owid}&uid={{uid}}")
+    changed = json.loads(
+        run(
+            "offerwall",
+            "wall",
+            owid,
+            *("--title", "Gem Rewards", "--accent", "#0F766E"),
+            *("--origin", "https://Games.Example.com/", "--origin", "http://localhost:3000"),
+            "--require-signature",
+        ).stdout
+    )
+    assert changed["title"] == "Gem Rewards" and changed["accent"] == "#0f766e"
+    assert changed["origins"] == ["https://games.example.com", "http://localhost:3000"]
+    assert changed["requireSignature"] is True and changed["link"].endswith("&sig={sig}")
+    # What is left out keeps its value; --no-origins empties the list.
+    kept = json.loads(run("offerwall", "wall", owid, "--no-origins").stdout)
+    assert kept["title"] == "Gem Rewards" and kept["origins"] == []
+    bad = run(
+        "offerwall",
+        "wall",
+        owid,
+        *("--accent", "teal", "--origin", "https://games.example.com/play"),
+        check=False,
+    )
+    assert bad.returncode != 0
+    assert "hex colour" in bad.stderr and "leave out the path" in bad.stderr
+    assert json.loads(run("offerwall", "wall", owid).stdout) == kept
+
+
 def test_offerwall_resume_releases_a_paused_offerwalls_postbacks(run, env):
     from datetime import timedelta
 

@@ -1,0 +1,495 @@
+"""The hosted wall's pages (docs/publisher-integration.md#the-hosted-wall): who is asking,
+what they can do, and the HTML.
+
+`open_wall` checks the link (the offerwall is approved, the uid is there, `sig` is right when
+the offerwall requires it or the link carries one); `wall_view` chooses the offers the way
+the offers API does for that player (`player_offers.select`), then narrows them by the
+player's country and operating system as their tracking links would; `render` fills the
+templates in the player's language. The page loads nothing from another host but the
+images the offerwall and the offers' designers configured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from functools import cache
+from typing import Any
+from urllib.parse import urlencode
+
+import sqlalchemy as sa
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+from sqlalchemy import Connection
+
+from api.core.crypto import SecretBox, open_api_key
+from api.services import catalog
+from api.services.money import in_currency
+from api.services.offer_listing import LISTINGS, Goal, Listed, ListingOfferwall
+from api.services.player_offers import (
+    COMPLETED,
+    DOABLE,
+    NEW,
+    STARTED,
+    MissionState,
+    OfferFilters,
+    OfferState,
+    player_progress,
+    select,
+    targets,
+)
+from api.wall.i18n import Language, translations
+from models import OfferwallStatus
+from models.schemas import NUL
+from models.tables import offerwall as _offerwall
+
+PAGE_SIZE = 20
+MAX_PARAM = 255
+MAX_PAGE = 10_000
+# Offers the player has in progress, and finished ones, shown at most.
+MAX_CONTINUING = 50
+MAX_FINISHED = 20
+DEFAULT_ACCENT = "#4f46e5"
+_ACCENT = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+_FIND_WALL = sa.select(
+    _offerwall.c.id,
+    _offerwall.c.owid,
+    _offerwall.c.name,
+    _offerwall.c.status,
+    _offerwall.c.api_key_sealed,
+    _offerwall.c.currency_name,
+    _offerwall.c.exchange_rate,
+    _offerwall.c.currency_decimals,
+    _offerwall.c.wall_title,
+    _offerwall.c.wall_logo_url,
+    _offerwall.c.wall_accent,
+    _offerwall.c.wall_currency_icon,
+    _offerwall.c.wall_origins,
+    _offerwall.c.wall_require_signature,
+    catalog.VERSION_SUBQUERY,
+).where(_offerwall.c.owid == sa.bindparam("owid"))
+
+
+def N_(message: str) -> str:
+    """Marks a message for the catalogs (`make messages`); translated when shown."""
+    return message
+
+
+class WallRefusal(Exception):
+    """A wall link that is not served: the status and what to tell the player."""
+
+    def __init__(self, status: int, title: str, message: str):
+        super().__init__(message)
+        self.status, self.title, self.message = status, title, message
+
+
+def _https(url: str | None) -> str:
+    """An image address the page may show: http(s) only, else nothing."""
+    url = (url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""
+
+
+@dataclass(frozen=True)
+class Theme:
+    """How an offerwall's wall looks: set in the publisher's workspace."""
+
+    title: str
+    logo_url: str = ""
+    accent: str = DEFAULT_ACCENT
+    currency_icon: str = ""
+    currency_name: str = "US Dollar"
+
+    def __post_init__(self) -> None:
+        # Only a #rrggbb colour reaches the stylesheet.
+        if not _ACCENT.match(self.accent or ""):
+            object.__setattr__(self, "accent", DEFAULT_ACCENT)
+        object.__setattr__(self, "logo_url", _https(self.logo_url))
+        object.__setattr__(self, "currency_icon", _https(self.currency_icon))
+
+
+@dataclass(frozen=True)
+class Wall:
+    """The offerwall a wall link names, with what its pages need."""
+
+    listing: ListingOfferwall
+    name: str
+    theme: Theme
+    origins: tuple[str, ...]
+    require_signature: bool
+    api_key: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """The player's part of a wall link, kept in every link the page makes."""
+
+    owid: str
+    uid: str
+    sig: str = ""
+    subs: tuple[str, str, str] = ("", "", "")
+    lang: str = ""
+
+    def query(self, **extra: str | int) -> str:
+        params: dict[str, str | int] = {"owid": self.owid, "uid": self.uid}
+        if self.sig:
+            params["sig"] = self.sig
+        for number, value in enumerate(self.subs, start=1):
+            if value:
+                params[f"sub{number}"] = value
+        if self.lang:
+            params["lang"] = self.lang
+        params.update(extra)
+        return urlencode(params)
+
+    def tracking_query(self) -> str:
+        """The query of this player's tracking links: owid, uid and the subs."""
+        params = {"owid": self.owid, "uid": self.uid}
+        for number, value in enumerate(self.subs, start=1):
+            if value:
+                params[f"platform_sub{number}"] = value
+        return urlencode(params)
+
+    def tracking_link(self, kind: str, offer_id: str) -> str:
+        return f"/{kind}s/{offer_id}?{self.tracking_query()}"
+
+
+def read_visit(params: Mapping[str, str | None]) -> Visit:
+    """The link's parameters, checked: 400 for a missing owid or uid, a value over 255
+    characters or one with a NUL."""
+    values = {name: params.get(name) or "" for name in ("owid", "uid", "sig", "lang")}
+    values |= {f"sub{n}": params.get(f"sub{n}") or "" for n in (1, 2, 3)}
+    for value in values.values():
+        if NUL in value or len(value) > MAX_PARAM:
+            raise WallRefusal(400, N_("Invalid link"), N_("This link is not valid."))
+    if not values["owid"] or not values["uid"]:
+        raise WallRefusal(400, N_("Invalid link"), N_("This link needs an owid and a uid."))
+    return Visit(
+        values["owid"],
+        values["uid"],
+        values["sig"],
+        (values["sub1"], values["sub2"], values["sub3"]),
+        values["lang"],
+    )
+
+
+def signature(api_key: str, owid: str, uid: str) -> str:
+    """The `sig` of a wall link: hex HMAC-SHA256 over owid + uid, keyed with the API key."""
+    return hmac.new(api_key.encode(), (owid + uid).encode(), hashlib.sha256).hexdigest()
+
+
+def open_wall(conn: Connection, box: SecretBox, visit: Visit) -> Wall:
+    """The approved offerwall of the link, its signature checked: 404 unknown or not
+    approved; 403 a missing `sig` where one is required, or a wrong one anywhere."""
+    row = conn.execute(_FIND_WALL, {"owid": visit.owid}).first()
+    if row is None or row.status != OfferwallStatus.APPROVED or not row.api_key_sealed:
+        raise WallRefusal(404, N_("Offers not found"), N_("This offer wall does not exist."))
+    api_key = open_api_key(box, row.api_key_sealed, owid=row.owid)
+    if visit.sig or row.wall_require_signature:
+        expected = signature(api_key, visit.owid, visit.uid)
+        if not hmac.compare_digest(expected, visit.sig.lower()):
+            raise WallRefusal(
+                403, N_("Invalid link"), N_("This link is not valid for this player.")
+            )
+    theme = Theme(
+        title=row.wall_title or row.name,
+        logo_url=row.wall_logo_url,
+        accent=row.wall_accent,
+        currency_icon=row.wall_currency_icon,
+        currency_name=row.currency_name,
+    )
+    listing = ListingOfferwall(
+        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0), row.id
+    )
+    origins = tuple(str(o) for o in (row.wall_origins or []))
+    return Wall(listing, row.name, theme, origins, bool(row.wall_require_signature), api_key)
+
+
+# --- what the page shows --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissionLine:
+    """A mission inside a quest card."""
+
+    title: str
+    payout: str
+    state: MissionState
+
+
+@dataclass(frozen=True)
+class Card:
+    kind: str
+    id: str
+    name: str
+    description: str
+    thumbnail: str
+    instructions: str
+    requirements: str
+    payout: str
+    state: OfferState
+    link: str = ""
+    missions: tuple[MissionLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class WallView:
+    theme: Theme
+    language: Language
+    visit: Visit
+    continuing: list[Card]
+    new_cards: Markup  # the page's new offers, rendered (`_FromListing.new_cards`)
+    new_count: int
+    finished: list[Card]
+    page: int
+    pages: int
+    total: int
+
+
+def _card(
+    kind: str,
+    offer_id: str,
+    name: str,
+    goals: tuple[Goal, ...],
+    state: OfferState,
+    wall: ListingOfferwall,
+    language: Language,
+    *,
+    doc: dict[str, Any] | None = None,
+    link: str = "",
+) -> Card:
+    """An offer's card; a finished one (no longer listed) has no document and no link."""
+    doc, places = doc or {}, wall.currency_decimals
+    amounts = [
+        in_currency(g.payout_micros, exchange_rate=wall.exchange_rate, decimals=places)
+        for g in goals
+    ]
+    lines = tuple(
+        MissionLine(g.title, language.amount(a, places), m)
+        for g, a, m in zip(goals, amounts, state.missions, strict=True)
+    )
+    return Card(
+        kind=kind,
+        id=offer_id,
+        name=name,
+        description=doc.get("description") or "",
+        thumbnail=_https(doc.get("thumbnail")),
+        instructions=doc.get("instructions") or "",
+        requirements=doc.get("requirements") or "",
+        payout=language.amount(sum(amounts, Decimal(0)), places),
+        state=state,
+        link=link,
+        missions=lines if kind == "quest" else (),
+    )
+
+
+def _listed_card(
+    offer: Listed, state: OfferState, wall: ListingOfferwall, language: Language, link: str
+) -> Card:
+    goals, doc = offer.goals, offer.doc
+    return _card(offer.kind, offer.id, offer.name, goals, state, wall, language, doc=doc, link=link)
+
+
+class _FromListing:
+    """What the wall makes of one listing, kept while the listing stays the same: the
+    offers open to each (country, OS), and each new offer's card as HTML (a new offer
+    looks the same to every player of an offerwall but for the query of its link)."""
+
+    MAX_ENTRIES = 8192
+
+    def __init__(self) -> None:
+        self.listing: list[Listed] | None = None
+        self.targeted: dict[tuple[str | None, str | None], list[Listed]] = {}
+        self.cards: dict[tuple[Any, ...], str] = {}
+
+    def of(self, listing: list[Listed]) -> _FromListing:
+        if self.listing is not listing:
+            self.targeted, self.cards = {}, {}
+            self.listing = listing
+        return self
+
+    def open_to(self, country: str | None, os_name: str | None) -> list[Listed]:
+        found = self.targeted.get((country, os_name))
+        if found is None:
+            assert self.listing is not None
+            found = [o for o in self.listing if targets(o, country=country, os_name=os_name)]
+            if len(self.targeted) < self.MAX_ENTRIES:
+                self.targeted[(country, os_name)] = found
+        return found
+
+    def new_cards(
+        self, offers: list[Listed], wall: ListingOfferwall, theme: Theme, language: Language
+    ) -> str:
+        """The cards of offers new to the player, their links waiting for `_QUERY`."""
+        parts = []
+        for offer in offers:
+            key = (offer.id, theme, language.code, wall.exchange_rate, wall.currency_decimals)
+            html = self.cards.get(key)
+            if html is None:
+                state = OfferState(
+                    offer.kind, NEW, tuple(MissionState(g, NEW) for g in offer.goals)
+                )
+                link = f"/{offer.kind}s/{offer.id}?{_QUERY}"
+                card = _listed_card(offer, state, wall, language, link)
+                html = render("card.html", language=language, nonce="", theme=theme, c=card)
+                if len(self.cards) < self.MAX_ENTRIES:
+                    self.cards[key] = html
+            parts.append(html)
+        return "".join(parts)
+
+
+# Stands for the query of a new offer's link until the player's is put in (letters only:
+# escaping leaves it as it is).
+_QUERY = "qwplayerquery"
+_FROM_LISTING = _FromListing()
+
+
+def wall_view(
+    conn: Connection,
+    wall: Wall,
+    visit: Visit,
+    *,
+    language: Language,
+    country: str | None,
+    os_name: str | None,
+    page: int,
+    now: datetime,
+) -> WallView:
+    listing = wall.listing
+    progress = player_progress(conn, offerwall_id=listing.id, uid=visit.uid, now=now)
+    # What the player can do here: the offers API's list for them (newest first,
+    # `player_offers.select`), narrowed to what their country and device may open.
+    derived = _FROM_LISTING.of(LISTINGS.get(conn, listing.catalog_version))
+    targeted = derived.open_to(country, os_name)
+    offers = select(targeted, OfferFilters(), listing, progress) if progress.rows else targeted
+    # What the player opened and can still do is in progress; the rest is new to them
+    # (the listing holds a thousand offers: only the few they opened are judged).
+    opened = progress.opened
+    continuing = [o for o in offers if o.id in opened][:MAX_CONTINUING]
+    fresh = [o for o in offers if o.id not in opened] if opened else offers
+    pages = max(1, -(-len(fresh) // PAGE_SIZE))
+    page = min(max(page, 1), pages)
+    shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    cards = derived.new_cards(shown, listing, wall.theme, language)
+    doable_ids = {o.id for o in offers}
+    finished: list[Card] = []
+    for kind, offer_id, name, goals in reversed(progress.played()):
+        if offer_id in doable_ids:
+            continue
+        state = progress.of(kind, goals)
+        if state.status in DOABLE:  # no longer offered here (ended, or not for this device)
+            continue
+        finished.append(_card(kind, offer_id, name, goals, state, listing, language))
+        if len(finished) >= MAX_FINISHED:
+            break
+    return WallView(
+        theme=wall.theme,
+        language=language,
+        visit=visit,
+        continuing=[
+            _listed_card(o, progress.offer(o), listing, language, visit.tracking_link(o.kind, o.id))
+            for o in continuing
+        ],
+        # Template output (escaped when rendered) with the escaped query put in.
+        new_cards=Markup(cards.replace(_QUERY, str(escape(visit.tracking_query())))),  # noqa: S704
+        new_count=len(shown),
+        finished=finished,
+        page=page,
+        pages=pages,
+        total=len(offers),
+    )
+
+
+# --- HTML -------------------------------------------------------------------------------
+
+
+@cache
+def environment(language: str) -> Environment:
+    """A template environment per language (its gettext installed once, never swapped)."""
+    env = Environment(
+        loader=PackageLoader("api.wall", "templates"),
+        autoescape=select_autoescape(default=True),
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,  # templates change with a release, never while serving
+    )
+    env.install_gettext_translations(translations(language), newstyle=True)  # type: ignore[attr-defined]
+    env.globals["COMPLETED"] = COMPLETED
+    return env
+
+
+def render(template: str, *, language: Language, nonce: str, **context: Any) -> str:
+    page = environment(language.code).get_template(template)
+    return page.render(language=language, nonce=nonce, **context)
+
+
+def render_wall(view: WallView, *, nonce: str) -> str:
+    return render("wall.html", language=view.language, nonce=nonce, theme=view.theme, view=view)
+
+
+# --- the publisher's preview ------------------------------------------------------------
+
+_SAMPLE_GOALS = (
+    Goal("sample-1", "Win 10 matches", "MATCH_WON", "count", 10, False, 1_500_000),
+    Goal("sample-2", "Reach level 20", "LEVEL_UP", "count", 20, False, 3_000_000),
+    Goal("sample-3", "Finish the tutorial", "TUTORIAL_DONE", "count", 1, False, 250_000),
+    Goal("sample-4", "Score 5,000 points", "GAME_END", "sum", 5000, False, 750_000),
+)
+
+
+def preview_html(
+    theme: Theme, *, exchange_rate: float = 1.0, decimals: int = 2, language: str = "en"
+) -> str:
+    """The wall as a player would see it with `theme`, filled with sample offers: one in
+    progress, one new, one quest half done. The workspace shows it while the publisher
+    edits the theme (nothing is saved or read from the database)."""
+    wall = ListingOfferwall("preview", exchange_rate, decimals, 0, "preview")
+    lang = Language(language)
+    win, level, tutorial, score = _SAMPLE_GOALS
+    started = OfferState("mission", STARTED, (MissionState(win, STARTED, 3),))
+    new = OfferState("mission", "new", (MissionState(level, "new"),))
+    quest = OfferState(
+        "quest",
+        STARTED,
+        (MissionState(tutorial, COMPLETED, 1, 1), MissionState(score, STARTED, 1800)),
+    )
+    sample = {"description": "A sample offer: your players see your real ones."}
+    fresh = _card(
+        "mission", level.mission_id, level.title, (level,), new, wall, lang, doc=sample, link="#"
+    )
+    view = WallView(
+        theme=theme,
+        language=lang,
+        visit=Visit("preview", "player"),
+        continuing=[
+            _card(
+                "mission",
+                win.mission_id,
+                win.title,
+                (win,),
+                started,
+                wall,
+                lang,
+                doc=sample,
+                link="#",
+            ),
+            _card(
+                "quest", "sample-q", "Season opener", (tutorial, score), quest, wall, lang, link="#"
+            ),
+        ],
+        new_cards=Markup(  # noqa: S704 (a template's output, escaped when rendered)
+            render("card.html", language=lang, nonce="", theme=theme, c=fresh)
+        ),
+        new_count=1,
+        finished=[],
+        page=1,
+        pages=1,
+        total=3,
+    )
+    return render_wall(view, nonce="preview")
