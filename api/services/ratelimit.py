@@ -119,6 +119,33 @@ class SharedWindow:
         return math.ceil(reset - time.time())
 
 
+class FailOpen:
+    """A limit's way with a failing Redis: after a failure, requests are let through
+    without calling Redis for `REDIS_RETRY_SECONDS`, and a warning is logged at most once
+    a minute, naming the limit (`name`)."""
+
+    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic):
+        self.name = name
+        self._clock = clock
+        self._skip_until = -math.inf
+        self._warned_at = -math.inf
+
+    def skipping(self) -> bool:
+        return self._clock() < self._skip_until
+
+    def failed(self, exc: RedisError) -> None:
+        # Only the error's type: its text may carry the Redis URL and its password.
+        now = self._clock()
+        self._skip_until = now + REDIS_RETRY_SECONDS
+        if now - self._warned_at >= WARNING_INTERVAL_SECONDS:
+            self._warned_at = now
+            log.warning(
+                "%s rate limit unavailable (Redis: %s); requests are not limited",
+                self.name,
+                type(exc).__name__,
+            )
+
+
 class RateLimiter:
     """`check(client_id)` takes one request from the client's allowance or raises 429.
 
@@ -147,21 +174,25 @@ class RateLimiter:
             if storage is None
             else SharedWindow(rate_per_second, burst, storage, namespace)
         )
-        self._skip_until = -math.inf  # Redis failed: fail open without calling it until then
-        self._warned_at = -math.inf
+        self._redis = FailOpen(name, clock)
 
-    def check(self, key: str) -> None:
-        """Take one request for `key`, or raise ApiError(429) saying when to retry."""
-        if self._clock() < self._skip_until:
-            return
+    def wait(self, key: str) -> int | None:
+        """Take one request for `key`: None when allowed (or when Redis fails), else the
+        seconds until one is."""
+        if self._redis.skipping():
+            return None
         try:
             wait = self._counter.take(key)
         except RedisError as exc:
-            self._unavailable(exc)
-            return
+            self._redis.failed(exc)
+            return None
+        return None if wait is None else min(MAX_RETRY_AFTER, max(1, wait))
+
+    def check(self, key: str) -> None:
+        """Take one request for `key`, or raise ApiError(429) saying when to retry."""
+        wait = self.wait(key)
         if wait is None:
             return
-        wait = min(MAX_RETRY_AFTER, max(1, wait))
         raise ApiError(
             429,
             "rate_limited",
@@ -169,20 +200,8 @@ class RateLimiter:
             headers={"Retry-After": str(wait)},
         )
 
-    def _unavailable(self, exc: RedisError) -> None:
-        # Only the error's type: its text may carry the Redis URL and its password.
-        now = self._clock()
-        self._skip_until = now + REDIS_RETRY_SECONDS
-        if now - self._warned_at >= WARNING_INTERVAL_SECONDS:
-            self._warned_at = now
-            log.warning(
-                "%s rate limit unavailable (Redis: %s); requests are not limited",
-                self.name,
-                type(exc).__name__,
-            )
 
-
-def _shared_storage(settings: Settings) -> Storage | None:
+def shared_storage(settings: Settings) -> Storage | None:
     if not settings.redis_url:
         return None
     return limit_storage(settings.redis_url, key_prefix=settings.redis_key_prefix)
@@ -191,7 +210,7 @@ def _shared_storage(settings: Settings) -> Storage | None:
 def ingest_limiter(settings: Settings) -> RateLimiter:
     """The signed requests' limiter: shared through Redis when `REDIS_URL` is set."""
     return RateLimiter(
-        settings.ingest_rate_per_second, settings.ingest_burst, storage=_shared_storage(settings)
+        settings.ingest_rate_per_second, settings.ingest_burst, storage=shared_storage(settings)
     )
 
 
@@ -201,7 +220,7 @@ def reports_limiter(settings: Settings) -> RateLimiter:
     return RateLimiter(
         settings.reports_rate_per_minute / 60,
         settings.reports_burst,
-        storage=_shared_storage(settings),
+        storage=shared_storage(settings),
         name="reports",
         namespace="reports",
         per="offerwall",
