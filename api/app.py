@@ -26,6 +26,7 @@ from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import ingest_limiter, reports_limiter
+from api.services.screening import click_screen
 
 log = logging.getLogger("questwall.api")
 
@@ -78,6 +79,7 @@ def create_api(
     app.state.box = box or get_secret_box()
     app.state.ingest_limiter = ingest_limiter(settings)
     app.state.reports_limiter = reports_limiter(settings)
+    app.state.click_screen = click_screen(settings)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
     app.state.on_stored = on_stored
 

@@ -44,6 +44,11 @@ def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]
     }
 
 
+def bench_ip(i: int) -> str:
+    """The i-th address of 198.18.0.0/15, the range set aside for benchmarks (RFC 2544)."""
+    return f"198.{18 + (i >> 16) % 2}.{(i >> 8) % 256}.{i % 256}"
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -18,7 +18,15 @@ from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
 from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
 from models.tickets import SupportTicket, TicketStatus
-from models.tracking import Click, Conversion, ConversionStatus, Progress, ProgressStatus
+from models.tracking import (
+    Click,
+    Conversion,
+    ConversionStatus,
+    Progress,
+    ProgressStatus,
+    RefusalReason,
+    RefusedClick,
+)
 
 __all__ = [
     "CatalogVersion",
@@ -48,6 +56,8 @@ __all__ = [
     "Progress",
     "ProgressStatus",
     "Quest",
+    "RefusalReason",
+    "RefusedClick",
     "Role",
     "SignInOrigin",
     "SignInThrottle",

@@ -22,6 +22,7 @@ from models import (
     PostbackAttempt,
     Progress,
     Quest,
+    RefusedClick,
     SupportTicket,
 )
 from models.events import SignedRequest
@@ -47,6 +48,7 @@ postback = _table(Postback)
 postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)
 quest = _table(Quest)
+refused_click = _table(RefusedClick)
 signed_request = _table(SignedRequest)
 support_ticket = _table(SupportTicket)
 

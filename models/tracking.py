@@ -42,6 +42,50 @@ class Click(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
+class RefusalReason(StrEnum):
+    """Why a tracking link did not redirect; stored with the refused click."""
+
+    INVALID_LINK = "invalid_link"  # no uid or clickid, a value too long, a NUL character
+    UNKNOWN_OFFER = "unknown_offer"
+    UNKNOWN_OFFERWALL = "unknown_offerwall"  # no such owid, or not approved
+    ENDED = "ended"  # inactive or expired
+    CAPPED = "capped"  # the offer's cap, or a quest's cap of players
+    COUNTRY = "country"  # outside the offer's country targeting
+    DEVICE = "device"  # outside the offer's operating systems
+    IP_RATE = "ip_rate"  # too many clicks from one IP address in a minute
+    UID_RATE = "uid_rate"  # too many clicks by one player in a minute
+
+
+class RefusedClick(SQLModel, table=True):
+    """A click on a tracking link that was refused, with the reason; what it carried is
+    kept as received (cut to the column's length), since it may name nothing that exists."""
+
+    __tablename__ = "refused_click"
+    __table_args__ = (
+        sa.Index("ix_refused_click_created", "created_at"),
+        sa.Index("ix_refused_click_offerwall_created", "offerwall_id", "created_at"),
+        sa.Index("ix_refused_click_ip_created", "ip", "created_at"),
+    )
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    reason: str = Field(max_length=32)
+    kind: str = Field(max_length=8)  # "mission" or "quest"
+    offer_id: str = Field(max_length=255)
+    owid: str | None = Field(default=None, max_length=255)
+    # The offerwall the owid names, when it names one (approved or not).
+    offerwall_id: str | None = Field(default=None, max_length=36)
+    uid: str | None = Field(default=None, max_length=255)
+    clickid: str | None = Field(default=None, max_length=255)
+    sub1: str | None = Field(default=None, max_length=255)
+    sub2: str | None = Field(default=None, max_length=255)
+    sub3: str | None = Field(default=None, max_length=255)
+    ip: str = Field(max_length=64)
+    user_agent: str = Field(default="", max_length=1024)
+    country: str | None = Field(default=None, max_length=2)
+    os: str | None = Field(default=None, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
 class ProgressStatus(StrEnum):
     """Where a player's progress on a mission stands; stored as the plain string value."""
 

@@ -73,12 +73,12 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 @click.command("prune")
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, portal sessions, sign-in failures and
-    reset links, mail sent or failed over 30 days ago, and events older than
-    EVENT_RETENTION_DAYS (whole months at once on PostgreSQL)."""
+    reset links, mail sent or failed over 30 days ago, and events and refused clicks older
+    than EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL)."""
     from api.services import mail, passwords
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
-    from api.services.retention import prune_events
+    from api.services.retention import prune_events, prune_refused_clicks
     from models.types import utcnow
 
     _require_ready()
@@ -93,6 +93,10 @@ def prune_cmd() -> None:
     click.echo(
         f"Removed {events.removed} event(s) older than {settings.event_retention_days} days"
         f"{months if events.dropped_months else ''}."
+    )
+    refused = prune_refused_clicks(get_engine(), retention_days=settings.event_retention_days)
+    click.echo(
+        f"Removed {refused} refused click(s) older than {settings.event_retention_days} days."
     )
 
 

@@ -81,6 +81,10 @@ class Settings(BaseSettings):
     # burst allowed; each builds a report over up to a year of clicks and conversions.
     reports_rate_per_minute: float = Field(default=30, gt=0, alias="QUESTWALL_REPORTS_RATE")
     reports_burst: float = Field(default=10, ge=1, alias="QUESTWALL_REPORTS_BURST")
+    # Click screening (docs/fraud.md): tracking-link clicks a minute from one IP address,
+    # and by one player (uid) of an offerwall, before further clicks are refused; 0 is off.
+    clicks_per_ip_minute: int = Field(default=30, ge=0, alias="QUESTWALL_CLICKS_PER_IP")
+    clicks_per_uid_minute: int = Field(default=10, ge=0, alias="QUESTWALL_CLICKS_PER_UID")
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")

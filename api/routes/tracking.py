@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -12,7 +13,9 @@ from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.services.geo import CountryLookup
-from api.services.tracking import ClickIn, TrackingRefusal, record_click
+from api.services.screening import ClickScreen
+from api.services.tracking import ClickIn, TrackingRefusal, record_click, record_refusal
+from models import RefusalReason
 from models.schemas import NUL
 
 router = APIRouter(tags=["tracking links"])
@@ -56,7 +59,10 @@ def check_link_text(click: ClickIn) -> None:
     texts = (click.offer_id, click.owid, click.uid, click.clickid, *click.subs, click.user_agent)
     if any(text is not None and NUL in text for text in texts):
         raise TrackingRefusal(
-            400, "Invalid link", "This link contains a character that is not allowed (NUL)."
+            RefusalReason.INVALID_LINK,
+            400,
+            "Invalid link",
+            "This link contains a character that is not allowed (NUL).",
         )
 
 
@@ -78,14 +84,22 @@ async def _track(
         user_agent=request.headers.get("user-agent", ""),
     )
     countries: CountryLookup = request.app.state.countries
+    screen: ClickScreen = request.app.state.click_screen
 
     def work() -> str:
+        # In the database's worker thread on PostgreSQL: the screening's Redis round trips
+        # then never hold the event loop.
+        screen.check(click)
         return record_click(engine=engine, click=click, countries=countries).redirect_url
 
     try:
         check_link_text(click)
         url = await run_db(engine, work)
     except TrackingRefusal as refusal:
+        remember = partial(
+            record_refusal, engine=engine, click=click, reason=refusal.reason, countries=countries
+        )
+        await run_db(engine, remember)
         return refusal_page(refusal)
     return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
 
@@ -109,7 +123,11 @@ TRACKING_RESPONSES: dict[int | str, dict[str, Any]] = {
         "headers": {"Location": {"schema": {"type": "string"}, "description": "Destination"}},
     },
     400: _html("Neither `uid` nor `clickid` was given, or a parameter is invalid."),
-    403: _html("The player's country or operating system is outside the offer's targeting."),
+    403: _html(
+        "The player's country or operating system is outside the offer's targeting, or the "
+        "click screening refused the click (too many clicks a minute from the address or by "
+        "the player)."
+    ),
     404: _html("Unknown offer, or unknown or unapproved offerwall (`owid`)."),
     410: _html("The offer is inactive, expired or capped."),
     503: _html("The click could not be recorded right now; try again (see `Retry-After`)."),

@@ -235,12 +235,13 @@ def delete_before(
     *,
     since: datetime | None = None,
     table: sa.TableClause = _event,
+    column: str = "time",
     batch_size: int = BATCH_SIZE,
 ) -> tuple[int, int]:
-    """Delete `table`'s events older than the cut-off (and not before `since`, if given),
-    `batch_size` rows per transaction, until a batch comes back short; returns (rows
-    deleted, transactions)."""
-    time, row_id = table.c.time, table.c.id
+    """Delete `table`'s rows whose `column` is older than the cut-off (and not before
+    `since`, if given), `batch_size` rows per transaction, until a batch comes back short;
+    returns (rows deleted, transactions)."""
+    time, row_id = table.c[column], table.c.id
     old = sa.and_(time < cutoff, sa.true() if since is None else time >= since)
     batch = sa.select(row_id).where(old).limit(batch_size).scalar_subquery()
     statement = sa.delete(table).where(old, row_id.in_(batch))
@@ -278,3 +279,12 @@ def prune_events(
     return Pruned(
         tuple(dropped), dropped_rows, straddling[0] + default[0], straddling[1] + default[1]
     )
+
+
+def prune_refused_clicks(
+    engine: Engine, *, retention_days: int, now: datetime | None = None
+) -> int:
+    """Remove refused clicks (docs/fraud.md#refused-clicks) older than `retention_days`,
+    in batches like events; returns how many."""
+    cutoff = (now or utcnow()) - timedelta(days=retention_days)
+    return delete_before(engine, cutoff, table=tables.refused_click, column="created_at")[0]

@@ -17,10 +17,9 @@ from api.core.sql import dialect_insert
 from api.services import open_offers
 from api.services.catalog import bump
 from api.services.geo import CountryLookup, detect_os
-from models import (
-    OfferwallStatus,
-    ProgressStatus,
-)
+from models import OfferwallStatus, ProgressStatus
+from models import RefusalReason as Reason
+from models.schemas import NUL
 from models.tables import PROGRESS_STATE
 from models.tables import click as _click
 from models.tables import mission as _mission
@@ -28,6 +27,7 @@ from models.tables import offerwall as _offerwall
 from models.tables import platform_user as _platform_users
 from models.tables import progress as _progress
 from models.tables import quest as _quest
+from models.tables import refused_click as _refused_click
 from models.types import new_uuid, utcnow
 
 MAX_PARAM = 255
@@ -154,10 +154,12 @@ _MARK_STARTED = (
 
 
 class TrackingRefusal(Exception):
-    """A click that is not redirected: the status and a sentence for the person."""
+    """A click that is not redirected: why (stored with the refused click), the status and
+    a sentence for the person."""
 
-    def __init__(self, status: int, title: str, message: str):
+    def __init__(self, reason: Reason, status: int, title: str, message: str):
         super().__init__(message)
+        self.reason = reason
         self.status, self.title, self.message = status, title, message
 
 
@@ -191,22 +193,65 @@ def record_click(*, engine: Engine, click: ClickIn, countries: CountryLookup) ->
     return run_transaction(attempt)
 
 
+def _kept(text: str | None, length: int = MAX_PARAM) -> str | None:
+    """A refused click's value as it can be stored: a NUL made visible, cut to the column."""
+    return None if text is None else text.replace(NUL, "\ufffd")[:length]
+
+
+def record_refusal(
+    *, engine: Engine, click: ClickIn, reason: Reason, countries: CountryLookup
+) -> None:
+    """Store a refused click with its reason, in a transaction of its own (the click's own
+    was rolled back); its offerwall when the owid names one."""
+    owid = _kept(click.owid)
+    offerwall = sa.select(_offerwall.c.id).where(_offerwall.c.owid == (owid or ""))
+    row = {
+        "reason": reason.value,
+        "kind": click.kind,
+        "offer_id": _kept(click.offer_id) or "",
+        "owid": owid,
+        "offerwall_id": offerwall.scalar_subquery(),
+        "uid": _kept(click.uid),
+        "clickid": _kept(click.clickid),
+        "sub1": _kept(click.subs[0]),
+        "sub2": _kept(click.subs[1]),
+        "sub3": _kept(click.subs[2]),
+        "ip": click.ip[:64],
+        "user_agent": _kept(click.user_agent, 1024) or "",
+        "country": countries.country(click.ip),
+        "os": detect_os(click.user_agent),
+        "created_at": utcnow(),
+    }
+    with write_connection(engine) as db:
+        db.execute(_refused_click.insert().values(**row))
+
+
 def track_click(
     db: Connection, *, click: ClickIn, countries: CountryLookup, now: datetime
 ) -> Tracked:
     """Validate a click, record it, start the player's progress, and say where to go."""
     offer, missions = _offer(db, click)
     if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
-        raise TrackingRefusal(404, "Offer not found", "This offerwall link is not valid.")
+        raise TrackingRefusal(
+            Reason.UNKNOWN_OFFERWALL, 404, "Offer not found", "This offerwall link is not valid."
+        )
     offerwall_id = offer.offerwall_id
     uid, clickid = click.uid or None, click.clickid or None
     if uid is None and clickid is None:
-        raise TrackingRefusal(400, "Missing player", "The link needs a uid or a clickid parameter.")
+        raise TrackingRefusal(
+            Reason.INVALID_LINK,
+            400,
+            "Missing player",
+            "The link needs a uid or a clickid parameter.",
+        )
     named = (("uid", uid), ("clickid", clickid), *zip(SUB_NAMES, click.subs, strict=True))
     for name, value in named:
         if value is not None and len(value) > MAX_PARAM:
             raise TrackingRefusal(
-                400, "Invalid link", f"{name} must be at most {MAX_PARAM} characters."
+                Reason.INVALID_LINK,
+                400,
+                "Invalid link",
+                f"{name} must be at most {MAX_PARAM} characters.",
             )
     _check_available(offer, missions, now)
     country = countries.country(click.ip)
@@ -256,31 +301,45 @@ def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
         mission = Offer.from_driver(row) if row is not None else None
         # A mission inside a quest is offered only through the quest's link.
         if mission is None or mission.quest_id is not None:
-            raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
+            raise TrackingRefusal(
+                Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+            )
         return mission, [mission]
     row = _FIND_QUEST.execute(db, params).fetchone()
     if row is None:
-        raise TrackingRefusal(404, "Offer not found", "This offer does not exist.")
+        raise TrackingRefusal(
+            Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+        )
     quest = Offer.from_driver(row)
     return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
 
 
 def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
     if not open_offers.running(offer, now):
-        raise TrackingRefusal(410, "Offer ended", "This offer is no longer available.")
+        raise TrackingRefusal(
+            Reason.ENDED, 410, "Offer ended", "This offer is no longer available."
+        )
     if not any(open_offers.under_cap(m) for m in missions):
-        raise TrackingRefusal(410, "Offer ended", "This offer has reached its limit.")
+        raise TrackingRefusal(
+            Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit."
+        )
 
 
 def _check_targeting(offer: Offer, country: str | None, os_name: str | None) -> None:
     include, exclude = offer.countries_include, offer.countries_exclude
     if (include and country not in include) or (exclude and country in exclude):
         raise TrackingRefusal(
-            403, "Not available in your country", "This offer is not available where you are."
+            Reason.COUNTRY,
+            403,
+            "Not available in your country",
+            "This offer is not available where you are.",
         )
     if offer.operating_systems and os_name not in offer.operating_systems:
         raise TrackingRefusal(
-            403, "Not available on this device", "This offer is not available on your device."
+            Reason.DEVICE,
+            403,
+            "Not available on this device",
+            "This offer is not available on your device.",
         )
 
 
@@ -355,7 +414,7 @@ def _start(
         ).first()
         if counted is None:
             raise TrackingRefusal(
-                410, "Offer ended", "This quest has reached its limit of players."
+                Reason.CAPPED, 410, "Offer ended", "This quest has reached its limit of players."
             )
         if counted.start_cap is not None and counted.starts >= counted.start_cap:
             bump(db)  # full now: offer listings drop it

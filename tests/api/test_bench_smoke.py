@@ -42,6 +42,10 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         {"report_staff_day", "report_designer_country"},
     ),
     "soak": (["--soak-seconds", "2", "--peak-batches", "5"], {"soak"}),
+    "screening": (
+        ["--clicks", "40", "--rounds", "1"],
+        {"clicks_screening_off", "clicks_screening_on"},
+    ),
 }
 
 

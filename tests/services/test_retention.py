@@ -110,12 +110,23 @@ def test_questwall_prune_removes_events_past_the_setting_and_says_how_many(engin
 
     game = make_game(engine, box).game_id
     _store(engine, game, NOW - 31 * DAY, NOW - 29 * DAY)
+    refused = {"reason": "ip_rate", "kind": "mission", "offer_id": "m", "ip": "192.0.2.1"}
+    with engine.begin() as conn:
+        conn.execute(
+            tables.refused_click.insert(),
+            [
+                {**refused, "user_agent": "", "created_at": NOW - days * DAY}
+                for days in (40, 31, 29)
+            ],
+        )
 
     result = CliRunner().invoke(main, ["prune"], catch_exceptions=False)
 
     assert result.exit_code == 0, result.output
     assert "Removed 1 event(s) older than 30 days" in result.output
     assert _times(engine) == [NOW - 29 * DAY]
+    assert "Removed 2 refused click(s) older than 30 days" in result.output
+    assert _count(engine, tables.refused_click) == 1
 
 
 # PostgreSQL: the partitioned table.
