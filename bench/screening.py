@@ -4,8 +4,9 @@ on within 15% of off in clicks/s).
 Seeds the offers benchmark's catalog and offerwall, then serves the same database twice
 per round, once with `QUESTWALL_CLICKS_PER_IP=0` and `QUESTWALL_CLICKS_PER_UID=0` (off)
 and once with the defaults (on), and sends each a run of clicks on one mission: every
-click a new player from an address of its own (198.18.0.0/15 through X-Forwarded-For),
-so the screening counts every click and refuses none. Rounds alternate off and on, so
+click a new player from an address of its own (198.18.0.0/15 through X-Forwarded-For)
+with a User-Agent of its own, so the screening counts and parses every click and refuses
+none. Rounds alternate off and on, so
 the database's growth weighs on both alike; the best round of each is compared.
 
     .venv/bin/python bench/screening.py [--clicks 3000] [--rounds 2] [--redis-url URL]
@@ -42,6 +43,12 @@ from bench.wall import PHONE, owid_of, started_offers
 from models import tables
 
 OFF = {"QUESTWALL_CLICKS_PER_IP": "0", "QUESTWALL_CLICKS_PER_UID": "0"}
+
+
+def phone(i: int) -> str:
+    """An Android phone's User-Agent, a build of its own per player: the screening parses
+    each one it has not seen (as the country and OS lookups do)."""
+    return PHONE["user-agent"].replace("Chrome/120.0", f"Chrome/120.0.{i}")
 
 
 def open_to_everyone(url: str, mission_id: str) -> None:
@@ -84,7 +91,7 @@ def main() -> None:
                 http_request(
                     "GET",
                     f"/missions/{mission_id}?owid={owid}&uid=bench-{i}&clickid=c{i}",
-                    headers={**PHONE, "x-forwarded-for": bench_ip(i)},
+                    headers={**PHONE, "user-agent": phone(i), "x-forwarded-for": bench_ip(i)},
                 )
                 for i in range(start, start + n)
             ]

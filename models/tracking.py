@@ -52,6 +52,8 @@ class RefusalReason(StrEnum):
     CAPPED = "capped"  # the offer's cap, or a quest's cap of players
     COUNTRY = "country"  # outside the offer's country targeting
     DEVICE = "device"  # outside the offer's operating systems
+    BLOCKED_NETWORK = "blocked_network"  # the address is in QUESTWALL_BLOCKED_NETWORKS
+    SCRIPTED_AGENT = "scripted_agent"  # a script, crawler or headless browser's User-Agent
     IP_RATE = "ip_rate"  # too many clicks from one IP address in a minute
     UID_RATE = "uid_rate"  # too many clicks by one player in a minute
 

@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     # and by one player (uid) of an offerwall, before further clicks are refused; 0 is off.
     clicks_per_ip_minute: int = Field(default=30, ge=0, alias="QUESTWALL_CLICKS_PER_IP")
     clicks_per_uid_minute: int = Field(default=10, ge=0, alias="QUESTWALL_CLICKS_PER_UID")
+    # Refuse clicks from scripts, crawlers and headless browsers (by the User-Agent).
+    refuse_scripted_agents: bool = Field(default=True, alias="QUESTWALL_REFUSE_SCRIPTED_AGENTS")
+    # Networks whose clicks are refused (hosting providers, known farms): comma-separated.
+    blocked_networks: str = Field(default="", alias="QUESTWALL_BLOCKED_NETWORKS")
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")
@@ -114,7 +118,7 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
-    @field_validator("trusted_proxies")
+    @field_validator("trusted_proxies", "blocked_networks")
     @classmethod
     def _valid_networks(cls, value: str) -> str:
         # Refused here, at start, rather than on the first tracking link that reads it.

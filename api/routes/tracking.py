@@ -125,8 +125,8 @@ TRACKING_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _html("Neither `uid` nor `clickid` was given, or a parameter is invalid."),
     403: _html(
         "The player's country or operating system is outside the offer's targeting, or the "
-        "click screening refused the click (too many clicks a minute from the address or by "
-        "the player)."
+        "click screening refused the click (a blocked network, a script's User-Agent, or too "
+        "many clicks a minute from the address or by the player)."
     ),
     404: _html("Unknown offer, or unknown or unapproved offerwall (`owid`)."),
     410: _html("The offer is inactive, expired or capped."),

@@ -1,8 +1,10 @@
-"""Click screening (docs/fraud.md#click-rate): a tracking-link click from an IP address
-or by a player that clicks faster than people do is refused before it is recorded.
+"""Click screening (docs/fraud.md): a tracking-link click from a blocked network, with a
+script's or headless browser's User-Agent, or from an IP address or by a player that
+clicks faster than people do, is refused before it is recorded.
 
-Two counters per click, its IP address and its player (the uid at that offerwall), each
-with a limit a minute:
+The first two are lookups in this process (`Networks`, `is_scripted`). Then two counters,
+the click's IP address and its player (the uid at that offerwall), each with a limit a
+minute:
 
 - Without Redis, each process counts in memory with `ratelimit.TokenBuckets`: the
   minute's allowance at once, refilled steadily.
@@ -15,19 +17,24 @@ with a limit a minute:
 
 When Redis fails the clicks are let through and a warning is logged (`ratelimit.FailOpen`):
 screening must never stop the traffic it guards. The refusal is a 403 page with a neutral
-sentence that tells a click farm nothing about which limit it met; the refused click is
+sentence that tells a click farm nothing about which rule it met; the refused click is
 recorded with its reason like any other.
 """
 
 from __future__ import annotations
 
+import bisect
+import ipaddress
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import redis
 from redis.exceptions import RedisError
+from ua_parser import parse
 
 from api.core.config import Settings
+from api.core.net import Network, parse_networks
 from api.services.ratelimit import REDIS_TIMEOUT_SECONDS, FailOpen, TokenBuckets
 from api.services.tracking import ClickIn, TrackingRefusal
 from models import RefusalReason
@@ -80,6 +87,69 @@ class SharedCounts:
         return verdicts
 
 
+# User-Agent families (as ua-parser names them) of HTTP libraries, command-line tools and
+# headless browsers: no player opens an offer with these. ua-parser also calls any crawler's
+# device a "Spider".
+SCRIPTED_FAMILIES = frozenset(
+    {
+        "HeadlessChrome",
+        "PhantomJS",
+        "curl",
+        "Wget",
+        "Python Requests",
+        "Python-urllib",
+        "Go-http-client",
+        "Scrapy",
+        "axios",
+        "Apache-HttpClient",
+        "libwww-perl",
+    }
+)
+
+
+@lru_cache(maxsize=4096)
+def is_scripted(user_agent: str) -> bool:
+    """Whether a User-Agent is a script's, a crawler's or a headless browser's; an empty
+    one too (every browser sends one)."""
+    if not user_agent.strip():
+        return True
+    parsed = parse(user_agent[:1024])
+    family = parsed.user_agent.family if parsed.user_agent else ""
+    device = parsed.device.family if parsed.device else ""
+    return family in SCRIPTED_FAMILIES or device == "Spider"
+
+
+class Networks:
+    """A set of IP networks as merged, sorted address ranges, looked up by bisection: an
+    operator's list of thousands of hosting networks costs microseconds per click."""
+
+    def __init__(self, networks: Sequence[Network]):
+        ranges = sorted(
+            ((n.version, int(n.network_address)), (n.version, int(n.broadcast_address)))
+            for n in networks
+        )
+        merged: list[list[tuple[int, int]]] = []
+        for start, end in ranges:
+            if merged and start[0] == merged[-1][1][0] and start[1] <= merged[-1][1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self._starts = [start for start, _ in merged]
+        self._ends = [end for _, end in merged]
+
+    def __bool__(self) -> bool:
+        return bool(self._starts)
+
+    def __contains__(self, ip: str) -> bool:
+        try:
+            address = ipaddress.ip_address(ip)
+        except ValueError:
+            return False
+        key = (address.version, int(address))
+        i = bisect.bisect_right(self._starts, key) - 1
+        return i >= 0 and key <= self._ends[i]
+
+
 class ClickScreen:
     """`check(click)` counts the click against its IP address and its player, or refuses it."""
 
@@ -89,12 +159,24 @@ class ClickScreen:
         per_uid: int,
         counts: MemoryCounts | SharedCounts,
         fail_open: FailOpen | None = None,
+        *,
+        refuse_scripted: bool = False,
+        blocked: Networks | None = None,
     ):
         self.per_ip, self.per_uid = per_ip, per_uid
+        self.refuse_scripted = refuse_scripted
+        self.blocked = blocked or Networks(())
         self._counts = counts
         self._redis = fail_open or FailOpen("click screening")
 
     def check(self, click: ClickIn) -> None:
+        if self.blocked and click.ip in self.blocked:
+            raise TrackingRefusal(RefusalReason.BLOCKED_NETWORK, 403, TITLE, MESSAGE)
+        if self.refuse_scripted and is_scripted(click.user_agent):
+            raise TrackingRefusal(RefusalReason.SCRIPTED_AGENT, 403, TITLE, MESSAGE)
+        self._count(click)
+
+    def _count(self, click: ClickIn) -> None:
         keys: list[tuple[str, int]] = []
         reasons: list[RefusalReason] = []
         if self.per_ip:
@@ -117,8 +199,9 @@ class ClickScreen:
 
 
 def click_screen(settings: Settings) -> ClickScreen:
-    """The screen of `QUESTWALL_CLICKS_PER_IP` and `QUESTWALL_CLICKS_PER_UID`, counted in
-    Redis when `REDIS_URL` is set."""
+    """The screen the settings describe: `QUESTWALL_BLOCKED_NETWORKS`,
+    `QUESTWALL_REFUSE_SCRIPTED_AGENTS`, and `QUESTWALL_CLICKS_PER_IP` and
+    `QUESTWALL_CLICKS_PER_UID` counted in Redis when `REDIS_URL` is set."""
     counts: MemoryCounts | SharedCounts = MemoryCounts()
     if settings.redis_url:
         client = redis.Redis.from_url(
@@ -127,4 +210,10 @@ def click_screen(settings: Settings) -> ClickScreen:
             socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
         )
         counts = SharedCounts(client, settings.redis_key_prefix)
-    return ClickScreen(settings.clicks_per_ip_minute, settings.clicks_per_uid_minute, counts)
+    return ClickScreen(
+        settings.clicks_per_ip_minute,
+        settings.clicks_per_uid_minute,
+        counts,
+        refuse_scripted=settings.refuse_scripted_agents,
+        blocked=Networks(parse_networks(settings.blocked_networks)),
+    )

@@ -12,15 +12,23 @@ from sqlmodel import col, func, select
 from api.app import create_api
 from api.core.config import Settings
 from api.core.db import new_session, write_session
-from api.services.screening import MESSAGE, ClickScreen, MemoryCounts, SharedCounts
+from api.core.net import parse_networks
+from api.services.screening import MESSAGE, ClickScreen, MemoryCounts, Networks, SharedCounts
 from models import Click, Mission, RefusalReason, RefusedClick
 from tests.api.conftest import PROXY
 from tests.api.tracking_helpers import click
-from tests.factories import WINDOWS_UA, FixedCountries, make_mission, make_offerwall
+from tests.factories import (
+    ANDROID_UA,
+    IPHONE_UA,
+    WINDOWS_UA,
+    FixedCountries,
+    make_mission,
+    make_offerwall,
+)
 
 DEFAULTS = {
     name: Settings.model_fields[name].default
-    for name in ("clicks_per_ip_minute", "clicks_per_uid_minute")
+    for name in ("clicks_per_ip_minute", "clicks_per_uid_minute", "refuse_scripted_agents")
 }
 
 
@@ -50,7 +58,11 @@ def _frozen_screen(per_ip: int, per_uid: int) -> ClickScreen:
 def test_fifty_clicks_from_one_ip_in_a_minute_are_refused_past_the_threshold(
     screened, game, wall, engine
 ):
-    assert DEFAULTS == {"clicks_per_ip_minute": 30, "clicks_per_uid_minute": 10}
+    assert DEFAULTS == {
+        "clicks_per_ip_minute": 30,
+        "clicks_per_uid_minute": 10,
+        "refuse_scripted_agents": True,
+    }
     client = screened
     client.app.state.click_screen = _frozen_screen(30, 10)
     mission = make_mission(engine, game.game_id)
@@ -211,3 +223,67 @@ def test_without_redis_the_clicks_pass_and_a_warning_is_logged(client, game, wal
             assert click(client, "mission", mission.id, wall[0].owid, uid="x").status_code == 302
     warnings = [r.getMessage() for r in caplog.records if "click screening" in r.getMessage()]
     assert len(warnings) == 1 and "secret-pw" not in warnings[0]
+
+
+SCRIPTED = [
+    "curl/8.5.0",
+    "python-requests/2.31.0",
+    "Go-http-client/1.1",
+    "Wget/1.21.4",
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "HeadlessChrome/120.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    "Scrapy/2.11 (+https://scrapy.org)",
+    "",
+]
+
+
+def test_scripts_crawlers_and_headless_browsers_are_refused(screened, game, wall, engine):
+    mission = make_mission(engine, game.game_id)
+    for n, agent in enumerate(SCRIPTED):
+        answer = click(screened, "mission", mission.id, wall[0].owid, uid=f"s{n}", ua=agent)
+        assert answer.status_code == 403 and MESSAGE in answer.text, agent
+    for n, agent in enumerate((ANDROID_UA, IPHONE_UA, WINDOWS_UA)):
+        answer = click(screened, "mission", mission.id, wall[0].owid, uid=f"b{n}", ua=agent)
+        assert answer.status_code == 302, agent
+    refused = _refused(engine)
+    assert [r.reason for r in refused] == [RefusalReason.SCRIPTED_AGENT] * len(SCRIPTED)
+    assert refused[0].user_agent == "curl/8.5.0"
+
+
+def test_blocked_networks_are_refused(engine, api_settings, box, game, wall):
+    settings = api_settings.model_copy(
+        update={"blocked_networks": "198.18.0.0/15, 2001:db8::/32,192.0.2.7"}
+    )
+    app = create_api(engine=engine, settings=settings, box=box, countries=FixedCountries())
+    client = TestClient(app, client=(PROXY, 50000), follow_redirects=False)
+    mission = make_mission(engine, game.game_id)
+    for ip, status in (
+        ("198.19.4.5", 403),
+        ("198.20.0.1", 302),
+        ("2001:db8::1", 403),
+        ("2001:db9::1", 302),
+        ("192.0.2.7", 403),
+        ("192.0.2.8", 302),
+    ):
+        assert click(client, "mission", mission.id, wall[0].owid, uid=ip, ip=ip).status_code == (
+            status
+        ), ip
+    assert {r.reason for r in _refused(engine)} == {RefusalReason.BLOCKED_NETWORK}
+    assert [r.ip for r in _refused(engine)] == ["198.19.4.5", "2001:db8::1", "192.0.2.7"]
+
+
+def test_network_sets_merge_nested_and_adjacent_ranges():
+    nets = Networks(
+        parse_networks("10.0.0.0/8,10.1.0.0/16,11.0.0.0/8,192.0.2.0/25,192.0.2.128/25,::1/128")
+    )
+    inside = ["10.0.0.0", "10.255.255.255", "11.2.3.4", "192.0.2.200", "::1"]
+    outside = ["9.255.255.255", "12.0.0.0", "192.0.3.0", "::2", "not an address", ""]
+    assert all(ip in nets for ip in inside)
+    assert not any(ip in nets for ip in outside)
+    assert not Networks(()) and "10.0.0.1" not in Networks(())
+
+
+def test_a_bad_blocked_network_is_refused_at_start():
+    with pytest.raises(ValueError, match="list IP addresses or networks"):
+        Settings(QUESTWALL_BLOCKED_NETWORKS="10.0.0.0/8,not-a-network", SECRET_KEY="x" * 40)
