@@ -83,6 +83,8 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
         "POSTBACK_ALLOW_PRIVATE": "true",  # the tests' receiver listens on 127.0.0.1
         # Every test's players click from 127.0.0.1, as many players behind one NAT do.
         "QUESTWALL_CLICKS_PER_IP": "1000",
+        # The tests' browser is headless Chromium, whose User-Agent says so.
+        "QUESTWALL_REFUSE_SCRIPTED_AGENTS": "false",
         "REFLEX_TELEMETRY_ENABLED": "false",
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), *path]),
         **extra_env,
