@@ -38,13 +38,20 @@ COUNTRIES = ["US", "DE", "GB", "BR", "FR", "IN", "JP"]
 
 
 class DemoCountries:
-    """Demo players come from everywhere (the in-process client has no real address)."""
+    """Demo players come from everywhere (their documentation-range addresses have no
+    country of their own)."""
 
     def __init__(self, rng: random.Random):
         self.rng = rng
 
     def country(self, ip: str) -> str | None:
         return self.rng.choice(COUNTRIES)
+
+
+PHONE = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0 Mobile Safari/537.36"
+)
 
 
 def _catalog(game_id: str) -> CatalogFile:
@@ -158,7 +165,13 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
     with warnings.catch_warnings():  # the test client's own deprecation notice is noise here
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
-    client = TestClient(create_api(settings=settings, box=box, countries=DemoCountries(rng)))
+    # Each player clicks from an address of their own (documentation ranges, through a
+    # trusted proxy), as real players do: the click screening counts clicks per address.
+    demo_settings = settings.model_copy(update={"trusted_proxies": "127.0.0.1"})
+    client = TestClient(
+        create_api(settings=demo_settings, box=box, countries=DemoCountries(rng)),
+        client=("127.0.0.1", 50000),
+    )
 
     def send(payload: dict[str, Any]) -> int:
         body = json.dumps(payload).encode()
@@ -169,7 +182,10 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
     for n in range(players):
         uid, user = f"player-{n + 1}", f"u{n + 1}"
         answer = client.get(
-            rng.choice(links), params={"owid": owid, "uid": uid}, follow_redirects=False
+            rng.choice(links),
+            params={"owid": owid, "uid": uid},
+            headers={"user-agent": PHONE, "x-forwarded-for": f"198.51.100.{n % 254 + 1}"},
+            follow_redirects=False,
         )
         player = parse_qs(urlsplit(answer.headers.get("location", "")).query).get(
             "platformid", [""]
