@@ -24,6 +24,7 @@ from api.routes import events, lookup, offerwall, reports_api, tracking, wall
 from api.routes.docs import add_raw_body_schemas, document_tracking_links
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
+from api.services.fraud import Policy
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import ingest_limiter, reports_limiter
 from api.services.screening import click_screen
@@ -79,7 +80,8 @@ def create_api(
     app.state.box = box or get_secret_box()
     app.state.ingest_limiter = ingest_limiter(settings)
     app.state.reports_limiter = reports_limiter(settings)
-    app.state.click_screen = click_screen(settings)
+    app.state.click_screen = click_screen(settings, app.state.engine)
+    app.state.fraud_policy = Policy.from_settings(settings)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
     app.state.on_stored = on_stored
 

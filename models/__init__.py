@@ -19,6 +19,9 @@ from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformU
 from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
 from models.tickets import SupportTicket, TicketStatus
 from models.tracking import (
+    BlockedEntry,
+    BlockKind,
+    CheatFlag,
     Click,
     Conversion,
     ConversionStatus,
@@ -29,7 +32,10 @@ from models.tracking import (
 )
 
 __all__ = [
+    "BlockKind",
+    "BlockedEntry",
     "CatalogVersion",
+    "CheatFlag",
     "Click",
     "Conversion",
     "ConversionStatus",

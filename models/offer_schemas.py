@@ -13,7 +13,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 if TYPE_CHECKING:
     from models.offers import Mission, Quest
@@ -141,6 +148,33 @@ class MissionIn(_OfferCommon):
     allowMultipleConversions: bool = False
     timeLimitSeconds: int | None = Field(default=None, ge=1)
     rule: RuleIn
+    # Fraud screening (docs/fraud.md#anti-cheat-rules): a completion sooner than this
+    # after the click is held for review; an event of the rule over these maxima, or past
+    # this many a minute, does not count.
+    minCompletionSeconds: int | None = Field(default=None, ge=1, le=365 * 86400)
+    maxEventValue: float | None = Field(default=None, allow_inf_nan=False)
+    maxTraitField: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:\-]{1,64}$")
+    maxTraitValue: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    maxEventsPerMinute: int | None = Field(default=None, ge=1, le=100_000)
+
+    @field_validator("maxTraitField", mode="before")
+    @classmethod
+    def _trait_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().removeprefix("traits.")
+            return value or None
+        return value
+
+    @field_validator("maxTraitValue")
+    @classmethod
+    def _trait_limit(cls, value: float | None, info: ValidationInfo) -> float | None:
+        # Checked on the maximum (after the name), so the editor shows it under that input;
+        # a name refused on its own is not in `info.data`, and its own message is enough.
+        if "maxTraitField" not in info.data:
+            return value
+        if (info.data["maxTraitField"] is None) != (value is None):
+            raise ValueError("A trait's maximum needs both the trait's name and the maximum.")
+        return value
 
     @property
     def payout_micros(self) -> int:

@@ -58,6 +58,14 @@ class Mission(OfferFields, table=True):
     allow_multiple_conversions: bool = Field(default=False)
     # The player must complete within this many seconds of starting (None: no limit).
     time_limit_seconds: int | None = Field(default=None)
+    # Fraud screening (docs/fraud.md): a completion sooner than this after the click is
+    # held for review; events over these maxima, or more matching events a minute than
+    # this, do not count toward the mission (None: no such rule).
+    min_completion_seconds: int | None = Field(default=None)
+    max_event_value: float | None = Field(default=None)
+    max_trait_field: str | None = Field(default=None, max_length=64)
+    max_trait_value: float | None = Field(default=None)
+    max_events_per_minute: int | None = Field(default=None)
     # The rule: which event, which conditions (AND), when it completes (api/services/rules.py).
     rule_event: str = Field(max_length=64, index=True)
     rule_conditions: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONDoc)

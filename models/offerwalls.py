@@ -64,5 +64,10 @@ class Offerwall(SQLModel, table=True):
     wall_currency_icon: str = Field(default="", max_length=2048)
     wall_origins: list[str] = Field(default_factory=list, sa_type=JSONDoc)
     wall_require_signature: bool = Field(default=False)
+    # Fraud screening (docs/fraud.md#rules): what a risk signal does at this offerwall,
+    # where it differs from the default (signal → "refuse", "hold" or "allow"), and
+    # whether held and rejected conversions send postbacks ({status} pending/rejected).
+    fraud_actions: dict[str, str] | None = Field(default_factory=dict, sa_type=JSONDoc)
+    review_postbacks: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     approved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

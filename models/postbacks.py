@@ -21,10 +21,14 @@ class PostbackStatus(StrEnum):
 
 class PostbackKind(StrEnum):
     """What a postback tells the publisher: a conversion ({status} approved) or its
-    reversal ({status} reversed). A conversion has at most one of each."""
+    reversal ({status} reversed); for an offerwall that asked to hear of reviews, a held
+    conversion ({status} pending) and a rejected one ({status} rejected). A conversion
+    has at most one of each, sent in the order they were queued."""
 
     CONVERSION = "conversion"
     REVERSAL = "reversal"
+    HELD = "held"
+    REJECTION = "rejection"
 
 
 class Postback(SQLModel, table=True):

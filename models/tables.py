@@ -7,7 +7,9 @@ from typing import Any
 from sqlalchemy import Table
 
 from models import (
+    BlockedEntry,
     CatalogVersion,
+    CheatFlag,
     Click,
     Conversion,
     Event,
@@ -33,7 +35,9 @@ def _table(model: Any) -> Table:
     return table
 
 
+blocked_entry = _table(BlockedEntry)
 catalog_version = _table(CatalogVersion)
+cheat_flag = _table(CheatFlag)
 click = _table(Click)
 conversion = _table(Conversion)
 event = _table(Event)

@@ -8,7 +8,7 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from models.types import BigIntPK, UTCDateTime, new_uuid, utcnow
+from models.types import BigIntPK, JSONDoc, UTCDateTime, new_uuid, utcnow
 
 
 class Click(SQLModel, table=True):
@@ -17,6 +17,8 @@ class Click(SQLModel, table=True):
         sa.Index("ix_click_offerwall_created", "offerwall_id", "created_at"),
         # Reports and the staff dashboard over every offerwall read a range of days.
         sa.Index("ix_click_created", "created_at"),
+        # The shared_ip and multi_offerwall signals look back over an address's clicks.
+        sa.Index("ix_click_ip_created", "ip", "created_at"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -39,6 +41,8 @@ class Click(SQLModel, table=True):
     os: str | None = Field(default=None, max_length=32)
     # Whether this click started the player's progress (the first click does).
     started: bool = Field(default=False)
+    # Risk signals seen at the click (docs/fraud.md#signals), e.g. ["hosting_network"].
+    signals: list[str] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
@@ -56,6 +60,8 @@ class RefusalReason(StrEnum):
     SCRIPTED_AGENT = "scripted_agent"  # a script, crawler or headless browser's User-Agent
     IP_RATE = "ip_rate"  # too many clicks from one IP address in a minute
     UID_RATE = "uid_rate"  # too many clicks by one player in a minute
+    BLOCKED = "blocked"  # the IP address, network or uid is on staff's blocklist
+    HOSTING_NETWORK = "hosting_network"  # a datacenter, when the offerwall refuses those
 
 
 class RefusedClick(SQLModel, table=True):
@@ -122,6 +128,12 @@ class Progress(SQLModel, table=True):
     run: int = Field(default=0)
     total: float = Field(default=0)
     completions: int = Field(default=0)
+    # The anti-cheat rate rule's count: matching events in the minute (of event time)
+    # numbered `rate_minute` (minutes since the epoch).
+    rate_minute: int = Field(
+        default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": sa.text("0")}
+    )
+    rate_count: int = Field(default=0, sa_column_kwargs={"server_default": sa.text("0")})
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
@@ -129,8 +141,9 @@ class ConversionStatus(StrEnum):
     """Where a conversion stands; stored as the plain string value.
 
     approved: paid, its postback sent. reversed: taken back after approval (a reversal
-    postback tells the publisher). pending and rejected belong to review: a held
-    conversion is pending until approved or rejected, and a rejected one is never paid."""
+    postback tells the publisher). pending and rejected belong to review
+    (docs/fraud.md#the-review-queue): a held conversion is pending until approved or
+    rejected, and a rejected one is never paid."""
 
     PENDING = "pending"
     APPROVED = "approved"
@@ -147,6 +160,8 @@ class Conversion(SQLModel, table=True):
         sa.UniqueConstraint("progress_id", "sequence", name="uq_conversion_progress_sequence"),
         sa.Index("ix_conversion_offerwall_created", "offerwall_id", "created_at"),
         sa.Index("ix_conversion_created", "created_at"),
+        # The review queue, and the held conversions due to be approved by themselves.
+        sa.Index("ix_conversion_status_due", "status", "review_due_at"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -166,3 +181,54 @@ class Conversion(SQLModel, table=True):
     reversed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     reversal_reason: str | None = Field(default=None, sa_type=sa.Text)
     reversed_by: str | None = Field(default=None, max_length=320)
+    # Risk signals at the click and at completion; a pending conversion was held for them.
+    signals: list[str] | None = Field(default=None, sa_type=JSONDoc)
+    # A held conversion is approved by itself at this time, unless a reviewer decides
+    # first or flags it (None: it waits for a reviewer).
+    review_due_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The review's decision: when, by whom (an e-mail address, "cli" or "auto") and why.
+    reviewed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    reviewed_by: str | None = Field(default=None, max_length=320)
+    review_note: str | None = Field(default=None, sa_type=sa.Text)
+
+
+class CheatFlag(SQLModel, table=True):
+    """An event a mission's anti-cheat rule set aside (it did not count toward the
+    mission), kept for the debugger and the fraud page as long as events are."""
+
+    __tablename__ = "cheat_flag"
+    __table_args__ = (sa.Index("ix_cheat_flag_game_created", "game_id", "created_at"),)
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    game_id: str = Field(max_length=36)
+    mission_id: str = Field(max_length=36)
+    platform_user_id: str = Field(max_length=36)
+    user_id: str = Field(max_length=128)  # the game's own user id
+    event: str = Field(max_length=64)
+    event_time: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    value: float | None = Field(default=None)
+    # Which rule: max_value, max_trait, rate; and what it said, for people.
+    rule: str = Field(max_length=16)
+    detail: str = Field(max_length=300)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class BlockKind(StrEnum):
+    IP = "ip"
+    NETWORK = "network"
+    UID = "uid"
+
+
+class BlockedEntry(SQLModel, table=True):
+    """A blocklist entry staff added: clicks from this IP address or network, or by this
+    player (uid, at every offerwall), are refused."""
+
+    __tablename__ = "blocked_entry"
+    __table_args__ = (sa.UniqueConstraint("kind", "value", name="uq_blocked_entry_kind_value"),)
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    kind: str = Field(max_length=8)
+    value: str = Field(max_length=255)
+    note: str = Field(default="", max_length=300)
+    created_by: str = Field(max_length=320)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

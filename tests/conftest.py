@@ -112,8 +112,15 @@ def box() -> SecretBox:
 
 @pytest.fixture
 def settings(db_url: str, tmp_path: Path) -> Settings:
+    # Tests' players share a handful of addresses and several offerwalls: the shared_ip
+    # and multi_offerwall signals would hold their conversions (test_review.py turns them
+    # on).
     return Settings(
-        DATABASE_URL=db_url, SECRET_KEY=MASTER_KEY, QUESTWALL_DATA_DIR=tmp_path / "data"
+        DATABASE_URL=db_url,
+        SECRET_KEY=MASTER_KEY,
+        QUESTWALL_DATA_DIR=tmp_path / "data",
+        QUESTWALL_PLAYERS_PER_IP=0,
+        QUESTWALL_FRAUD_DEFAULTS="multi_offerwall=allow",
     )
 
 

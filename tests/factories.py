@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -84,9 +85,13 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def iso_now(offset_seconds: float = 0) -> str:
-    from datetime import UTC, datetime, timedelta
+def today() -> date:
+    """The UTC date, read when a test runs (not when its module is collected), so a run
+    that crosses midnight compares its rows with the day they were made on."""
+    return datetime.now(UTC).date()
 
+
+def iso_now(offset_seconds: float = 0) -> str:
     moment = datetime.now(UTC) + timedelta(seconds=offset_seconds)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -1,7 +1,8 @@
 """The `questwall` command: one group per entity, each in its own module of this package.
 
 `games.py` (games and credentials), `offerwalls.py`, `offers.py`, `conversions.py`
-(finding and reversing conversions), `users.py` (portal accounts) and `server.py` (migrate,
+(finding and reversing conversions), `fraud.py` (the review queue, fraud rules and the
+blocklist), `users.py` (portal accounts) and `server.py` (migrate,
 serve, api, worker, prune, rotate-secrets, demo); `common.py` holds what they share.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from api.cli import conversions, games, offers, offerwalls, server, users
+from api.cli import conversions, fraud, games, offers, offerwalls, server, users
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,6 +25,7 @@ for _command in (
     offerwalls.offerwall_group,
     offers.offers_group,
     conversions.conversion_group,
+    fraud.fraud_group,
     users.user_group,
     server.demo_cmd,
     server.prune_cmd,

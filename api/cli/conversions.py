@@ -38,6 +38,10 @@ def _conversion_json(row: ConversionRow) -> dict[str, Any]:
         "reversedAt": row.reversed_at or None,
         "reversalReason": row.reversal_reason or None,
         "reversedBy": row.reversed_by or None,
+        "signals": row.signals.split(", ") if row.signals else [],
+        "reviewDueAt": row.review_due or None,
+        "reviewedBy": row.reviewed_by or None,
+        "reviewNote": row.review_note or None,
     }
 
 

@@ -73,8 +73,8 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 @click.command("prune")
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, portal sessions, sign-in failures and
-    reset links, mail sent or failed over 30 days ago, and events and refused clicks older
-    than EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL)."""
+    reset links, mail sent or failed over 30 days ago, and events, refused clicks and events
+    set aside by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL)."""
     from api.services import mail, passwords
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
@@ -96,7 +96,8 @@ def prune_cmd() -> None:
     )
     refused = prune_refused_clicks(get_engine(), retention_days=settings.event_retention_days)
     click.echo(
-        f"Removed {refused} refused click(s) older than {settings.event_retention_days} days."
+        f"Removed {refused} refused click(s) and set-aside event(s) older than "
+        f"{settings.event_retention_days} days."
     )
 
 

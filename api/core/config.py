@@ -89,6 +89,23 @@ class Settings(BaseSettings):
     refuse_scripted_agents: bool = Field(default=True, alias="QUESTWALL_REFUSE_SCRIPTED_AGENTS")
     # Networks whose clicks are refused (hosting providers, known farms): comma-separated.
     blocked_networks: str = Field(default="", alias="QUESTWALL_BLOCKED_NETWORKS")
+    # Hosting and datacenter networks (docs/fraud.md#signals), besides those the bundled
+    # ASN data names: comma-separated. Their clicks carry the hosting_network signal.
+    hosting_networks: str = Field(default="", alias="QUESTWALL_HOSTING_NETWORKS")
+    # The deployment's own default action per risk signal, over the built-in ones
+    # (docs/fraud.md#rules): "multi_offerwall=allow,hosting_network=refuse".
+    fraud_defaults: str = Field(default="", alias="QUESTWALL_FRAUD_DEFAULTS")
+    # Conversions held for review are approved by themselves after this many hours
+    # unless a reviewer decides or flags them first; 0 keeps them until a reviewer does.
+    review_auto_approve_hours: float = Field(
+        default=72, ge=0, le=24 * 365, alias="QUESTWALL_REVIEW_AUTO_APPROVE_HOURS"
+    )
+    # The shared_ip signal: this many players clicked from the converting click's IP
+    # address in the last 24 hours (0: off).
+    players_per_ip: int = Field(default=20, ge=0, alias="QUESTWALL_PLAYERS_PER_IP")
+    # The stale_event signal: a completing event timed this many hours before it arrived
+    # (0: off).
+    stale_event_hours: float = Field(default=24, ge=0, alias="QUESTWALL_STALE_EVENT_HOURS")
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")
@@ -113,12 +130,20 @@ class Settings(BaseSettings):
         host = urlsplit(self.base_url).hostname or "localhost"
         return self.mail_from or f"Questwall <noreply@{host}>"
 
+    @field_validator("fraud_defaults")
+    @classmethod
+    def _valid_fraud_defaults(cls, value: str) -> str:
+        from api.services.fraud import parse_defaults  # the signals' module reads Settings
+
+        parse_defaults(value)  # refused here, at start, with what is wrong
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
-    @field_validator("trusted_proxies", "blocked_networks")
+    @field_validator("trusted_proxies", "blocked_networks", "hosting_networks")
     @classmethod
     def _valid_networks(cls, value: str) -> str:
         # Refused here, at start, rather than on the first tracking link that reads it.

@@ -62,6 +62,10 @@ class ReportFigures(BaseModel):
     payoutUsd: float
     reversedPayoutUsd: float
     netPayoutUsd: float
+    refusedClicks: int = Field(
+        description="Clicks your tracking links refused (targeting, a cap, fraud "
+        "screening); not among `clicks`."
+    )
 
 
 class ReportRowOut(ReportFigures):

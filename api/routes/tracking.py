@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
+from api.services.fraud import Policy
 from api.services.geo import CountryLookup
 from api.services.screening import ClickScreen
 from api.services.tracking import ClickIn, TrackingRefusal, record_click, record_refusal
@@ -85,12 +86,16 @@ async def _track(
     )
     countries: CountryLookup = request.app.state.countries
     screen: ClickScreen = request.app.state.click_screen
+    policy: Policy = request.app.state.fraud_policy
 
     def work() -> str:
         # In the database's worker thread on PostgreSQL: the screening's Redis round trips
         # then never hold the event loop.
-        screen.check(click)
-        return record_click(engine=engine, click=click, countries=countries).redirect_url
+        signals = screen.check(click)
+        tracked = record_click(
+            engine=engine, click=click, countries=countries, signals=signals, policy=policy
+        )
+        return tracked.redirect_url
 
     try:
         check_link_text(click)

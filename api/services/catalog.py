@@ -36,9 +36,31 @@ class MissionSpec:
     time_limit_seconds: int | None
     expiration_date: datetime | None
     payout_micros: int
+    # Fraud screening (docs/fraud.md#anti-cheat-rules): the minimum plausible time, and the
+    # limits an event must keep to count.
+    min_completion_seconds: int | None = None
+    max_event_value: float | None = None
+    max_trait_field: str | None = None
+    max_trait_value: float | None = None
+    max_events_per_minute: int | None = None
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
+
+    def broken_limit(self, value: float | None, traits: dict | None) -> tuple[str, str] | None:
+        """The value or trait limit an event breaks, as (rule, what it says), or None."""
+        if self.max_event_value is not None and value is not None and value > self.max_event_value:
+            return "max_value", f"value {value:g} is over the maximum {self.max_event_value:g}"
+        if self.max_trait_field is not None and self.max_trait_value is not None:
+            trait = (traits or {}).get(self.max_trait_field)
+            number = isinstance(trait, int | float) and not isinstance(trait, bool)
+            if number and float(trait) > self.max_trait_value:  # type: ignore[arg-type]
+                return (
+                    "max_trait",
+                    f"traits.{self.max_trait_field} {trait:g} is over the maximum "
+                    f"{self.max_trait_value:g}",
+                )
+        return None
 
 
 @dataclass
@@ -67,6 +89,11 @@ def spec_of(mission: Mission) -> MissionSpec:
         time_limit_seconds=mission.time_limit_seconds,
         expiration_date=mission.expiration_date,
         payout_micros=mission.payout_micros,
+        min_completion_seconds=mission.min_completion_seconds,
+        max_event_value=mission.max_event_value,
+        max_trait_field=mission.max_trait_field,
+        max_trait_value=mission.max_trait_value,
+        max_events_per_minute=mission.max_events_per_minute,
     )
 
 

@@ -57,6 +57,12 @@ class ConversionRow:
     reversed_at: str
     reversal_reason: str
     reversed_by: str
+    # Review (docs/fraud.md#the-review-queue): the risk signals, when a held one is
+    # approved by itself ("" when flagged or decided), who decided, and the note.
+    signals: str = ""
+    review_due: str = ""
+    reviewed_by: str = ""
+    review_note: str = ""
 
 
 def _when(at: datetime | None) -> str:
@@ -79,6 +85,19 @@ def _visible(studio_id: str | None) -> sa.ColumnElement[bool]:
     return _game.c.studio_id == studio_id
 
 
+def visible_ids(studio_id: str | None) -> sa.Select:
+    """The ids of the conversions `studio_id` may see (None: all), to narrow further."""
+    return (
+        sa.select(_conversion.c.id)
+        .select_from(
+            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
+                _game, _game.c.id == _mission.c.game_id
+            )
+        )
+        .where(_visible(studio_id))
+    )
+
+
 def _listing() -> sa.Select:
     """The columns of a `ConversionRow`, newest first, before any filter."""
     return (
@@ -97,6 +116,10 @@ def _listing() -> sa.Select:
             _conversion.c.reversed_at,
             _conversion.c.reversal_reason,
             _conversion.c.reversed_by,
+            _conversion.c.signals,
+            _conversion.c.review_due_at,
+            _conversion.c.reviewed_by,
+            _conversion.c.review_note,
         )
         .select_from(
             _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id)
@@ -159,6 +182,10 @@ def _row(r: sa.Row) -> ConversionRow:
         reversed_at=_when(r.reversed_at),
         reversal_reason=r.reversal_reason or "",
         reversed_by=r.reversed_by or "",
+        signals=", ".join(r.signals or []),
+        review_due=_when(r.review_due_at),
+        reviewed_by=r.reviewed_by or "",
+        review_note=r.review_note or "",
     )
 
 

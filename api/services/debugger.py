@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
+from api.services.fraud_report import FlagRow, cheat_flags
 from models import Event, GameCredential, GameUser, GameUserIdentifier
 from models.events import SignedRequest
 
@@ -129,3 +130,9 @@ def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
             if len(found) >= LIMIT:
                 return found
     return found
+
+
+def set_aside(*, session: Session, game_id: str, user_id: str = "") -> list[FlagRow]:
+    """Events a mission's anti-cheat rule set aside (they did not count toward it), with
+    the rule and what it said, newest first (docs/fraud.md#anti-cheat-rules)."""
+    return cheat_flags(session=session, studio_id=None, game_id=game_id, user_id=user_id)

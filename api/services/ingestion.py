@@ -27,6 +27,7 @@ from api.core.db import new_session, read_session, run_transaction, write_sessio
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
+from api.services.fraud import Policy
 from api.services.group_commit import PerLoop
 from api.services.identifiers import apply_identifiers, lock_batch_users
 from api.services.progress import evaluate_events, replay_for_link
@@ -175,7 +176,7 @@ def write_alone(engine: Engine, settings: Settings, checked: CheckedBatch) -> Ou
     caller, key, digest = checked.caller, checked.idempotency_key, checked.digest
     try:
         # A deadlock or serialization failure re-runs the whole transaction.
-        outcome = run_transaction(lambda: _store(engine, checked))
+        outcome = run_transaction(lambda: _store(engine, checked, Policy.from_settings(settings)))
     except IntegrityError:
         # The same request (or key) committed in parallel: answer as it was answered.
         with new_session(engine) as session:
@@ -201,10 +202,11 @@ def write_together(
     A batch whose own write then fails gets its error, the others their outcome.
     """
     done: list[Outcome | None] = []
+    policy = Policy.from_settings(settings)
     try:
         with write_session(engine) as session:
             for checked in batches:
-                done.append(_apply_in_savepoint(session, checked))
+                done.append(_apply_in_savepoint(session, checked, policy))
     except DBAPIError:
         done = [None] * len(batches)
     outcomes: list[Outcome | Exception] = []
@@ -217,10 +219,10 @@ def write_together(
     return outcomes
 
 
-def _apply_in_savepoint(session: Session, checked: CheckedBatch) -> Outcome | None:
+def _apply_in_savepoint(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome | None:
     savepoint = session.begin_nested()
     try:
-        outcome = _apply(session, checked)
+        outcome = _apply(session, checked, policy)
     except Exception:  # any failure: this batch alone is rolled back, then retried alone
         savepoint.rollback()
         return None
@@ -286,17 +288,17 @@ def _validate_one(model: type[BaseModel], raw: Any) -> tuple[BaseModel | None, d
         return None, {"code": code, "message": message, "field": where or None}
 
 
-def _store(engine: Engine, checked: CheckedBatch) -> Outcome:
+def _store(engine: Engine, checked: CheckedBatch, policy: Policy) -> Outcome:
     """The write transaction of a batch. It may run more than once (`run_transaction`),
     so it leaves the batch as it found it."""
     with write_session(engine) as session:
-        outcome = _apply(session, checked)
+        outcome = _apply(session, checked, policy)
         if outcome.status == 422:
             session.rollback()  # all invalid: nothing is stored
     return outcome
 
 
-def _apply(session: Session, checked: CheckedBatch) -> Outcome:
+def _apply(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome:
     """Identifiers, events and the answer's record, in the session's transaction; an
     all-invalid batch (422) writes no record, and its caller rolls it back."""
     caller, batch = checked.caller, checked.batch
@@ -312,6 +314,7 @@ def _apply(session: Session, checked: CheckedBatch) -> Outcome:
             game_id=game_id,
             platform_user_id=platform_user_id,
             now=now,
+            policy=policy,
         )
 
     # Lock order: the batch's game users by userId, before any item is applied.
@@ -335,7 +338,9 @@ def _apply(session: Session, checked: CheckedBatch) -> Outcome:
         )
     events = [e for _, e in batch.events]
     insert_events(session=session, game_id=game_id, events=events)
-    evaluate_events(session, catalog=catalog, game_id=game_id, events=events, now=now)
+    evaluate_events(
+        session, catalog=catalog, game_id=game_id, events=events, now=now, policy=policy
+    )
     outcome = _answer(rejected, accepted_identifiers, len(batch.events))
     if outcome.status != 422:
         # Recorded in the same transaction: a parallel twin of this request fails on

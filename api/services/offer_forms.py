@@ -12,6 +12,7 @@ input its location names."""
 
 from __future__ import annotations
 
+import math
 import re
 import types
 import typing
@@ -20,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from api.services.offers import OfferError
 from api.services.wording import plain
@@ -55,8 +57,10 @@ def _items(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"[,;\s]+", text) if part.strip()]
 
 
-# Inputs shown in a larger unit than the field's: the time limit is edited in hours.
-UNITS = {"timeLimitSeconds": 3600}
+# Inputs shown in a larger unit than the field's: the time limit is edited in hours, the
+# minimum completion time in minutes.
+UNITS = {"timeLimitSeconds": 3600, "minCompletionSeconds": 60}
+UNIT_NAMES = {"timeLimitSeconds": "hours", "minCompletionSeconds": "minutes"}
 
 
 def form_values(definition: BaseModel) -> dict[str, str]:
@@ -158,9 +162,14 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
         return f"{text}T00:00:00Z" if len(text) == 10 else text
     if name in UNITS:
         try:
-            return max(1, round(float(text) * UNITS[name]))
+            number = float(text)
         except ValueError:
             return text  # the schema says what is wrong
+        # A positive amount less than a second is one second; zero or less the schema
+        # refuses (as it is: not a finite number, or below its minimum).
+        if not math.isfinite(number) or number <= 0:
+            return text if not math.isfinite(number) else round(number)
+        return max(1, round(number * UNITS[name]))
     if kind is None and str in kinds:
         return scalar(text)  # a condition's value: a number, a boolean or a string
     return text
@@ -192,5 +201,19 @@ def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> di
         parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
         paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
         key = next((p for p in paths if p in form), parts[0] if parts else "form")
-        errors.setdefault(key, plain(error))
+        errors.setdefault(key, _in_units(error) or plain(error))
     return errors
+
+
+def _in_units(error: ErrorDetails) -> str | None:
+    """A bound of an input edited in hours or minutes, said in that unit (the schema's
+    bounds are in seconds)."""
+    field = str(error["loc"][-1]) if error["loc"] else ""
+    ctx = error.get("ctx") or {}
+    if field not in UNITS:
+        return None
+    if error["type"] == "greater_than_equal":
+        return f"Enter a number of {UNIT_NAMES[field]} above 0."
+    if error["type"] == "less_than_equal":
+        return f"Enter {ctx['le'] / UNITS[field]:g} {UNIT_NAMES[field]} or less."
+    return None

@@ -356,8 +356,19 @@ def iso(moment: datetime | None) -> str | None:
 
 
 # What a listing leaves out of a definition: where the link goes (the tracking link stands
-# for it), and a mission's time limit and rule. Every other field is listed as defined.
-_UNLISTED = {"destinationUrl", "timeLimitSeconds", "rule", "missions"}
+# for it), a mission's time limit and rule, and its fraud screening (a limit known is a
+# limit a cheater stays under). Every other field is listed as defined.
+_UNLISTED = {
+    "destinationUrl",
+    "timeLimitSeconds",
+    "rule",
+    "missions",
+    "minCompletionSeconds",
+    "maxEventValue",
+    "maxTraitField",
+    "maxTraitValue",
+    "maxEventsPerMinute",
+}
 # A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
 _QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}
 _QUEST_LEVEL |= {"operatingSystem", "geotargeting", "tags"}

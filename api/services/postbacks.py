@@ -120,9 +120,27 @@ def values_for(row: Any) -> PostbackValues:
         platform_sub1=row.sub1 or "",
         platform_sub2=row.sub2 or "",
         platform_sub3=row.sub3 or "",
-        status="reversed" if row.kind == PostbackKind.REVERSAL else "approved",
-        reason=(row.reversal_reason or "") if row.kind == PostbackKind.REVERSAL else "",
+        status=STATUS_OF[row.kind],
+        reason=_reason(row),
     )
+
+
+# The {status} each kind of postback says.
+STATUS_OF = {
+    PostbackKind.CONVERSION: "approved",
+    PostbackKind.REVERSAL: "reversed",
+    PostbackKind.HELD: "pending",
+    PostbackKind.REJECTION: "rejected",
+}
+
+
+def _reason(row: Any) -> str:
+    """The {reason}: a reversal's or a rejection's, as the reviewer wrote it."""
+    if row.kind == PostbackKind.REVERSAL:
+        return row.reversal_reason or ""
+    if row.kind == PostbackKind.REJECTION:
+        return row.review_note or ""
+    return ""
 
 
 def sample_values(offerwall: Offerwall) -> PostbackValues:
@@ -168,8 +186,9 @@ class AttemptResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-# A paused offerwall's postbacks wait (api/services/endpoints.py), and a reversal waits
-# for its conversion's postback to be delivered or given up, so they arrive in order.
+# A paused offerwall's postbacks wait (api/services/endpoints.py), and each postback of a
+# conversion waits for the ones queued before it (held, then approved or rejected, then
+# reversed) to be delivered or given up, so they arrive in order.
 _PAUSED = (
     sa.select(_offerwall.c.id)
     .where(
@@ -178,13 +197,13 @@ _PAUSED = (
     )
     .exists()
 )
-_first = _postback.alias("first")
-_CONVERSION_UNSENT = (
-    sa.select(_first.c.id)
+_earlier = _postback.alias("earlier")
+_EARLIER_UNSENT = (
+    sa.select(_earlier.c.id)
     .where(
-        _first.c.conversion_id == _postback.c.conversion_id,
-        _first.c.kind == PostbackKind.CONVERSION,
-        _first.c.status == PostbackStatus.PENDING,
+        _earlier.c.conversion_id == _postback.c.conversion_id,
+        _earlier.c.id < _postback.c.id,
+        _earlier.c.status == PostbackStatus.PENDING,
     )
     .exists()
 )
@@ -213,7 +232,7 @@ def claim(
         _postback.c.next_attempt_at <= now,
         sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
         ~_PAUSED,
-        sa.or_(_postback.c.kind == PostbackKind.CONVERSION, ~_CONVERSION_UNSENT),
+        ~_EARLIER_UNSENT,
     )
     if full:
         due = due.where(_postback.c.offerwall_id.not_in(full))
@@ -357,6 +376,7 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
                 _postback.c.kind,
                 _offerwall.c.postback_url,
                 _offerwall.c.reversal_url,
+                _offerwall.c.review_postbacks,
                 _offerwall.c.api_key_sealed,
                 _offerwall.c.signing_secret_sealed,
                 _offerwall.c.signing_secret_previous_sealed,
@@ -370,6 +390,7 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
                 _conversion.c.created_at,
                 _conversion.c.quest_id,
                 _conversion.c.reversal_reason,
+                _conversion.c.review_note,
                 _mission.c.id.label("mission_id"),
                 _mission.c.title,
                 _quest.c.name.label("quest_name"),
@@ -398,7 +419,9 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
         template = row.postback_url
         if row.kind == PostbackKind.REVERSAL:
             template = row.reversal_url or template
-            template = with_status(template) if template else template
+        # A receiver that hears of reviews (or of reversals) needs each postback's status.
+        if template and (row.kind != PostbackKind.CONVERSION or row.review_postbacks):
+            template = with_status(template)
         if row.url:
             found[row.id] = Target(row.url, secrets=secrets)
         elif not template or not row.api_key_sealed:
@@ -410,6 +433,9 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
             found[row.id] = Target(url, secrets=secrets)
     return found
 
+
+# Seconds between two looks for held conversions due to be approved by themselves.
+REVIEW_EVERY = 60.0
 
 # A receiver that answers 410 Gone says the postback must not come again.
 GONE = 410
@@ -580,6 +606,7 @@ class Dispatcher:
         self.waiting: dict[str, deque[tuple[int, Target]]] = {}
         self.lanes: Counter[str] = Counter()
         self._renewed_at = time.monotonic()
+        self._reviewed_at: float | None = None
 
     def start_due(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
         """Claim what the batch and the per-offerwall limits allow, queue them by offerwall
@@ -699,6 +726,19 @@ class Dispatcher:
             self._open_lanes(pool, client)
         return started
 
+    def approve_due(self) -> None:
+        """Once a minute, approve the held conversions whose review time is up: their
+        postbacks join the outbox this dispatcher reads (docs/fraud.md#the-review-queue)."""
+        from api.services.review import auto_approve  # the review queues postbacks: no cycle
+
+        now = time.monotonic()
+        if self._reviewed_at is not None and now - self._reviewed_at < REVIEW_EVERY:
+            return
+        self._reviewed_at = now
+        approved = auto_approve(self.engine)
+        if approved:
+            log.info("approved %d held conversions whose review time was up", approved)
+
     def run(self) -> None:
         with (
             ThreadPoolExecutor(self.threads, thread_name_prefix="postback") as pool,
@@ -706,6 +746,7 @@ class Dispatcher:
         ):
             while not self.stop_event.is_set():
                 try:
+                    self.approve_due()
                     started = self.start_due(pool, client)
                     # Wake at the first attempt that ends, or after idle_wait to claim again.
                     self.record_finished(wait=0 if started else self.idle_wait)

@@ -24,12 +24,14 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_time
-from api.services import open_offers, postbacks
+from api.services import fraud, open_offers, postbacks
 from api.services.catalog import Catalog, MissionSpec, bump
+from api.services.fraud import DEFAULT_POLICY, Policy
 from api.services.rules import Tally, step
-from models import ProgressStatus
+from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
 from models.tables import PROGRESS_STATE
+from models.tables import cheat_flag as _cheat_flag
 from models.tables import conversion as _conversion
 from models.tables import event as _event
 from models.tables import game_user as _game_user
@@ -37,7 +39,7 @@ from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.types import new_uuid
 
-_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE)
+_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE, "rate_minute", "rate_count")
 
 
 # Built once (every batch with a mission event runs it). Locks the progress rows only.
@@ -76,13 +78,16 @@ _STARTED_FOR_USERS = DriverStatement(_started_for_users)
 
 @dataclass(frozen=True)
 class EngineEvent:
-    """An event as the rule engine sees it, with its place in arrival order."""
+    """An event as the rule engine sees it, with its place in arrival order, the game's
+    user id and when it arrived."""
 
     event: str
     time: datetime
     value: float | None
     traits: dict[str, Any] | None
     order: int
+    user_id: str = ""
+    arrived: datetime | None = None
 
     def as_mapping(self) -> dict[str, Any]:
         return {"event": self.event, "value": self.value, "traits": self.traits}
@@ -103,10 +108,18 @@ class ProgressRow:
     run: int
     total: float
     completions: int
+    rate_minute: int = 0
+    rate_count: int = 0
 
 
 def evaluate_events(
-    session: Session, *, catalog: Catalog, game_id: str, events: Sequence[EventIn], now: datetime
+    session: Session,
+    *,
+    catalog: Catalog,
+    game_id: str,
+    events: Sequence[EventIn],
+    now: datetime,
+    policy: Policy = DEFAULT_POLICY,
 ) -> int:
     """Evaluate a request's events against started progress; returns conversions made."""
     relevant = [(i, e) for i, e in enumerate(events) if catalog.for_event(game_id, e.event)]
@@ -130,7 +143,9 @@ def evaluate_events(
         return 0
     by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
-        by_user[e.userId].append(EngineEvent(e.event, e.time, e.value, e.traits, index))
+        by_user[e.userId].append(
+            EngineEvent(e.event, e.time, e.value, e.traits, index, e.userId, now)
+        )
     # Each player's events of this batch, in time order, and the names among them.
     player_events: dict[str, tuple[list[EngineEvent], set[str]]] = {}
     for player, player_users in users_of.items():
@@ -147,17 +162,27 @@ def evaluate_events(
             continue  # nothing in this batch for this mission
         runs.append(_Run(row, spec, mine, fresh=False))
     before = {id(r.row): _state(r.row) for r in runs}
-    made = _advance_all(session, runs, now)
+    made = _advance_all(session, runs, now, policy)
     _save(session, [r.row for r in runs if _state(r.row) != before[id(r.row)]], now)
     return made
 
 
-def _state(row: ProgressRow) -> tuple[str, int, int, float, int]:
-    return (row.status, row.count, row.run, row.total, row.completions)
+def _state(row: ProgressRow) -> tuple[str, int, int, float, int, int, int]:
+    return (row.status, row.count, row.run, row.total, row.completions, *_rate(row))
+
+
+def _rate(row: ProgressRow) -> tuple[int, int]:
+    return (row.rate_minute, row.rate_count)
 
 
 def replay_for_link(
-    session: Session, *, catalog: Catalog, game_id: str, platform_user_id: str, now: datetime
+    session: Session,
+    *,
+    catalog: Catalog,
+    game_id: str,
+    platform_user_id: str,
+    now: datetime,
+    policy: Policy = DEFAULT_POLICY,
 ) -> int:
     """A game user was just linked to `platform_user_id`: evaluate the stored events of
     every game user of this game linked to that player, from each progress's start."""
@@ -182,7 +207,15 @@ def replay_for_link(
         if spec.expired(now):
             continue
         stored = session.execute(
-            sa.select(_event.c.name, _event.c.time, _event.c.value, _event.c.traits, _event.c.id)
+            sa.select(
+                _event.c.name,
+                _event.c.time,
+                _event.c.value,
+                _event.c.traits,
+                _event.c.id,
+                _event.c.user_id,
+                _event.c.received_at,
+            )
             .where(
                 _event.c.game_id == game_id,
                 _event.c.user_id.in_(user_ids),
@@ -191,9 +224,9 @@ def replay_for_link(
             )
             .order_by(_event.c.time, _event.c.id)
         ).all()
-        events = [EngineEvent(r.name, r.time, r.value, r.traits, r.id) for r in stored]
+        events = [EngineEvent(*r) for r in stored]
         runs.append(_Run(row, spec, events, fresh=True))
-    made = _advance_all(session, runs, now)
+    made = _advance_all(session, runs, now, policy)
     _save(session, rows, now)
     return made
 
@@ -229,7 +262,7 @@ class _Run:
     fresh: bool
 
 
-def _advance_all(session: Session, runs: Sequence[_Run], now: datetime) -> int:
+def _advance_all(session: Session, runs: Sequence[_Run], now: datetime, policy: Policy) -> int:
     """Advance every run; returns the conversions made.
 
     A conversion raises its mission's counter, which locks the mission's row until
@@ -244,7 +277,7 @@ def _advance_all(session: Session, runs: Sequence[_Run], now: datetime) -> int:
         converting = {
             run.spec.id
             for run in runs
-            if _advance(replace(run.row), run, convert=lambda _row, _spec: True)
+            if _advance(replace(run.row), run, convert=lambda *_: True, flag=lambda *_: None)
         }
     if len(converting) > 1:
         session.execute(
@@ -256,24 +289,49 @@ def _advance_all(session: Session, runs: Sequence[_Run], now: datetime) -> int:
             .with_for_update(key_share=True)
         ).all()
 
-    def convert(row: ProgressRow, spec: MissionSpec) -> bool:
-        return _convert(session, row, spec, now)
+    def convert(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> bool:
+        return _convert(session, row, spec, event, now, policy)
 
-    return sum(_advance(run.row, run, convert=convert) for run in runs)
+    flags: list[dict[str, Any]] = []
+
+    def flag(row: ProgressRow, spec: MissionSpec, event: EngineEvent, rule: str, detail: str):
+        flags.append(
+            {
+                "game_id": spec.game_id,
+                "mission_id": spec.id,
+                "platform_user_id": row.platform_user_id,
+                "user_id": event.user_id,
+                "event": event.event,
+                "event_time": event.time,
+                "value": event.value,
+                "rule": rule,
+                "detail": detail,
+                "created_at": now,
+            }
+        )
+
+    made = sum(_advance(run.row, run, convert=convert, flag=flag) for run in runs)
+    if flags:
+        session.execute(_cheat_flag.insert(), flags)
+    return made
 
 
 def _advance(
     row: ProgressRow,
     run: _Run,
     *,
-    convert: Callable[[ProgressRow, MissionSpec], bool],
+    convert: Callable[[ProgressRow, MissionSpec, EngineEvent], bool],
+    flag: Callable[[ProgressRow, MissionSpec, EngineEvent, str, str], None],
 ) -> int:
     """Run the run's events through the rule on `row`, calling `convert` for each new
     completion. `fresh` recomputes from the start (late linking): completions already
-    converted are recognised by their number and not paid again."""
+    converted are recognised by their number and not paid again. An event of the rule
+    that breaks one of the mission's anti-cheat limits does not count; `flag` records it."""
     spec, events, fresh = run.spec, run.events, run.fresh
     tally = Tally() if fresh else Tally(row.count, row.run, row.total)
     reached = 0 if fresh else row.completions
+    if fresh:
+        row.rate_minute, row.rate_count = 0, 0
     made = 0
     for event in events:
         if event.time < row.started_at:
@@ -281,13 +339,18 @@ def _advance(
         if row.expires_at is not None and event.time > row.expires_at:
             row.status = ProgressStatus.EXPIRED
             break
+        if event.event == spec.rule.event:
+            broken = _broken(row, spec, event)
+            if broken is not None:
+                flag(row, spec, event, *broken)
+                continue
         result = step(spec.rule, tally, event.as_mapping())
         tally = result.tally
         if not result.completed:
             continue
         reached += 1
         if reached > row.completions:
-            if not convert(row, spec):
+            if not convert(row, spec, event):
                 row.status = ProgressStatus.CAPPED
                 break
             made += 1
@@ -297,6 +360,24 @@ def _advance(
         tally = Tally()  # a repeatable mission starts again from zero
     row.count, row.run, row.total = tally.count, tally.run, tally.total
     return made
+
+
+def _broken(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> tuple[str, str] | None:
+    """The anti-cheat limit an event of the mission's rule breaks, if any. The rate counts
+    every such event in its minute (of event time), those set aside too."""
+    if spec.max_events_per_minute is not None:
+        minute = int(event.time.timestamp() // 60)
+        if minute == row.rate_minute:
+            row.rate_count += 1
+        else:
+            row.rate_minute, row.rate_count = minute, 1
+        if row.rate_count > spec.max_events_per_minute:
+            return (
+                "rate",
+                f"event {row.rate_count} of {event.event} in one minute; "
+                f"at most {spec.max_events_per_minute} count",
+            )
+    return spec.broken_limit(event.value, event.traits)
 
 
 def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
@@ -311,6 +392,8 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
             run=sa.bindparam("new_run"),
             total=sa.bindparam("new_total"),
             completions=sa.bindparam("new_completions"),
+            rate_minute=sa.bindparam("new_rate_minute"),
+            rate_count=sa.bindparam("new_rate_count"),
             updated_at=sa.bindparam("now", type_=_progress.c.updated_at.type),
         )
     )
@@ -324,6 +407,8 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
                 "new_run": r.run,
                 "new_total": r.total,
                 "new_completions": r.completions,
+                "new_rate_minute": r.rate_minute,
+                "new_rate_count": r.rate_count,
                 "now": now,
             }
             for r in rows
@@ -331,8 +416,17 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
     )
 
 
-def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetime) -> bool:
-    """Record a conversion unless the mission's cap is reached (atomically)."""
+def _convert(
+    session: Session,
+    row: ProgressRow,
+    spec: MissionSpec,
+    event: EngineEvent,
+    now: datetime,
+    policy: Policy,
+) -> bool:
+    """Record a conversion unless the mission's cap is reached (atomically). A held one
+    (docs/fraud.md#the-review-queue) is pending, without its postback, and counts against
+    the cap like any other, so approvals can never overshoot it."""
     raised = session.execute(
         sa.update(_mission)
         .where(
@@ -348,6 +442,21 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
         bump(session)  # capped now: offer listings drop it
 
     row.completions += 1
+    assessed = fraud.assess(
+        session,
+        fraud.Completion(
+            click_id=row.click_id,
+            platform_user_id=row.platform_user_id,
+            offerwall_id=row.offerwall_id,
+            mission_id=spec.id,
+            quest_id=row.quest_id,
+            started_at=row.started_at,
+            event_time=event.time,
+            arrived_at=event.arrived or now,
+            min_seconds=spec.min_completion_seconds,
+        ),
+        policy,
+    )
     conversion_id = session.execute(
         _conversion.insert()
         .values(
@@ -361,8 +470,19 @@ def _convert(session: Session, row: ProgressRow, spec: MissionSpec, now: datetim
             click_id=row.click_id,
             payout_micros=spec.payout_micros,
             created_at=now,
+            status=ConversionStatus.PENDING if assessed.held else ConversionStatus.APPROVED,
+            signals=assessed.signals or None,
+            review_due_at=policy.review_due(now) if assessed.held else None,
         )
         .returning(_conversion.c.id)
     ).scalar_one()
-    postbacks.enqueue(session, conversion_id=conversion_id, offerwall_id=row.offerwall_id, now=now)
+    if not assessed.held:
+        kind = PostbackKind.CONVERSION
+    elif assessed.notify:
+        kind = PostbackKind.HELD
+    else:
+        return True
+    postbacks.enqueue(
+        session, conversion_id=conversion_id, offerwall_id=row.offerwall_id, now=now, kind=kind
+    )
     return True

@@ -172,6 +172,7 @@ def figures(row: reports.ReportRow) -> dict[str, Any]:
         "payoutUsd": row.payout_micros / 1_000_000,
         "reversedPayoutUsd": row.reversed_micros / 1_000_000,
         "netPayoutUsd": row.net_micros / 1_000_000,
+        "refusedClicks": row.refused,
     }
 
 

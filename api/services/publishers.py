@@ -233,7 +233,7 @@ def endpoint_health(*, session: Session, offerwall: Offerwall) -> EndpointHealth
 @dataclass(frozen=True)
 class DeliveryRow:
     id: int
-    kind: str  # "conversion" or "reversal" (PostbackKind)
+    kind: str  # "conversion", "reversal", "held" or "rejection" (PostbackKind)
     conversion_status: str  # approved, reversed, … (ConversionStatus)
     transaction_id: str
     uid: str  # the player's id the publisher sent in the tracking link

@@ -34,6 +34,7 @@ from api.services.access import Account, Forbidden, game_for, offerwall_for
 from api.services.errors import DomainError
 from api.services.money import in_currency
 from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
+from models.tables import refused_click as _refused_click
 
 DIMENSIONS = ("day", "offer", "offerwall", "country", "os", "sub1", "sub2", "sub3")
 # The groupings the portal offers, named as its select shows them.
@@ -102,6 +103,9 @@ class ReportRow:
     epc_amount: Decimal | None = None  # to the currency's decimals, at least 2
     reversed_amount: Decimal | None = None
     net_amount: Decimal | None = None
+    # Clicks the tracking links refused (targeting, caps, fraud screening), not in
+    # `clicks` (docs/fraud.md#refused-clicks).
+    refused: int = 0
 
 
 @dataclass(frozen=True)
@@ -357,6 +361,7 @@ def build_report(
     if join_click:
         conversions_q = conversions_q.join(Click, col(Click.id) == col(Conversion.click_id))
     conversions = session.execute(conversions_q.group_by(conv_key, payout)).all()
+    refused = _refused(session, account, dimension, (since, until), offerwall_id, game_id, offer_id)
 
     merged: dict[str, _Tally] = {}
     if dimension == "day":
@@ -365,6 +370,8 @@ def build_report(
     for key, n, started in clicks:
         tally = merged.setdefault(str(key), _Tally())
         tally.clicks, tally.starts = int(n), int(started or 0)
+    for key, n in refused:
+        merged.setdefault(str(key), _Tally()).refused = int(n)
     for key, micros, n, n_reversed in conversions:
         tally = merged.setdefault(str(key), _Tally())
         tally.conversions += int(n)
@@ -393,6 +400,58 @@ def build_report(
     return Report(rows, totals, shown, currency)
 
 
+def _refused(
+    session: Session,
+    account: Account,
+    dimension: str,
+    bounds: tuple[datetime, datetime],
+    offerwall_id: str | None,
+    game_id: str,
+    offer_id: str,
+) -> list[Any]:
+    """Refused clicks per group, scoped as the report's clicks are (`_narrowed` has
+    checked the game or offer). Only refused clicks naming a real offer count: a link
+    with a made-up offer id is noise, not a click on anything this report covers."""
+    r = _refused_click
+    games = sa.select(col(Game.id))
+    if account.role == Role.DESIGNER:
+        own = col(Game.studio_id) == account.studio_id if account.studio_id else sa.false()
+        games = games.where(own)
+    if game_id:
+        games = games.where(col(Game.id) == game_id)
+    missions = sa.select(col(Mission.id)).where(
+        col(Mission.game_id).in_(games), col(Mission.quest_id).is_(None)
+    )
+    quests = sa.select(col(Quest.id)).where(col(Quest.game_id).in_(games))
+    where = [
+        r.c.created_at >= bounds[0],
+        r.c.created_at < bounds[1],
+        sa.or_(
+            sa.and_(r.c.kind == "mission", r.c.offer_id.in_(missions)),
+            sa.and_(r.c.kind == "quest", r.c.offer_id.in_(quests)),
+        ),
+    ]
+    if offer_id:
+        where.append(r.c.offer_id == offer_id)
+    if account.role == Role.PUBLISHER or offerwall_id:
+        where.append(
+            r.c.offerwall_id
+            == (account.offerwall_id if account.role == Role.PUBLISHER else offerwall_id)
+        )
+    key = {
+        "day": sa.func.date(r.c.created_at),
+        "offer": r.c.offer_id,
+        "offerwall": sa.func.coalesce(r.c.offerwall_id, NONE),
+        "country": sa.func.coalesce(r.c.country, UNKNOWN_COUNTRY),
+        "os": sa.func.coalesce(r.c.os, NONE),
+        "sub1": sa.func.coalesce(r.c.sub1, NONE),
+        "sub2": sa.func.coalesce(r.c.sub2, NONE),
+        "sub3": sa.func.coalesce(r.c.sub3, NONE),
+    }[dimension]
+    query = sa.select(key.label("k"), sa.func.count()).where(*where).group_by(key)
+    return list(session.execute(query).all())
+
+
 @dataclass
 class _Tally:
     clicks: int = 0
@@ -403,8 +462,10 @@ class _Tally:
     reversed: int = 0
     reversed_micros: int = 0
     reversed_local: Decimal = Decimal(0)
+    refused: int = 0
 
     def add(self, other: _Tally) -> None:
+        self.refused += other.refused
         self.clicks += other.clicks
         self.starts += other.starts
         self.conversions += other.conversions
@@ -456,6 +517,7 @@ def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: b
         reversed_micros=t.reversed_micros,
         net_payout=_dollars(net_micros),
         net_micros=net_micros,
+        refused=t.refused,
         **amounts,
     )
 
@@ -528,6 +590,7 @@ def to_csv(report: Report, dimension: str) -> str:
     if code:
         header += [f"payout_{code}", f"epc_{code}", f"reversed_payout_{code}"]
         header.append(f"net_payout_{code}")
+    header.append("refused_clicks")
     writer.writerow(header)
     for r in [*report.rows, report.totals]:
         line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
@@ -541,6 +604,7 @@ def to_csv(report: Report, dimension: str) -> str:
         if code:
             line += [_plain(r.payout_local), _plain(r.epc_local)]
             line += [_plain(r.reversed_local), _plain(r.net_local)]
+        line.append(r.refused)
         writer.writerow(line)
     return out.getvalue()
 

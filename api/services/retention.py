@@ -284,7 +284,9 @@ def prune_events(
 def prune_refused_clicks(
     engine: Engine, *, retention_days: int, now: datetime | None = None
 ) -> int:
-    """Remove refused clicks (docs/fraud.md#refused-clicks) older than `retention_days`,
-    in batches like events; returns how many."""
+    """Remove refused clicks (docs/fraud.md#refused-clicks), and events set aside by
+    anti-cheat rules (docs/fraud.md#anti-cheat-rules), older than `retention_days`, in
+    batches like events; returns how many."""
     cutoff = (now or utcnow()) - timedelta(days=retention_days)
-    return delete_before(engine, cutoff, table=tables.refused_click, column="created_at")[0]
+    refused = delete_before(engine, cutoff, table=tables.refused_click, column="created_at")[0]
+    return refused + delete_before(engine, cutoff, table=tables.cheat_flag, column="created_at")[0]

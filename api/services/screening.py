@@ -1,8 +1,11 @@
-"""Click screening (docs/fraud.md): a tracking-link click from a blocked network, with a
-script's or headless browser's User-Agent, or from an IP address or by a player that
-clicks faster than people do, is refused before it is recorded.
+"""Click screening (docs/fraud.md): a tracking-link click from a blocked network or a
+blocklisted address or player, or from an IP address or by a player that clicks faster
+than people do, is refused before it is recorded. A click that passes carries its risk
+signals (a script's User-Agent, a hosting network) to the offerwall's rules
+(`api/services/fraud.py`), which may refuse it too.
 
-The first two are lookups in this process (`Networks`, `is_scripted`). Then two counters,
+The lookups are in this process (`Networks`, `Blocklist`, `is_scripted`,
+`HostingNetworks`). Then two counters,
 the click's IP address and its player (the uid at that offerwall), each with a limit a
 minute:
 
@@ -25,22 +28,28 @@ from __future__ import annotations
 
 import bisect
 import ipaddress
+import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from importlib import resources
+from typing import Any
 
 import redis
+import sqlalchemy as sa
 from redis.exceptions import RedisError
+from sqlalchemy import Engine
 from ua_parser import parse
 
 from api.core.config import Settings
 from api.core.net import Network, parse_networks
+from api.services import fraud
 from api.services.ratelimit import REDIS_TIMEOUT_SECONDS, FailOpen, TokenBuckets
 from api.services.tracking import ClickIn, TrackingRefusal
-from models import RefusalReason
+from models import BlockKind, RefusalReason
+from models.tables import blocked_entry as _blocked
 
-TITLE = "Not available right now"
-MESSAGE = "This offer cannot be opened right now. Please try again later."
+TITLE, MESSAGE = fraud.REFUSAL_TITLE, fraud.REFUSAL_MESSAGE
 WINDOW = 60  # seconds: the limits are clicks a minute
 
 
@@ -150,8 +159,131 @@ class Networks:
         return i >= 0 and key <= self._ends[i]
 
 
+# --- hosting networks -------------------------------------------------------------------
+
+# Names (as the bundled ASN data spells them, upper-cased) of networks that host servers
+# rather than people: clouds, server renters and the VPN providers that live there.
+HOSTING_ASN_WORDS = (
+    "AMAZON",
+    "GOOGLE-CLOUD",
+    "MICROSOFT-CORP-MSN-AS-BLOCK",
+    "DIGITALOCEAN",
+    "OVH",
+    "HETZNER",
+    "LINODE",
+    "AKAMAI-AS",
+    "VULTR",
+    "CHOOPA",
+    "CONTABO",
+    "LEASEWEB",
+    "ORACLE-BMC",
+    "ALIBABA",
+    "TENCENT",
+    "SCALEWAY",
+    "ONLINE S.A.S.",
+    "M247",
+    "DATACAMP",
+    "CDN77",
+    "IONOS",
+    "HOSTINGER",
+    "HOSTWINDS",
+    "COLOCROSSING",
+    "PSYCHZ",
+    "QUADRANET",
+)
+
+
+class AsnNames:
+    """The network operator's name for an address, from the ASN data that ships inside
+    the `geoip2fast` package (loaded on first use, about 0.2 s)."""
+
+    def __init__(self) -> None:
+        self._reader: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._reader is None:
+                from geoip2fast import GeoIP2Fast
+
+                data = resources.files("geoip2fast") / "geoip2fast-asn-ipv6.dat.gz"
+                self._reader = GeoIP2Fast(geoip2fast_data_file=str(data))
+        return self._reader
+
+    def name(self, ip: str) -> str:
+        reader = self._reader or self._load()
+        try:
+            return str(getattr(reader.lookup(ip), "asn_name", "") or "")
+        except Exception:  # an address the data cannot parse has no operator
+            return ""
+
+
+_ASN = AsnNames()
+
+
+@lru_cache(maxsize=8192)
+def hosted_by_asn(ip: str) -> bool:
+    name = _ASN.name(ip).upper()
+    return bool(name) and any(word in name for word in HOSTING_ASN_WORDS)
+
+
+class HostingNetworks:
+    """Whether an address belongs to a hosting network: the operator's list
+    (`QUESTWALL_HOSTING_NETWORKS`), then the bundled ASN data's operator names."""
+
+    def __init__(self, listed: str = "", *, use_asn: bool = True):
+        self.listed = Networks(parse_networks(listed))
+        self.use_asn = use_asn
+
+    def __contains__(self, ip: str) -> bool:
+        return ip in self.listed or (self.use_asn and hosted_by_asn(ip))
+
+
+class Blocklist:
+    """Staff's blocklist (the fraud page): IP addresses, networks and uids whose clicks are
+    refused. Each process reads it again at most every `ttl` seconds, so an entry takes
+    effect everywhere within that time."""
+
+    def __init__(self, engine: Engine | None, ttl: float = 10.0, clock=time.monotonic):
+        self.engine, self.ttl, self._clock = engine, ttl, clock
+        self._loaded_at: float | None = None
+        self._ips: frozenset[str] = frozenset()
+        self._uids: frozenset[str] = frozenset()
+        self._networks = Networks(())
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        if self.engine is None:
+            return
+        with self.engine.connect() as db:
+            rows = db.execute(sa.select(_blocked.c.kind, _blocked.c.value)).all()
+        ips = {v for k, v in rows if k == BlockKind.IP}
+        uids = {v for k, v in rows if k == BlockKind.UID}
+        networks = parse_networks(",".join(v for k, v in rows if k == BlockKind.NETWORK))
+        self._ips, self._uids, self._networks = frozenset(ips), frozenset(uids), Networks(networks)
+
+    def _current(self) -> None:
+        now = self._clock()
+        if self._loaded_at is not None and now - self._loaded_at < self.ttl:
+            return
+        with self._lock:
+            if self._loaded_at is None or now - self._loaded_at >= self.ttl:
+                self.refresh()
+                self._loaded_at = now
+
+    def blocks(self, click: ClickIn) -> bool:
+        self._current()
+        return (
+            click.ip in self._ips
+            or (bool(click.uid) and click.uid in self._uids)
+            or (bool(self._networks) and click.ip in self._networks)
+        )
+
+
 class ClickScreen:
-    """`check(click)` counts the click against its IP address and its player, or refuses it."""
+    """`check(click)` refuses the click (a blocked network or entry, too many clicks) or
+    counts it, and returns the risk signals it carries (docs/fraud.md#signals) for the
+    offerwall's rules to act on."""
 
     def __init__(
         self,
@@ -160,21 +292,29 @@ class ClickScreen:
         counts: MemoryCounts | SharedCounts,
         fail_open: FailOpen | None = None,
         *,
-        refuse_scripted: bool = False,
         blocked: Networks | None = None,
+        blocklist: Blocklist | None = None,
+        hosting: HostingNetworks | None = None,
     ):
         self.per_ip, self.per_uid = per_ip, per_uid
-        self.refuse_scripted = refuse_scripted
         self.blocked = blocked or Networks(())
+        self.blocklist = blocklist or Blocklist(None)
+        self.hosting = hosting or HostingNetworks(use_asn=False)
         self._counts = counts
         self._redis = fail_open or FailOpen("click screening")
 
-    def check(self, click: ClickIn) -> None:
+    def check(self, click: ClickIn) -> tuple[str, ...]:
         if self.blocked and click.ip in self.blocked:
             raise TrackingRefusal(RefusalReason.BLOCKED_NETWORK, 403, TITLE, MESSAGE)
-        if self.refuse_scripted and is_scripted(click.user_agent):
-            raise TrackingRefusal(RefusalReason.SCRIPTED_AGENT, 403, TITLE, MESSAGE)
+        if self.blocklist.blocks(click):
+            raise TrackingRefusal(RefusalReason.BLOCKED, 403, TITLE, MESSAGE)
         self._count(click)
+        signals = []
+        if is_scripted(click.user_agent):
+            signals.append(fraud.SCRIPTED_AGENT)
+        if click.ip in self.hosting:
+            signals.append(fraud.HOSTING_NETWORK)
+        return tuple(signals)
 
     def _count(self, click: ClickIn) -> None:
         keys: list[tuple[str, int]] = []
@@ -198,10 +338,10 @@ class ClickScreen:
                 raise TrackingRefusal(reason, 403, TITLE, MESSAGE)
 
 
-def click_screen(settings: Settings) -> ClickScreen:
-    """The screen the settings describe: `QUESTWALL_BLOCKED_NETWORKS`,
-    `QUESTWALL_REFUSE_SCRIPTED_AGENTS`, and `QUESTWALL_CLICKS_PER_IP` and
-    `QUESTWALL_CLICKS_PER_UID` counted in Redis when `REDIS_URL` is set."""
+def click_screen(settings: Settings, engine: Engine | None = None) -> ClickScreen:
+    """The screen the settings describe: `QUESTWALL_BLOCKED_NETWORKS`, staff's blocklist
+    in `engine`'s database, `QUESTWALL_HOSTING_NETWORKS`, and `QUESTWALL_CLICKS_PER_IP`
+    and `QUESTWALL_CLICKS_PER_UID` counted in Redis when `REDIS_URL` is set."""
     counts: MemoryCounts | SharedCounts = MemoryCounts()
     if settings.redis_url:
         client = redis.Redis.from_url(
@@ -214,6 +354,7 @@ def click_screen(settings: Settings) -> ClickScreen:
         settings.clicks_per_ip_minute,
         settings.clicks_per_uid_minute,
         counts,
-        refuse_scripted=settings.refuse_scripted_agents,
         blocked=Networks(parse_networks(settings.blocked_networks)),
+        blocklist=Blocklist(engine),
+        hosting=HostingNetworks(settings.hosting_networks),
     )

@@ -12,10 +12,11 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from api.core.db import run_transaction, write_connection
-from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_time
+from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_json, to_db_time
 from api.core.sql import dialect_insert
-from api.services import open_offers
+from api.services import fraud, open_offers
 from api.services.catalog import bump
+from api.services.fraud import DEFAULT_POLICY, Policy
 from api.services.geo import CountryLookup, detect_os
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
@@ -46,7 +47,7 @@ _OFFER_COLUMNS = (
 )
 # The offer and the offerwall in one statement (the offerwall's columns are NULL when
 # no offerwall has that owid). The hottest statements run straight on the driver.
-_OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status)
+_OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status, _offerwall.c.fraud_actions)
 _FIND_MISSION = DriverStatement(
     sa.select(
         *(_mission.c[c] for c in _OFFER_COLUMNS),
@@ -93,6 +94,7 @@ class Offer:
     start_cap: int | None
     offerwall_id: str | None
     offerwall_status: str | None
+    fraud_actions: dict[str, str]
 
     @classmethod
     def from_driver(cls, row: Sequence[Any]) -> Offer:
@@ -100,6 +102,7 @@ class Offer:
         values[2] = from_db_time(values[2])
         values[3] = bool(values[3])
         values[4:7] = [from_db_json(v) or [] for v in values[4:7]]
+        values[-1] = from_db_json(values[-1]) or {}
         return cls(*values)
 
 
@@ -123,7 +126,7 @@ _START_PROGRESS = DriverStatement(
         .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
         .returning(_progress.c.id)
     ),
-    column_keys=(*PROGRESS_STATE, "updated_at"),
+    column_keys=(*PROGRESS_STATE, "rate_minute", "rate_count", "updated_at"),
 )
 _QUEST_MISSIONS = (
     sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)
@@ -145,6 +148,7 @@ _CLICK_COLUMNS = (
     "country",
     "os",
     "started",
+    "signals",
     "created_at",
 )
 _INSERT_CLICK = DriverStatement(_click.insert().returning(_click.c.id), column_keys=_CLICK_COLUMNS)
@@ -182,13 +186,22 @@ class Tracked:
     started: bool
 
 
-def record_click(*, engine: Engine, click: ClickIn, countries: CountryLookup) -> Tracked:
+def record_click(
+    *,
+    engine: Engine,
+    click: ClickIn,
+    countries: CountryLookup,
+    signals: Sequence[str] = (),
+    policy: Policy = DEFAULT_POLICY,
+) -> Tracked:
     """`track_click` in its own write transaction, run again from the start if it
     deadlocks or fails to serialize, so the person clicking never sees that error."""
 
     def attempt() -> Tracked:
         with write_connection(engine) as db:
-            return track_click(db, click=click, countries=countries, now=utcnow())
+            return track_click(
+                db, click=click, countries=countries, now=utcnow(), signals=signals, policy=policy
+            )
 
     return run_transaction(attempt)
 
@@ -227,9 +240,16 @@ def record_refusal(
 
 
 def track_click(
-    db: Connection, *, click: ClickIn, countries: CountryLookup, now: datetime
+    db: Connection,
+    *,
+    click: ClickIn,
+    countries: CountryLookup,
+    now: datetime,
+    signals: Sequence[str] = (),
+    policy: Policy = DEFAULT_POLICY,
 ) -> Tracked:
-    """Validate a click, record it, start the player's progress, and say where to go."""
+    """Validate a click, record it with its risk signals, start the player's progress,
+    and say where to go. A signal the offerwall's rules refuse refuses the click."""
     offer, missions = _offer(db, click)
     if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
         raise TrackingRefusal(
@@ -257,6 +277,9 @@ def track_click(
     country = countries.country(click.ip)
     os_name = detect_os(click.user_agent)
     _check_targeting(offer, country, os_name)
+    for signal in signals:
+        if policy.action(signal, offer.fraud_actions) == fraud.REFUSE:
+            raise TrackingRefusal(Reason(signal), 403, fraud.REFUSAL_TITLE, fraud.REFUSAL_MESSAGE)
 
     player, new_player = _platform_user(db, offerwall_id, uid, now)
     click_id = _INSERT_CLICK.execute(
@@ -276,6 +299,7 @@ def track_click(
             "country": country,
             "os": os_name,
             "started": new_player,
+            "signals": to_db_json(db.dialect, list(signals)) if signals else None,
             "created_at": to_db_time(db.dialect, now),
         },
     ).fetchone()[0]
@@ -396,6 +420,8 @@ def _start(
                 "run": 0,
                 "total": 0.0,
                 "completions": 0,
+                "rate_minute": 0,
+                "rate_count": 0,
                 "updated_at": to_db_time(db.dialect, now),
             },
         ).fetchone()

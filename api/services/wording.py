@@ -12,6 +12,7 @@ from pydantic_core import ErrorDetails
 # says it with a pattern.
 FORMATS = {
     "event": "Use letters, digits and _ . : - only (at most 64 characters), e.g. GAME_END.",
+    "maxTraitField": "Use letters, digits and _ . : - only (at most 64 characters), e.g. kills.",
 }
 
 

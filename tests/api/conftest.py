@@ -13,14 +13,16 @@ PROXY = "127.0.0.1"  # the test client connects from here; tracking tests pass X
 def api_settings(settings):
     """The API's settings for tests: 127.0.0.1 as a trusted proxy, and no click screening,
     since the tests' players click from a handful of addresses many times a minute, some
-    with odd User-Agents. The screening's own tests (test_click_screening.py) turn it on
-    with its defaults."""
+    with odd User-Agents, and many players share one (the shared_ip signal is off). The
+    screening's own tests (test_click_screening.py, test_review.py) turn it on with its
+    defaults."""
     return settings.model_copy(
         update={
             "trusted_proxies": PROXY,
             "clicks_per_ip_minute": 0,
             "clicks_per_uid_minute": 0,
             "refuse_scripted_agents": False,
+            "players_per_ip": 0,
         }
     )
 

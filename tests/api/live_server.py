@@ -30,6 +30,8 @@ def serve_api(db_url: str, tmp_path: Path) -> Iterator[str]:
         "SECRET_KEY": MASTER_KEY,
         # The tests' players all click from 127.0.0.1, as many players behind one NAT do.
         "QUESTWALL_CLICKS_PER_IP": "1000",
+        "QUESTWALL_PLAYERS_PER_IP": "0",
+        "QUESTWALL_FRAUD_DEFAULTS": "multi_offerwall=allow",
     }
     port = free_port()
     log = tmp_path / "api.log"

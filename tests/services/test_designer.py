@@ -114,6 +114,49 @@ def test_a_form_becomes_a_mission_definition():
     assert from_form(MissionIn, form_values(mission)) == mission
 
 
+@pytest.mark.parametrize(
+    ("inputs", "field", "message"),
+    [
+        (
+            {"minCompletionSeconds": "0"},
+            "minCompletionSeconds",
+            "Enter a number of minutes above 0.",
+        ),
+        (
+            {"minCompletionSeconds": "-5"},
+            "minCompletionSeconds",
+            "Enter a number of minutes above 0.",
+        ),
+        (
+            {"minCompletionSeconds": "600000"},
+            "minCompletionSeconds",
+            "Enter 525600 minutes or less.",
+        ),
+        ({"timeLimitSeconds": "0"}, "timeLimitSeconds", "Enter a number of hours above 0."),
+        (
+            {"maxTraitField": "kills per match", "maxTraitValue": "50"},
+            "maxTraitField",
+            "Use letters, digits and _ . : - only (at most 64 characters), e.g. kills.",
+        ),
+        (
+            {"maxTraitValue": "50"},
+            "maxTraitValue",
+            "A trait's maximum needs both the trait's name and the maximum.",
+        ),
+    ],
+)
+def test_limits_are_refused_in_the_unit_and_words_of_their_input(inputs, field, message):
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
+    with pytest.raises(FormError) as refused:
+        from_form(MissionIn, {**form, **inputs})
+    assert refused.value.errors == {field: message}
+
+
+def test_a_minimum_time_under_a_second_is_one_second():
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
+    assert from_form(MissionIn, {**form, "minCompletionSeconds": "0.001"}).minCompletionSeconds == 1
+
+
 def test_inputs_the_form_does_not_have_keep_the_stored_value():
     stored = MissionIn.model_validate(
         {

@@ -31,10 +31,15 @@ from tests.factories import (
     make_quest,
     make_studio,
     mission_data,
+    today,
 )
 
-TODAY = datetime.now(UTC).date()
-FIRST = TODAY - timedelta(days=4)
+
+def first() -> date:
+    """The reports' first day: four days before today."""
+    return today() - timedelta(days=4)
+
+
 STAFF = make_account(Role.STAFF)
 
 
@@ -81,7 +86,7 @@ def traffic(engine: Engine, box: SecretBox) -> Traffic:
     wall = make_paying_offerwall(engine, box, name="Wall")
     make_conversion(engine, mission_id=mission_a, offerwall=wall, uid="a1")
     make_conversion(engine, mission_id=mission_a, offerwall=wall, uid="a2")
-    _move_to(engine, TODAY - timedelta(days=2), uid="a2")
+    _move_to(engine, today() - timedelta(days=2), uid="a2")
     make_click(engine, offer_id=mission_a, offerwall=wall, uid="a3")
     make_click(engine, kind="quest", offer_id=quest.id, offerwall=wall, uid="a4")
     make_conversion(engine, mission_id=mission_b, offerwall=wall, uid="b1", payout_micros=4_000_000)
@@ -126,7 +131,7 @@ def reversal(engine: Engine, traffic: Traffic) -> str:
                 .where(_conversion.c.transaction_id == _conversion_of(engine, uid))
                 .values(status=status)
             )
-    return (TODAY - timedelta(days=2)).isoformat()
+    return (today() - timedelta(days=2)).isoformat()
 
 
 def _money(row: reports.ReportRow) -> tuple[int, str, int, str, str]:
@@ -139,8 +144,8 @@ def _report(engine: Engine, account: Account, dimension: str = "day", **kwargs):
             session=session,
             account=account,
             dimension=dimension,
-            first=kwargs.pop("first", FIRST),
-            last=kwargs.pop("last", TODAY),
+            first=kwargs.pop("first", first()),
+            last=kwargs.pop("last", today()),
             **kwargs,
         )
 
@@ -152,7 +157,7 @@ def _totals(report: reports.Report) -> tuple[int, int, int, str, str]:
 
 def test_a_report_per_day_has_every_day_of_the_range_with_zeros(engine, traffic):
     report = _report(engine, STAFF)
-    days = [(FIRST + timedelta(days=n)).isoformat() for n in range(5)]
+    days = [(first() + timedelta(days=n)).isoformat() for n in range(5)]
     assert [r.key for r in report.rows] == days
     by_day = {r.key: (r.clicks, r.conversions, r.payout, r.rate, r.epc) for r in report.rows}
     assert by_day[days[0]] == (0, 0, "$0.00", "–", "–")
@@ -163,7 +168,7 @@ def test_a_report_per_day_has_every_day_of_the_range_with_zeros(engine, traffic)
 
 
 def test_a_one_day_range_has_that_day_even_without_activity(engine, traffic):
-    empty = TODAY - timedelta(days=40)
+    empty = today() - timedelta(days=40)
     report = _report(engine, STAFF, first=empty, last=empty)
     assert [(r.key, r.clicks, r.conversions) for r in report.rows] == [(empty.isoformat(), 0, 0)]
 
@@ -207,7 +212,7 @@ def test_a_reversal_counts_on_the_conversions_day_as_reversed_and_net(engine, tr
     assert _money(by_day[reversal]) == (1, "$1.50", 1, "$1.50", "$0.00")
     assert (by_day[reversal].rate, by_day[reversal].epc) == ("100.0%", "$1.50")
     # Today: the reversal is not counted again; pending and rejected count nowhere.
-    assert _money(by_day[TODAY.isoformat()]) == (2, "$5.50", 0, "$0.00", "$5.50")
+    assert _money(by_day[today().isoformat()]) == (2, "$5.50", 0, "$0.00", "$5.50")
     assert _money(report.totals) == (3, "$7.00", 1, "$1.50", "$5.50")
     # Their clicks count as clicks: 3 conversions of 7 clicks.
     assert (report.totals.rate, report.totals.epc) == ("42.9%", "$1.00")
@@ -226,7 +231,7 @@ def test_a_publisher_sees_reversed_and_net_payout_in_their_currency(engine, traf
     assert (t.payout_local, t.reversed_local, t.net_local) == ("700 GEM", "150 GEM", "550 GEM")
 
 
-def test_a_report_is_one_grouped_statement_for_clicks_and_one_for_conversions(
+def test_a_report_is_one_grouped_statement_each_for_clicks_conversions_and_refused_clicks(
     engine, traffic, reversal
 ):
     statements: list[str] = []
@@ -241,7 +246,7 @@ def test_a_report_is_one_grouped_statement_for_clicks_and_one_for_conversions(
         sa.event.remove(engine, "before_cursor_execute", record)
     assert report.totals.reversed == 1
     selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
-    assert len(selects) == 2 and all("GROUP BY" in s for s in selects)
+    assert len(selects) == 3 and all("GROUP BY" in s for s in selects)
 
 
 def test_epc_is_the_payout_per_click_beside_the_conversion_rate(engine, traffic):
@@ -388,12 +393,12 @@ def test_the_csv_of_a_publisher_has_epc_reversals_and_their_currency(engine, tra
     assert lines[0] == (
         "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
         "reversed,reversed_payout_usd,net_payout_usd,"
-        "payout_gem,epc_gem,reversed_payout_gem,net_payout_gem"
+        "payout_gem,epc_gem,reversed_payout_gem,net_payout_gem,refused_clicks"
     )
-    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,1,1.50,1.50,300,100.00,150,150" in lines
+    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,1,1.50,1.50,300,100.00,150,150,0" in lines
     # B's pending and rejected conversions are clicks without a conversion.
-    assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400" in lines
-    assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550"
+    assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400,0" in lines
+    assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550,0"
 
 
 @pytest.fixture

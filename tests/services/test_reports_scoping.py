@@ -5,7 +5,7 @@ and in the CSV (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from sqlalchemy import Engine
@@ -25,10 +25,16 @@ from tests.factories import (
     make_quest,
     make_studio,
     mission_data,
+    today,
 )
 
-TODAY = datetime.now(UTC).date()
-FIRST, LAST = TODAY - timedelta(days=1), TODAY + timedelta(days=1)
+
+def first() -> date:
+    return today() - timedelta(days=1)
+
+
+def last() -> date:
+    return today() + timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,8 @@ def _report(engine: Engine, account: Account, dimension: str, **kwargs) -> repor
             session=session,
             account=account,
             dimension=dimension,
-            first=FIRST,
-            last=LAST,
+            first=first(),
+            last=last(),
             **kwargs,
         )
 
@@ -167,9 +173,9 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
     lines = text.splitlines()
     assert lines[0] == (
         f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
-        "reversed,reversed_payout_usd,net_payout_usd"
+        "reversed,reversed_payout_usd,net_payout_usd,refused_clicks"
     )
-    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000,0,0.00,4.00"
+    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000,0,0.00,4.00,0"
     assert "of A" not in text and "Wall one" not in text
     if dimension != "day":  # per day, every day of the range has its row
         assert len(lines) == 3  # the header, B's one row, the total
@@ -180,7 +186,7 @@ def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     text = reports.to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
     # A publisher paid in US dollars has the USD columns only.
-    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50"
+    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50,0"
 
 
 def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(

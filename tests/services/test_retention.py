@@ -125,7 +125,7 @@ def test_questwall_prune_removes_events_past_the_setting_and_says_how_many(engin
     assert result.exit_code == 0, result.output
     assert "Removed 1 event(s) older than 30 days" in result.output
     assert _times(engine) == [NOW - 29 * DAY]
-    assert "Removed 2 refused click(s) older than 30 days" in result.output
+    assert "Removed 2 refused click(s) and set-aside event(s) older than 30 days" in result.output
     assert _count(engine, tables.refused_click) == 1
 
 

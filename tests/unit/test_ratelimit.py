@@ -63,7 +63,9 @@ def test_the_shared_window_is_the_burst_s_refill_time_at_the_rate():
 
 
 def test_the_shared_retry_after_never_exceeds_60_seconds():
-    limiter = RateLimiter(rate_per_second=0.001, burst=1, storage=MemoryStorage())
+    # One request in 10^9 s: the counter's windows start at multiples of that since the
+    # epoch (2001-09-09, then 2033-05-18), so the window's end is years away, not seconds.
+    limiter = RateLimiter(rate_per_second=1e-9, burst=1, storage=MemoryStorage())
     limiter.check("slow")
     with pytest.raises(ApiError) as info:
         limiter.check("slow")

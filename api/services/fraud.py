@@ -1,0 +1,247 @@
+"""Risk signals and what they do (docs/fraud.md#signals).
+
+A signal is a short name stored with the click and the conversion it was seen on. Some
+are seen when the player clicks (the User-Agent, the network); the others when a mission
+is completed (how fast, how old its events, who else clicked from that address, whether
+the player took the offer through another offerwall). Each signal has a default action,
+and an offerwall may set its own (staff, on the fraud page or `questwall offerwall
+fraud`):
+
+- `refuse` (click signals only): the click gets the neutral 403 page and is recorded as
+  refused with the signal as its reason;
+- `hold`: the click goes through, but a conversion it leads to waits in the review queue
+  (`api/services/review.py`) as pending, with no postback until approved;
+- `allow`: the signal is only recorded.
+
+Everything here is cheap: the click signals are in-memory lookups, and the completion
+signals cost three indexed queries per conversion, never per event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from api.core.config import Settings
+from api.services.errors import DomainError
+from models.tables import click as _click
+from models.tables import game_user as _game_user
+from models.tables import offerwall as _offerwall
+
+# Seen at the click.
+SCRIPTED_AGENT = "scripted_agent"
+HOSTING_NETWORK = "hosting_network"
+# Seen when a mission is completed.
+FAST_COMPLETION = "fast_completion"
+STALE_EVENT = "stale_event"
+SHARED_IP = "shared_ip"
+MULTI_OFFERWALL = "multi_offerwall"
+
+CLICK_SIGNALS = (SCRIPTED_AGENT, HOSTING_NETWORK)
+COMPLETION_SIGNALS = (FAST_COMPLETION, STALE_EVENT, SHARED_IP, MULTI_OFFERWALL)
+SIGNALS = CLICK_SIGNALS + COMPLETION_SIGNALS
+
+REFUSE, HOLD, ALLOW = "refuse", "hold", "allow"
+ACTIONS = (REFUSE, HOLD, ALLOW)
+
+# What each signal does unless an offerwall says otherwise. A scripted User-Agent is
+# refused while QUESTWALL_REFUSE_SCRIPTED_AGENTS is on (the default), allowed when off.
+DEFAULT_ACTIONS: Mapping[str, str] = {
+    SCRIPTED_AGENT: REFUSE,
+    HOSTING_NETWORK: HOLD,
+    FAST_COMPLETION: HOLD,
+    STALE_EVENT: HOLD,
+    SHARED_IP: HOLD,
+    MULTI_OFFERWALL: HOLD,
+}
+
+DESCRIPTIONS: Mapping[str, str] = {
+    SCRIPTED_AGENT: "a script's, crawler's or headless browser's User-Agent",
+    HOSTING_NETWORK: "a hosting or datacenter network (VPNs and proxies live there)",
+    FAST_COMPLETION: "completed sooner after the click than the mission's minimum time",
+    STALE_EVENT: "a completing event timed long before it arrived",
+    SHARED_IP: "many players clicked from the same IP address",
+    MULTI_OFFERWALL: "the player took the same offer through another offerwall",
+}
+
+# The page a refused click gets: the same neutral words whichever rule refused it.
+REFUSAL_TITLE = "Not available right now"
+REFUSAL_MESSAGE = "This offer cannot be opened right now. Please try again later."
+
+# The window the shared_ip and multi_offerwall signals look back over.
+LOOKBACK = timedelta(hours=24)
+
+
+class FraudRuleError(DomainError, ValueError):
+    """An offerwall's action that is not one of the signal's."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The operator's settings the signals use."""
+
+    scripted_action: str = REFUSE
+    players_per_ip: int = 20
+    stale_event_hours: float = 24
+    review_hours: float = 72
+    # The deployment's own defaults (QUESTWALL_FRAUD_DEFAULTS), over the built-in ones.
+    overrides: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Policy:
+        return cls(
+            scripted_action=REFUSE if settings.refuse_scripted_agents else ALLOW,
+            players_per_ip=settings.players_per_ip,
+            stale_event_hours=settings.stale_event_hours,
+            review_hours=settings.review_auto_approve_hours,
+            # Read once per text: a policy is made for every batch of events.
+            overrides=parse_defaults(settings.fraud_defaults),
+        )
+
+    def defaults(self) -> dict[str, str]:
+        return {**DEFAULT_ACTIONS, SCRIPTED_AGENT: self.scripted_action, **dict(self.overrides)}
+
+    def action(self, signal: str, offerwall_actions: Mapping[str, str] | None) -> str:
+        chosen = (offerwall_actions or {}).get(signal)
+        return chosen if chosen in allowed_actions(signal) else self.defaults()[signal]
+
+    def held(self, signals: Sequence[str], offerwall_actions: Mapping[str, str] | None) -> bool:
+        return any(self.action(s, offerwall_actions) != ALLOW for s in signals)
+
+    def review_due(self, now: datetime) -> datetime | None:
+        return now + timedelta(hours=self.review_hours) if self.review_hours else None
+
+
+DEFAULT_POLICY = Policy()
+
+
+@lru_cache(maxsize=8)
+def parse_defaults(text: str) -> tuple[tuple[str, str], ...]:
+    """`QUESTWALL_FRAUD_DEFAULTS`: `signal=action` pairs separated by commas, e.g.
+    `multi_offerwall=allow,hosting_network=refuse`; refused with what is wrong."""
+    pairs = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        signal, equals, action = part.partition("=")
+        if not equals:
+            raise FraudRuleError(f"Write each default as signal=action, not {part.strip()!r}.")
+        pairs[signal.strip()] = action.strip()
+    return tuple(checked_actions(pairs).items())
+
+
+def allowed_actions(signal: str) -> tuple[str, ...]:
+    """A click can be refused; a completion can only be held or allowed."""
+    return ACTIONS if signal in CLICK_SIGNALS else (HOLD, ALLOW)
+
+
+def checked_actions(actions: Mapping[str, Any]) -> dict[str, str]:
+    """An offerwall's actions, each a known signal with one of its actions; refused with
+    what is wrong otherwise."""
+    result: dict[str, str] = {}
+    for signal, action in actions.items():
+        if signal not in SIGNALS:
+            raise FraudRuleError(f"Unknown signal {signal!r}; the signals: {', '.join(SIGNALS)}.")
+        if action not in allowed_actions(signal):
+            choices = ", ".join(allowed_actions(signal))
+            raise FraudRuleError(f"{signal} can be set to {choices}, not {action!r}.")
+        result[signal] = action
+    return result
+
+
+# --- completion signals -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What is known when a mission is completed."""
+
+    click_id: int
+    platform_user_id: str
+    offerwall_id: str
+    mission_id: str
+    quest_id: str | None
+    started_at: datetime
+    # The completing event: when the game says it happened, and when it arrived.
+    event_time: datetime
+    arrived_at: datetime
+    min_seconds: int | None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A completion's signals, whether the offerwall's rules hold it for review, and
+    whether the offerwall hears of held and rejected conversions by postback."""
+
+    signals: list[str]
+    held: bool
+    notify: bool
+
+
+def assess(session: Session, completion: Completion, policy: Policy) -> Assessment:
+    """The click's signals plus those of the completion itself, judged by the
+    offerwall's rules."""
+    click = session.execute(
+        sa.select(
+            _click.c.ip,
+            _click.c.signals,
+            _offerwall.c.fraud_actions,
+            _offerwall.c.review_postbacks,
+        )
+        .join(_offerwall, _offerwall.c.id == _click.c.offerwall_id)
+        .where(_click.c.id == completion.click_id)
+    ).one()
+    signals = [s for s in (click.signals or []) if s in SIGNALS]
+    # The completion's time can be claimed early by the game, never later than arrival.
+    done_at = min(completion.event_time, completion.arrived_at)
+    if completion.min_seconds and done_at - completion.started_at < timedelta(
+        seconds=completion.min_seconds
+    ):
+        signals.append(FAST_COMPLETION)
+    stale = timedelta(hours=policy.stale_event_hours)
+    if policy.stale_event_hours and completion.arrived_at - completion.event_time > stale:
+        signals.append(STALE_EVENT)
+    since = completion.arrived_at - LOOKBACK
+    if policy.players_per_ip:
+        players = session.scalar(
+            sa.select(sa.func.count(sa.distinct(_click.c.platform_user_id))).where(
+                _click.c.ip == click.ip, _click.c.created_at >= since
+            )
+        )
+        if (players or 0) >= policy.players_per_ip:
+            signals.append(SHARED_IP)
+    if _elsewhere(session, completion, click.ip, since):
+        signals.append(MULTI_OFFERWALL)
+    signals = list(dict.fromkeys(signals))
+    held = policy.held(signals, click.fraud_actions)
+    return Assessment(signals, held, bool(click.review_postbacks))
+
+
+def _elsewhere(session: Session, completion: Completion, ip: str, since: datetime) -> bool:
+    """Whether this offer was clicked through another offerwall from the same address,
+    or by a player linked to the same game account, in the lookback window."""
+    linked = sa.select(_game_user.c.user_id, _game_user.c.game_id).where(
+        _game_user.c.platform_user_id == completion.platform_user_id
+    )
+    same_account = sa.select(_game_user.c.platform_user_id).where(
+        sa.tuple_(_game_user.c.user_id, _game_user.c.game_id).in_(linked)
+    )
+    found = session.execute(
+        sa.select(_click.c.id)
+        .where(
+            _click.c.quest_id == completion.quest_id
+            if completion.quest_id
+            else _click.c.mission_id == completion.mission_id,
+            _click.c.offerwall_id != completion.offerwall_id,
+            _click.c.created_at >= since,
+            sa.or_(_click.c.ip == ip, _click.c.platform_user_id.in_(same_account)),
+        )
+        .limit(1)
+    ).first()
+    return found is not None
