@@ -15,6 +15,7 @@ from portal.pages import (
     conversions,
     dashboard,
     debugger,
+    fraud,
     games,
     home,
     login,
@@ -34,6 +35,7 @@ from portal.state.catalog import CatalogState
 from portal.state.conversions import ConversionsState
 from portal.state.dashboard import DashboardState
 from portal.state.debugger import DebuggerState
+from portal.state.fraud import FraudState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
@@ -123,6 +125,7 @@ PAGES = [
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),
+    (fraud.fraud, routes.FRAUD, "Fraud", FraudState.load),
     (tickets.tickets, routes.TICKETS, "Tickets", TicketsState.load),
 ]
 for component, route, title, on_load in PAGES:

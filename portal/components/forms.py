@@ -6,6 +6,7 @@ from typing import Any
 
 import reflex as rx
 
+from api.services.conversions import REASON_MAX, REASON_MIN
 from portal.state.auth import SUBMITTED, AuthState
 
 
@@ -82,6 +83,33 @@ SELECT_STYLE = {
 def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Component:
     """A native <select>: it submits with rx.form by its name, styled like the inputs."""
     return rx.el.select(*options, style={**SELECT_STYLE, "width": width}, **props)
+
+
+def reason_input(
+    input_id: str, errors: rx.Var, placeholder: str, note: str = ""
+) -> tuple[rx.Component, ...]:
+    """A dialog's "Reason" label and text area, the length it takes (then `note`), and its
+    error; the text area is marked invalid (and described by the error) when `errors`
+    names `reason`."""
+    return (
+        rx.el.label(rx.text("Reason", size="2", weight="medium"), html_for=input_id),
+        rx.text_area(
+            name="reason",
+            id=input_id,
+            rows="3",
+            width="100%",
+            auto_focus=True,
+            placeholder=placeholder,
+            aria_invalid=rx.cond(errors.contains("reason"), "true", "false"),
+            aria_describedby=f"{input_id}-error",
+        ),
+        rx.text(
+            f"{REASON_MIN} to {REASON_MAX} characters.{' ' + note if note else ''}",
+            size="1",
+            color_scheme="gray",
+        ),
+        field_error(errors, "reason", input_id=input_id),
+    )
 
 
 def submission_count() -> rx.Component:

@@ -17,6 +17,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
         ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
+        ("Fraud", routes.FRAUD, (routes.FRAUD,)),
         ("Tickets", routes.TICKETS, (routes.TICKETS,)),
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
@@ -25,6 +26,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Games", routes.GAMES, (routes.STUDIO,)),
         ("Reports", routes.REPORTS, (routes.REPORTS,)),
         ("Conversions", routes.CONVERSIONS, (routes.CONVERSIONS,)),
+        ("Fraud", routes.FRAUD, (routes.FRAUD,)),
     ],
     "publisher": [
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),

@@ -2,9 +2,13 @@
 
 import reflex as rx
 
-from api.services.conversions import REASON_MAX, REASON_MIN
 from portal.components.confirm import form_dialog
-from portal.components.forms import field_error, form_error, search_form, submission_count
+from portal.components.forms import (
+    form_error,
+    reason_input,
+    search_form,
+    submission_count,
+)
 from portal.components.layout import empty_state, page, status_badge
 from portal.components.tables import data_table, searched_list
 from portal.state.conversions import STATUSES, ConversionsState
@@ -114,23 +118,12 @@ def _reverse_dialog() -> rx.Component:
         ),
         rx.text("Transaction ", rx.code(s.reversing, word_break="break-all"), size="2"),
         form_error(errors.get("form", "").to(str)),
-        rx.el.label(rx.text("Reason", size="2", weight="medium"), html_for=REASON_ID),
-        rx.text_area(
-            name="reason",
-            id=REASON_ID,
-            rows="3",
-            width="100%",
-            auto_focus=True,
-            placeholder="A chargeback, a cheater, a mistake…",
-            aria_invalid=rx.cond(errors.contains("reason"), "true", "false"),
-            aria_describedby=f"{REASON_ID}-error",
+        *reason_input(
+            REASON_ID,
+            errors,
+            "A chargeback, a cheater, a mistake…",
+            note="The publisher receives it as it is.",
         ),
-        rx.text(
-            f"{REASON_MIN} to {REASON_MAX} characters. The publisher receives it as it is.",
-            size="1",
-            color_scheme="gray",
-        ),
-        field_error(errors, "reason", input_id=REASON_ID),
         submission_count(),
         title="Reverse the conversion of " + s.reversing_mission + "?",
         open=s.reversing != "",

@@ -66,6 +66,29 @@ def events_page() -> rx.Component:
             ),
         ),
         card(
+            rx.heading("Set aside by anti-cheat rules", size="4", as_="h2"),
+            rx.cond(
+                s.set_aside.length() > 0,
+                data_table(
+                    ("Checked", "User", "Event", "Mission", "Rule", "Why"),
+                    s.set_aside,
+                    lambda f: [
+                        rx.text(f.at, white_space="nowrap"),
+                        f.user_id,
+                        rx.code(f.event),
+                        f.mission,
+                        rx.code(f.rule),
+                        f.detail,
+                    ],
+                    test_id="set-aside-row",
+                    size="1",
+                ),
+                rx.text(
+                    "No event broke a mission's anti-cheat rule.", color_scheme="gray", size="2"
+                ),
+            ),
+        ),
+        card(
             rx.heading("Rejected items", size="4", as_="h2"),
             rx.cond(
                 s.rejected.length() > 0,

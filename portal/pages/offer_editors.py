@@ -123,6 +123,34 @@ def editor() -> rx.Component:
                 ),
                 targeting_card(s),
                 card(
+                    rx.heading("Fraud screening", size="4", as_="h2"),
+                    rx.text(
+                        "Optional. A completion sooner than the minimum time waits for "
+                        "review; an event over a maximum does not count and shows in the "
+                        "debugger.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    _grid(
+                        f(
+                            "Minimum time (minutes)",
+                            "minCompletionSeconds",
+                            input_mode="decimal",
+                            hint="From the click to completion; empty: none.",
+                        ),
+                        f(
+                            "Most matching events a minute",
+                            "maxEventsPerMinute",
+                            type="number",
+                            min=1,
+                            hint="Per player; empty: no limit.",
+                        ),
+                        f("Highest value", "maxEventValue", input_mode="decimal"),
+                        f("Trait", "maxTraitField", hint="e.g. kills"),
+                        f("Highest trait value", "maxTraitValue", input_mode="decimal"),
+                    ),
+                ),
+                card(
                     rx.heading("Rule", size="4", as_="h2"),
                     rx.cond(
                         s.rule_summary != "",

@@ -248,12 +248,15 @@ def _created(row) -> rx.Component:
 
 
 def _kind(row) -> rx.Component:
-    """Conversion or Reversal, and under it the conversion's status now: a conversion's
-    postback said approved, and says reversed here once it was taken back."""
+    """Conversion, Reversal, Held or Rejection (the last two for offerwalls that hear of
+    reviews), and under it the conversion's status now: a conversion's postback said
+    approved, and says reversed here once it was taken back."""
     return rx.vstack(
-        rx.cond(
-            row.kind == "reversal",
-            rx.badge("Reversal", color_scheme="orange"),
+        rx.match(
+            row.kind,
+            ("reversal", rx.badge("Reversal", color_scheme="orange")),
+            ("held", rx.badge("Held for review", color_scheme="amber")),
+            ("rejection", rx.badge("Rejection", color_scheme="red")),
             rx.badge("Conversion", color_scheme="blue"),
         ),
         rx.text(row.conversion_status, size="1", color_scheme="gray"),

@@ -145,9 +145,17 @@ HEADERS = (
     "Payout (USD)",
     "Reversed",
     "Net payout (USD)",
+    "Refused clicks",
 )
 # A publisher paid in another currency: the amounts in theirs, and the payout in USD.
-LOCAL_HEADERS = (*HEADERS[:6], "Payout", "Reversed", "Net payout", "Payout (USD)")
+LOCAL_HEADERS = (
+    *HEADERS[:6],
+    "Payout",
+    "Reversed",
+    "Net payout",
+    "Payout (USD)",
+    "Refused clicks",
+)
 
 
 def _reversed(count: rx.Var, amount: rx.Var) -> rx.Var:
@@ -168,6 +176,7 @@ def _usd(r) -> list:
         r.conversions,
         r.rate,
         *_amounts(r.epc, r.payout, reversed_, r.net_payout),
+        r.refused,
     ]
 
 
@@ -179,6 +188,7 @@ def _local(r) -> list:
         r.conversions,
         r.rate,
         *_amounts(r.epc_local, r.payout_local, reversed_, r.net_local, r.payout),
+        r.refused,
     ]
 
 
@@ -211,7 +221,8 @@ def _table() -> rx.Component:
         rx.text(
             "Conversions and payout count every approved conversion, those reversed since "
             "included; net payout is payout minus reversed payout. A reversal counts on its "
-            "conversion's day.",
+            "conversion's day. Refused clicks were not redirected (targeting, a cap, the "
+            "fraud screening) and are not among the clicks.",
             size="2",
             color_scheme="gray",
         ),

@@ -12,6 +12,7 @@ from sqlmodel import Session
 from api.services import debugger
 from api.services.access import Account
 from api.services.errors import DomainError
+from api.services.fraud_report import FlagRow
 from models import Game
 from portal import activity
 from portal.state.auth import refusals
@@ -26,6 +27,7 @@ class DebuggerState(GameScoped):
     events: list[debugger.EventRow] = []
     identifiers: list[debugger.IdentifierRow] = []
     rejected: list[debugger.RejectionRow] = []
+    set_aside: list[FlagRow] = []
     _seen: int = -1
     _fetched_at: float = 0.0
 
@@ -44,9 +46,11 @@ class DebuggerState(GameScoped):
                 debugger.recent_events(session=session, game_id=game.id, user_id=user),
                 debugger.identifier_changes(session=session, game_id=game.id, user_id=user),
                 debugger.rejections(session=session, game_id=game.id),
+                debugger.set_aside(session=session, game_id=game.id, user_id=user),
             )
 
-        self.events, self.identifiers, self.rejected = await self._on_game(work)
+        found = await self._on_game(work)
+        self.events, self.identifiers, self.rejected, self.set_aside = found
         self._fetched_at = time.monotonic()
 
     @rx.event

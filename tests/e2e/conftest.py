@@ -83,6 +83,9 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
         "POSTBACK_ALLOW_PRIVATE": "true",  # the tests' receiver listens on 127.0.0.1
         # Every test's players click from 127.0.0.1, as many players behind one NAT do.
         "QUESTWALL_CLICKS_PER_IP": "1000",
+        "QUESTWALL_PLAYERS_PER_IP": "0",
+        # ... and take the same offers through several offerwalls.
+        "QUESTWALL_FRAUD_DEFAULTS": "multi_offerwall=allow",
         # The tests' browser is headless Chromium, whose User-Agent says so.
         "QUESTWALL_REFUSE_SCRIPTED_AGENTS": "false",
         "REFLEX_TELEMETRY_ENABLED": "false",

@@ -72,11 +72,19 @@ def offers_status(url: str, api_key: str) -> int:
 
 
 def convert(
-    portal, owid: str, uid: str, tmp_path, *, clickid: str = "", game: dict | None = None
+    portal,
+    owid: str,
+    uid: str,
+    tmp_path,
+    *,
+    clickid: str = "",
+    game: dict | None = None,
+    **mission_fields: object,
 ) -> None:
     """A player of `owid` clicks a new mission of `game` (the portal's own game unless
     given: gameId, clientId, clientSecret), with the publisher's `clickid` if given, and
-    completes it with a signed event."""
+    completes it with a signed event. `mission_fields` go into the mission's definition
+    (e.g. `minCompletionSeconds`)."""
     game = game or portal.game
     offers_file = tmp_path / f"offers-{uid}.json"
     offers_file.write_text(
@@ -89,6 +97,7 @@ def convert(
                         "payout": 2,
                         "destinationUrl": "https://game.example/",
                         "rule": {"event": "WIN"},
+                        **mission_fields,
                     }
                 ],
             }

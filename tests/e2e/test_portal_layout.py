@@ -90,7 +90,9 @@ def test_the_navigation_marks_the_current_page_and_has_one_level(portal, new_pag
 def test_a_phone_gets_one_header_row_with_a_menu(portal, new_page):
     publisher = approved_publisher(portal, new_page, "Pocket Wall", size=PHONE)
     header = publisher.locator("header")
-    expect(header).to_be_visible()  # the page may still be drawing it
+    # The page may still be drawing it, or drawing it again after the sign-in's redirect.
+    expect(header).to_be_in_viewport()
+    publisher.wait_for_load_state("networkidle")
     assert box(header)["height"] <= 72
     expect(publisher.get_by_role("navigation", name="Main")).to_be_hidden()
     publisher.get_by_role("button", name="Menu").click()
