@@ -85,13 +85,14 @@ def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Co
     return rx.el.select(*options, style={**SELECT_STYLE, "width": width}, **props)
 
 
-def reason_input(
+def reason_fields(
     input_id: str, errors: rx.Var, placeholder: str, note: str = ""
 ) -> tuple[rx.Component, ...]:
-    """A dialog's "Reason" label and text area, the length it takes (then `note`), and its
-    error; the text area is marked invalid (and described by the error) when `errors`
-    names `reason`."""
+    """A reason dialog's form: the form's own error, the "Reason" label and text area, the
+    length it takes (then `note`), the reason's error and the submission counter. The text
+    area is marked invalid (and described by the error) when `errors` names `reason`."""
     return (
+        form_error(errors.get("form", "").to(str)),
         rx.el.label(rx.text("Reason", size="2", weight="medium"), html_for=input_id),
         rx.text_area(
             name="reason",
@@ -109,6 +110,7 @@ def reason_input(
             color_scheme="gray",
         ),
         field_error(errors, "reason", input_id=input_id),
+        submission_count(),
     )
 
 

@@ -4,10 +4,8 @@ import reflex as rx
 
 from portal.components.confirm import form_dialog
 from portal.components.forms import (
-    form_error,
-    reason_input,
+    reason_fields,
     search_form,
-    submission_count,
 )
 from portal.components.layout import empty_state, page, status_badge
 from portal.components.tables import data_table, searched_list
@@ -117,14 +115,12 @@ def _reverse_dialog() -> rx.Component:
             width="100%",
         ),
         rx.text("Transaction ", rx.code(s.reversing, word_break="break-all"), size="2"),
-        form_error(errors.get("form", "").to(str)),
-        *reason_input(
+        *reason_fields(
             REASON_ID,
             errors,
             "A chargeback, a cheater, a mistake…",
             note="The publisher receives it as it is.",
         ),
-        submission_count(),
         title="Reverse the conversion of " + s.reversing_mission + "?",
         open=s.reversing != "",
         submit="Reverse conversion",

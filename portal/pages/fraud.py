@@ -15,7 +15,7 @@ from portal.components.forms import (
     field_error,
     form_error,
     native_select,
-    reason_input,
+    reason_fields,
     search_form,
     submission_count,
 )
@@ -211,9 +211,7 @@ def _reject_dialog() -> rx.Component:
             "given back. Offerwalls that asked for it receive a rejection postback.",
             size="2",
         ),
-        form_error(errors.get("form", "").to(str)),
-        *reason_input(REASON_ID, errors, "A bot, a farm of accounts, a refunded purchase…"),
-        submission_count(),
+        *reason_fields(REASON_ID, errors, "A bot, a farm of accounts, a refunded purchase…"),
         title=rx.cond(
             s.rejecting_count == 1,
             "Reject 1 held conversion?",

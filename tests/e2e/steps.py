@@ -82,6 +82,21 @@ def offers_status(url: str, api_key: str) -> int:
     return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
 
 
+def approved_wall(portal, name: str) -> str:
+    """A new offerwall, approved from the command line; returns its owid."""
+    wall = json.loads(cli(portal.env, "offerwall", "create", name))
+    return json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+
+
+def click_mission(portal, mission_id: str, owid: str, uid: str, **params: str) -> str:
+    """A player of `owid` opens the mission's tracking link; returns the platform user id
+    the game then links its own account to."""
+    query = {"owid": owid, "uid": uid} | params
+    click = httpx.get(f"{portal.url}/missions/{mission_id}", params=query)
+    assert click.status_code == 302, click.text
+    return parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+
+
 def convert(
     portal,
     owid: str,
@@ -115,10 +130,8 @@ def convert(
         )
     )
     [mission] = json.loads(cli(portal.env, "offers", "import", str(offers_file)))["missions"]
-    params = {"owid": owid, "uid": uid} | ({"clickid": clickid} if clickid else {})
-    click = httpx.get(f"{portal.url}/missions/{mission['id']}", params=params)
-    assert click.status_code == 302
-    player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+    extra = {"clickid": clickid} if clickid else {}
+    player = click_mission(portal, mission["id"], owid, uid, **extra)
     when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
     answer = send_events(
         portal.url,

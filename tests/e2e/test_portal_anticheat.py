@@ -5,21 +5,17 @@ events page lists them as set aside, by rule and reason; both cards fit a phone.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
 from sqlmodel import Session, select
 
 from models import CheatFlag, Conversion, Mission
 from tests.e2e.conftest import ARTIFACTS, screenshot
-from tests.e2e.steps import send_events
+from tests.e2e.steps import approved_wall, click_mission, send_events
 from tests.e2e.test_portal_editors import designer_with_game
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -139,11 +135,8 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
 
     # A player clicks the mission's link, is linked to the game and sends events over the
     # highest value and over the trait's maximum: neither counts.
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Anticheat Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
-    click = httpx.get(f"{portal.url}/missions/{mission_id}", params={"owid": owid, "uid": "ace"})
-    assert click.status_code == 302
-    player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+    owid = approved_wall(portal, "Anticheat Wall")
+    player = click_mission(portal, mission_id, owid, "ace")
     later = datetime.now(UTC) + timedelta(seconds=1)
     answer = send_events(
         portal.url,

@@ -5,7 +5,6 @@ neither sees it nor reverses it, even by sending the events by hand."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -14,14 +13,13 @@ from sqlmodel import Session, select
 
 from models import Click, Conversion, ConversionStatus, Postback, PostbackKind
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import convert, sign_in
+from tests.e2e.steps import approved_wall, convert, sign_in
 from tests.e2e.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
     create_studio_with_designer,
 )
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -62,8 +60,7 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page, tmp
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, client_id, secret = create_game(designer, "Refund Arena")
     game = {"gameId": game_id, "clientId": client_id, "clientSecret": secret}
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Refund Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+    owid = approved_wall(portal, "Refund Wall")
     convert(portal, owid, "refund-player-1", tmp_path, game=game)
     convert(portal, owid, "refund-player-2", tmp_path, game=game)  # stays approved
     first, second = _conversion(portal, "refund-player-1"), _conversion(portal, "refund-player-2")

@@ -7,16 +7,14 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, select
 
 from models import Mission
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import send_events, sign_in, sign_up
+from tests.e2e.steps import approved_wall, click_mission, send_events, sign_in, sign_up
 from tests.e2e.test_portal_access import SPY, form, send_event
 from tests.e2e.test_portal_studios import (
     DESIGNER_PASSWORD,
@@ -76,13 +74,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     mission_id = re.search(r"mission=([0-9a-f-]+)", designer.url).group(1)
 
     # A player of an approved offerwall clicks the mission's link, then plays.
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Designer Test Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
-    click = httpx.get(
-        f"{portal.url}/missions/{mission_id}", params={"owid": owid, "uid": "knight-7"}
-    )
-    assert click.status_code == 302
-    player = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+    owid = approved_wall(portal, "Designer Test Wall")
+    player = click_mission(portal, mission_id, owid, "knight-7")
     later = datetime.now(UTC) + timedelta(seconds=1)
     answer = send_events(
         portal.url,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -17,7 +16,7 @@ from sqlmodel import Session, select
 
 from models import GameCredential, Mission, Quest
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import send_events, sign_in
+from tests.e2e.steps import approved_wall, click_mission, send_events, sign_in
 from tests.e2e.test_portal_access import SPY, form, send_event
 from tests.e2e.test_portal_studios import (
     DESIGNER_PASSWORD,
@@ -342,13 +341,10 @@ def test_the_missions_list_shows_each_missions_funnel(portal, new_page, tmp_path
         ),
         mission("Nobody plays this", "NOTHING"),
     )
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Funnel Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+    owid = approved_wall(portal, "Funnel Wall")
     players = {}
     for uid in ("ann", "bob", "cid", "ann"):  # ann clicks twice
-        click = httpx.get(f"{portal.url}/missions/{duel['id']}", params={"owid": owid, "uid": uid})
-        assert click.status_code == 302
-        players[uid] = parse_qs(urlsplit(click.headers["location"]).query)["platformid"][0]
+        players[uid] = click_mission(portal, duel["id"], owid, uid)
     later = datetime.now(UTC) + timedelta(seconds=1)
     won = lambda uid, n: {  # noqa: E731
         "userId": uid,

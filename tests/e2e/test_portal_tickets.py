@@ -5,7 +5,6 @@ another publisher's ticket stays out of reach, also by hand; staff see every tic
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -16,9 +15,15 @@ from api.core.db import new_session, write_session
 from api.services import tickets
 from models import Click, Conversion, Offerwall, SupportTicket, User
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import PUBLISHER_PASSWORD, convert, sign_in, sign_up, staff_approve
+from tests.e2e.steps import (
+    PUBLISHER_PASSWORD,
+    approved_wall,
+    convert,
+    sign_in,
+    sign_up,
+    staff_approve,
+)
 from tests.e2e.test_portal_access import SPY, handler_name, send_event
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -80,8 +85,7 @@ def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page, t
     convert(portal, owid, "help-player", tmp_path)
     mine = _open_ticket(portal, owid, "help-player", "I won the match but got\nno gems at all.")
     # Another publisher's player, with a ticket of their own.
-    other = json.loads(cli(portal.env, "offerwall", "create", "Elsewhere Wall"))
-    other_owid = json.loads(cli(portal.env, "offerwall", "approve", other["id"]))["owid"]
+    other_owid = approved_wall(portal, "Elsewhere Wall")
     convert(portal, other_owid, "else-player", tmp_path)
     theirs = _open_ticket(portal, other_owid, "else-player", "Nothing arrived here either.")
 

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import send_events
+from tests.e2e.steps import approved_wall, send_events
 from tests.live import cli
 
 pytestmark = pytest.mark.e2e
@@ -79,8 +79,7 @@ def game_site() -> Iterator[str]:
 def test_a_player_follows_an_offer_from_the_wall_and_completes_it(
     portal, browser, tmp_path, game_site
 ):
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Phone Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+    owid = approved_wall(portal, "Phone Wall")
     offers = tmp_path / "wall-offers.json"
     offers.write_text(
         json.dumps(
