@@ -46,6 +46,10 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         ["--clicks", "40", "--rounds", "1"],
         {"clicks_screening_off", "clicks_screening_on"},
     ),
+    "conversions": (
+        ["--players", "20", "--popular", "200"],
+        {"conversions_quiet", "conversions_popular"},
+    ),
 }
 
 
@@ -78,6 +82,9 @@ def check(script: str, results: dict[str, dict[str, object]]) -> None:
     for n in (1, 2):
         if f"postbacks_{n}" in results:
             assert results[f"postbacks_{n}"]["once_each"] is True
+    for label in ("quiet", "popular"):  # every completing event made its conversion
+        if f"conversions_{label}" in results:
+            assert results[f"conversions_{label}"]["conversions"] == 20
     if "soak" in results:
         assert results["soak"]["errors"] == 0
     if "ingest" in results:  # what a batch cost the server and the database, in CPU
