@@ -32,6 +32,9 @@ class Event(SQLModel, table=True):
     value: float | None = Field(default=None)
     traits: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
     group_id: str | None = Field(default=None, max_length=128)
+    # The country of the player's address when the game sent it (`playerIp`, which is not
+    # kept): the country_mismatch signal compares it with the click's.
+    country: str | None = Field(default=None, max_length=2)
     received_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 

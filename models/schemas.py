@@ -6,6 +6,7 @@ reported with a stable machine code (see docs/errors.md).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 import uuid
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
 from eth_hash.auto import keccak
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
 EVENT_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
@@ -151,6 +152,17 @@ class EventIn(BaseModel):
         description='Match or group id, at most 128 characters; "" counts as absent.',
         json_schema_extra={"maxLength": 128},
     )
+    playerIp: str | None = Field(
+        default=None,
+        description=(
+            "The player's IP address as your game server saw it (IPv4 or IPv6). Optional: "
+            "Questwall keeps only its country, to compare with the country of the "
+            "player's click (the country_mismatch signal, docs/fraud.md#signals)."
+        ),
+        json_schema_extra={"maxLength": 45},
+    )
+    # The country of playerIp, found once the batch is parsed (`located`); never sent.
+    _country: str | None = PrivateAttr(default=None)
 
     _check_user = field_validator("userId")(classmethod(lambda cls, v: _user_id(v)))
 
@@ -193,6 +205,30 @@ class EventIn(BaseModel):
         if value is not None and NUL in value:
             raise _fail("invalid_group_id", "groupId must not contain the NUL character (U+0000)")
         return value or None
+
+    @field_validator("playerIp")
+    @classmethod
+    def _player_ip(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            # A zone id (fe80::1%eth0) names an interface of the sender's, not a player.
+            if len(value) > 45 or "%" in value:
+                raise ValueError(value)
+            address = ipaddress.ip_address(value)
+        except ValueError:
+            raise _fail("invalid_player_ip", "playerIp must be an IPv4 or IPv6 address") from None
+        mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:192.0.2.1 is 192.0.2.1
+        return str(mapped or address)
+
+    @property
+    def country(self) -> str | None:
+        """The country of `playerIp` (ISO 3166 alpha-2), where it is known."""
+        return self._country
+
+    def located(self, country: str | None) -> None:
+        """Record the country found for `playerIp`."""
+        self._country = country
 
 
 class IdentifierIn(BaseModel):

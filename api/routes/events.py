@@ -52,7 +52,7 @@ async def custom_events(
     ] = None,
 ) -> OrjsonResponse:
     # Parsing and validation are pure CPU: they run here, on the event loop.
-    parsed = parse_batch(body=signed.body, settings=settings)
+    parsed = parse_batch(body=signed.body, settings=settings, countries=request.app.state.countries)
     args: BatchArgs = {
         "engine": engine,
         "box": box,

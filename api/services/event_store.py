@@ -26,16 +26,26 @@ from models import tables
 from models.schemas import EventIn
 from models.types import utcnow
 
-_COLUMNS = ("game_id", "user_id", "name", "time", "value", "traits", "group_id", "received_at")
+_COLUMNS = (
+    "game_id",
+    "user_id",
+    "name",
+    "time",
+    "value",
+    "traits",
+    "group_id",
+    "country",
+    "received_at",
+)
 _INSERT = DriverStatement(tables.event.insert(), column_keys=_COLUMNS)
 
 # The batch as one JSON array of rows; the game and arrival time are the same for
 # every row. A JSON null is SQL NULL (no traits, no group, no value).
 _JSON_INSERT = """
-INSERT INTO event (game_id, user_id, name, time, value, traits, group_id, received_at)
-SELECT %(game_id)s, r.u, r.n, r.t, r.v, r.x, r.g, %(received_at)s
+INSERT INTO event (game_id, user_id, name, time, value, traits, group_id, country, received_at)
+SELECT %(game_id)s, r.u, r.n, r.t, r.v, r.x, r.g, r.c, %(received_at)s
 FROM json_to_recordset(%(rows)s::json)
-     AS r(u text, n text, t timestamp, v float8, x jsonb, g text)
+     AS r(u text, n text, t timestamp, v float8, x jsonb, g text, c text)
 """
 
 
@@ -61,6 +71,7 @@ def _insert_json(connection: Connection, game_id: str, events: Sequence[EventIn]
             "v": e.value,
             "x": e.traits,
             "g": e.groupId,
+            "c": e.country,
         }
         for e in events
     ]
@@ -86,6 +97,7 @@ def _insert_many(connection: Connection, game_id: str, events: Sequence[EventIn]
             "value": e.value,
             "traits": to_db_json(dialect, e.traits),
             "group_id": e.groupId,
+            "country": e.country,
             "received_at": received,
         }
         for e in events

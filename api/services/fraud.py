@@ -3,7 +3,8 @@
 A signal is a short name stored with the click and the conversion it was seen on. Some
 are seen when the player clicks (the User-Agent, the network); the others when a mission
 is completed (how fast, how old its events, who else clicked from that address, whether
-the player took the offer through another offerwall). Each signal has a default action,
+the player took the offer through another offerwall, whether the game saw the player in
+the click's country). Each signal has a default action,
 and an offerwall may set its own (staff, on the fraud page or `questwall offerwall
 fraud`):
 
@@ -41,9 +42,10 @@ FAST_COMPLETION = "fast_completion"
 STALE_EVENT = "stale_event"
 SHARED_IP = "shared_ip"
 MULTI_OFFERWALL = "multi_offerwall"
+COUNTRY_MISMATCH = "country_mismatch"
 
 CLICK_SIGNALS = (SCRIPTED_AGENT, HOSTING_NETWORK)
-COMPLETION_SIGNALS = (FAST_COMPLETION, STALE_EVENT, SHARED_IP, MULTI_OFFERWALL)
+COMPLETION_SIGNALS = (FAST_COMPLETION, STALE_EVENT, SHARED_IP, MULTI_OFFERWALL, COUNTRY_MISMATCH)
 SIGNALS = CLICK_SIGNALS + COMPLETION_SIGNALS
 
 REFUSE, HOLD, ALLOW = "refuse", "hold", "allow"
@@ -58,6 +60,7 @@ DEFAULT_ACTIONS: Mapping[str, str] = {
     STALE_EVENT: HOLD,
     SHARED_IP: HOLD,
     MULTI_OFFERWALL: HOLD,
+    COUNTRY_MISMATCH: HOLD,
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -67,6 +70,7 @@ DESCRIPTIONS: Mapping[str, str] = {
     STALE_EVENT: "a completing event timed long before it arrived",
     SHARED_IP: "many players clicked from the same IP address",
     MULTI_OFFERWALL: "the player took the same offer through another offerwall",
+    COUNTRY_MISMATCH: "the game saw the player in another country than the click came from",
 }
 
 # The page a refused click gets: the same neutral words whichever rule refused it.
@@ -171,6 +175,8 @@ class Completion:
     event_time: datetime
     arrived_at: datetime
     min_seconds: int | None
+    # The country of the player's address as the game saw it (the event's playerIp).
+    event_country: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +193,11 @@ class Assessment:
 # SQLAlchemy compiles each once), rather than building three statements per conversion.
 _CLICK = (
     sa.select(
-        _click.c.ip, _click.c.signals, _offerwall.c.fraud_actions, _offerwall.c.review_postbacks
+        _click.c.ip,
+        _click.c.country,
+        _click.c.signals,
+        _offerwall.c.fraud_actions,
+        _offerwall.c.review_postbacks,
     )
     .join(_offerwall, _offerwall.c.id == _click.c.offerwall_id)
     .where(_click.c.id == sa.bindparam("click_id"))
@@ -239,6 +249,10 @@ def assess(session: Session, completion: Completion, policy: Policy) -> Assessme
             signals.append(SHARED_IP)
     if _elsewhere(session, completion, click.ip, since):
         signals.append(MULTI_OFFERWALL)
+    # Both countries known and different: the player clicked from one country and played
+    # from another (a VPN at the click, or a farm's clicks for someone else's players).
+    if completion.event_country and click.country and completion.event_country != click.country:
+        signals.append(COUNTRY_MISMATCH)
     signals = list(dict.fromkeys(signals))
     held = policy.held(signals, click.fraud_actions)
     return Assessment(signals, held, bool(click.review_postbacks))

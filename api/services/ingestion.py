@@ -28,6 +28,7 @@ from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
 from api.services.fraud import Policy
+from api.services.geo import CountryLookup
 from api.services.group_commit import PerLoop
 from api.services.identifiers import apply_identifiers, lock_batch_users
 from api.services.progress import evaluate_events, replay_for_link
@@ -83,8 +84,11 @@ class ParsedBatch:
     error: ApiError | None = None
 
 
-def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
-    """Step 1, CPU only (the API runs it on the event loop): parse and validate.
+def parse_batch(
+    *, body: bytes, settings: Settings, countries: CountryLookup | None = None
+) -> ParsedBatch:
+    """Step 1, CPU only (the API runs it on the event loop): parse and validate, and
+    find the country of each event's `playerIp` with `countries` (in memory).
 
     Errors are kept, not raised: the signature is checked first, so an unauthenticated
     caller learns nothing but `invalid_signature`.
@@ -93,7 +97,12 @@ def parse_batch(*, body: bytes, settings: Settings) -> ParsedBatch:
         envelope = parse_envelope(body, max_items=settings.max_items_per_request)
     except ApiError as exc:
         return ParsedBatch(None, None, exc)
-    return ParsedBatch(_validate_items(envelope), envelope["gameId"])
+    batch = _validate_items(envelope)
+    if countries is not None:
+        for _, event in batch.events:
+            if event.playerIp is not None:
+                event.located(countries.country(event.playerIp))
+    return ParsedBatch(batch, envelope["gameId"])
 
 
 class BatchArgs(TypedDict, total=False):

@@ -88,6 +88,8 @@ class EngineEvent:
     order: int
     user_id: str = ""
     arrived: datetime | None = None
+    # The country of the player's address, when the game sent it (`playerIp`).
+    country: str | None = None
 
     def as_mapping(self) -> dict[str, Any]:
         return {"event": self.event, "value": self.value, "traits": self.traits}
@@ -144,7 +146,7 @@ def evaluate_events(
     by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
         by_user[e.userId].append(
-            EngineEvent(e.event, e.time, e.value, e.traits, index, e.userId, now)
+            EngineEvent(e.event, e.time, e.value, e.traits, index, e.userId, now, e.country)
         )
     # Each player's events of this batch, in time order, and the names among them.
     player_events: dict[str, tuple[list[EngineEvent], set[str]]] = {}
@@ -215,6 +217,7 @@ def replay_for_link(
                 _event.c.id,
                 _event.c.user_id,
                 _event.c.received_at,
+                _event.c.country,
             )
             .where(
                 _event.c.game_id == game_id,
@@ -454,6 +457,7 @@ def _convert(
             event_time=event.time,
             arrived_at=event.arrived or now,
             min_seconds=spec.min_completion_seconds,
+            event_country=event.country,
         ),
         policy,
     )

@@ -16,10 +16,11 @@ from fastapi.testclient import TestClient
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import debugger, fraud_report, review
+from api.services import debugger, fraud, fraud_report, review
 from api.services.conversions import ConversionError
 from models import Conversion, ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
+from models.tables import event as _event
 from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.tables import refused_click as _refused
@@ -440,6 +441,67 @@ def test_many_players_from_one_address_and_one_player_on_two_offerwalls_are_held
     _score(signed, "twice")
     last = _conversions(engine)[-1]
     assert (last.status, last.signals) == (ConversionStatus.PENDING, ["multi_offerwall"])
+
+
+def _played_from(signed, user: str, player_ip: str | None) -> None:
+    event = {"userId": user, "event": "MATCH_END", "time": at(1), "value": 700}
+    answer = signed.events({**event, "playerIp": player_ip} if player_ip else event)
+    assert answer.status_code == 200, answer.text
+
+
+def test_a_player_the_game_sees_in_another_country_than_the_click_is_held(
+    engine, client, signed, game, paying
+):
+    # Every click comes from 203.0.113.7 (US); FixedCountries knows 198.51.100.9 as DE.
+    mission = make_mission(engine, game.game_id, **SCORE)
+    for user, player_ip in (
+        ("abroad", "198.51.100.9"),
+        ("home", "203.0.113.7"),
+        ("mapped", "::ffff:198.51.100.9"),  # an IPv4 address in IPv6 form
+        ("unknown", "192.0.2.200"),  # no country known: nothing to compare
+        ("silent", None),
+    ):
+        start(client, signed, paying, mission.id, user)
+        _played_from(signed, user, player_ip)
+    assert [(c.status, c.signals) for c in _conversions(engine)] == [
+        (ConversionStatus.PENDING, ["country_mismatch"]),
+        (ConversionStatus.APPROVED, None),
+        (ConversionStatus.PENDING, ["country_mismatch"]),
+        (ConversionStatus.APPROVED, None),
+        (ConversionStatus.APPROVED, None),
+    ]
+    # Only the country is kept, never the player's address.
+    with new_session(engine) as session:
+        stored = session.execute(sa.select(_event).order_by(_event.c.id)).all()
+    assert [row.country for row in stored] == ["DE", "US", "DE", None, None]
+    assert not any("198.51.100.9" in str(tuple(row)) for row in stored)
+
+    # Events sent before the game links its user are judged with their country when it does.
+    player = platform_id(click(client, "mission", mission.id, paying[0].owid, uid="pub-late"))
+    _played_from(signed, "late", "198.51.100.9")
+    assert signed.identifiers({"userId": "late", "platformUserId": player}).status_code == 200
+    assert _conversions(engine)[-1].signals == ["country_mismatch"]
+
+
+def test_the_country_mismatch_can_be_allowed_per_offerwall(
+    engine, client, signed, game, paying, settings
+):
+    with write_session(engine) as session:
+        fraud_report.set_offerwall_rules(
+            session=session,
+            offerwall_id=paying[0].id,
+            actions={"country_mismatch": "allow"},
+            review_postbacks=False,
+            policy=fraud.Policy.from_settings(settings),
+        )
+    mission = make_mission(engine, game.game_id, **SCORE)
+    start(client, signed, paying, mission.id, "abroad")
+    _played_from(signed, "abroad", "198.51.100.9")
+    [conversion] = _conversions(engine)
+    assert (conversion.status, conversion.signals) == (
+        ConversionStatus.APPROVED,
+        ["country_mismatch"],  # recorded, not acted on
+    )
 
 
 def test_a_blocklisted_uid_address_or_network_is_refused(engine, screened, game, paying):

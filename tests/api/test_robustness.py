@@ -154,6 +154,25 @@ def test_a_nul_character_in_any_event_string_is_an_invalid_item(signed):
     assert response.json()["accepted"] == {"identifiers": 0, "events": 1}
 
 
+def test_a_player_ip_that_is_no_address_is_an_invalid_item(signed):
+    base = {"userId": "u1", "event": "KILL", "time": iso_now()}
+    response = signed.events(
+        *(
+            {**base, "playerIp": bad}
+            for bad in ("", "1.2.3", "203.0.113.300", "fe80::1%eth0", "a" * 5000, "1.2.3.4" + NUL)
+        ),
+        {**base, "playerIp": 203},
+        {**base, "playerIp": "2001:db8::7"},
+        {**base, "playerIp": None},
+    )
+    assert response.status_code == 207, response.text
+    assert _rejections(response) == [
+        *((i, "invalid_player_ip", "playerIp") for i in range(6)),
+        (6, "invalid_type", "playerIp"),
+    ]
+    assert response.json()["accepted"] == {"identifiers": 0, "events": 2}
+
+
 def test_a_nul_character_in_any_identifier_is_an_invalid_item(signed):
     items = [
         {"userId": "u" + NUL, "email": "a@example.com"},
