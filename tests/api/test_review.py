@@ -16,8 +16,9 @@ from fastapi.testclient import TestClient
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import debugger, fraud, fraud_report, review
+from api.services import debugger, fraud_report, review
 from api.services.conversions import ConversionError
+from api.services.fraud import Policy
 from models import Conversion, ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
 from models.tables import event as _event
@@ -238,8 +239,6 @@ def test_an_offerwall_that_asks_hears_pending_then_approved_or_rejected(
 
 
 def review_policy():
-    from api.services.fraud import Policy
-
     return Policy()
 
 
@@ -385,6 +384,17 @@ def screened(engine, api_settings, box):
     return TestClient(app, client=("127.0.0.1", 50000), follow_redirects=False)
 
 
+def _set_rules(engine, offerwall_id: str, actions: dict[str, str], policy: Policy) -> None:
+    with write_session(engine) as session:
+        fraud_report.set_offerwall_rules(
+            session=session,
+            offerwall_id=offerwall_id,
+            actions=actions,
+            review_postbacks=False,
+            policy=policy,
+        )
+
+
 def test_a_hosting_networks_click_is_held_refused_or_allowed_as_the_offerwall_says(
     engine, screened, game, paying
 ):
@@ -395,14 +405,7 @@ def test_a_hosting_networks_click_is_held_refused_or_allowed_as_the_offerwall_sa
     [held] = _conversions(engine)
     assert (held.status, held.signals) == (ConversionStatus.PENDING, ["hosting_network"])
 
-    with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
-            session=session,
-            offerwall_id=paying[0].id,
-            actions={"hosting_network": "refuse"},
-            review_postbacks=False,
-            policy=review_policy(),
-        )
+    _set_rules(engine, paying[0].id, {"hosting_network": "refuse"}, review_policy())
     refused = click(screened, "mission", mission.id, paying[0].owid, uid="pub-p2")
     assert refused.status_code == 403
     assert "cannot be opened right now" in refused.text
@@ -486,14 +489,7 @@ def test_a_player_the_game_sees_in_another_country_than_the_click_is_held(
 def test_the_country_mismatch_can_be_allowed_per_offerwall(
     engine, client, signed, game, paying, settings
 ):
-    with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
-            session=session,
-            offerwall_id=paying[0].id,
-            actions={"country_mismatch": "allow"},
-            review_postbacks=False,
-            policy=fraud.Policy.from_settings(settings),
-        )
+    _set_rules(engine, paying[0].id, {"country_mismatch": "allow"}, Policy.from_settings(settings))
     mission = make_mission(engine, game.game_id, **SCORE)
     start(client, signed, paying, mission.id, "abroad")
     _played_from(signed, "abroad", "198.51.100.9")
