@@ -454,6 +454,7 @@ def _convert(
             event_time=event.time,
             arrived_at=event.arrived or now,
             min_seconds=spec.min_completion_seconds,
+            mission_actions=spec.fraud_actions,
         ),
         policy,
     )
