@@ -156,6 +156,20 @@ class MissionIn(_OfferCommon):
     maxTraitField: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:\-]{1,64}$")
     maxTraitValue: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
     maxEventsPerMinute: int | None = Field(default=None, ge=1, le=100_000)
+    # Its own action per risk signal (docs/fraud.md#rules), stricter than its offerwall's:
+    # {"hosting_network": "refuse", "multi_offerwall": "hold"}; a signal left out (or
+    # empty) follows the offerwall's rule.
+    fraudActions: dict[str, str] | None = None
+
+    @field_validator("fraudActions")
+    @classmethod
+    def _fraud_actions(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        from api.services.fraud import checked_mission_actions  # the signals' own module
+
+        if value is None:
+            return None
+        chosen = {k.strip(): v.strip().lower() for k, v in value.items() if v.strip()}
+        return checked_mission_actions(chosen) or None
 
     @field_validator("maxTraitField", mode="before")
     @classmethod

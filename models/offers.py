@@ -66,6 +66,9 @@ class Mission(OfferFields, table=True):
     max_trait_field: str | None = Field(default=None, max_length=64)
     max_trait_value: float | None = Field(default=None)
     max_events_per_minute: int | None = Field(default=None)
+    # The mission's own action per risk signal, only those it sets (docs/fraud.md#rules):
+    # each makes its offerwall's rule stricter, never looser.
+    fraud_actions: dict[str, str] | None = Field(default=None, sa_type=JSONDoc)
     # The rule: which event, which conditions (AND), when it completes (api/services/rules.py).
     rule_event: str = Field(max_length=64, index=True)
     rule_conditions: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONDoc)

@@ -2,7 +2,7 @@
 for the country_mismatch signal
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-26 07:00:00.000000
 
 One nullable column; existing events have no country, and the signal needs one.
@@ -17,7 +17,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

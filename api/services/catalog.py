@@ -43,6 +43,8 @@ class MissionSpec:
     max_trait_field: str | None = None
     max_trait_value: float | None = None
     max_events_per_minute: int | None = None
+    # Its own actions for the risk signals, stricter than the offerwall's (docs/fraud.md#rules).
+    fraud_actions: dict[str, str] | None = field(default=None, hash=False)
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
@@ -94,6 +96,7 @@ def spec_of(mission: Mission) -> MissionSpec:
         max_trait_field=mission.max_trait_field,
         max_trait_value=mission.max_trait_value,
         max_events_per_minute=mission.max_events_per_minute,
+        fraud_actions=mission.fraud_actions or None,
     )
 
 

@@ -4,9 +4,9 @@ A signal is a short name stored with the click and the conversion it was seen on
 are seen when the player clicks (the User-Agent, the network); the others when a mission
 is completed (how fast, how old its events, who else clicked from that address, whether
 the player took the offer through another offerwall, whether the game saw the player in
-the click's country). Each signal has a default action,
-and an offerwall may set its own (staff, on the fraud page or `questwall offerwall
-fraud`):
+the click's country). Each signal has a default action, an offerwall may set its own
+(staff, on the fraud page or `questwall fraud rules`), and a mission may make it
+stricter for itself (`Policy.action`):
 
 - `refuse` (click signals only): the click gets the neutral 403 page and is recorded as
   refused with the signal as its reason;
@@ -20,7 +20,7 @@ signals cost three indexed queries per conversion, never per event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -50,6 +50,8 @@ SIGNALS = CLICK_SIGNALS + COMPLETION_SIGNALS
 
 REFUSE, HOLD, ALLOW = "refuse", "hold", "allow"
 ACTIONS = (REFUSE, HOLD, ALLOW)
+# The stricter of two actions wins where a mission's rule meets its offerwall's.
+STRICTNESS: Mapping[str, int] = {ALLOW: 0, HOLD: 1, REFUSE: 2}
 
 # What each signal does unless an offerwall says otherwise. A scripted User-Agent is
 # refused while QUESTWALL_REFUSE_SCRIPTED_AGENTS is on (the default), allowed when off.
@@ -110,12 +112,28 @@ class Policy:
     def defaults(self) -> dict[str, str]:
         return {**DEFAULT_ACTIONS, SCRIPTED_AGENT: self.scripted_action, **dict(self.overrides)}
 
-    def action(self, signal: str, offerwall_actions: Mapping[str, str] | None) -> str:
+    def action(
+        self,
+        signal: str,
+        offerwall_actions: Mapping[str, str] | None,
+        mission_actions: Mapping[str, str] | None = None,
+    ) -> str:
+        """The signal's action: the offerwall's (else the default), made stricter by the
+        mission's own when it sets one; a mission never loosens it."""
         chosen = (offerwall_actions or {}).get(signal)
-        return chosen if chosen in allowed_actions(signal) else self.defaults()[signal]
+        action = chosen if chosen in allowed_actions(signal) else self.defaults()[signal]
+        own = (mission_actions or {}).get(signal)
+        if own in allowed_actions(signal) and STRICTNESS[own] > STRICTNESS[action]:
+            return own
+        return action
 
-    def held(self, signals: Sequence[str], offerwall_actions: Mapping[str, str] | None) -> bool:
-        return any(self.action(s, offerwall_actions) != ALLOW for s in signals)
+    def held(
+        self,
+        signals: Sequence[str],
+        offerwall_actions: Mapping[str, str] | None,
+        mission_actions: Mapping[str, str] | None = None,
+    ) -> bool:
+        return any(self.action(s, offerwall_actions, mission_actions) != ALLOW for s in signals)
 
     def review_due(self, now: datetime) -> datetime | None:
         return now + timedelta(hours=self.review_hours) if self.review_hours else None
@@ -158,6 +176,36 @@ def checked_actions(actions: Mapping[str, Any]) -> dict[str, str]:
     return result
 
 
+def mission_actions(signal: str) -> tuple[str, ...]:
+    """What a mission may set a signal to: only what is stricter than `allow`."""
+    return tuple(a for a in allowed_actions(signal) if a != ALLOW)
+
+
+def checked_mission_actions(actions: Mapping[str, Any]) -> dict[str, str]:
+    """A mission's own actions (`checked_actions`), each `hold` or, for a click signal,
+    `refuse`: a mission can only make its offerwall's rules stricter, so `allow` is
+    refused rather than silently ignored."""
+    for signal, action in actions.items():
+        if signal in SIGNALS and action not in mission_actions(signal):
+            choices = " or ".join(mission_actions(signal))
+            raise FraudRuleError(
+                f"A mission sets {signal} to {choices} (stricter than its offerwall's rule), "
+                f"or leaves it out to follow that rule; not {action!r}."
+            )
+    return checked_actions(actions)
+
+
+def strictest(actions: Iterable[Mapping[str, str] | None]) -> dict[str, str]:
+    """Per signal, the strictest of several missions' own actions (a quest's click: one
+    rule for the quest's missions together)."""
+    result: dict[str, str] = {}
+    for own in actions:
+        for signal, action in (own or {}).items():
+            if action in STRICTNESS and STRICTNESS[action] > STRICTNESS[result.get(signal, ALLOW)]:
+                result[signal] = action
+    return result
+
+
 # --- completion signals -------------------------------------------------------------------
 
 
@@ -177,6 +225,8 @@ class Completion:
     min_seconds: int | None
     # The country of the player's address as the game saw it (the event's playerIp).
     event_country: str | None = None
+    # The mission's own actions, stricter than the offerwall's (`Policy.action`).
+    mission_actions: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +280,7 @@ _ELSEWHERE = {
 
 def assess(session: Session, completion: Completion, policy: Policy) -> Assessment:
     """The click's signals plus those of the completion itself, judged by the
-    offerwall's rules."""
+    offerwall's rules and the mission's own."""
     click = session.execute(_CLICK, {"click_id": completion.click_id}).one()
     signals = [s for s in (click.signals or []) if s in SIGNALS]
     # The completion's time can be claimed early by the game, never later than arrival.
@@ -254,7 +304,7 @@ def assess(session: Session, completion: Completion, policy: Policy) -> Assessme
     if completion.event_country and click.country and completion.event_country != click.country:
         signals.append(COUNTRY_MISMATCH)
     signals = list(dict.fromkeys(signals))
-    held = policy.held(signals, click.fraud_actions)
+    held = policy.held(signals, click.fraud_actions, completion.mission_actions)
     return Assessment(signals, held, bool(click.review_postbacks))
 
 

@@ -368,6 +368,7 @@ _UNLISTED = {
     "maxTraitField",
     "maxTraitValue",
     "maxEventsPerMinute",
+    "fraudActions",
 }
 # A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
 _QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}

@@ -458,6 +458,7 @@ def _convert(
             arrived_at=event.arrived or now,
             min_seconds=spec.min_completion_seconds,
             event_country=event.country,
+            mission_actions=spec.fraud_actions,
         ),
         policy,
     )

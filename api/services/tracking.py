@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -56,6 +56,7 @@ _FIND_MISSION = DriverStatement(
         _mission.c.conversions,
         _mission.c.time_limit_seconds,
         sa.null(),  # start_cap: quests only
+        _mission.c.fraud_actions,
         *_OFFERWALL_JOIN,
     )
     .select_from(_mission.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
@@ -69,6 +70,7 @@ _FIND_QUEST = DriverStatement(
         sa.null(),  # conversions
         sa.null(),  # time_limit_seconds
         _quest.c.start_cap,
+        sa.null(),  # a quest's rules are its missions' (_offer)
         *_OFFERWALL_JOIN,
     )
     .select_from(_quest.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
@@ -78,7 +80,9 @@ _FIND_QUEST = DriverStatement(
 
 @dataclass(frozen=True)
 class Offer:
-    """A mission or quest as a click needs it, with its offerwall's id and status."""
+    """A mission or quest as a click needs it, with its offerwall's id, status and
+    fraud rules. `mission_actions`: the mission's own fraud rules; a quest's, per signal
+    the strictest of its missions'."""
 
     id: str
     destination_url: str
@@ -92,6 +96,7 @@ class Offer:
     conversions: int | None
     time_limit_seconds: int | None
     start_cap: int | None
+    mission_actions: dict[str, str]
     offerwall_id: str | None
     offerwall_status: str | None
     fraud_actions: dict[str, str]
@@ -102,6 +107,7 @@ class Offer:
         values[2] = from_db_time(values[2])
         values[3] = bool(values[3])
         values[4:7] = [from_db_json(v) or [] for v in values[4:7]]
+        values[-4] = from_db_json(values[-4]) or {}
         values[-1] = from_db_json(values[-1]) or {}
         return cls(*values)
 
@@ -129,7 +135,13 @@ _START_PROGRESS = DriverStatement(
     column_keys=(*PROGRESS_STATE, "rate_minute", "rate_count", "updated_at"),
 )
 _QUEST_MISSIONS = (
-    sa.select(_mission.c.id, _mission.c.cap, _mission.c.conversions, _mission.c.time_limit_seconds)
+    sa.select(
+        _mission.c.id,
+        _mission.c.cap,
+        _mission.c.conversions,
+        _mission.c.time_limit_seconds,
+        _mission.c.fraud_actions,
+    )
     .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
     .order_by(_mission.c.quest_position)
 )
@@ -249,7 +261,8 @@ def track_click(
     policy: Policy = DEFAULT_POLICY,
 ) -> Tracked:
     """Validate a click, record it with its risk signals, start the player's progress,
-    and say where to go. A signal the offerwall's rules refuse refuses the click."""
+    and say where to go. A signal the offerwall's rules, or the offer's own stricter ones,
+    refuse refuses the click."""
     offer, missions = _offer(db, click)
     if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
         raise TrackingRefusal(
@@ -278,7 +291,7 @@ def track_click(
     os_name = detect_os(click.user_agent)
     _check_targeting(offer, country, os_name)
     for signal in signals:
-        if policy.action(signal, offer.fraud_actions) == fraud.REFUSE:
+        if policy.action(signal, offer.fraud_actions, offer.mission_actions) == fraud.REFUSE:
             raise TrackingRefusal(Reason(signal), 403, fraud.REFUSAL_TITLE, fraud.REFUSAL_MESSAGE)
 
     player, new_player = _platform_user(db, offerwall_id, uid, now)
@@ -318,7 +331,8 @@ def with_platform_id(url: str, platform_user_id: str) -> str:
 
 
 def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
-    """The offer (with its offerwall's id and status joined in) and its missions."""
+    """The offer (with its offerwall's id, status and rules joined in) and its missions,
+    read with the statements a click runs anyway."""
     params = {"offer_id": click.offer_id, "owid": click.owid or ""}
     if click.kind == "mission":
         row = _FIND_MISSION.execute(db, params).fetchone()
@@ -335,7 +349,9 @@ def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
             Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
         )
     quest = Offer.from_driver(row)
-    return quest, list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
+    missions = list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
+    actions = fraud.strictest(m.fraud_actions for m in missions)
+    return replace(quest, mission_actions=actions), missions
 
 
 def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:

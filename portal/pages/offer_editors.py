@@ -7,9 +7,10 @@ from typing import Any
 
 import reflex as rx
 
+from api.services.fraud import CLICK_SIGNALS, DESCRIPTIONS, SIGNALS
 from portal import routes
 from portal.components.confirm import confirm_dialog
-from portal.components.forms import field, field_error, form_error
+from portal.components.forms import field, field_error, form_error, native_select
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, page
 from portal.components.offer_card import offer_card
@@ -64,6 +65,34 @@ def _beside_preview(state: Any, form: rx.Component) -> rx.Component:
         direction=rx.breakpoints(initial="column", lg="row"),
         spacing="4",
         align="start",
+        width="100%",
+    )
+
+
+# A mission's own action per signal: only stricter than its offerwall's (docs/fraud.md#rules).
+OWN_ACTIONS = (("", "Offerwall's rule"), ("hold", "Hold for review"))
+REFUSE_CLICK = ("refuse", "Refuse the click")
+
+
+def _signal_action(state: Any, signal: str) -> rx.Component:
+    """The select of the mission's own action for `signal`, and its description (an
+    error, which names the signal, shows under them all)."""
+    name = f"fraudActions.{signal}"
+    choices = (*OWN_ACTIONS, REFUSE_CLICK) if signal in CLICK_SIGNALS else OWN_ACTIONS
+    return rx.vstack(
+        rx.el.label(
+            rx.text(signal, size="2", weight="medium", font_family="var(--code-font-family)"),
+            html_for=name,
+        ),
+        native_select(
+            *[rx.el.option(text, value=value) for value, text in choices],
+            name=name,
+            id=name,
+            default_value=state.values[name].to(str),
+            width="100%",
+        ),
+        rx.text(DESCRIPTIONS[signal], size="1", color_scheme="gray"),
+        spacing="1",
         width="100%",
     )
 
@@ -149,6 +178,15 @@ def editor() -> rx.Component:
                         f("Trait", "maxTraitField", hint="e.g. kills"),
                         f("Highest trait value", "maxTraitValue", input_mode="decimal"),
                     ),
+                    rx.heading("Risk signals", size="3", as_="h3"),
+                    rx.text(
+                        "Each follows the offerwall's rule unless this mission is stricter: "
+                        "hold its conversions for review, or refuse the click.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    _grid(*[_signal_action(s, signal) for signal in SIGNALS]),
+                    field_error(s.errors, "fraudActions"),
                 ),
                 card(
                     rx.heading("Rule", size="4", as_="h2"),

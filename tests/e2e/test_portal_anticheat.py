@@ -1,6 +1,6 @@
 """A mission's fraud screening in the real portal: the editor's Fraud screening card saves
-its limits (the minimum time in minutes, stored in seconds) and refuses bad ones without
-losing what was typed; a player's events over a limit do not count, and the game's live
+its limits (the minimum time in minutes, stored in seconds) and its own actions for the
+risk signals, and refuses bad ones without losing what was typed or chosen; a player's events over a limit do not count, and the game's live
 events page lists them as set aside, by rule and reason; both cards fit a phone."""
 
 from __future__ import annotations
@@ -72,6 +72,12 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
     fraud = titled_card(designer, "Fraud screening")
     for label, value in FRAUD_LIMITS.items():
         fraud.get_by_label(label, exact=True).fill(value)
+    hosting = fraud.get_by_label("hosting_network", exact=True)
+    expect(hosting).to_have_value("")  # the offerwall's rule until the mission sets one
+    expect(fraud.get_by_label("shared_ip", exact=True).locator("option")).to_have_text(
+        ["Offerwall's rule", "Hold for review"]  # a completion's signal is never refused
+    )
+    hosting.select_option(label="Refuse the click")
 
     # A trait's name the schema refuses: its message is under that input, nothing is lost.
     trait = fraud.get_by_label("Trait", exact=True)
@@ -88,6 +94,7 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
         if label != "Trait":
             expect(fraud.get_by_label(label, exact=True)).to_have_value(value)
     expect(trait).to_have_value("kills per match")
+    expect(hosting).to_have_value("refuse")
 
     # A trait without its maximum is refused too, with a message saying what is missing.
     trait.fill("kills")
@@ -117,6 +124,7 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
         stored.max_trait_value,
         stored.max_events_per_minute,
     ) == (600, 1000.0, "kills", 50.0, 5)
+    assert stored.fraud_actions == {"hosting_network": "refuse"}
 
     # Opened again, the card shows what was saved, the minimum time in minutes.
     designer.reload()
@@ -124,6 +132,8 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
     fraud = titled_card(designer, "Fraud screening")
     for label, value in FRAUD_LIMITS.items():
         expect(fraud.get_by_label(label, exact=True)).to_have_value(value)
+    expect(fraud.get_by_label("hosting_network", exact=True)).to_have_value("refuse")
+    expect(fraud.get_by_label("multi_offerwall", exact=True)).to_have_value("")
     fits(designer, fraud)
     card_shot(fraud, "anticheat-editor-card-1366")
     designer.set_viewport_size({"width": 390, "height": 844})
