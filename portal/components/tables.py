@@ -1,4 +1,5 @@
-"""Tables: a data table that scrolls sideways on narrow screens, and paging under it."""
+"""Tables: a data table that scrolls sideways on narrow screens, paging under it, and the
+filter above it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import reflex as rx
 
+from portal.components.forms import native_select
 from portal.components.layout import card, empty_state
 
 
@@ -69,4 +71,29 @@ def searched_list(
         search,
         rx.cond(state.rows.length() > 0, table, rx.cond(state.search != "", no_match, empty)),
         pager(state.page, state.pages, state.total, state.go),
+    )
+
+
+def choice_filter(state, choices: Sequence[str], label: str) -> rx.Component:
+    """ "All" or one of `choices` (the state's `status_choice` and `filter_status`): a
+    segmented control, or on a phone, where five of them would not fit, a select."""
+    return rx.box(
+        rx.segmented_control.root(
+            rx.segmented_control.item("All", value="all"),
+            *[rx.segmented_control.item(c.capitalize(), value=c) for c in choices],
+            value=state.status_choice,
+            on_change=state.filter_status,
+            aria_label=label,
+            display=rx.breakpoints(initial="none", sm="inline-grid"),
+        ),
+        native_select(
+            rx.el.option("All", value="all"),
+            *[rx.el.option(c.capitalize(), value=c) for c in choices],
+            value=state.status_choice,
+            on_change=state.filter_status,
+            aria_label=label,
+            width="100%",
+            display=rx.breakpoints(initial="block", sm="none"),
+        ),
+        max_width="100%",
     )

@@ -8,25 +8,14 @@ from portal.components.forms import (
     search_form,
 )
 from portal.components.layout import empty_state, page, status_badge
-from portal.components.tables import data_table, searched_list
+from portal.components.tables import choice_filter, data_table, searched_list
 from portal.state.conversions import STATUSES, ConversionsState
 
 REASON_ID = "reversal-reason"
 
 
 def _filter() -> rx.Component:
-    s = ConversionsState
-    return rx.box(
-        rx.segmented_control.root(
-            rx.segmented_control.item("All", value="all"),
-            *[rx.segmented_control.item(c.capitalize(), value=c) for c in STATUSES],
-            value=s.status_choice,
-            on_change=s.filter_status,
-            aria_label="Filter by status",
-        ),
-        overflow_x="auto",
-        max_width="100%",
-    )
+    return choice_filter(ConversionsState, STATUSES, "Filter by status")
 
 
 def _search() -> rx.Component:
@@ -41,17 +30,38 @@ def _search() -> rx.Component:
 
 
 def _status(row) -> rx.Component:
-    """The status, and for a reversal why, who and when."""
+    """The status; for a reversal why, who and when; for a rejection why and who; for a
+    held conversion its signals and where it is decided."""
     return rx.vstack(
         status_badge(row.status),
-        rx.cond(
-            row.status == "reversed",
-            rx.vstack(
-                rx.text(row.reversal_reason, size="2"),
-                rx.text("By " + row.reversed_by, size="1", color_scheme="gray"),
-                rx.text(row.reversed_at, size="1", color_scheme="gray"),
-                spacing="1",
+        rx.match(
+            row.status,
+            (
+                "reversed",
+                rx.vstack(
+                    rx.text(row.reversal_reason, size="2"),
+                    rx.text("By " + row.reversed_by, size="1", color_scheme="gray"),
+                    rx.text(row.reversed_at, size="1", color_scheme="gray"),
+                    spacing="1",
+                ),
             ),
+            (
+                "rejected",
+                rx.vstack(
+                    rx.text(row.review_note, size="2"),
+                    rx.text("By " + row.reviewed_by, size="1", color_scheme="gray"),
+                    spacing="1",
+                ),
+            ),
+            (
+                "pending",
+                rx.vstack(
+                    rx.text(row.signals, size="1", color_scheme="gray"),
+                    rx.link("Decide on the Fraud page", href="/fraud", size="1"),
+                    spacing="1",
+                ),
+            ),
+            rx.fragment(),
         ),
         spacing="1",
         align="start",

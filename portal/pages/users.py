@@ -6,23 +6,9 @@ import reflex as rx
 from portal.components.confirm import form_dialog
 from portal.components.forms import field_error, form_error, native_select
 from portal.components.layout import card, empty_state, page
-from portal.components.tables import data_table, pager
+from portal.components.tables import choice_filter, data_table, pager
 from portal.state.auth import AuthState
 from portal.state.users import MAIL_STATUSES, ROLES, MailState, UsersState
-
-
-def _filter(state, choices: list[str], label: str) -> rx.Component:
-    return rx.box(
-        rx.segmented_control.root(
-            rx.segmented_control.item("All", value="all"),
-            *[rx.segmented_control.item(c.capitalize(), value=c) for c in choices],
-            value=state.status_choice,
-            on_change=state.filter_status,
-            aria_label=label,
-        ),
-        overflow_x="auto",
-        max_width="100%",
-    )
 
 
 def _search(state, placeholder: str, label: str) -> rx.Component:
@@ -136,7 +122,7 @@ def users() -> rx.Component:
     s = UsersState
     return page(
         "Users",
-        _filter(s, ROLES, "Filter by role"),
+        choice_filter(s, ROLES, "Filter by role"),
         card(
             _search(s, "Email, name, studio or company", "Search accounts"),
             rx.cond(
@@ -232,7 +218,7 @@ def mail_outbox() -> rx.Component:
                 width="100%",
             ),
         ),
-        _filter(s, MAIL_STATUSES, "Filter by status"),
+        choice_filter(s, MAIL_STATUSES, "Filter by status"),
         card(
             _search(s, "Address or subject", "Search messages"),
             rx.cond(

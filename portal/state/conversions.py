@@ -14,8 +14,9 @@ from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.paging import Paged
 
 MANAGERS = (Role.STAFF, Role.DESIGNER)
-# The status filter's choices besides "all"; pending and rejected (review) are not offered.
-STATUSES = ["approved", "reversed"]
+# The status filter's choices besides "all": pending and rejected are the review queue's
+# (the Fraud page decides them; here they can be found).
+STATUSES = ["approved", "pending", "rejected", "reversed"]
 
 
 class ConversionsState(Paged, AuthState):

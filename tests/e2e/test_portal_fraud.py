@@ -6,6 +6,7 @@ of those conversions, no blocklist and no rules, and cannot decide them by hand.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import httpx
@@ -214,6 +215,21 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page, tmp_p
     screenshot(phone, "fraud-staff-390")
     approve.scroll_into_view_if_needed()
     expect(approve).to_be_in_viewport()
+    # The Conversions page finds decided and held ones by status, with why.
+    phone.goto(portal.url + "/conversions?status=rejected")
+    found = phone.get_by_test_id("conversion-row").filter(has_text=tx["fraud-p3"])
+    expect(found).to_contain_text(REASON)
+    expect(found).to_contain_text("By " + portal.staff[0])
+    expect(phone.get_by_test_id("conversion-row").filter(has_text=tx["fraud-p4"])).to_have_count(0)
+    phone.wait_for_load_state("networkidle")
+    assert _fits(phone)
+    screenshot(phone, "conversions-rejected-390")
+    # On a phone the filter is a select.
+    phone.get_by_role("combobox", name="Filter by status").select_option("pending")
+    waiting = phone.get_by_test_id("conversion-row").filter(has_text=tx["fraud-p4"])
+    expect(waiting).to_contain_text("fast_completion")
+    waiting.get_by_role("link", name="Decide on the Fraud page").click()
+    expect(phone).to_have_url(re.compile("/fraud$"))
 
     # A designer of another studio: none of these conversions, no blocklist, no rules,
     # and the events sent by hand change nothing.
