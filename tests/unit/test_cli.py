@@ -399,6 +399,12 @@ def test_import_list_and_deactivate_offers(run, tmp_path):
     listed = json.loads(run("offers", "list", "--game", game["gameId"]).stdout)
     assert len(listed["missions"]) == 5 and len(listed["quests"]) == 1
     kills = next(m for m in listed["missions"] if m["title"].startswith("Kill"))
+    score = next(m for m in listed["missions"] if m["title"].startswith("Score"))
+    assert (score["minCompletionSeconds"], score["maxTraitField"], score["fraudActions"]) == (
+        900,
+        "score",
+        {"hosting_network": "refuse", "multi_offerwall": "hold"},
+    )
     assert kills["rule"]["conditions"] == [{"field": "traits.kills", "op": ">=", "value": 10.0}]
     run("offers", "deactivate", "mission", kills["id"])
     listed = json.loads(run("offers", "list").stdout)
