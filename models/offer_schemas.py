@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from models.signals import action_problem
+
 if TYPE_CHECKING:
     from models.offers import Mission, Quest
 
@@ -164,12 +166,14 @@ class MissionIn(_OfferCommon):
     @field_validator("fraudActions")
     @classmethod
     def _fraud_actions(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        from api.services.fraud import checked_mission_actions  # the signals' own module
-
         if value is None:
             return None
         chosen = {k.strip(): v.strip().lower() for k, v in value.items() if v.strip()}
-        return checked_mission_actions(chosen) or None
+        for signal, action in chosen.items():
+            problem = action_problem(signal, action, mission=True)
+            if problem:
+                raise ValueError(problem)
+        return chosen or None
 
     @field_validator("maxTraitField", mode="before")
     @classmethod

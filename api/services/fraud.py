@@ -31,27 +31,27 @@ from sqlalchemy.orm import Session
 
 from api.core.config import Settings
 from api.services.errors import DomainError
+
+# The signals' names and actions are the data model's (models/signals.py); they are
+# named here too, as `fraud.SIGNALS` and so on.
+from models.signals import (
+    ALLOW,
+    COUNTRY_MISMATCH,
+    FAST_COMPLETION,
+    HOLD,
+    HOSTING_NETWORK,
+    MULTI_OFFERWALL,
+    REFUSE,
+    SCRIPTED_AGENT,
+    SHARED_IP,
+    SIGNALS,
+    STALE_EVENT,
+    STRICTNESS,
+    action_problem,
+    allowed_actions,
+)
 from models.tables import click as _click
 from models.tables import offerwall as _offerwall
-
-# Seen at the click.
-SCRIPTED_AGENT = "scripted_agent"
-HOSTING_NETWORK = "hosting_network"
-# Seen when a mission is completed.
-FAST_COMPLETION = "fast_completion"
-STALE_EVENT = "stale_event"
-SHARED_IP = "shared_ip"
-MULTI_OFFERWALL = "multi_offerwall"
-COUNTRY_MISMATCH = "country_mismatch"
-
-CLICK_SIGNALS = (SCRIPTED_AGENT, HOSTING_NETWORK)
-COMPLETION_SIGNALS = (FAST_COMPLETION, STALE_EVENT, SHARED_IP, MULTI_OFFERWALL, COUNTRY_MISMATCH)
-SIGNALS = CLICK_SIGNALS + COMPLETION_SIGNALS
-
-REFUSE, HOLD, ALLOW = "refuse", "hold", "allow"
-ACTIONS = (REFUSE, HOLD, ALLOW)
-# The stricter of two actions wins where a mission's rule meets its offerwall's.
-STRICTNESS: Mapping[str, int] = {ALLOW: 0, HOLD: 1, REFUSE: 2}
 
 # What each signal does unless an offerwall says otherwise. A scripted User-Agent is
 # refused while QUESTWALL_REFUSE_SCRIPTED_AGENTS is on (the default), allowed when off.
@@ -157,42 +157,19 @@ def parse_defaults(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(checked_actions(pairs).items())
 
 
-def allowed_actions(signal: str) -> tuple[str, ...]:
-    """A click can be refused; a completion can only be held or allowed."""
-    return ACTIONS if signal in CLICK_SIGNALS else (HOLD, ALLOW)
-
-
-def checked_actions(actions: Mapping[str, Any]) -> dict[str, str]:
-    """An offerwall's actions, each a known signal with one of its actions; refused with
-    what is wrong otherwise."""
-    result: dict[str, str] = {}
+def checked_actions(actions: Mapping[str, Any], *, mission: bool = False) -> dict[str, str]:
+    """An offerwall's actions (with `mission`, a mission's own), each a known signal with
+    one of its actions; refused with what is wrong otherwise."""
     for signal, action in actions.items():
-        if signal not in SIGNALS:
-            raise FraudRuleError(f"Unknown signal {signal!r}; the signals: {', '.join(SIGNALS)}.")
-        if action not in allowed_actions(signal):
-            choices = ", ".join(allowed_actions(signal))
-            raise FraudRuleError(f"{signal} can be set to {choices}, not {action!r}.")
-        result[signal] = action
-    return result
-
-
-def mission_actions(signal: str) -> tuple[str, ...]:
-    """What a mission may set a signal to: only what is stricter than `allow`."""
-    return tuple(a for a in allowed_actions(signal) if a != ALLOW)
+        problem = action_problem(signal, action, mission=mission)
+        if problem:
+            raise FraudRuleError(problem)
+    return dict(actions)
 
 
 def checked_mission_actions(actions: Mapping[str, Any]) -> dict[str, str]:
-    """A mission's own actions (`checked_actions`), each `hold` or, for a click signal,
-    `refuse`: a mission can only make its offerwall's rules stricter, so `allow` is
-    refused rather than silently ignored."""
-    for signal, action in actions.items():
-        if signal in SIGNALS and action not in mission_actions(signal):
-            choices = " or ".join(mission_actions(signal))
-            raise FraudRuleError(
-                f"A mission sets {signal} to {choices} (stricter than its offerwall's rule), "
-                f"or leaves it out to follow that rule; not {action!r}."
-            )
-    return checked_actions(actions)
+    """A mission's own actions: `hold` or, for a click signal, `refuse`."""
+    return checked_actions(actions, mission=True)
 
 
 def strictest(actions: Iterable[Mapping[str, str] | None]) -> dict[str, str]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import reflex as rx
 
 from api.services.conversions import REASON_MAX, REASON_MIN
+from api.services.fraud import DESCRIPTIONS
 from portal.state.auth import SUBMITTED, AuthState
 
 
@@ -83,6 +85,29 @@ SELECT_STYLE = {
 def native_select(*options: rx.Component, width: str = "auto", **props) -> rx.Component:
     """A native <select>: it submits with rx.form by its name, styled like the inputs."""
     return rx.el.select(*options, style={**SELECT_STYLE, "width": width}, **props)
+
+
+def signal_select(
+    signal: str, choices: Sequence[tuple[str, str]], *, name: str, input_id: str, value: Any
+) -> rx.Component:
+    """A risk signal's action (docs/fraud.md#rules): its name as the label, a select of
+    (value, text) `choices` starting at `value`, and what the signal means under it."""
+    return rx.vstack(
+        rx.el.label(
+            rx.text(signal, size="2", weight="medium", font_family="var(--code-font-family)"),
+            html_for=input_id,
+        ),
+        native_select(
+            *[rx.el.option(text, value=v) for v, text in choices],
+            name=name,
+            id=input_id,
+            default_value=value,
+            width="100%",
+        ),
+        rx.text(DESCRIPTIONS[signal], size="1", color_scheme="gray"),
+        spacing="1",
+        width="100%",
+    )
 
 
 def reason_fields(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.services.fraud import CLICK_SIGNALS, COMPLETION_SIGNALS, DESCRIPTIONS, allowed_actions
 from api.services.fraud_report import DAYS
 from models import BlockKind
+from models.signals import CLICK_SIGNALS, COMPLETION_SIGNALS, allowed_actions
 from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import (
     field,
@@ -17,6 +17,7 @@ from portal.components.forms import (
     native_select,
     reason_fields,
     search_form,
+    signal_select,
     submission_count,
 )
 from portal.components.layout import card, empty_state, page
@@ -416,22 +417,12 @@ def _blocklist() -> rx.Component:
 
 
 def _signal_select(wall, signal: str) -> rx.Component:
-    input_id = wall.id + "-" + signal
-    return rx.vstack(
-        rx.el.label(
-            rx.text(signal, size="2", weight="medium", font_family="var(--code-font-family)"),
-            html_for=input_id,
-        ),
-        native_select(
-            *[rx.el.option(a.capitalize(), value=a) for a in allowed_actions(signal)],
-            name=signal,
-            id=input_id,
-            default_value=wall.actions[signal].to(str),
-            width="100%",
-        ),
-        rx.text(DESCRIPTIONS[signal], size="1", color_scheme="gray"),
-        spacing="1",
-        width="100%",
+    return signal_select(
+        signal,
+        [(a, a.capitalize()) for a in allowed_actions(signal)],
+        name=signal,
+        input_id=wall.id + "-" + signal,
+        value=wall.actions[signal].to(str),
     )
 
 

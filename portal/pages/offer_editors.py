@@ -7,10 +7,10 @@ from typing import Any
 
 import reflex as rx
 
-from api.services.fraud import CLICK_SIGNALS, DESCRIPTIONS, SIGNALS
+from models.signals import CLICK_SIGNALS, SIGNALS
 from portal import routes
 from portal.components.confirm import confirm_dialog
-from portal.components.forms import field, field_error, form_error, native_select
+from portal.components.forms import field, field_error, form_error, signal_select
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, page
 from portal.components.offer_card import offer_card
@@ -79,21 +79,8 @@ def _signal_action(state: Any, signal: str) -> rx.Component:
     error, which names the signal, shows under them all)."""
     name = f"fraudActions.{signal}"
     choices = (*OWN_ACTIONS, REFUSE_CLICK) if signal in CLICK_SIGNALS else OWN_ACTIONS
-    return rx.vstack(
-        rx.el.label(
-            rx.text(signal, size="2", weight="medium", font_family="var(--code-font-family)"),
-            html_for=name,
-        ),
-        native_select(
-            *[rx.el.option(text, value=value) for value, text in choices],
-            name=name,
-            id=name,
-            default_value=state.values[name].to(str),
-            width="100%",
-        ),
-        rx.text(DESCRIPTIONS[signal], size="1", color_scheme="gray"),
-        spacing="1",
-        width="100%",
+    return signal_select(
+        signal, choices, name=name, input_id=name, value=state.values[name].to(str)
     )
 
 

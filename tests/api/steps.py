@@ -1,8 +1,12 @@
 """API steps: the HTTP flows tests repeat (a player clicks a tracking link and is linked
-to the game's user; a mission is completed through the signed endpoint)."""
+to the game's user; a mission is completed through the signed endpoint), and an
+offerwall's fraud rules set as staff set them."""
 
 from __future__ import annotations
 
+from api.core.db import write_session
+from api.services import fraud_report
+from api.services.fraud import Policy
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import iso_now, make_mission, mission_data
 
@@ -28,3 +32,17 @@ def convert(client, signed, game, wall, engine) -> None:
     mission = make_mission(engine, game.game_id, **KILLS)
     start(client, signed, wall, mission.id, "p1")
     signed.events({"userId": "p1", "event": "GAME_END", "time": at(1), "traits": {"kills": 11}})
+
+
+def set_offerwall_rules(
+    engine, offerwall_id: str, actions: dict[str, str], policy: Policy | None = None
+) -> None:
+    """Staff set the offerwall's action per signal (over `policy`'s defaults)."""
+    with write_session(engine) as session:
+        fraud_report.set_offerwall_rules(
+            session=session,
+            offerwall_id=offerwall_id,
+            actions=actions,
+            review_postbacks=False,
+            policy=policy or Policy(),
+        )

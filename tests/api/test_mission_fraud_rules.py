@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import designer, fraud, fraud_report, offers
+from api.services import designer, fraud, offers
 from api.services.catalog import CATALOG
 from api.services.offer_forms import FormError, form_values, from_form
 from api.services.offer_listing import mission_doc
@@ -25,7 +25,7 @@ from models import Click, Conversion, ConversionStatus, Mission
 from models.offer_schemas import MissionIn, mission_in
 from models.tables import mission as _mission
 from models.tables import refused_click as _refused
-from tests.api.steps import at, start
+from tests.api.steps import at, set_offerwall_rules, start
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     FixedCountries,
@@ -70,17 +70,6 @@ def _conversion(engine, mission_id: str) -> tuple[str, list[str] | None]:
     with new_session(engine) as session:
         [row] = session.scalars(sa.select(Conversion).where(Conversion.mission_id == mission_id))  # type: ignore[arg-type]
         return row.status, row.signals
-
-
-def _set_offerwall_rules(engine, offerwall_id: str, **actions: str) -> None:
-    with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
-            session=session,
-            offerwall_id=offerwall_id,
-            actions=actions,
-            review_postbacks=False,
-            policy=fraud.Policy(),
-        )
 
 
 def test_a_mission_refuses_a_hosting_networks_click_while_another_on_the_wall_holds(
@@ -138,7 +127,7 @@ def test_a_mission_cannot_loosen_its_offerwalls_rules(engine, screened, game, wa
     with pytest.raises(ValidationError, match=r"refuse or hold .* not 'allow'"):
         MissionIn.model_validate(mission_data(fraudActions={"hosting_network": "allow"}))
     # A looser action stored anyway (by hand, in the database) is ignored: stricter wins.
-    _set_offerwall_rules(engine, wall[0].id, hosting_network="refuse")
+    set_offerwall_rules(engine, wall[0].id, {"hosting_network": "refuse"})
     mission = _new(engine, game, "Loose")
     with write_session(engine) as session:
         session.execute(
@@ -162,7 +151,7 @@ def test_a_mission_cannot_loosen_its_offerwalls_rules(engine, screened, game, wa
 
 
 def test_a_quest_click_takes_the_strictest_of_its_missions(engine, screened, game, wall):
-    _set_offerwall_rules(engine, wall[0].id, hosting_network="allow")
+    set_offerwall_rules(engine, wall[0].id, {"hosting_network": "allow"})
     strict = make_quest(
         engine,
         game.game_id,

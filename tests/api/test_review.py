@@ -27,7 +27,7 @@ from models.tables import progress as _progress
 from models.tables import refused_click as _refused
 from models.types import utcnow
 from tests.api.live_server import post_signed, run_clients, serve_api
-from tests.api.steps import at, start
+from tests.api.steps import at, set_offerwall_rules, start
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     FixedCountries,
@@ -384,17 +384,6 @@ def screened(engine, api_settings, box):
     return TestClient(app, client=("127.0.0.1", 50000), follow_redirects=False)
 
 
-def _set_rules(engine, offerwall_id: str, actions: dict[str, str], policy: Policy) -> None:
-    with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
-            session=session,
-            offerwall_id=offerwall_id,
-            actions=actions,
-            review_postbacks=False,
-            policy=policy,
-        )
-
-
 def test_a_hosting_networks_click_is_held_refused_or_allowed_as_the_offerwall_says(
     engine, screened, game, paying
 ):
@@ -405,7 +394,7 @@ def test_a_hosting_networks_click_is_held_refused_or_allowed_as_the_offerwall_sa
     [held] = _conversions(engine)
     assert (held.status, held.signals) == (ConversionStatus.PENDING, ["hosting_network"])
 
-    _set_rules(engine, paying[0].id, {"hosting_network": "refuse"}, review_policy())
+    set_offerwall_rules(engine, paying[0].id, {"hosting_network": "refuse"}, review_policy())
     refused = click(screened, "mission", mission.id, paying[0].owid, uid="pub-p2")
     assert refused.status_code == 403
     assert "cannot be opened right now" in refused.text
@@ -489,7 +478,9 @@ def test_a_player_the_game_sees_in_another_country_than_the_click_is_held(
 def test_the_country_mismatch_can_be_allowed_per_offerwall(
     engine, client, signed, game, paying, settings
 ):
-    _set_rules(engine, paying[0].id, {"country_mismatch": "allow"}, Policy.from_settings(settings))
+    set_offerwall_rules(
+        engine, paying[0].id, {"country_mismatch": "allow"}, Policy.from_settings(settings)
+    )
     mission = make_mission(engine, game.game_id, **SCORE)
     start(client, signed, paying, mission.id, "abroad")
     _played_from(signed, "abroad", "198.51.100.9")
