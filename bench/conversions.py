@@ -1,5 +1,5 @@
 """Conversion benchmark: completions per second, each a conversion with its fraud
-assessment (docs/fraud.md#seen-at-completion), on a quiet offer and on a popular one.
+assessment (docs/fraud.md#signals), on a quiet offer and on a popular one.
 
 Seeds a game with one mission (one WIN event completes it) and an approved offerwall.
 Each round clicks the mission's tracking link for new players (an address and a phone of
