@@ -28,6 +28,13 @@ ACTIONS = (REFUSE, HOLD, ALLOW)
 STRICTNESS: Mapping[str, int] = {ALLOW: 0, HOLD: 1, REFUSE: 2}
 
 
+def stricter(action: str, other: object) -> str:
+    """`other` where it is an action stricter than `action`, else `action`."""
+    if isinstance(other, str) and STRICTNESS.get(other, -1) > STRICTNESS[action]:
+        return other
+    return action
+
+
 def allowed_actions(signal: str) -> tuple[str, ...]:
     """A click can be refused; a completion can only be held or allowed."""
     return ACTIONS if signal in CLICK_SIGNALS else (HOLD, ALLOW)

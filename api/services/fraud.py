@@ -46,9 +46,9 @@ from models.signals import (
     SHARED_IP,
     SIGNALS,
     STALE_EVENT,
-    STRICTNESS,
     action_problem,
     allowed_actions,
+    stricter,
 )
 from models.tables import click as _click
 from models.tables import offerwall as _offerwall
@@ -123,9 +123,7 @@ class Policy:
         chosen = (offerwall_actions or {}).get(signal)
         action = chosen if chosen in allowed_actions(signal) else self.defaults()[signal]
         own = (mission_actions or {}).get(signal)
-        if own in allowed_actions(signal) and STRICTNESS[own] > STRICTNESS[action]:
-            return own
-        return action
+        return stricter(action, own) if own in allowed_actions(signal) else action
 
     def held(
         self,
@@ -157,19 +155,14 @@ def parse_defaults(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(checked_actions(pairs).items())
 
 
-def checked_actions(actions: Mapping[str, Any], *, mission: bool = False) -> dict[str, str]:
-    """An offerwall's actions (with `mission`, a mission's own), each a known signal with
-    one of its actions; refused with what is wrong otherwise."""
+def checked_actions(actions: Mapping[str, Any]) -> dict[str, str]:
+    """An offerwall's actions, each a known signal with one of its actions; refused with
+    what is wrong otherwise (a mission's own are checked by its definition)."""
     for signal, action in actions.items():
-        problem = action_problem(signal, action, mission=mission)
+        problem = action_problem(signal, action)
         if problem:
             raise FraudRuleError(problem)
     return dict(actions)
-
-
-def checked_mission_actions(actions: Mapping[str, Any]) -> dict[str, str]:
-    """A mission's own actions: `hold` or, for a click signal, `refuse`."""
-    return checked_actions(actions, mission=True)
 
 
 def strictest(actions: Iterable[Mapping[str, str] | None]) -> dict[str, str]:
@@ -178,9 +171,8 @@ def strictest(actions: Iterable[Mapping[str, str] | None]) -> dict[str, str]:
     result: dict[str, str] = {}
     for own in actions:
         for signal, action in (own or {}).items():
-            if action in STRICTNESS and STRICTNESS[action] > STRICTNESS[result.get(signal, ALLOW)]:
-                result[signal] = action
-    return result
+            result[signal] = stricter(result.get(signal, ALLOW), action)
+    return {signal: action for signal, action in result.items() if action != ALLOW}
 
 
 # --- completion signals -------------------------------------------------------------------

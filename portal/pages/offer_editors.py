@@ -7,7 +7,7 @@ from typing import Any
 
 import reflex as rx
 
-from models.signals import CLICK_SIGNALS, SIGNALS
+from models.signals import SIGNALS, STRICTNESS, mission_actions
 from portal import routes
 from portal.components.confirm import confirm_dialog
 from portal.components.forms import field, field_error, form_error, signal_select
@@ -70,15 +70,15 @@ def _beside_preview(state: Any, form: rx.Component) -> rx.Component:
 
 
 # A mission's own action per signal: only stricter than its offerwall's (docs/fraud.md#rules).
-OWN_ACTIONS = (("", "Offerwall's rule"), ("hold", "Hold for review"))
-REFUSE_CLICK = ("refuse", "Refuse the click")
+OWN_ACTIONS = {"hold": "Hold for review", "refuse": "Refuse the click"}
 
 
 def _signal_action(state: Any, signal: str) -> rx.Component:
     """The select of the mission's own action for `signal`, and its description (an
     error, which names the signal, shows under them all)."""
     name = f"fraudActions.{signal}"
-    choices = (*OWN_ACTIONS, REFUSE_CLICK) if signal in CLICK_SIGNALS else OWN_ACTIONS
+    choices = [("", "Offerwall's rule")]
+    choices += [(a, OWN_ACTIONS[a]) for a in sorted(mission_actions(signal), key=STRICTNESS.get)]
     return signal_select(
         signal, choices, name=name, input_id=name, value=state.values[name].to(str)
     )
