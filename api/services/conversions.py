@@ -20,7 +20,7 @@ from sqlmodel import Session
 from api.services import postbacks
 from api.services.access import Account
 from api.services.errors import DomainError
-from api.services.money import usd
+from api.services.money import format_usd
 from api.services.paging import Window, paged
 from models import ConversionStatus, Game, PostbackKind, Role
 from models.tables import click as _click
@@ -177,7 +177,7 @@ def _row(r: sa.Row) -> ConversionRow:
         publisher=r.publisher,
         uid=r.uid or "",
         platform_user_id=r.platform_user_id,
-        payout=f"{usd(r.payout_micros):.2f}",
+        payout=format_usd(r.payout_micros),
         status=r.status,
         reversed_at=_when(r.reversed_at),
         reversal_reason=r.reversal_reason or "",

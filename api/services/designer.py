@@ -16,6 +16,7 @@ from sqlmodel import Session, col
 
 from api.services import offers
 from api.services.funnels import Funnel, duration_words, mission_funnels
+from api.services.money import format_usd
 from api.services.offer_forms import FormError, from_form, scalar
 from api.services.rules import Rule, RuleError, Tally, step, summary
 from models import Event, Mission, Quest
@@ -254,7 +255,7 @@ def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
         m.id,
         "mission",
         m.title,
-        f"${m.payout_micros / 1_000_000:,.2f}",
+        format_usd(m.payout_micros),
         m.is_active,
         f"{m.conversions} / {m.cap or '∞'} conversions",
         summary(rule_in(m)),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from api.services.money import format_usd
 from api.services.offer_listing import ListingOfferwall, mission_doc, quest_doc, render_offer
 from models import Mission, Quest
 
@@ -41,10 +42,6 @@ class OfferPreview:
     missions: list[PreviewMission] = field(default_factory=list)
 
 
-def dollars(payout_micros: int) -> str:
-    return f"${payout_micros / 1_000_000:,.2f}"
-
-
 def offer_preview(
     offer: Mission | Quest,
     missions: Sequence[Mission] = (),
@@ -65,13 +62,13 @@ def offer_preview(
         title=title,
         description=offer.description or "",
         thumbnail=offer.thumbnail,
-        payout=dollars(micros),
+        payout=format_usd(micros),
         instructions=offer.instructions,
         requirements=offer.requirements,
         expires=_expiry(offer.expiration_date, now or datetime.now(UTC)),
         tracking_link=record["trackingLink"],
         json=json.dumps(record, indent=2, ensure_ascii=False),
-        missions=[PreviewMission(m.title, dollars(m.payout_micros)) for m in missions],
+        missions=[PreviewMission(m.title, format_usd(m.payout_micros)) for m in missions],
     )
 
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.services.access import Account, offerwall_for
-from api.services.money import in_currency, usd
+from api.services.money import format_money, format_usd, in_currency
 from api.services.offer_listing import Listed, build_listing
 from api.services.offerwalls import OfferwallError
 from models import Mission, Offerwall, Quest
@@ -109,21 +109,14 @@ def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) 
         kind=offer.kind,
         name=doc["name"] if quest else doc["title"],
         thumbnail=doc.get("thumbnail") or "",
-        payout=f"{payout:,f} {wall.currency_code}",
-        payout_usd=_usd(sum(payouts)),
+        payout=format_money(payout, decimals=wall.currency_decimals, code=wall.currency_code),
+        payout_usd=format_usd(sum(payouts)),
         caps_left=caps_left,
         expires=_expiry(doc.get("expirationDate")),
         targeting=_targeting(doc),
         tracking_link=link,
         missions=len(doc["missions"]) if quest else 0,
     )
-
-
-def _usd(payout_micros: int) -> str:
-    """Cents, or every decimal a payout has beyond them ($1.50, $0.505)."""
-    amount = usd(payout_micros)
-    cents = amount.quantize(Decimal("0.01"))
-    return f"${cents:,f}" if cents == amount else f"${amount.normalize():,f}"
 
 
 def _expiry(iso: str | None) -> str:

@@ -21,7 +21,7 @@ from api.services import endpoints, postbacks, throttle
 from api.services.access import Account, offerwall_for
 from api.services.accounts import AccountError, LoginThrottled, check_password
 from api.services.errors import SignedOut
-from api.services.money import in_currency
+from api.services.money import format_money, in_currency
 from api.services.offerwalls import OfferwallError
 from api.services.paging import Window, paged
 from api.services.postback_url import render
@@ -313,7 +313,15 @@ def delivery_log(
                 uid=uid or "",
                 clickid=clickid or "",
                 mission=title,
-                payout=f"{in_currency(micros, exchange_rate=offerwall.exchange_rate, decimals=offerwall.currency_decimals):f} {offerwall.currency_code}",
+                payout=format_money(
+                    in_currency(
+                        micros,
+                        exchange_rate=offerwall.exchange_rate,
+                        decimals=offerwall.currency_decimals,
+                    ),
+                    decimals=offerwall.currency_decimals,
+                    code=offerwall.currency_code,
+                ),
                 status=pb.status,
                 attempts=pb.attempts,
                 created_at=_when(pb.created_at),

@@ -32,7 +32,7 @@ from sqlmodel import Session, col
 from api.services import studios
 from api.services.access import Account, Forbidden, game_for, offerwall_for
 from api.services.errors import DomainError
-from api.services.money import in_currency
+from api.services.money import format_money, format_usd, in_currency, rounded, usd
 from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
 from models.tables import refused_click as _refused_click
 
@@ -137,13 +137,13 @@ class Currency:
     def per_click(self, amount: Decimal, clicks: int) -> Decimal:
         """An amount per click (EPC) with at least cents: 0 decimals would round most
         EPCs to nothing."""
-        quantum = Decimal(1).scaleb(-max(self.decimals, 2))
-        return (amount / clicks).quantize(quantum)
+        return rounded(amount / clicks, max(self.decimals, 2))
 
     def show(self, amount: Decimal, *, places: int | None = None) -> str:
         """An amount with the currency's decimals (or `places`) and its code."""
-        quantum = Decimal(1).scaleb(-(self.decimals if places is None else places))
-        return f"{amount.quantize(quantum):,f} {self.code}"
+        return format_money(
+            amount, decimals=self.decimals if places is None else places, code=self.code
+        )
 
     def note(self) -> str:
         places = "decimal" if self.decimals == 1 else "decimals"
@@ -478,8 +478,7 @@ class _Tally:
 
 def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: bool) -> ReportRow:
     rate = round(100 * t.conversions / t.clicks, 1) if t.clicks else None
-    usd = t.micros / 1_000_000
-    epc_usd = round(usd / t.clicks, 4) if t.clicks else None
+    per_click = usd(t.micros) / t.clicks if t.clicks else None
     net_micros = t.micros - t.reversed_micros
     amounts: dict[str, Any] = {}
     if currency is not None:
@@ -507,23 +506,19 @@ def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: b
         conversions=t.conversions,
         rate=f"{rate:.1f}%" if rate is not None else "–",
         rate_percent=rate,
-        epc=f"${usd / t.clicks:,.2f}" if t.clicks else "–",
-        epc_usd=epc_usd,
-        payout=_dollars(t.micros),
-        payout_usd=usd,
+        epc=format_money(per_click) if per_click is not None else "–",
+        epc_usd=float(rounded(per_click, 4)) if per_click is not None else None,
+        payout=format_usd(t.micros),
+        payout_usd=t.micros / 1_000_000,
         payout_micros=t.micros,
         reversed=t.reversed,
-        reversed_payout=_dollars(t.reversed_micros),
+        reversed_payout=format_usd(t.reversed_micros),
         reversed_micros=t.reversed_micros,
-        net_payout=_dollars(net_micros),
+        net_payout=format_usd(net_micros),
         net_micros=net_micros,
         refused=t.refused,
         **amounts,
     )
-
-
-def _dollars(micros: int) -> str:
-    return f"${micros / 1_000_000:,.2f}"
 
 
 def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]:
@@ -595,24 +590,34 @@ def to_csv(report: Report, dimension: str) -> str:
     for r in [*report.rows, report.totals]:
         line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
         line += [
-            f"{r.payout_usd:.2f}",
-            f"{r.epc_usd:.4f}" if r.epc_usd is not None else "",
+            format_money(usd(r.payout_micros), plain=True),
+            format_money(usd(r.payout_micros) / r.clicks, decimals=4, plain=True)
+            if r.clicks
+            else "",
             r.reversed,
-            f"{r.reversed_micros / 1e6:.2f}",
-            f"{r.net_micros / 1e6:.2f}",
+            format_money(usd(r.reversed_micros), plain=True),
+            format_money(usd(r.net_micros), plain=True),
         ]
-        if code:
-            line += [_plain(r.payout_local), _plain(r.epc_local)]
-            line += [_plain(r.reversed_local), _plain(r.net_local)]
+        if report.currency:
+            line += _local_cells(r, report.currency)
         line.append(r.refused)
         writer.writerow(line)
     return out.getvalue()
 
 
-def _plain(shown: str) -> str:
-    """An amount as shown ("1,234.50 GEM") as a plain number for a spreadsheet."""
-    amount = shown.split(" ")[0]
-    return "" if amount == "–" else amount.replace(",", "")
+def _local_cells(r: ReportRow, currency: Currency) -> list[str]:
+    """A row's amounts in the publisher's currency, as plain numbers for a spreadsheet."""
+
+    def cell(amount: Decimal | None, places: int) -> str:
+        return "" if amount is None else format_money(amount, decimals=places, plain=True)
+
+    places = currency.decimals
+    return [
+        cell(r.payout_amount, places),
+        cell(r.epc_amount, max(places, 2)),
+        cell(r.reversed_amount, places),
+        cell(r.net_amount, places),
+    ]
 
 
 def _cell(text: str) -> str:

@@ -18,6 +18,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,7 +26,7 @@ from sqlmodel import Session, col, select
 
 from api.services.access import Account, offerwall_for, require
 from api.services.errors import DomainError
-from api.services.money import in_currency, usd
+from api.services.money import format_money, in_currency, usd
 from api.services.paging import Window, paged
 from api.services.rules import plain_number, summary
 from models import (
@@ -417,7 +418,7 @@ def _conversions(
                     decimals=wall.currency_decimals,
                 )
             ),
-            "payout_usd": f"{usd(r.payout_micros):.2f}",
+            "payout_usd": format_money(usd(r.payout_micros), plain=True),
         }
         for r in rows
     ]
@@ -749,7 +750,7 @@ def _payout_words(conversion: dict[str, Any], currency: str) -> str:
     paid = f"{conversion.get('payout', '')} {currency}".strip()
     if currency == "USD" or not conversion.get("payout_usd"):
         return paid
-    return f"{paid} (${conversion['payout_usd']})"
+    return f"{paid} ({format_money(Decimal(conversion['payout_usd']))})"
 
 
 def _clicks_words(clicks: dict[str, Any]) -> str:

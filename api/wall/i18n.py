@@ -21,6 +21,8 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
+from api.services.money import rounded
+
 LOCALES = Path(__file__).parent / "locales"
 SOURCE = "en"  # the language the templates are written in
 # At most this many languages of an Accept-Language header are considered.
@@ -84,7 +86,9 @@ class Language:
         return str(Locale.parse(self.code).get_display_name(self.code) or self.code)
 
     def amount(self, value: Decimal, decimals: int) -> str:
-        return _amount(self.code, value, decimals)
+        """Rounded as postbacks round (`money.rounded`); Babel only writes the digits the
+        language's way (its own rounding is half-even, never reached)."""
+        return _amount(self.code, rounded(value, decimals), decimals)
 
     def number(self, value: float) -> str:
         shown: float | int = int(value) if float(value).is_integer() else value

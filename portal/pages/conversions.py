@@ -103,7 +103,7 @@ def _table() -> rx.Component:
                 spacing="1",
             ),
             r.publisher,
-            rx.text("$" + r.payout, white_space="nowrap"),
+            rx.text(r.payout, white_space="nowrap"),
             _status(r),
             _actions(r),
         ],

@@ -104,7 +104,7 @@ def _held_table() -> rx.Component:
             rx.vstack(
                 rx.text(r.mission, weight="medium"),
                 rx.text(r.game + " · " + r.publisher, size="1", color_scheme="gray"),
-                rx.text("$" + r.payout, size="1", color_scheme="gray"),
+                rx.text(r.payout, size="1", color_scheme="gray"),
                 spacing="1",
             ),
             rx.vstack(
