@@ -26,9 +26,10 @@ router = APIRouter(tags=["offerwall"])
 OFFERS_DESCRIPTION = (
     "Standalone missions and quests, newest first; `total` counts both and a page cuts "
     "across the combined list. Only active, unexpired, uncapped offers. `payout` is in the "
-    "offerwall's currency; `trackingLink` carries its owid. `limit` defaults to 20 and is "
-    "clamped to 100 (the envelope reports the value used); `offset` defaults to 0 and is "
-    "at most 2147483647. A negative, non-integer or larger value is 400 `invalid_parameter`.\n\n"
+    "offerwall's currency, whose 3-letter code every mission's `currency` gives; "
+    "`trackingLink` carries its owid. `limit` defaults to 20 and is clamped to 100 (the "
+    "envelope reports the value used); `offset` defaults to 0 and is at most 2147483647. "
+    "A negative, non-integer or larger value is 400 `invalid_parameter`.\n\n"
     "Filters narrow the list and `total` counts what is left: `country` (the offer's "
     "geotargeting lets that country in), `os` (the offer runs there), `tag` (any of "
     "comma-separated tags), `minPayout` (in the offerwall's currency; a quest's payout is "

@@ -79,6 +79,7 @@ _FIND_BY_KEY = sa.select(
     _offerwall.c.owid,
     _offerwall.c.exchange_rate,
     _offerwall.c.currency_decimals,
+    _offerwall.c.currency_code,
     catalog.VERSION_SUBQUERY,  # read in the same round trip
 ).where(
     sa.or_(
@@ -101,6 +102,19 @@ class ListingOfferwall:
     currency_decimals: int
     catalog_version: int
     id: str = ""  # the offerwall's row id (its progress and clicks refer to it)
+    currency_code: str = "USD"  # each mission record's `currency`: what `payout` is in
+
+    @classmethod
+    def of(cls, row: Any) -> ListingOfferwall:
+        """From a row of the offerwall table with the catalog version (`version`)."""
+        return cls(
+            row.owid,
+            row.exchange_rate,
+            row.currency_decimals,
+            int(row.version or 0),
+            row.id,
+            row.currency_code,
+        )
 
 
 def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
@@ -122,9 +136,7 @@ def approved_offerwall(
             "offerwall_not_approved",
             f"This offerwall is {row.status}; only an approved offerwall {use}.",
         )
-    return ListingOfferwall(
-        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0), row.id
-    )
+    return ListingOfferwall.of(row)
 
 
 @dataclass(frozen=True)
@@ -270,6 +282,7 @@ def list_offers(
         offerwall.owid,
         offerwall.exchange_rate,
         offerwall.currency_decimals,
+        offerwall.currency_code,
         base_url,
         page.offset,
         page.limit,
@@ -330,12 +343,11 @@ def render_offer(
 
 
 def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    out = {**doc, "trackingLink": link, "payout": money(doc["payout"])}
-    return out
+    return {**doc, "trackingLink": link, **money.payout(doc["payout"])}
 
 
 def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    missions = [{**m, "payout": money(m["payout"])} for m in doc["missions"]]
+    missions = [{**m, **money.payout(m["payout"])} for m in doc["missions"]]
     return {**doc, "trackingLink": link, "missions": missions}
 
 
@@ -344,9 +356,12 @@ class _Money:
 
     def __init__(self, offerwall: ListingOfferwall):
         self.rate, self.decimals = offerwall.exchange_rate, offerwall.currency_decimals
+        self.code = offerwall.currency_code
 
-    def __call__(self, payout_micros: int) -> float:
-        return float(in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals))
+    def payout(self, payout_micros: int) -> dict[str, Any]:
+        """A record's `payout` and the code of the currency it is in (`currency`)."""
+        amount = in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals)
+        return {"payout": float(amount), "currency": self.code}
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -64,6 +64,7 @@ _FIND_WALL = sa.select(
     _offerwall.c.status,
     _offerwall.c.api_key_sealed,
     _offerwall.c.currency_name,
+    _offerwall.c.currency_code,
     _offerwall.c.exchange_rate,
     _offerwall.c.currency_decimals,
     _offerwall.c.wall_title,
@@ -203,9 +204,7 @@ def open_wall(conn: Connection, box: SecretBox, visit: Visit) -> Wall:
         currency_icon=row.wall_currency_icon,
         currency_name=row.currency_name,
     )
-    listing = ListingOfferwall(
-        row.owid, row.exchange_rate, row.currency_decimals, int(row.version or 0), row.id
-    )
+    listing = ListingOfferwall.of(row)
     origins = tuple(str(o) for o in (row.wall_origins or []))
     return Wall(listing, row.name, theme, origins, bool(row.wall_require_signature), api_key)
 

@@ -29,6 +29,7 @@ MISSION_FIELDS = {
     "instructions",
     "requirements",
     "allowMultipleConversions",
+    "currency",  # added to the original spec's fields: the code of `payout`'s currency
 }
 QUEST_FIELDS = {
     "id",
@@ -56,6 +57,7 @@ QUEST_MISSION_FIELDS = {
     "instructions",
     "requirements",
     "allowMultipleConversions",
+    "currency",
 }
 
 
@@ -129,6 +131,7 @@ def test_envelope_and_every_field(client, game, engine, box, api_settings):
         "instructions": "Do it",
         "requirements": "New players",
         "allowMultipleConversions": False,
+        "currency": "GEM",
     }
     assert q["trackingLink"] == f"{base}/quests/{quest.id}?owid={wall.owid}"
     assert (q["name"], q["startCap"], q["description"], q["expirationDate"]) == (
@@ -138,6 +141,7 @@ def test_envelope_and_every_field(client, game, engine, box, api_settings):
         None,
     )
     assert q["missions"][0]["payout"] == 125.0 and q["missions"][0]["title"] == "Step 1"
+    assert q["missions"][0]["currency"] == "GEM"
 
 
 def test_payout_rounds_to_the_currency_decimals(client, game, engine, box):
@@ -153,6 +157,32 @@ def test_payout_rounds_to_the_currency_decimals(client, game, engine, box):
         )
     make_mission(engine, game.game_id, payout="1.005")
     assert offers(client, key).json()["data"]["missions"][0]["payout"] == 0.9  # 0.9045 → 0.90
+
+
+def test_each_mission_record_names_its_currency_also_after_a_change_of_code(
+    client, game, engine, box
+):
+    wall, key = make_offerwall(engine, box)
+    make_mission(engine, game.game_id, payout="1.00")
+    make_quest(engine, game.game_id, [mission_data(payout="0.5")])
+
+    def currencies(**params: str) -> list[str | None]:
+        data = offers(client, key, **params).json()["data"]
+        inside = [m for q in data["quests"] for m in q["missions"]]
+        return [m.get("currency") for m in data["missions"] + inside]
+
+    assert currencies() == ["USD", "USD"]
+    with write_session(engine) as session:
+        offerwalls.set_currency(
+            session=session,
+            offerwall=offerwalls.get_offerwall(session=session, ref=wall.id),
+            name="Euro",
+            code="EUR",
+            exchange_rate=1,  # the rate unchanged: only the code tells the pages apart
+            decimals=2,
+        )
+    assert currencies() == ["EUR", "EUR"]
+    assert currencies(uid="player-1") == ["EUR", "EUR"]
 
 
 def test_newest_first_across_missions_and_quests_and_pages_cut_across(client, game, wall, engine):
