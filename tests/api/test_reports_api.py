@@ -22,6 +22,7 @@ from api.core.db import new_session, write_session
 from api.services import conversions, offerwalls, reports
 from api.services.access import Account, account_for
 from api.services.accounts import sign_in
+from api.services.money import format_money
 from api.services.publisher_reports import GROUP_BY
 from api.services.throttle import IpThrottle
 from models import ConversionStatus, Offerwall, OfferwallStatus, Role
@@ -253,8 +254,8 @@ def _assert_same_figures(api: dict[str, Any], row: reports.ReportRow, local: boo
     assert round(api["payoutUsd"] * 1_000_000) == row.payout_micros
     assert round(api["reversedPayoutUsd"] * 1_000_000) == row.reversed_micros
     assert round(api["netPayoutUsd"] * 1_000_000) == row.net_micros
-    assert f"${api['payoutUsd']:,.2f}" == row.payout
-    assert f"${api['netPayoutUsd']:,.2f}" == row.net_payout
+    assert format_money(Decimal(str(api["payoutUsd"]))) == row.payout
+    assert format_money(Decimal(str(api["netPayoutUsd"]))) == row.net_payout
     assert api["epcUsd"] == row.epc_usd
     assert api["refusedClicks"] == row.refused
 

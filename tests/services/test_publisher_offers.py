@@ -101,8 +101,9 @@ def test_each_offer_shows_payout_caps_expiry_targeting_and_a_tracking_link(engin
         by_id[catalog.targeted],
         by_id[catalog.quest],
     )
-    # 0.505 USD is 50.5 Gems, rounded half up as its postback will carry it.
-    assert (capped.payout, capped.payout_usd) == ("51 GEM", "$0.505")
+    # 0.505 USD is 50.5 Gems, rounded half up as its postback will carry it; the
+    # dollars in cents, rounded the same way.
+    assert (capped.payout, capped.payout_usd) == ("51 GEM", "$0.51")
     assert capped.caps_left == "7 of 10 conversions left"
     assert (capped.expires, capped.targeting) == ("No end date", "Every device · Every country")
     assert capped.tracking_link == f"{BASE}/missions/{capped.id}?owid={owid}&uid={{uid}}"
