@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
@@ -101,6 +102,26 @@ class ProgressStatus(StrEnum):
     COMPLETED = "completed"
     EXPIRED = "expired"
     CAPPED = "capped"
+
+
+# A progress's status as every reader sees it (the offers API with uid, the progress
+# endpoint, the wall, the designers' funnels, tickets): one still stored `started` whose
+# time limit has passed reads `expired`, from the moment it passes, without waiting for the
+# player's next event to store it so. The engine counts an event timed at `expires_at`
+# itself, so the limit passes strictly after it.
+
+
+def status_at(status: str, expires_at: datetime | None, now: datetime) -> ProgressStatus:
+    """The status of a progress row read at `now` (the rule above)."""
+    if status == ProgressStatus.STARTED and expires_at is not None and expires_at < now:
+        return ProgressStatus.EXPIRED
+    return ProgressStatus(status)
+
+
+def status_at_sql(status: Any, expires_at: Any, now: datetime) -> Any:
+    """`status_at` as an SQL expression over a progress row's columns."""
+    ran_out = sa.and_(status == ProgressStatus.STARTED, expires_at.is_not(None), expires_at < now)
+    return sa.case((ran_out, sa.literal(ProgressStatus.EXPIRED.value)), else_=status)
 
 
 class Progress(SQLModel, table=True):

@@ -13,6 +13,7 @@ clicks are the quest's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +25,8 @@ from models.tables import conversion as _conversion
 from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.tables import quest as _quest
+from models.tracking import status_at_sql
+from models.types import utcnow
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,12 @@ def _seconds(dialect: str, later: Any, earlier: Any) -> Any:
     return (sa.func.julianday(later) - sa.func.julianday(earlier)) * 86400.0
 
 
-def mission_funnels(*, session: Session, game_id: str) -> dict[str, Funnel]:
-    """The funnel of every mission of the game, by mission id (a mission nobody clicked
-    has an empty one). One SQL statement."""
+def mission_funnels(
+    *, session: Session, game_id: str, now: datetime | None = None
+) -> dict[str, Funnel]:
+    """The funnel of every mission of the game at `now`, by mission id (a mission nobody
+    clicked has an empty one): a player whose time limit has passed is no longer in
+    progress (`models.tracking.status_at`). One SQL statement."""
     dialect = session.get_bind().dialect.name
     game_missions = sa.select(_mission.c.id).where(_mission.c.game_id == game_id)
     game_quests = sa.select(_quest.c.id).where(_quest.c.game_id == game_id)
@@ -62,7 +68,8 @@ def mission_funnels(*, session: Session, game_id: str) -> dict[str, Funnel]:
     p = _progress.c
     done = p.completions > 0
     some = sa.or_(p.count > 0, done)
-    open_ = sa.and_(p.status == ProgressStatus.STARTED, sa.not_(done), p.count > 0)
+    status = status_at_sql(p.status, p.expires_at, now or utcnow())
+    open_ = sa.and_(status == ProgressStatus.STARTED, sa.not_(done), p.count > 0)
     players = (
         sa.select(
             p.mission_id,

@@ -51,6 +51,7 @@ from models.tables import mission as _mission
 from models.tables import platform_user as _platform_user
 from models.tables import progress as _progress
 from models.tables import quest as _quest
+from models.tracking import status_at
 
 SORTS = ("newest", "payout")
 MAX_UID = 255
@@ -347,9 +348,7 @@ class PlayerProgress:
             ProgressStatus.COMPLETED: COMPLETED,
             ProgressStatus.EXPIRED: EXPIRED,
             ProgressStatus.CAPPED: ENDED,
-        }.get(ProgressStatus(row.status), STARTED)
-        if status == STARTED and row.expires_at is not None and row.expires_at <= self.now:
-            status = EXPIRED  # its time ran out; the next event would mark it so
+        }.get(status_at(row.status, row.expires_at, self.now), STARTED)
         return MissionState(
             goal, status, row.current, row.completions, row.started_at, row.expires_at
         )

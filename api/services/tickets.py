@@ -49,6 +49,7 @@ from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
 from models.tables import progress as _progress
 from models.tables import support_ticket as _ticket
+from models.tracking import status_at
 from models.types import utcnow
 
 MESSAGE_MAX = 2000
@@ -314,7 +315,9 @@ def _context(
         "currency": wall.currency_code,
         "clicks": clicks,
         "linked_game_users": int(linked),
-        "missions": [_mission_facts(m, progress.get(m.id), seen.get(m.id)) for m in offer.missions],
+        "missions": [
+            _mission_facts(m, progress.get(m.id), seen.get(m.id), now) for m in offer.missions
+        ],
         "conversions": _conversions(session, wall, player_id, offer),
     }
 
@@ -360,7 +363,7 @@ def _events_seen(
 
 
 def _mission_facts(
-    mission: Mission, progress: dict[str, Any] | None, seen: dict[str, Any] | None
+    mission: Mission, progress: dict[str, Any] | None, seen: dict[str, Any] | None, now: datetime
 ) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "id": mission.id,
@@ -375,7 +378,7 @@ def _mission_facts(
     }
     if progress is not None:
         facts["progress"] = {
-            "status": progress["status"],
+            "status": status_at(progress["status"], progress["expires_at"], now).value,
             "count": progress["count"],
             "run": progress["run"],
             "total": plain_number(float(progress["total"])),
