@@ -122,7 +122,7 @@ def publisher_of(offerwall_id: str) -> Account:
 
 def report_page(*, session: Session, offerwall_id: str, query: ReportQuery) -> dict[str, Any]:
     """The report of the query for the offerwall's publisher: one page of its rows, in the
-    portal's order, and the totals of every row."""
+    portal's order, cut in SQL, and the totals of every row."""
     try:
         report = reports.build_report(
             session=session,
@@ -130,12 +130,13 @@ def report_page(*, session: Session, offerwall_id: str, query: ReportQuery) -> d
             dimension=query.group_by,
             first=query.first,
             last=query.last,
+            limit=query.limit,
+            offset=query.offset,
         )
     except Forbidden:  # suspended since its key was looked up
         raise _not_approved("no longer approved") from None
     currency = report.amounts_in
     assert currency is not None  # a publisher's report is in their currency
-    chosen = report.rows[query.offset : query.offset + query.limit]
     return {
         "statusCode": 200,
         "message": "OK",
@@ -148,10 +149,10 @@ def report_page(*, session: Session, offerwall_id: str, query: ReportQuery) -> d
             "exchangeRate": currency.exchange_rate,
             "decimals": currency.decimals,
         },
-        "total": len(report.rows),
+        "total": report.count,
         "offset": query.offset,
         "limit": query.limit,
-        "data": [{"key": r.key, "label": r.label, **figures(r)} for r in chosen],
+        "data": [{"key": r.key, "label": r.label, **figures(r)} for r in report.rows],
         "totals": figures(report.totals),
     }
 

@@ -161,6 +161,8 @@ class Report:
     currency: Currency | None = None
     # The currency of the rows' amounts (`payout_amount`, …): every publisher's.
     amounts_in: Currency | None = None
+    # How many rows the whole report has (`rows` may be one page of them).
+    count: int = 0
 
 
 @dataclass(frozen=True)
@@ -291,16 +293,75 @@ def build_report(
     offerwall_id: str | None = None,
     game_id: str = "",
     offer_id: str = "",
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Report:
-    """The report of the range; per day it has a row for every day, zeros included. The
-    totals are the sums of the rows. A conversion and its reversal count on the
-    conversion's day (`created_at`), whenever it was reversed."""
+    """The report of the range; per day it has a row for every day, zeros included. A
+    conversion and its reversal count on the conversion's day (`created_at`), whenever it
+    was reversed. With `limit`, only the rows from `offset` on, cut in SQL (per day, from
+    the range's days: at most `MAX_DAYS`); the totals and `count` still cover every row."""
     if dimension not in DIMENSIONS:
         raise ReportError(f"Report by one of: {', '.join(DIMENSIONS)}.")
     currency = None
     if account.role == Role.PUBLISHER:  # their own offerwall, approved (or NotApproved)
         currency = Currency.of(offerwall_for(session=session, account=account))
-    since, until = _bounds(first, last)
+    q = _query(session, account, dimension, _bounds(first, last), offerwall_id, game_id, offer_id)
+    # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
+    shown = currency if currency is not None and not currency.is_usd else None
+
+    def row(key: str, label: str, tally: _Tally) -> ReportRow:
+        return _row(key, label, tally, currency, shown=shown is not None)
+
+    if limit is not None and dimension != "day":
+        keys, count = _page_keys(session, q, limit, offset)
+        merged = _tallies(session, q, currency, keys) if keys else {}
+        total = _total(session, q, currency)
+    else:
+        merged = {}
+        if dimension == "day":
+            for day in range((last - first).days + 1):
+                merged[(first + timedelta(days=day)).isoformat()] = _Tally()
+        merged |= _tallies(session, q, currency)
+        total = _Tally()
+        for tally in merged.values():
+            total.add(tally)
+        count = len(merged)
+    labels = _labels(session, dimension, list(merged))
+    rows = [row(key, labels.get(key, key), tally) for key, tally in merged.items()]
+    # The key last: rows of one label (a sub value named like a label) keep one order.
+    rows.sort(
+        key=lambda r: r.key if dimension == "day" else (-r.payout_micros, -r.clicks, r.label, r.key)
+    )
+    if limit is not None and dimension == "day":
+        rows = rows[offset : offset + limit]
+    return Report(rows, row("total", "Total", total), shown, currency, count)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one report counts: per source (clicks, conversions, refused clicks), the
+    account's scope and the range as WHERE clauses, and the grouping's key."""
+
+    dimension: str
+    click_key: Any
+    click_where: list[Any]
+    conv_key: Any
+    conv_where: list[Any]
+    join_click: bool  # the conversions' key is their click's
+    refused_key: Any
+    refused_where: list[Any]
+
+
+def _query(
+    session: Session,
+    account: Account,
+    dimension: str,
+    bounds: tuple[datetime, datetime],
+    offerwall_id: str | None,
+    game_id: str,
+    offer_id: str,
+) -> _Query:
+    since, until = bounds
     click_where, conv_where = _scope(account, offerwall_id)
     click_only, conv_only = _narrowed(session, account, game_id, offer_id)
     click_key, conv_key, join_click = {
@@ -331,87 +392,175 @@ def build_report(
             )
         },
     }[dimension]
+    refused_key, refused_where = _refused(
+        account, dimension, bounds, offerwall_id, game_id, offer_id
+    )
+    return _Query(
+        dimension,
+        click_key,
+        [click_where, click_only, col(Click.created_at) >= since, col(Click.created_at) < until],
+        conv_key,
+        [
+            conv_where,
+            conv_only,
+            col(Conversion.status).in_(COUNTED),
+            col(Conversion.created_at) >= since,
+            col(Conversion.created_at) < until,
+        ],
+        join_click,
+        refused_key,
+        refused_where,
+    )
+
+
+_REVERSED = sa.case((col(Conversion.status) == ConversionStatus.REVERSED, 1), else_=0)
+_STARTED = sa.case((col(Click.started), 1), else_=0)
+
+
+def _conversions_select(q: _Query, *columns: Any) -> Any:
+    query = sa.select(*columns).where(*q.conv_where)
+    if q.join_click:
+        query = query.join(Click, col(Click.id) == col(Conversion.click_id))
+    return query
+
+
+def _tallies(
+    session: Session, q: _Query, currency: Currency | None, keys: list[str] | None = None
+) -> dict[str, _Tally]:
+    """The figures per group, one grouped statement each for clicks, conversions and
+    refused clicks (only the groups of `keys` when given)."""
+    click_where, conv_where, refused_where = list(q.click_where), [], list(q.refused_where)
+    if keys is not None:
+        click_where.append(q.click_key.in_(keys))
+        conv_where.append(q.conv_key.in_(keys))
+        refused_where.append(q.refused_key.in_(keys))
     clicks = session.execute(
-        sa.select(
-            click_key.label("k"),
-            sa.func.count(),
-            sa.func.sum(sa.case((col(Click.started), 1), else_=0)),
-        )
-        .where(
-            click_where,
-            click_only,
-            col(Click.created_at) >= since,
-            col(Click.created_at) < until,
-        )
-        .group_by(click_key)
+        sa.select(q.click_key.label("k"), sa.func.count(), sa.func.sum(_STARTED))
+        .where(*click_where)
+        .group_by(q.click_key)
     ).all()
     # Per distinct payout too, so each payout converts to the offerwall's currency with
     # the postbacks' rounding (a handful of groups: one payout per mission, mostly).
     payout = col(Conversion.payout_micros)
-    reversed_ = sa.case((col(Conversion.status) == ConversionStatus.REVERSED, 1), else_=0)
-    conversions_q: Any = sa.select(
-        conv_key.label("k"), payout, sa.func.count(), sa.func.sum(reversed_)
-    ).where(
-        conv_where,
-        conv_only,
-        col(Conversion.status).in_(COUNTED),
-        col(Conversion.created_at) >= since,
-        col(Conversion.created_at) < until,
-    )
-    if join_click:
-        conversions_q = conversions_q.join(Click, col(Click.id) == col(Conversion.click_id))
-    conversions = session.execute(conversions_q.group_by(conv_key, payout)).all()
-    refused = _refused(session, account, dimension, (since, until), offerwall_id, game_id, offer_id)
-
+    conversions = session.execute(
+        _conversions_select(
+            q, q.conv_key.label("k"), payout, sa.func.count(), sa.func.sum(_REVERSED)
+        )
+        .where(*conv_where)
+        .group_by(q.conv_key, payout)
+    ).all()
+    refused = session.execute(
+        sa.select(q.refused_key.label("k"), sa.func.count())
+        .where(*refused_where)
+        .group_by(q.refused_key)
+    ).all()
     merged: dict[str, _Tally] = {}
-    if dimension == "day":
-        for offset in range((last - first).days + 1):
-            merged[(first + timedelta(days=offset)).isoformat()] = _Tally()
     for key, n, started in clicks:
         tally = merged.setdefault(str(key), _Tally())
         tally.clicks, tally.starts = int(n), int(started or 0)
     for key, n in refused:
         merged.setdefault(str(key), _Tally()).refused = int(n)
     for key, micros, n, n_reversed in conversions:
-        tally = merged.setdefault(str(key), _Tally())
-        tally.conversions += int(n)
-        tally.micros += int(micros) * int(n)
-        tally.reversed += int(n_reversed)
-        tally.reversed_micros += int(micros) * int(n_reversed)
-        if currency is not None:
-            amount = currency.amount(int(micros))
-            tally.local += amount * int(n)
-            tally.reversed_local += amount * int(n_reversed)
-    labels = _labels(session, dimension, list(merged))
-    # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
-    shown = currency if currency is not None and not currency.is_usd else None
-    rows = [
-        _row(key, labels.get(key, key), tally, currency, shown=shown is not None)
-        for key, tally in merged.items()
-    ]
-    # The key last: rows of one label (a sub value named like a label) keep one order.
-    rows.sort(
-        key=lambda r: r.key if dimension == "day" else (-r.payout_usd, -r.clicks, r.label, r.key)
+        merged.setdefault(str(key), _Tally()).convert(micros, n, n_reversed, currency)
+    return merged
+
+
+def _total(session: Session, q: _Query, currency: Currency | None) -> _Tally:
+    """Every group's figures together, in one aggregate statement (conversions per
+    distinct payout, for the postbacks' rounding)."""
+    none = sa.literal(0)
+    clicks = sa.select(sa.literal("c"), none, sa.func.count(), sa.func.sum(_STARTED))
+    payout = col(Conversion.payout_micros)
+    conversions = _conversions_select(
+        q, sa.literal("v"), payout, sa.func.count(), sa.func.sum(_REVERSED)
+    ).group_by(payout)
+    refused = sa.select(sa.literal("r"), none, sa.func.count(), none)
+    statement = sa.union_all(
+        clicks.where(*q.click_where),
+        conversions,
+        refused.where(*q.refused_where),
     )
     total = _Tally()
-    for tally in merged.values():
-        total.add(tally)
-    totals = _row("total", "Total", total, currency, shown=shown is not None)
-    return Report(rows, totals, shown, currency)
+    for source, micros, n, m in session.execute(statement).all():
+        if source == "c":
+            total.clicks, total.starts = int(n), int(m or 0)
+        elif source == "r":
+            total.refused = int(n)
+        else:
+            total.convert(micros, n, m, currency)
+    return total
+
+
+def _page_keys(session: Session, q: _Query, limit: int, offset: int) -> tuple[list[str], int]:
+    """The keys of one page of groups in the rows' order (payout, clicks, label, key) and
+    how many groups there are: grouped, ordered and cut in SQL."""
+    zero = sa.literal(0)
+    payout = sa.func.sum(col(Conversion.payout_micros))
+    parts = sa.union_all(
+        sa.select(q.click_key.label("k"), sa.func.count().label("clicks"), zero.label("micros"))
+        .where(*q.click_where)
+        .group_by(q.click_key),
+        _conversions_select(q, q.conv_key.label("k"), zero, payout).group_by(q.conv_key),
+        sa.select(q.refused_key.label("k"), zero, zero)
+        .where(*q.refused_where)
+        .group_by(q.refused_key),
+    ).subquery()
+    groups = (
+        sa.select(
+            parts.c.k,
+            sa.func.sum(parts.c.clicks).label("clicks"),
+            sa.func.sum(parts.c.micros).label("micros"),
+        )
+        .group_by(parts.c.k)
+        .subquery()
+    )
+    binary = "C" if session.get_bind().dialect.name == "postgresql" else "BINARY"
+    label = _label_sql(q.dimension, groups.c.k)
+    page = (
+        sa.select(groups.c.k)
+        .order_by(
+            groups.c.micros.desc(),
+            groups.c.clicks.desc(),
+            sa.collate(label, binary),
+            sa.collate(groups.c.k, binary),
+        )
+        .limit(limit)
+        .offset(offset)
+    )
+    keys = [str(k) for k in session.execute(page).scalars()]
+    count = session.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one()
+    return keys, int(count)
+
+
+def _label_sql(dimension: str, key: Any) -> Any:
+    """The label `_labels` gives a key, in SQL, for ordering a page as the rows are."""
+    if dimension == "offer":
+        title = sa.select(col(Mission.title)).where(col(Mission.id) == key).scalar_subquery()
+        quest = (
+            sa.select(col(Quest.name) + " (quest)").where(col(Quest.id) == key).scalar_subquery()
+        )
+        return sa.func.coalesce(title, quest, key)
+    if dimension == "offerwall":
+        name = sa.select(col(Offerwall.name)).where(col(Offerwall.id) == key).scalar_subquery()
+        return sa.func.coalesce(name, key)
+    fixed = _FIXED_LABELS.get(dimension)
+    if not fixed:
+        return key
+    return sa.case(*((key == k, label) for k, label in fixed.items()), else_=key)
 
 
 def _refused(
-    session: Session,
     account: Account,
     dimension: str,
     bounds: tuple[datetime, datetime],
     offerwall_id: str | None,
     game_id: str,
     offer_id: str,
-) -> list[Any]:
-    """Refused clicks per group, scoped as the report's clicks are (`_narrowed` has
-    checked the game or offer). Only refused clicks naming a real offer count: a link
-    with a made-up offer id is noise, not a click on anything this report covers."""
+) -> tuple[Any, list[Any]]:
+    """The key and WHERE clauses of refused clicks, scoped as the report's clicks are
+    (`_narrowed` has checked the game or offer). Only refused clicks naming a real offer
+    count: a link with a made-up offer id is noise, not a click on anything this report
+    covers."""
     r = _refused_click
     games = sa.select(col(Game.id))
     if account.role == Role.DESIGNER:
@@ -448,8 +597,7 @@ def _refused(
         "sub2": sa.func.coalesce(r.c.sub2, NONE),
         "sub3": sa.func.coalesce(r.c.sub3, NONE),
     }[dimension]
-    query = sa.select(key.label("k"), sa.func.count()).where(*where).group_by(key)
-    return list(session.execute(query).all())
+    return key, where
 
 
 @dataclass
@@ -463,6 +611,18 @@ class _Tally:
     reversed_micros: int = 0
     reversed_local: Decimal = Decimal(0)
     refused: int = 0
+
+    def convert(self, micros: Any, n: Any, n_reversed: Any, currency: Currency | None) -> None:
+        """`n` conversions of one payout, `n_reversed` of them reversed since."""
+        micros, n, n_reversed = int(micros), int(n), int(n_reversed or 0)
+        self.conversions += n
+        self.micros += micros * n
+        self.reversed += n_reversed
+        self.reversed_micros += micros * n_reversed
+        if currency is not None:
+            amount = currency.amount(micros)
+            self.local += amount * n
+            self.reversed_local += amount * n_reversed
 
     def add(self, other: _Tally) -> None:
         self.refused += other.refused
@@ -535,13 +695,15 @@ def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]
             sa.select(col(Offerwall.id), col(Offerwall.name)).where(col(Offerwall.id).in_(keys))
         )
         return dict(walls.all())
-    if dimension == "country":
-        return {UNKNOWN_COUNTRY: "unknown"}
-    if dimension == "os":
-        return {NONE: "unknown"}
-    if dimension in ("sub1", "sub2", "sub3"):
-        return {NONE: "(none)"}
-    return {}
+    return dict(_FIXED_LABELS.get(dimension, {}))
+
+
+# The labels of the keys that stand for "none" (the rest are labelled by their key).
+_FIXED_LABELS = {
+    "country": {UNKNOWN_COUNTRY: "unknown"},
+    "os": {NONE: "unknown"},
+    **{sub: {NONE: "(none)"} for sub in ("sub1", "sub2", "sub3")},
+}
 
 
 def day_totals(*, session: Session, account: Account, day: date) -> ReportRow:
