@@ -33,7 +33,7 @@ def _conversion_json(row: ConversionRow) -> dict[str, Any]:
         "publisher": row.publisher,
         "uid": row.uid,
         "platformUserId": row.platform_user_id,
-        "payoutUsd": row.payout,
+        "payoutUsd": row.payout_usd,
         "status": row.status,
         "reversedAt": row.reversed_at or None,
         "reversalReason": row.reversal_reason or None,

@@ -20,7 +20,7 @@ from sqlmodel import Session
 from api.services import postbacks
 from api.services.access import Account
 from api.services.errors import DomainError
-from api.services.money import format_usd
+from api.services.money import format_money, format_usd, usd
 from api.services.paging import Window, paged
 from models import ConversionStatus, Game, PostbackKind, Role
 from models.tables import click as _click
@@ -52,7 +52,8 @@ class ConversionRow:
     publisher: str
     uid: str  # the player's id at the publisher
     platform_user_id: str
-    payout: str  # USD
+    payout: str  # USD, as people read it ("$1.51")
+    payout_usd: str  # the same as a plain number ("1.51"), for machines
     status: str
     reversed_at: str
     reversal_reason: str
@@ -178,6 +179,7 @@ def _row(r: sa.Row) -> ConversionRow:
         uid=r.uid or "",
         platform_user_id=r.platform_user_id,
         payout=format_usd(r.payout_micros),
+        payout_usd=format_money(usd(r.payout_micros), plain=True),
         status=r.status,
         reversed_at=_when(r.reversed_at),
         reversal_reason=r.reversal_reason or "",
