@@ -24,12 +24,12 @@ from api.deps import BoxDep, EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.services import tickets
+from api.services.errors import N_
 from api.services.geo import CountryLookup, detect_os
 from api.services.player_offers import player_progress
 from api.wall.i18n import Language, choose, translations
 from api.wall.page import (
     MAX_PAGE,
-    N_,
     Theme,
     Visit,
     Wall,
@@ -285,7 +285,7 @@ async def send_report(
                     return f"/wall/support?{visit.query(sent=ticket.reference)}"
             except tickets.TicketError as refused:
                 gettext = translations(language.code).gettext
-                checked = replace(checked, error=gettext(str(refused)))
+                checked = replace(checked, error=refused.translated(gettext))
         return _support_page(engine, box, visit, language, checked, "")
 
     try:

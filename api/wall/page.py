@@ -29,6 +29,7 @@ from sqlalchemy import Connection
 
 from api.core.crypto import SecretBox, open_api_key
 from api.services import catalog
+from api.services.errors import N_
 from api.services.money import in_currency
 from api.services.offer_listing import LISTINGS, Goal, Listed, ListingOfferwall
 from api.services.player_offers import (
@@ -74,11 +75,6 @@ _FIND_WALL = sa.select(
     _offerwall.c.wall_require_signature,
     catalog.VERSION_SUBQUERY,
 ).where(_offerwall.c.owid == sa.bindparam("owid"))
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs (`make messages`); translated when shown."""
-    return message
 
 
 class WallRefusal(Exception):
