@@ -340,6 +340,7 @@ def build_report(
         .where(
             click_where,
             click_only,
+            sa.not_(col(Click.test)),
             col(Click.created_at) >= since,
             col(Click.created_at) < until,
         )
@@ -354,6 +355,7 @@ def build_report(
     ).where(
         conv_where,
         conv_only,
+        sa.not_(col(Conversion.test)),
         col(Conversion.status).in_(COUNTED),
         col(Conversion.created_at) >= since,
         col(Conversion.created_at) < until,

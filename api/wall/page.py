@@ -48,6 +48,7 @@ from api.wall.i18n import Language, translations
 from models import OfferwallStatus
 from models.schemas import NUL
 from models.tables import offerwall as _offerwall
+from models.tracking import TEST_UID
 
 PAGE_SIZE = 20
 MAX_PARAM = 255
@@ -130,6 +131,11 @@ class Visit:
     sig: str = ""
     subs: tuple[str, str, str] = ("", "", "")
     lang: str = ""
+
+    @property
+    def is_test(self) -> bool:
+        """The offerwall's test player (the publisher trying their wall)."""
+        return self.uid == TEST_UID
 
     def query(self, **extra: str | int) -> str:
         params: dict[str, str | int] = {"owid": self.owid, "uid": self.uid}
