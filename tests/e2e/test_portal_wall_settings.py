@@ -244,7 +244,7 @@ def test_the_test_player_opens_the_wall_in_a_new_tab_signed(portal, new_page):
         expect(tab.get_by_role("heading", name="Offers")).to_be_visible()
         screenshot(tab, f"wall-test-player-tab-{width}")
         tab.close()
-    assert publisher.url.endswith(routes.PUBLISHER_WALL)  # the workspace stays where it was
+    expect(publisher).to_have_url(re.compile(f"{routes.PUBLISHER_WALL}/?$"))  # still here
 
     assert not stored(portal, wall.id).test_postbacks
     publisher.get_by_text("Send postbacks for test conversions").click()
