@@ -21,7 +21,7 @@ from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, reports_api, tracking, wall
-from api.routes.docs import add_raw_body_schemas, document_tracking_links
+from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
 from api.services.fraud import Policy
@@ -189,7 +189,7 @@ def _customize_openapi(app: FastAPI) -> None:
             schema = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
-            app.openapi_schema = document_tracking_links(add_raw_body_schemas(schema))
+            app.openapi_schema = drop_unreachable_answers(add_raw_body_schemas(schema))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -64,6 +64,8 @@ class Offerwall(SQLModel, table=True):
     wall_currency_icon: str = Field(default="", max_length=2048)
     wall_origins: list[str] = Field(default_factory=list, sa_type=JSONDoc)
     wall_require_signature: bool = Field(default=False)
+    # Whether the test player's conversions send postbacks (marked as tests: no by default).
+    test_postbacks: bool = Field(default=False)
     # Fraud screening (docs/fraud.md#rules): what a risk signal does at this offerwall,
     # where it differs from the default (signal → "refuse", "hold" or "allow"), and
     # whether held and rejected conversions send postbacks ({status} pending/rejected).

@@ -11,6 +11,11 @@ from sqlmodel import Field, SQLModel
 
 from models.types import BigIntPK, JSONDoc, UTCDateTime, new_uuid, utcnow
 
+# The uid of an offerwall's test player (the publisher's "Open my wall as a test player"):
+# its clicks and conversions are tests, never paid, out of the reports, and without
+# postbacks unless the offerwall asks for them (docs/publisher-integration.md#the-test-player).
+TEST_UID = "questwall-test-player"
+
 
 class Click(SQLModel, table=True):
     __tablename__ = "click"
@@ -45,6 +50,8 @@ class Click(SQLModel, table=True):
     # Risk signals seen at the click (docs/fraud.md#signals), e.g. ["hosting_network"].
     signals: list[str] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    # The offerwall's test player clicked (uid TEST_UID): the conversions it leads to are tests.
+    test: bool = Field(default=False)
 
 
 class RefusalReason(StrEnum):
@@ -211,6 +218,8 @@ class Conversion(SQLModel, table=True):
     reviewed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     reviewed_by: str | None = Field(default=None, max_length=320)
     review_note: str | None = Field(default=None, sa_type=sa.Text)
+    # The test player's (its click's `test`): never paid, not in the reports.
+    test: bool = Field(default=False)
 
 
 class CheatFlag(SQLModel, table=True):

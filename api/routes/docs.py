@@ -24,6 +24,14 @@ _DESCRIPTIONS = {
     413: "`payload_too_large` (over 1 MiB) or `too_many_items` (over 1,000).",
     422: "`validation_failed`: the envelope, or every item, is invalid.",
     429: "`rate_limited`: too many requests for this client id; see `Retry-After`.",
+    503: "`service_unavailable`: the database cannot be reached right now and nothing was "
+    "stored; retry after `Retry-After` seconds.",
+}
+# The answers of the routes an offerwall calls with its API key, where they differ.
+API_KEY_DESCRIBED = {
+    400: "`invalid_parameter`: a query parameter is not valid; `details[0].path` names it.",
+    401: "`invalid_api_key`: the x-api-key header is missing or not a current key.",
+    403: "`offerwall_not_approved`: the offerwall is pending, rejected or suspended.",
 }
 
 
@@ -60,12 +68,25 @@ def add_raw_body_schemas(openapi: dict[str, Any]) -> dict[str, Any]:
     return openapi
 
 
-def document_tracking_links(openapi: dict[str, Any]) -> dict[str, Any]:
-    """Tracking links answer 302 or an HTML page, never JSON: drop the default 200 and the
-    422 that FastAPI adds for every route with parameters."""
-    for path in ("/missions/{mission_id}", "/quests/{quest_id}"):
-        operation = openapi.get("paths", {}).get(path, {}).get("get")
-        if operation:
-            for status in ("200", "422"):
-                operation["responses"].pop(status, None)
+def html_answer(description: str) -> dict[str, Any]:
+    """An answer that is a small HTML page for a person (tracking links, the hosted wall)."""
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+# What FastAPI calls the 422 it documents for every route with parameters.
+_FASTAPI_422 = "Validation Error"
+
+
+def drop_unreachable_answers(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Document only answers a route gives. FastAPI adds a 422 to every route with
+    parameters, but ours take each parameter as text and check it themselves (400
+    `invalid_parameter`), so only a route that documents its own 422 keeps one; and
+    tracking links answer 302 or an HTML page, never the default 200."""
+    for path, operations in openapi.get("paths", {}).items():
+        for operation in operations.values():
+            answers = operation["responses"]
+            if answers.get("422", {}).get("description") == _FASTAPI_422:
+                del answers["422"]
+            if path in ("/missions/{mission_id}", "/quests/{quest_id}"):
+                answers.pop("200", None)
     return openapi

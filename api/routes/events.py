@@ -36,7 +36,7 @@ router = APIRouter(tags=["ingestion"])
     response_model=CustomEventsResponse,
     responses={
         207: {"model": CustomEventsResponse, "description": "Some items were rejected."},
-        **error_responses(400, 401, 403, 409, 413, 422, 429),
+        **error_responses(400, 401, 403, 409, 413, 422, 429, 503),
     },
     openapi_extra=request_body(CustomEventsRequest),
 )

@@ -37,7 +37,7 @@ class LookupResponse(BaseModel):
     description="Every submitted id is a key of `platformUserIds`; its value is the platform "
     "user's UUID, or null when the user is not linked. " + SIGNED_HEADERS_DOC,
     response_model=LookupResponse,
-    responses=error_responses(400, 401, 403, 413, 422, 429),
+    responses=error_responses(400, 401, 403, 413, 422, 429, 503),
     openapi_extra=request_body(LookupRequest),
 )
 async def lookup(

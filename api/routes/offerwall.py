@@ -8,7 +8,7 @@ from fastapi import APIRouter, Header, Query, Response
 
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.routes.blocking import run_db
-from api.routes.docs import error_responses
+from api.routes.docs import API_KEY_DESCRIBED, error_responses
 from api.services.offer_listing import approved_offerwall, list_offers, parse_page
 from api.services.player_offers import (
     SORTS,
@@ -43,7 +43,7 @@ OFFERS_DESCRIPTION = (
     "/offerwall/offers",
     summary="List offers (missions and quests)",
     description=OFFERS_DESCRIPTION,
-    responses=error_responses(400, 401, 403),
+    responses=error_responses(400, 401, 403, 503, described=API_KEY_DESCRIBED),
 )
 async def offers(
     engine: EngineDep,
@@ -101,7 +101,13 @@ async def offers(
         "the player can still do it. `counts` has how many offers are in each state. An "
         "unknown uid has opened nothing: empty lists."
     ),
-    responses=error_responses(400, 401, 403),
+    responses=error_responses(
+        400,
+        401,
+        403,
+        503,
+        described={**API_KEY_DESCRIBED, 400: "`invalid_parameter`: the uid is not valid."},
+    ),
 )
 async def player_progress(
     uid: str,

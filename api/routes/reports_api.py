@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.core.db import new_session
 from api.deps import BoxDep, EngineDep, ReportsLimiterDep
 from api.routes.blocking import run_db
-from api.routes.docs import error_responses
+from api.routes.docs import API_KEY_DESCRIBED, error_responses
 from api.services import publisher_reports
 from api.services.publisher_reports import DEFAULT_LIMIT, GROUP_BY, MAX_LIMIT, MAX_OFFSET
 from api.services.reports import MAX_DAYS
@@ -34,10 +34,9 @@ REPORTS_DESCRIPTION = (
 )
 
 _DESCRIBED = {
+    **API_KEY_DESCRIBED,
     400: "`invalid_parameter`: a date, the range, `groupBy`, `limit` or `offset` is not "
     "valid; `details[0].path` names the parameter.",
-    401: "`invalid_api_key`: the x-api-key header is missing or not a current key.",
-    403: "`offerwall_not_approved`: the offerwall is pending, rejected or suspended.",
     429: "`rate_limited`: too many reports for this offerwall; see `Retry-After`.",
 }
 
@@ -98,7 +97,7 @@ class ReportsResponse(BaseModel):
     description=REPORTS_DESCRIPTION,
     responses={
         200: {"model": ReportsResponse, "description": "One page of the report's rows."},
-        **error_responses(400, 401, 403, 429, described=_DESCRIBED),
+        **error_responses(400, 401, 403, 429, 503, described=_DESCRIBED),
     },
 )
 async def offerwall_reports(

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.routes.blocking import run_db
+from api.routes.docs import html_answer
 from api.services.fraud import Policy
 from api.services.geo import CountryLookup
 from api.services.screening import ClickScreen
@@ -116,26 +117,22 @@ _QUERY_DOC = (
 )
 
 
-def _html(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
-
-
-# The answers of a tracking link, for the OpenAPI document (see docs.document_tracking_links).
+# The answers of a tracking link, for the OpenAPI document (see docs.drop_unreachable_answers).
 TRACKING_RESPONSES: dict[int | str, dict[str, Any]] = {
     302: {
         "description": "The click is recorded: redirect to the offer's destination URL with "
         "`platformid=<platform user id>` added to its query.",
         "headers": {"Location": {"schema": {"type": "string"}, "description": "Destination"}},
     },
-    400: _html("Neither `uid` nor `clickid` was given, or a parameter is invalid."),
-    403: _html(
+    400: html_answer("Neither `uid` nor `clickid` was given, or a parameter is invalid."),
+    403: html_answer(
         "The player's country or operating system is outside the offer's targeting, or the "
         "click screening refused the click (a blocked network, a script's User-Agent, or too "
         "many clicks a minute from the address or by the player)."
     ),
-    404: _html("Unknown offer, or unknown or unapproved offerwall (`owid`)."),
-    410: _html("The offer is inactive, expired or capped."),
-    503: _html("The click could not be recorded right now; try again (see `Retry-After`)."),
+    404: html_answer("Unknown offer, or unknown or unapproved offerwall (`owid`)."),
+    410: html_answer("The offer is inactive, expired or capped."),
+    503: html_answer("The click could not be recorded right now; try again (see `Retry-After`)."),
 }
 _OWID = {"name": "owid", "description": "The offerwall id.", "required": True}
 _PARAMS: list[dict[str, Any]] = [

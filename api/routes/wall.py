@@ -23,13 +23,14 @@ from api.core.net import client_ip, parse_networks
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
+from api.routes.docs import error_responses, html_answer
 from api.services import tickets
+from api.services.errors import N_
 from api.services.geo import CountryLookup, detect_os
 from api.services.player_offers import player_progress
 from api.wall.i18n import Language, choose, translations
 from api.wall.page import (
     MAX_PAGE,
-    N_,
     Theme,
     Visit,
     Wall,
@@ -110,6 +111,15 @@ def language_of(request: Request) -> Language:
     return Language(choose(lang, request.headers.get("accept-language")))
 
 
+# A wall link's refusal pages (in the player's language), for the OpenAPI document.
+LINK_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: html_answer("A missing owid or uid, or a parameter over 255 characters or with a NUL."),
+    403: html_answer("A wrong `sig`, or none where the offerwall requires signed links."),
+    404: html_answer("An unknown offerwall, or one that is not approved."),
+    **error_responses(503),
+}
+
+
 @router.get(
     "/wall",
     summary="Hosted offerwall (HTML)",
@@ -121,7 +131,7 @@ def language_of(request: Request) -> Language:
         "links as platform_sub1..3), `lang`, `page`. 400 for a missing owid or uid, 403 "
         "for a wrong or missing required `sig`, 404 for an unknown offerwall."
     ),
-    responses={400: {"description": "Invalid link"}, 403: {"description": "Bad signature"}},
+    responses=LINK_REFUSALS,
 )
 async def wall(
     request: Request, engine: EngineDep, box: BoxDep, settings: SettingsDep
@@ -208,6 +218,7 @@ def _support_page(
         'The player\'s "Missing reward?" form and their earlier reports with the answers. '
         "Same link parameters as `/wall`."
     ),
+    responses=LINK_REFUSALS,
 )
 async def support(
     request: Request, engine: EngineDep, box: BoxDep, settings: SettingsDep
@@ -253,6 +264,16 @@ def _checked(report: Report, language: Language) -> Report:
         "parameters, `offer` (a mission or quest the player opened) and `message`. Answers "
         "303 back to the form with `sent=<reference>`, or the form again with the error."
     ),
+    status_code=303,
+    responses={
+        303: {"description": "Sent: `Location` is the form with `sent=<reference>`."},
+        **LINK_REFUSALS,
+        400: html_answer(
+            "The form again with the error (no offer chosen, an empty or too long message, "
+            "an offer already reported, …), or an invalid link."
+        ),
+        413: html_answer("A form over 32 KiB."),
+    },
 )
 async def send_report(
     request: Request, engine: EngineDep, box: BoxDep, settings: SettingsDep
@@ -285,7 +306,7 @@ async def send_report(
                     return f"/wall/support?{visit.query(sent=ticket.reference)}"
             except tickets.TicketError as refused:
                 gettext = translations(language.code).gettext
-                checked = replace(checked, error=gettext(str(refused)))
+                checked = replace(checked, error=refused.translated(gettext))
         return _support_page(engine, box, visit, language, checked, "")
 
     try:

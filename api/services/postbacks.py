@@ -65,6 +65,18 @@ BODY_EXCERPT = 1024
 SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50, the portal's made-up conversion
 
 
+# A test conversion whose offerwall does not want test postbacks.
+_UNWANTED_TEST = (
+    sa.select(_conversion.c.id)
+    .join(_offerwall, _offerwall.c.id == _conversion.c.offerwall_id)
+    .where(
+        _conversion.c.id == sa.bindparam("conversion_id"),
+        _conversion.c.test,
+        sa.not_(_offerwall.c.test_postbacks),
+    )
+)
+
+
 def enqueue(
     session: Session,
     *,
@@ -77,7 +89,11 @@ def enqueue(
     dispatcher delivers it.
 
     The only writer of outbox rows. Call it in the conversion's (or the reversal's) own
-    transaction, so neither is committed without its postback, nor a postback without it."""
+    transaction, so neither is committed without its postback, nor a postback without it.
+    A test player's conversion has none unless its offerwall asks for them
+    (`test_postbacks`)."""
+    if session.execute(_UNWANTED_TEST, {"conversion_id": conversion_id}).first() is not None:
+        return
     session.execute(
         _postback.insert().values(
             conversion_id=conversion_id,

@@ -32,6 +32,7 @@ from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
 from models.tables import PROGRESS_STATE
 from models.tables import cheat_flag as _cheat_flag
+from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import event as _event
 from models.tables import game_user as _game_user
@@ -429,20 +430,11 @@ def _convert(
 ) -> bool:
     """Record a conversion unless the mission's cap is reached (atomically). A held one
     (docs/fraud.md#the-review-queue) is pending, without its postback, and counts against
-    the cap like any other, so approvals can never overshoot it."""
-    raised = session.execute(
-        sa.update(_mission)
-        .where(
-            _mission.c.id == spec.id,
-            open_offers.under_cap_sql(_mission),
-        )
-        .values(conversions=_mission.c.conversions + 1)
-        .returning(_mission.c.conversions, _mission.c.cap)
-    ).first()
-    if raised is None:
+    the cap like any other, so approvals can never overshoot it. The test player's
+    (its click's `test`) is never held and takes no place under the cap: it is not paid."""
+    test = bool(session.execute(_CLICK_IS_TEST, {"click_id": row.click_id}).scalar_one())
+    if not test and not _raise_count(session, spec.id):
         return False
-    if raised.cap is not None and raised.conversions >= raised.cap:
-        bump(session)  # capped now: offer listings drop it
 
     row.completions += 1
     assessed = fraud.assess(
@@ -462,6 +454,7 @@ def _convert(
         ),
         policy,
     )
+    held = assessed.held and not test
     conversion_id = session.execute(
         _conversion.insert()
         .values(
@@ -475,13 +468,14 @@ def _convert(
             click_id=row.click_id,
             payout_micros=spec.payout_micros,
             created_at=now,
-            status=ConversionStatus.PENDING if assessed.held else ConversionStatus.APPROVED,
+            status=ConversionStatus.PENDING if held else ConversionStatus.APPROVED,
             signals=assessed.signals or None,
-            review_due_at=policy.review_due(now) if assessed.held else None,
+            review_due_at=policy.review_due(now) if held else None,
+            test=test,
         )
         .returning(_conversion.c.id)
     ).scalar_one()
-    if not assessed.held:
+    if not held:
         kind = PostbackKind.CONVERSION
     elif assessed.notify:
         kind = PostbackKind.HELD
@@ -490,4 +484,26 @@ def _convert(
     postbacks.enqueue(
         session, conversion_id=conversion_id, offerwall_id=row.offerwall_id, now=now, kind=kind
     )
+    return True
+
+
+_CLICK_IS_TEST = sa.select(_click.c.test).where(_click.c.id == sa.bindparam("click_id"))
+
+
+def _raise_count(session: Session, mission_id: str) -> bool:
+    """Count one more conversion of the mission unless its cap is reached (atomically);
+    False when it is."""
+    raised = session.execute(
+        sa.update(_mission)
+        .where(
+            _mission.c.id == mission_id,
+            open_offers.under_cap_sql(_mission),
+        )
+        .values(conversions=_mission.c.conversions + 1)
+        .returning(_mission.c.conversions, _mission.c.cap)
+    ).first()
+    if raised is None:
+        return False
+    if raised.cap is not None and raised.conversions >= raised.cap:
+        bump(session)  # capped now: offer listings drop it
     return True

@@ -398,11 +398,18 @@ def _query(
     return _Query(
         dimension,
         click_key,
-        [click_where, click_only, col(Click.created_at) >= since, col(Click.created_at) < until],
+        [
+            click_where,
+            click_only,
+            sa.not_(col(Click.test)),
+            col(Click.created_at) >= since,
+            col(Click.created_at) < until,
+        ],
         conv_key,
         [
             conv_where,
             conv_only,
+            sa.not_(col(Conversion.test)),
             col(Conversion.status).in_(COUNTED),
             col(Conversion.created_at) >= since,
             col(Conversion.created_at) < until,

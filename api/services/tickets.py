@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -25,7 +26,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.services.access import Account, offerwall_for, require
-from api.services.errors import DomainError
+from api.services.errors import N_, DomainError
 from api.services.money import format_money, in_currency, usd
 from api.services.paging import Window, paged
 from api.services.rules import plain_number, summary
@@ -66,7 +67,7 @@ MANAGERS = (Role.STAFF, Role.PUBLISHER)
 STATUSES = [s.value for s in TicketStatus]
 NOT_CLOSED = (TicketStatus.OPEN, TicketStatus.ANSWERED)
 
-NO_RECORD = (
+NO_RECORD = N_(
     "We have no record of you opening this offer from this offer list. Start it from "
     "here first; if the reward does not arrive after you complete it, report it then."
 )
@@ -74,7 +75,20 @@ NO_RECORD = (
 
 class TicketError(DomainError, ValueError):
     """A ticket the rules refuse (to open, answer, close or reopen), or one the account
-    may not see; the message is written for the person who tried."""
+    may not see; the message is written for the person who tried.
+
+    The message is `template` filled with `values`: the hosted wall shows a player's
+    refusals in the player's language by translating the template (marked `N_` for the
+    wall's catalogs) before filling it."""
+
+    def __init__(self, template: str, field: str | None = None, **values: object):
+        super().__init__(template.format(**values) if values else template, field)
+        self.template, self.values = template, values
+
+    def translated(self, gettext: Callable[[str], str]) -> str:
+        """The refusal in the language `gettext` translates to."""
+        template = gettext(self.template)
+        return template.format(**self.values) if self.values else template
 
 
 # --- the player's side (the hosted wall) ------------------------------------------------
@@ -111,7 +125,7 @@ def open_ticket(
     text = _text(message, limit=MESSAGE_MAX, what="your message", field="message")
     wall = _find_offerwall(session, offerwall_id)
     if wall is None or wall.status != OfferwallStatus.APPROVED:
-        raise TicketError("This offer list is not available.")
+        raise TicketError(N_("This offer list is not available."))
     offer = _offer(session, offer_id)
     player = _player(session, wall.id, uid, lock=True)
     if player is None:
@@ -202,14 +216,16 @@ def _offer(session: Session, offer_id: str) -> _Offer:
     if mission is not None:
         if mission.quest_id is not None:
             quest = session.get(Quest, mission.quest_id)
-            name = f"“{quest.name}”" if quest is not None else "a quest"
+            if quest is None:
+                raise TicketError(N_("This mission is part of a quest: report the quest instead."))
             raise TicketError(
-                f"This mission is part of the quest {name}: report the quest instead."
+                N_("This mission is part of the quest “{quest}”: report the quest instead."),
+                quest=quest.name,
             )
         return _Offer("mission", mission.id, mission.title, mission.game_id, [mission])
     quest = session.get(Quest, offer_id) if usable else None
     if quest is None:
-        raise TicketError("This offer does not exist.")
+        raise TicketError(N_("This offer does not exist."))
     missions = session.exec(
         select(Mission)
         .where(col(Mission.quest_id) == quest.id)
@@ -233,13 +249,19 @@ def _check_limits(session: Session, player_id: str, offer: _Offer) -> None:
     for reference, mission_id, quest_id in mine:
         if offer.id in (mission_id, quest_id):
             raise TicketError(
-                f"You already reported this offer (ticket {reference}): its answer will "
-                "appear there."
+                N_(
+                    "You already reported this offer (ticket {reference}): its answer will "
+                    "appear there."
+                ),
+                reference=reference,
             )
     if len(mine) >= OPEN_PER_PLAYER:
         raise TicketError(
-            f"You have {OPEN_PER_PLAYER} reports waiting: wait for their answers before "
-            "you report another offer."
+            N_(
+                "You have {count} reports waiting: wait for their answers before you report "
+                "another offer."
+            ),
+            count=OPEN_PER_PLAYER,
         )
 
 

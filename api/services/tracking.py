@@ -29,6 +29,7 @@ from models.tables import platform_user as _platform_users
 from models.tables import progress as _progress
 from models.tables import quest as _quest
 from models.tables import refused_click as _refused_click
+from models.tracking import TEST_UID
 from models.types import new_uuid, utcnow
 
 MAX_PARAM = 255
@@ -162,6 +163,7 @@ _CLICK_COLUMNS = (
     "started",
     "signals",
     "created_at",
+    "test",
 )
 _INSERT_CLICK = DriverStatement(_click.insert().returning(_click.c.id), column_keys=_CLICK_COLUMNS)
 _MARK_STARTED = (
@@ -314,6 +316,7 @@ def track_click(
             "started": new_player,
             "signals": to_db_json(db.dialect, list(signals)) if signals else None,
             "created_at": to_db_time(db.dialect, now),
+            "test": uid == TEST_UID,
         },
     ).fetchone()[0]
     started = _start(db, offer, missions, click, player, offerwall_id, click_id, now)

@@ -12,15 +12,17 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from sqlmodel import Session
 
+from api.core.crypto import SecretBox, open_api_key
 from api.services.access import Account, offerwall_for
 from api.services.errors import NUL_MESSAGE
 from api.services.offerwalls import OfferwallError
-from api.wall.page import DEFAULT_ACCENT, Theme, preview_html
+from api.wall.page import DEFAULT_ACCENT, Theme, preview_html, signature
 from models import Offerwall
+from models.tracking import TEST_UID
 
 T = TypeVar("T")
 
@@ -317,6 +319,35 @@ def link_for(*, base_url: str, offerwall: Offerwall) -> str:
         owid=offerwall.owid,
         require_signature=bool(offerwall.wall_require_signature),
     )
+
+
+# --- the test player ----------------------------------------------------------------
+
+
+def test_player_link(*, base_url: str, box: SecretBox, offerwall: Offerwall) -> str:
+    """The wall as the offerwall's test player (`TEST_UID`) sees it, always signed (so it
+    opens whether or not links must be signed); empty while the offerwall has no key."""
+    if not offerwall.owid or not offerwall.api_key_sealed:
+        return ""
+    api_key = open_api_key(box, offerwall.api_key_sealed, owid=offerwall.owid)
+    query = {
+        "owid": offerwall.owid,
+        "uid": TEST_UID,
+        "sig": signature(api_key, offerwall.owid, TEST_UID),
+    }
+    return f"{base_url.rstrip('/')}/wall?{urlencode(query)}"
+
+
+def set_test_postbacks(
+    *, session: Session, account: Account | None, requested: str = "", send: bool
+) -> bool:
+    """Whether the test player's conversions send postbacks, for the account's offerwall
+    (staff: the requested one). Raises Forbidden or NotApproved."""
+    offerwall = offerwall_for(session=session, account=account, requested=requested)
+    offerwall.test_postbacks = send
+    session.add(offerwall)
+    session.flush()
+    return offerwall.test_postbacks
 
 
 def _or(check: Callable[[str], str], value: str, fallback: str) -> str:

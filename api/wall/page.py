@@ -29,6 +29,7 @@ from sqlalchemy import Connection
 
 from api.core.crypto import SecretBox, open_api_key
 from api.services import catalog
+from api.services.errors import N_
 from api.services.money import in_currency
 from api.services.offer_listing import LISTINGS, Goal, Listed, ListingOfferwall
 from api.services.player_offers import (
@@ -47,6 +48,7 @@ from api.wall.i18n import Language, translations
 from models import OfferwallStatus
 from models.schemas import NUL
 from models.tables import offerwall as _offerwall
+from models.tracking import TEST_UID
 
 PAGE_SIZE = 20
 MAX_PARAM = 255
@@ -75,11 +77,6 @@ _FIND_WALL = sa.select(
     _offerwall.c.wall_require_signature,
     catalog.VERSION_SUBQUERY,
 ).where(_offerwall.c.owid == sa.bindparam("owid"))
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs (`make messages`); translated when shown."""
-    return message
 
 
 class WallRefusal(Exception):
@@ -135,6 +132,11 @@ class Visit:
     sig: str = ""
     subs: tuple[str, str, str] = ("", "", "")
     lang: str = ""
+
+    @property
+    def is_test(self) -> bool:
+        """The offerwall's test player (the publisher trying their wall)."""
+        return self.uid == TEST_UID
 
     def query(self, **extra: str | int) -> str:
         params: dict[str, str | int] = {"owid": self.owid, "uid": self.uid}

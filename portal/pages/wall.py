@@ -5,6 +5,7 @@ may frame it and signed links. Staff see it for any publisher (`?offerwall=<id>`
 import reflex as rx
 
 from api.services.wall_settings import ORIGINS_MAX, TITLE_MAX
+from models.tracking import TEST_UID
 from portal import routes
 from portal.components.forms import field, field_error
 from portal.components.layout import card, page
@@ -31,6 +32,7 @@ def wall() -> rx.Component:
         workspace_tabs(s, routes.PUBLISHER_WALL),
         endpoint_banner(s),
         _link_card(),
+        rx.cond(s.test_link != "", _test_player_card()),
         rx.grid(
             _settings_form(),
             _preview_card(),
@@ -79,6 +81,61 @@ def _link_card() -> rx.Component:
             ),
             rx.text("The wall gets its link once the offerwall is approved.", size="2"),
         ),
+    )
+
+
+def _test_player_card() -> rx.Component:
+    s = WallState
+    return card(
+        rx.heading("Try it as a player", size="4", as_="h2"),
+        rx.text(
+            "Your wall for your test player, uid ",
+            rx.code(TEST_UID),
+            ". Its clicks and conversions are marked as tests: never paid, and not in "
+            "your reports.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.button(
+            rx.el.a(
+                rx.icon("external-link", size=16),
+                "Open my wall as a test player",
+                href=s.test_link,
+                target="_blank",
+                rel="noopener noreferrer",
+                data_testid="open-test-wall",
+            ),
+            as_child=True,
+            size="3",
+            variant="soft",
+            width="fit-content",
+            max_width="100%",
+        ),
+        *_switch(
+            "Send postbacks for test conversions",
+            s.test_postbacks,
+            s.set_test_postbacks,
+            hint_id="test-postbacks-hint",
+            hint="Off: the test player's conversions send none. On: your postback URL "
+            f"receives them like any other, with uid {TEST_UID}.",
+        ),
+    )
+
+
+def _switch(
+    label: str, checked: rx.Var, on_change: rx.EventHandler, *, hint_id: str, hint: str
+) -> tuple[rx.Component, rx.Component]:
+    """A switch with its label, and the hint under it."""
+    return (
+        rx.el.label(
+            rx.hstack(
+                rx.switch(checked=checked, on_change=on_change, aria_describedby=hint_id),
+                rx.text(label, size="2", weight="medium"),
+                align="center",
+                spacing="2",
+            ),
+        ),
+        rx.text(hint, size="1", color_scheme="gray", id=hint_id),
     )
 
 
@@ -334,24 +391,13 @@ def _access_card() -> rx.Component:
             spacing="1",
             width="100%",
         ),
-        rx.el.label(
-            rx.hstack(
-                rx.switch(
-                    checked=s.require_signature,
-                    on_change=s.set_signed,
-                    aria_describedby="signed-hint",
-                ),
-                rx.text("Require signed links", size="2", weight="medium"),
-                align="center",
-                spacing="2",
-            ),
-        ),
-        rx.text(
-            "Links without the right sig are refused, so nobody opens another player's wall "
-            "by changing the uid. Your server signs each link with your API key.",
-            size="1",
-            color_scheme="gray",
-            id="signed-hint",
+        *_switch(
+            "Require signed links",
+            s.require_signature,
+            s.set_signed,
+            hint_id="signed-hint",
+            hint="Links without the right sig are refused, so nobody opens another player's "
+            "wall by changing the uid. Your server signs each link with your API key.",
         ),
     )
 

@@ -19,7 +19,7 @@ from api.services.errors import DomainError
 from api.services.wall_settings import WallSettings
 from api.wall.page import DEFAULT_ACCENT
 from models import Offerwall
-from portal.backend import settings
+from portal.backend import box, settings
 from portal.state.auth import refusals
 from portal.state.workspace import OfferwallScoped
 
@@ -35,6 +35,10 @@ class WallState(OfferwallScoped):
     # The saved wall's link, the iframe that embeds it, and code that signs it.
     wall_link: str = ""
     iframe_snippet: str = ""
+    # The wall as the offerwall's test player sees it (signed), and whether the test
+    # player's conversions send postbacks (saved as soon as it is switched).
+    test_link: str = ""
+    test_postbacks: bool = False
     examples: dict[str, str] = {}
     # The form's values as typed (not saved yet); the saved ones stay on the server.
     title: str = ""
@@ -76,6 +80,8 @@ class WallState(OfferwallScoped):
         base = settings().base_url
         self.wall_link = wall_settings.link_for(base_url=base, offerwall=wall)
         self.iframe_snippet = wall_settings.iframe_snippet(self.wall_link) if wall.owid else ""
+        self.test_link = wall_settings.test_player_link(base_url=base, box=box(), offerwall=wall)
+        self.test_postbacks = bool(wall.test_postbacks)
         self.examples = (
             wall_settings.signing_examples(base_url=base, owid=wall.owid) if wall.owid else {}
         )
@@ -148,6 +154,21 @@ class WallState(OfferwallScoped):
     def set_signed(self, value: bool):
         self.require_signature = bool(value)
         self._compare()
+
+    @rx.event
+    @refusals()
+    async def set_test_postbacks(self, value: bool):
+        requested = self._requested()
+
+        def work(session: Session, _o: Offerwall, account: Account) -> bool:
+            return wall_settings.set_test_postbacks(
+                session=session, account=account, requested=requested, send=bool(value)
+            )
+
+        self.test_postbacks = await self._on_offerwall(work, write=True)
+        if self.test_postbacks:
+            return rx.toast.success("The test player's conversions now send postbacks.")
+        return rx.toast.success("The test player's conversions send no postbacks.")
 
     @rx.event
     @refusals(into="errors")

@@ -369,3 +369,49 @@ def test_odd_reports_never_get_a_5xx(client, signed, wall, offers, form):
     assert answer.status_code in (400, 403, 404), answer.text
     huge = client.post("/wall/support", content=b"message=" + b"x" * 40_000)
     assert huge.status_code == 413
+
+
+def test_the_german_wall_refuses_a_report_in_german(client, engine, game, wall, offers):
+    """Every refusal of a report by the service reaches the player in their language, its
+    values (a ticket's reference, a quest's name) filled in."""
+    from sqlmodel import col, select
+
+    from api.core.db import new_session
+    from api.services.tickets import OPEN_PER_PLAYER
+    from models import Mission
+
+    owall, _ = wall
+    with new_session(engine) as session:
+        in_quest = session.exec(
+            select(Mission.id).where(col(Mission.quest_id) == offers["quest"])
+        ).first()
+    assert in_quest is not None
+    more = [make_mission(engine, game.game_id, title=f"More {n}").id for n in range(2)]
+
+    def german(offer: str, uid: str = "alice") -> str:
+        """The form's answer to a report in German: "" once it is sent (a 303)."""
+        answer = client.post(
+            "/wall/support",
+            data={"owid": owall.owid, "uid": uid, "offer": offer, "message": "Nichts bekommen"},
+            headers={"user-agent": ANDROID_UA, "x-forwarded-for": US, "accept-language": "de"},
+        )
+        assert answer.status_code in (303, 400), answer.text
+        return answer.text if answer.status_code == 400 else ""
+
+    assert "Wir haben keinen Eintrag, dass du dieses Angebot" in german(offers["kills"])
+    assert "Dieses Angebot gibt es nicht." in german("no-such-offer")
+    assert "gehört zur Quest „Season opener“: Melde stattdessen die Quest." in german(in_quest)
+
+    for offer in (offers["kills"], offers["once"], offers["no_de"], *more):
+        assert click(client, "mission", offer, owall.owid, uid="alice").status_code == 302
+    assert click(client, "quest", offers["quest"], owall.owid, uid="alice").status_code == 302
+    waiting = [offers["kills"], offers["once"], offers["no_de"], offers["quest"], more[0]]
+    assert len(waiting) == OPEN_PER_PLAYER
+    assert german(waiting[0]) == ""
+    again = german(waiting[0])
+    assert re.search(
+        r"Du hast dieses Angebot schon gemeldet \(Meldung [A-Z0-9]{4}-[A-Z0-9]{4}\)", again
+    )
+    for offer in waiting[1:]:
+        assert german(offer) == ""
+    assert "Du hast 5 offene Meldungen: Warte auf ihre Antworten" in german(more[1])

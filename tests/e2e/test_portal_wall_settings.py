@@ -210,3 +210,48 @@ def test_staff_edit_a_publishers_wall_and_another_publisher_cannot(portal, new_p
     expect(other.get_by_text(REFUSED)).to_be_visible()
     after = stored(portal, wall.id)
     assert (after.wall_title, after.wall_origins) == ("Chosen by staff", [])
+
+
+def test_the_test_player_opens_the_wall_in_a_new_tab_signed(portal, new_page):
+    """The Wall page's "Open my wall as a test player" opens the hosted wall for the test
+    uid in a new tab, signed (the offerwall requires signed links), marked as a test; the
+    switch beside it decides whether test conversions send postbacks."""
+    from models.tracking import TEST_UID
+
+    publisher, wall = approved_publisher(portal, new_page, "Test Player Wall")
+    with Session(portal.engine()) as db:
+        found = db.get(Offerwall, wall.id)
+        assert found is not None
+        found.wall_require_signature = True
+        db.add(found)
+        db.commit()
+    publisher.goto(f"{portal.url}{routes.PUBLISHER_WALL}")
+    button = publisher.get_by_role("link", name="Open my wall as a test player")
+    for width, height in (DESKTOP, PHONE):
+        publisher.set_viewport_size({"width": width, "height": height})
+        button.scroll_into_view_if_needed()
+        expect(button).to_be_visible()
+        overflow = publisher.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the Wall page scrolls sideways at {width}px"
+        publisher.screenshot(path=str(ARTIFACTS / f"wall-test-player-button-{width}.png"))
+        with publisher.context.expect_page() as opened:
+            button.click()
+        tab = opened.value
+        tab.set_viewport_size({"width": width, "height": height})
+        tab.wait_for_load_state()
+        assert re.search(rf"/wall\?owid={wall.owid}&uid={TEST_UID}&sig=[0-9a-f]{{64}}$", tab.url)
+        expect(tab.locator("#test-player")).to_contain_text("never paid")
+        expect(tab.get_by_role("heading", name="Offers")).to_be_visible()
+        screenshot(tab, f"wall-test-player-tab-{width}")
+        tab.close()
+    expect(publisher).to_have_url(re.compile(f"{routes.PUBLISHER_WALL}/?$"))  # still here
+
+    assert not stored(portal, wall.id).test_postbacks
+    publisher.get_by_text("Send postbacks for test conversions").click()
+    expect(
+        publisher.get_by_text("The test player's conversions now send postbacks.")
+    ).to_be_visible()
+    assert stored(portal, wall.id).test_postbacks
+    publisher.reload()
+    switch = publisher.get_by_role("switch", name="Send postbacks for test conversions")
+    expect(switch).to_have_attribute("aria-checked", "true")

@@ -12,7 +12,9 @@ from babel.messages.pofile import read_po
 from api.wall import i18n
 
 WALL = Path(i18n.__file__).parent
-ROUTE = WALL.parent / "routes" / "wall.py"  # the form's own messages
+# Beyond the wall's package: the form's own messages, and the refusals of the service
+# behind it (each marked N_, shown translated).
+SOURCES = (WALL.parent / "routes" / "wall.py", WALL.parent / "services" / "tickets.py")
 
 
 def extracted() -> set[str]:
@@ -24,8 +26,9 @@ def extracted() -> set[str]:
         str(WALL), method_map, options_map=options, keywords=keywords
     ):
         found.add(message[0] if isinstance(message, tuple) else message)
-    for _, message, _, _ in extract_from_file("python", str(ROUTE), keywords=keywords):
-        found.add(message[0] if isinstance(message, tuple) else message)
+    for source in SOURCES:
+        for _, message, _, _ in extract_from_file("python", str(source), keywords=keywords):
+            found.add(message[0] if isinstance(message, tuple) else message)
     return found
 
 
