@@ -166,9 +166,22 @@ def offerwall_reinstate(offerwall: str) -> None:
 @offerwall_group.command("set-postback")
 @click.argument("offerwall")
 @click.argument("url")
-def offerwall_set_postback(offerwall: str, url: str) -> None:
-    """Set the postback URL template of OFFERWALL (macros such as {transaction_id})."""
-    _change(offerwall, lambda s, ow: offerwalls.set_postback_url(session=s, offerwall=ow, url=url))
+@click.option(
+    "--reversal-url",
+    help="Where reversal postbacks go (macros such as {reason}); an empty value sends them "
+    "to URL. Left as it is when not given.",
+)
+def offerwall_set_postback(offerwall: str, url: str, reversal_url: str | None) -> None:
+    """Set the postback URL template of OFFERWALL (macros such as {transaction_id}), and
+    with --reversal-url the reversal URL, checked as the portal's postback page does."""
+
+    def save(session: Any, ow: Any) -> Any:
+        offerwalls.set_postback_url(session=session, offerwall=ow, url=url)
+        if reversal_url is not None:
+            offerwalls.set_reversal_url(session=session, offerwall=ow, url=reversal_url)
+        return ow
+
+    _change(offerwall, save)
 
 
 @offerwall_group.command("set-currency")
