@@ -253,9 +253,13 @@ def resume(
     if offerwall.deliveries_paused_at is None:
         raise EndpointError("Deliveries to this offerwall are not paused.")
     now = now or utcnow()
-    queued = session.scalars(
-        _waiting(offerwall).order_by(col(Postback.created_at), col(Postback.id))
-    ).all()
+    waits = _waiting().where(col(Postback.offerwall_id) == offerwall.id)
+    queued = [
+        postback_id
+        for _, postback_id in session.execute(
+            waits.order_by(col(Postback.created_at), col(Postback.id))
+        ).all()
+    ]
     step = 1.0 / settings.postback_resume_rate
     if queued:
         session.execute(
@@ -284,30 +288,45 @@ def resume(
     return len(queued), notice
 
 
-def _waiting(offerwall: Offerwall) -> sa.Select[Any]:
-    """The postbacks a resume releases: those queued, and those that ran out of attempts
-    while every attempt failed (since the failures began, or the pause)."""
-    since = offerwall.failing_since or offerwall.deliveries_paused_at
+def _waiting() -> sa.Select[Any]:
+    """The postbacks a resume releases, with their offerwall's id: those of paused
+    offerwalls that are queued, and those that ran out of attempts while every attempt
+    failed (since the failures began, or the pause). The one definition of what waits:
+    the resume, the publisher's banner and the staff dashboard all read it."""
+    since = sa.func.coalesce(col(Offerwall.failing_since), col(Offerwall.deliveries_paused_at))
     ran_out = sa.exists().where(
         col(PostbackAttempt.postback_id) == col(Postback.id),
         col(PostbackAttempt.started_at) >= since,
     )
-    return sa.select(col(Postback.id)).where(
-        col(Postback.offerwall_id) == offerwall.id,
-        sa.or_(
-            col(Postback.status) == PostbackStatus.PENDING,
-            sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
-        ),
+    return (
+        sa.select(col(Postback.offerwall_id), col(Postback.id))
+        .join(Offerwall, col(Offerwall.id) == col(Postback.offerwall_id))
+        .where(
+            col(Offerwall.deliveries_paused_at).is_not(None),
+            sa.or_(
+                col(Postback.status) == PostbackStatus.PENDING,
+                sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
+            ),
+        )
     )
+
+
+def waiting_counts(session: Session, offerwall_ids: Iterable[str] | None = None) -> dict[str, int]:
+    """How many postbacks a resume would release now, per paused offerwall (all of them,
+    or those of `offerwall_ids`); an offerwall with none is left out."""
+    query = _waiting()
+    if offerwall_ids is not None:
+        query = query.where(col(Postback.offerwall_id).in_(list(offerwall_ids)))
+    waits = query.subquery()
+    rows = session.execute(
+        sa.select(waits.c.offerwall_id, sa.func.count()).group_by(waits.c.offerwall_id)
+    ).all()
+    return {wall_id: count for wall_id, count in rows}
 
 
 def waiting(session: Session, offerwall: Offerwall) -> int:
     """How many postbacks a resume would release now (the paused banner's count)."""
-    if offerwall.deliveries_paused_at is None:
-        return 0
-    return session.execute(
-        sa.select(sa.func.count()).select_from(_waiting(offerwall).subquery())
-    ).scalar_one()
+    return waiting_counts(session, [offerwall.id]).get(offerwall.id, 0)
 
 
 @dataclass(frozen=True)
@@ -360,14 +379,6 @@ class PausedEndpoint:
 
 def paused_endpoints(session: Session) -> list[PausedEndpoint]:
     """Every paused offerwall with its queue, longest paused first (staff)."""
-    queued = (
-        sa.select(sa.func.count())
-        .where(
-            col(Postback.offerwall_id) == col(Offerwall.id),
-            col(Postback.status) == PostbackStatus.PENDING,
-        )
-        .scalar_subquery()
-    )
     rows = session.execute(
         sa.select(
             col(Offerwall.id),
@@ -375,12 +386,12 @@ def paused_endpoints(session: Session) -> list[PausedEndpoint]:
             col(Offerwall.deliveries_paused_at),
             col(Offerwall.failing_since),
             col(Offerwall.consecutive_failures),
-            queued,
         )
         .where(col(Offerwall.deliveries_paused_at).is_not(None))
         .order_by(col(Offerwall.deliveries_paused_at))
     ).all()
-    return [PausedEndpoint(*row) for row in rows]
+    queued = waiting_counts(session)
+    return [PausedEndpoint(*row, queued=queued.get(row[0], 0)) for row in rows]
 
 
 def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread | None:
