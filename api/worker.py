@@ -1,5 +1,5 @@
-"""The postback dispatcher and the mail sender as background threads of the all-in-one
-server."""
+"""The postback dispatcher and the mail and alert senders as background threads of the
+all-in-one server."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
+from api.services.alerts import AlertSender
 from api.services.mail import MailSender
 from api.services.postbacks import Dispatcher
 
@@ -60,3 +61,27 @@ def mail_sender() -> MailSender | None:
     if not settings.smtp_url:
         return None
     return MailSender(engine=get_engine(), settings=settings)
+
+
+@asynccontextmanager
+async def background_alerts() -> AsyncIterator[None]:
+    """Post queued alerts to ALERT_WEBHOOK_URL while the server runs, when it is set."""
+    sender = alert_sender()
+    if sender is None:
+        yield
+        return
+    thread = threading.Thread(target=sender.run, name="alert-sender", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        sender.stop()
+        thread.join(timeout=30)
+
+
+def alert_sender() -> AlertSender | None:
+    """A sender for this process's settings; None without ALERT_WEBHOOK_URL."""
+    settings = get_settings()
+    if not settings.alert_webhook_url:
+        return None
+    return AlertSender(engine=get_engine(), settings=settings)

@@ -12,7 +12,7 @@ from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
 from api.services import endpoints, offerwalls, wall_settings
-from api.worker import mail_sender
+from api.worker import alert_sender, mail_sender
 
 
 @click.group("offerwall")
@@ -131,9 +131,10 @@ def offerwall_resume(offerwall: str) -> None:
     released, notice = _with_offerwall(
         offerwall, lambda s, ow: endpoints.resume(session=s, offerwall=ow, settings=settings)
     )
-    alert = endpoints.announce(settings, [notice])
-    if alert is not None:  # the command ends here: let the alert webhook hear of it first
-        alert.join(timeout=6)
+    endpoints.announce([notice])
+    sender = alert_sender()
+    if sender is not None:  # post the alert now; `serve` or `worker` retries it if need be
+        sender.run_once()
     _print_json({"offerwallId": notice.offerwall_id, "owid": notice.owid, "released": released})
 
 

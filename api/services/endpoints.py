@@ -8,24 +8,23 @@ Health (docs/publisher-integration.md#pausing): the dispatcher reports every att
 An offerwall whose every attempt has failed for `POSTBACK_PAUSE_AFTER_SECONDS` (and at
 least `POSTBACK_PAUSE_MIN_FAILURES` in a row) is paused: its postbacks stay queued, none
 is sent or dropped, its publisher is mailed, staff see it. Resuming releases the queue in
-order at `POSTBACK_RESUME_RATE` per second. `ALERT_WEBHOOK_URL` hears of both."""
+order at `POSTBACK_RESUME_RATE` per second. `ALERT_WEBHOOK_URL` hears of both, through
+the alert outbox (`api/services/alerts.py`)."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, new_token, open_signing_secret, seal_signing_secret
-from api.services import mail
+from api.services import alerts, mail
 from api.services.errors import DomainError
 from models import Offerwall, Postback, PostbackAttempt, PostbackStatus, User
 from models.tables import postback as _postback
@@ -201,6 +200,7 @@ def record_outcomes(
             wall.deliveries_paused_at = now
             notice = _notice("endpoint.paused", wall, now, by_wall[wall.id][-1].error)
             _mail_pause(session, wall, notice)
+            alerts.enqueue(session, settings, notice.json())
             notices.append(notice)
         session.add(wall)
     session.flush()
@@ -280,6 +280,7 @@ def resume(
             ],
         )
     notice = _notice("endpoint.resumed", offerwall, now, "")
+    alerts.enqueue(session, settings, notice.json())
     offerwall.deliveries_paused_at = None
     offerwall.consecutive_failures = 0
     offerwall.failing_since = None
@@ -288,7 +289,7 @@ def resume(
     return len(queued), notice
 
 
-def _waiting() -> sa.Select[Any]:
+def _waiting() -> sa.Select[Any, Any]:
     """The postbacks a resume releases, with their offerwall's id: those of paused
     offerwalls that are queued, and those that ran out of attempts while every attempt
     failed (since the failures began, or the pause). The one definition of what waits:
@@ -391,14 +392,15 @@ def paused_endpoints(session: Session) -> list[PausedEndpoint]:
         .order_by(col(Offerwall.deliveries_paused_at))
     ).all()
     queued = waiting_counts(session)
-    return [PausedEndpoint(*row, queued=queued.get(row[0], 0)) for row in rows]
+    return [
+        PausedEndpoint(wall_id, name, paused_at, since, failures, queued.get(wall_id, 0))
+        for wall_id, name, paused_at, since, failures in rows
+    ]
 
 
-def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread | None:
-    """POST each notice to ALERT_WEBHOOK_URL (when set) from a thread of its own: once,
-    5 s at most, a failure logged. The operator's own URL, not a publisher's. Returns the
-    thread (a command that ends next joins it), or None when nothing is posted."""
-    notices = list(notices)
+def announce(notices: Iterable[Notice]) -> None:
+    """Log each pause or resume once its transaction committed (ALERT_WEBHOOK_URL's
+    notice was queued in that transaction: `api/services/alerts.py`)."""
     for notice in notices:
         log.warning(
             "%s: %s (%s), failed attempts in a row: %d",
@@ -407,17 +409,3 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread 
             notice.owid,
             notice.failures,
         )
-    if not settings.alert_webhook_url or not notices:
-        return None
-
-    def post() -> None:
-        try:
-            with httpx.Client(timeout=5.0, trust_env=False) as client:
-                for notice in notices:
-                    client.post(settings.alert_webhook_url, json=notice.json())
-        except httpx.HTTPError as exc:
-            log.warning("the alert webhook failed: %s", type(exc).__name__)
-
-    thread = threading.Thread(target=post, name="alert-webhook", daemon=True)
-    thread.start()
-    return thread
