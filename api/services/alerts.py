@@ -19,9 +19,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
-import sqlalchemy as sa
 from sqlalchemy import Engine
-from sqlmodel import Session, col
+from sqlmodel import Session
 
 from api.core.config import Settings
 from api.core.db import write_session
@@ -65,24 +64,7 @@ class _Claimed:
 def claim(engine: Engine, now: datetime, *, limit: int = BATCH) -> list[_Claimed]:
     """Take due queued alerts for this sender until the lease ends (another skips them)."""
     table = AlertMessage.__table__  # type: ignore[attr-defined]
-    with write_session(engine) as session:
-        due = session.execute(
-            sa.select(table.c.id, table.c.body)
-            .where(
-                table.c.status == MailStatus.QUEUED,
-                table.c.next_attempt_at <= now,
-                sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
-            )
-            .order_by(table.c.next_attempt_at, table.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        ).all()
-        if due:
-            session.execute(
-                sa.update(table)
-                .where(table.c.id.in_([row.id for row in due]))
-                .values(lease_until=now + LEASE)
-            )
+    due = outbox.claim_due(engine, table, ("id", "body"), now=now, lease=LEASE, limit=limit)
     return [_Claimed(*row) for row in due]
 
 
@@ -153,10 +135,4 @@ class AlertSender(outbox.OutboxSender):
 
 def prune(session: Session, now: datetime) -> int:
     """Delete sent and failed alerts older than `KEPT_FOR`."""
-    removed = session.execute(
-        sa.delete(AlertMessage).where(
-            col(AlertMessage.status) != MailStatus.QUEUED,
-            col(AlertMessage.created_at) < now - KEPT_FOR,
-        )
-    )
-    return int(removed.rowcount or 0)  # type: ignore[attr-defined]
+    return outbox.prune_done(session, AlertMessage.__table__, now, KEPT_FOR)  # type: ignore[attr-defined]

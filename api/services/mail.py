@@ -108,23 +108,8 @@ def claim(engine: Engine, *, limit: int = BATCH) -> list[_Claimed]:
                 lease_until=None,
             )
         )
-        due = session.execute(
-            sa.select(table.c.id, table.c.to_address, table.c.subject, table.c.body)
-            .where(
-                table.c.status == MailStatus.QUEUED,
-                table.c.next_attempt_at <= now,
-                sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
-            )
-            .order_by(table.c.next_attempt_at, table.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        ).all()
-        if due:
-            session.execute(
-                sa.update(table)
-                .where(table.c.id.in_([row.id for row in due]))
-                .values(lease_until=now + LEASE)
-            )
+    columns = ("id", "to_address", "subject", "body")
+    due = outbox.claim_due(engine, table, columns, now=now, lease=LEASE, limit=limit)
     return [_Claimed(*row) for row in due]
 
 
@@ -265,10 +250,4 @@ def readable_body(*, session: Session, message_id: int, smtp_configured: bool) -
 
 def prune(session: Session, now: datetime) -> int:
     """Delete sent and failed messages older than `KEPT_FOR`."""
-    removed = session.execute(
-        sa.delete(MailMessage).where(
-            col(MailMessage.status) != MailStatus.QUEUED,
-            col(MailMessage.created_at) < now - KEPT_FOR,
-        )
-    )
-    return int(removed.rowcount or 0)  # type: ignore[attr-defined]
+    return outbox.prune_done(session, MailMessage.__table__, now, KEPT_FOR)  # type: ignore[attr-defined]

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import ClassVar
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
 
-from sqlalchemy import event
+import sqlalchemy as sa
+from sqlalchemy import Engine, event
 from sqlmodel import Session
+
+from api.core.db import write_session
+from models import MailStatus
 
 log = logging.getLogger("questwall.outbox")
 
@@ -78,3 +84,45 @@ class OutboxSender:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+
+
+def claim_due(
+    engine: Engine,
+    table: sa.Table,
+    columns: Sequence[str],
+    *,
+    now: datetime,
+    lease: timedelta,
+    limit: int,
+) -> Sequence[Any]:
+    """Take the queued rows of `table` due at `now` (their `columns`, oldest due first) for
+    this sender until `lease` ends; another sender skips them meanwhile."""
+    with write_session(engine) as session:
+        due = session.execute(
+            sa.select(*(table.c[name] for name in columns))
+            .where(
+                table.c.status == MailStatus.QUEUED,
+                table.c.next_attempt_at <= now,
+                sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
+            )
+            .order_by(table.c.next_attempt_at, table.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        ).all()
+        if due:
+            session.execute(
+                sa.update(table)
+                .where(table.c.id.in_([row.id for row in due]))
+                .values(lease_until=now + lease)
+            )
+    return due
+
+
+def prune_done(session: Session, table: sa.Table, now: datetime, kept_for: timedelta) -> int:
+    """Delete the rows of `table` sent or given up before `kept_for` ago."""
+    removed = session.execute(
+        sa.delete(table).where(
+            table.c.status != MailStatus.QUEUED, table.c.created_at < now - kept_for
+        )
+    )
+    return int(removed.rowcount or 0)  # type: ignore[attr-defined]
