@@ -1,5 +1,5 @@
-"""The postback dispatcher and the mail sender as background threads of the all-in-one
-server."""
+"""The postback dispatcher and the mail and alert senders as background threads of the
+all-in-one server."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from contextlib import asynccontextmanager
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
+from api.services.alerts import AlertSender
 from api.services.mail import MailSender
+from api.services.outbox import OutboxSender
 from api.services.postbacks import Dispatcher
 
 log = logging.getLogger("questwall.worker")
@@ -40,13 +42,26 @@ async def background_dispatcher() -> AsyncIterator[None]:
 async def background_mail() -> AsyncIterator[None]:
     """Send queued mail while the server runs, when SMTP_URL is set (without it, mail
     stays in the outbox for staff to read)."""
-    sender = mail_sender()
+    async with _running(mail_sender()):
+        yield
+
+
+@asynccontextmanager
+async def background_alerts() -> AsyncIterator[None]:
+    """Post queued alerts to ALERT_WEBHOOK_URL while the server runs, when it is set."""
+    async with _running(alert_sender()):
+        yield
+
+
+@asynccontextmanager
+async def _running(sender: OutboxSender | None) -> AsyncIterator[None]:
+    """Run an outbox's sender in a thread of its own while the block runs (None: nothing)."""
     if sender is None:
         yield
         return
-    thread = threading.Thread(target=sender.run, name="mail-sender", daemon=True)
+    thread = threading.Thread(target=sender.run, name=f"{sender.kind}-sender", daemon=True)
     thread.start()
-    log.info("mail sender started for %s", sender.server.describe())
+    log.info("%s sender started", sender.kind)
     try:
         yield
     finally:
@@ -60,3 +75,11 @@ def mail_sender() -> MailSender | None:
     if not settings.smtp_url:
         return None
     return MailSender(engine=get_engine(), settings=settings)
+
+
+def alert_sender() -> AlertSender | None:
+    """A sender for this process's settings; None without ALERT_WEBHOOK_URL."""
+    settings = get_settings()
+    if not settings.alert_webhook_url:
+        return None
+    return AlertSender(engine=get_engine(), settings=settings)

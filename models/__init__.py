@@ -9,6 +9,7 @@ from models.accounts import (
     Studio,
     User,
 )
+from models.alerts import AlertMessage
 from models.events import Event, IdempotencyRecord, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
@@ -32,6 +33,7 @@ from models.tracking import (
 )
 
 __all__ = [
+    "AlertMessage",
     "BlockKind",
     "BlockedEntry",
     "CatalogVersion",

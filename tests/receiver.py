@@ -18,6 +18,8 @@ class Receiver:
         self.hosts: list[str] = []  # the Host header of each request
         self.signatures: list[str] = []  # the Questwall-Signature header of each request
         self.posts: list[bytes] = []  # the bodies of POST requests (alert webhooks)
+        self.post_statuses: list[int] = []  # answers to POSTs, in order; then 204
+        self.post_answers: list[int] = []  # the answer each POST got
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
         self.drip_seconds = 0.0  # when set, the body comes one byte at a time, this far apart
@@ -72,7 +74,9 @@ def running_receiver(
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
                 receiver.posts.append(body)
-            self.send_response(204)
+                status = receiver.post_statuses.pop(0) if receiver.post_statuses else 204
+                receiver.post_answers.append(status)
+            self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()
 

@@ -12,7 +12,7 @@ from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
 from api.services import endpoints, offerwalls, wall_settings
-from api.worker import mail_sender
+from api.worker import alert_sender, mail_sender
 
 
 @click.group("offerwall")
@@ -131,9 +131,10 @@ def offerwall_resume(offerwall: str) -> None:
     released, notice = _with_offerwall(
         offerwall, lambda s, ow: endpoints.resume(session=s, offerwall=ow, settings=settings)
     )
-    alert = endpoints.announce(settings, [notice])
-    if alert is not None:  # the command ends here: let the alert webhook hear of it first
-        alert.join(timeout=6)
+    endpoints.announce([notice])
+    sender = alert_sender()
+    if sender is not None:  # post the alert now; `serve` or `worker` retries it if need be
+        sender.run_once()
     _print_json({"offerwallId": notice.offerwall_id, "owid": notice.owid, "released": released})
 
 
@@ -166,9 +167,22 @@ def offerwall_reinstate(offerwall: str) -> None:
 @offerwall_group.command("set-postback")
 @click.argument("offerwall")
 @click.argument("url")
-def offerwall_set_postback(offerwall: str, url: str) -> None:
-    """Set the postback URL template of OFFERWALL (macros such as {transaction_id})."""
-    _change(offerwall, lambda s, ow: offerwalls.set_postback_url(session=s, offerwall=ow, url=url))
+@click.option(
+    "--reversal-url",
+    help="Where reversal postbacks go (macros such as {reason}); an empty value sends them "
+    "to URL. Left as it is when not given.",
+)
+def offerwall_set_postback(offerwall: str, url: str, reversal_url: str | None) -> None:
+    """Set the postback URL template of OFFERWALL (macros such as {transaction_id}), and
+    with --reversal-url the reversal URL, checked as the portal's postback page does."""
+
+    def save(session: Any, ow: Any) -> Any:
+        offerwalls.set_postback_url(session=session, offerwall=ow, url=url)
+        if reversal_url is not None:
+            offerwalls.set_reversal_url(session=session, offerwall=ow, url=reversal_url)
+        return ow
+
+    _change(offerwall, save)
 
 
 @offerwall_group.command("set-currency")

@@ -73,9 +73,9 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 @click.command("prune")
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, portal sessions, sign-in failures and
-    reset links, mail sent or failed over 30 days ago, and events, refused clicks and events
+    reset links, mail and alerts sent or failed over 30 days ago, and events, refused clicks and events
     set aside by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL)."""
-    from api.services import mail, passwords
+    from api.services import alerts, mail, passwords
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired
     from api.services.retention import prune_events, prune_refused_clicks
@@ -86,7 +86,9 @@ def prune_cmd() -> None:
     removed = prune_expired(engine=get_engine(), settings=settings)
     with write_session() as session:
         removed += prune_sessions(session=session)
-        removed += passwords.prune(session) + mail.prune(session, utcnow())
+        now = utcnow()
+        removed += passwords.prune(session) + mail.prune(session, now)
+        removed += alerts.prune(session, now)
     click.echo(f"Removed {removed} expired record(s).")
     events = prune_events(get_engine(), retention_days=settings.event_retention_days)
     months = f" ({len(events.dropped_months)} month partition(s) dropped)"
@@ -118,29 +120,30 @@ def rotate_secrets_cmd() -> None:
 @click.command("worker")
 @click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
 def worker_cmd(threads: int) -> None:
-    """Deliver postbacks, and queued mail when SMTP_URL is set (run any number, against
-    PostgreSQL; stop with Ctrl-C or SIGTERM)."""
+    """Deliver postbacks, queued mail when SMTP_URL is set and alerts when
+    ALERT_WEBHOOK_URL is (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
     import signal
     import threading
 
     from api.services.postbacks import Dispatcher
-    from api.worker import mail_sender
+    from api.worker import alert_sender, mail_sender
 
     _require_ready_to_serve()
     dispatcher = Dispatcher(
         engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
     )
-    mail = mail_sender()
+    mail, alerts = mail_sender(), alert_sender()
+    senders = [sender for sender in (mail, alerts) if sender is not None]
 
     def stop(*_: object) -> None:
         dispatcher.stop()
-        if mail is not None:
-            mail.stop()
+        for sender in senders:
+            sender.stop()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, stop)
-    if mail is not None:
-        threading.Thread(target=mail.run, name="mail-sender", daemon=True).start()
+    for sender in senders:
+        threading.Thread(target=sender.run, name=f"{sender.kind}-sender", daemon=True).start()
     sends = " and mail" if mail is not None else ""
     click.echo(f"Delivering postbacks{sends} with {threads} threads. Stop with Ctrl-C.")
     dispatcher.run()

@@ -16,6 +16,10 @@ from api.core.smtp import parse_smtp_url
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+# The description of a number whose 0 means "off" (said in its refusal; README.md too).
+OFF = "0 turns it off"
+
+
 class SettingsError(RuntimeError):
     """A setting the service cannot run with; the message names it and what to do."""
 
@@ -51,9 +55,16 @@ class Settings(BaseSettings):
     # (tests and closed networks allow them); the source address for publishers' allow-lists.
     postback_allow_private: bool = Field(default=False, alias="POSTBACK_ALLOW_PRIVATE")
     postback_source_address: str = Field(default="", alias="POSTBACK_SOURCE_ADDRESS")
-    postback_connect_timeout: float = 5.0
-    postback_total_timeout: float = 10.0
-    postback_lease_seconds: float = Field(default=60.0, alias="POSTBACK_LEASE_SECONDS")
+    # Seconds a postback may take to connect, and in all (the contract's 5 s and 10 s).
+    postback_connect_timeout: float = Field(
+        default=5.0, gt=0, le=600, allow_inf_nan=False, alias="POSTBACK_CONNECT_TIMEOUT"
+    )
+    postback_total_timeout: float = Field(
+        default=10.0, gt=0, le=600, allow_inf_nan=False, alias="POSTBACK_TOTAL_TIMEOUT"
+    )
+    postback_lease_seconds: float = Field(
+        default=60.0, gt=0, le=86400, allow_inf_nan=False, alias="POSTBACK_LEASE_SECONDS"
+    )
     # Requests one dispatcher runs at once for one offerwall, so a publisher whose receiver
     # hangs cannot hold every connection.
     postback_per_offerwall: int = Field(default=4, ge=1, alias="POSTBACK_PER_OFFERWALL")
@@ -61,30 +72,54 @@ class Settings(BaseSettings):
     postback_dispatcher: bool = Field(default=True, alias="POSTBACK_DISPATCHER")
     # Endpoint health: an offerwall whose every attempt has failed for this long (and at
     # least this many in a row) is paused; its postbacks wait until the publisher resumes.
+    # 0: pause on the failures in a row alone.
     postback_pause_after_seconds: float = Field(
-        default=86400, ge=0, alias="POSTBACK_PAUSE_AFTER_SECONDS"
+        default=86400,
+        ge=0,
+        le=365 * 86400,
+        allow_inf_nan=False,
+        alias="POSTBACK_PAUSE_AFTER_SECONDS",
+        description="0 pauses on the failures in a row alone",
     )
     postback_pause_min_failures: int = Field(default=3, ge=1, alias="POSTBACK_PAUSE_MIN_FAILURES")
     # Postbacks per second an offerwall's queue is released at when it resumes.
-    postback_resume_rate: float = Field(default=10, gt=0, alias="POSTBACK_RESUME_RATE")
+    postback_resume_rate: float = Field(
+        default=10, ge=0.001, allow_inf_nan=False, alias="POSTBACK_RESUME_RATE"
+    )
     # Where a JSON notice goes when an offerwall's deliveries pause or resume (optional).
     alert_webhook_url: str = Field(default="", alias="ALERT_WEBHOOK_URL", repr=False)
 
-    signature_window_seconds: int = 300
-    max_body_bytes: int = 1024 * 1024
-    max_items_per_request: int = 1000
+    # The signed requests' contract (docs/contract.md): the timestamp window, the body's
+    # size and the events or identifiers one request may carry.
+    signature_window_seconds: int = Field(
+        default=300, ge=1, le=86400, alias="SIGNATURE_WINDOW_SECONDS"
+    )
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1, alias="MAX_BODY_BYTES")
+    max_items_per_request: int = Field(default=1000, ge=1, alias="MAX_ITEMS_PER_REQUEST")
     # Signed requests per second per client id, and the burst allowed (per API process
     # without REDIS_URL, for all of them together with it).
-    ingest_rate_per_second: float = Field(default=500, alias="QUESTWALL_INGEST_RATE")
-    ingest_burst: float = Field(default=1000, alias="QUESTWALL_INGEST_BURST")
+    ingest_rate_per_second: float = Field(
+        default=500, gt=0, allow_inf_nan=False, alias="QUESTWALL_INGEST_RATE"
+    )
+    ingest_burst: float = Field(
+        default=1000, ge=1, allow_inf_nan=False, alias="QUESTWALL_INGEST_BURST"
+    )
     # Reporting API requests (`GET /offerwall/reports`) per minute per offerwall, and the
     # burst allowed; each builds a report over up to a year of clicks and conversions.
-    reports_rate_per_minute: float = Field(default=30, gt=0, alias="QUESTWALL_REPORTS_RATE")
-    reports_burst: float = Field(default=10, ge=1, alias="QUESTWALL_REPORTS_BURST")
+    reports_rate_per_minute: float = Field(
+        default=30, gt=0, allow_inf_nan=False, alias="QUESTWALL_REPORTS_RATE"
+    )
+    reports_burst: float = Field(
+        default=10, ge=1, allow_inf_nan=False, alias="QUESTWALL_REPORTS_BURST"
+    )
     # Click screening (docs/fraud.md): tracking-link clicks a minute from one IP address,
     # and by one player (uid) of an offerwall, before further clicks are refused; 0 is off.
-    clicks_per_ip_minute: int = Field(default=30, ge=0, alias="QUESTWALL_CLICKS_PER_IP")
-    clicks_per_uid_minute: int = Field(default=10, ge=0, alias="QUESTWALL_CLICKS_PER_UID")
+    clicks_per_ip_minute: int = Field(
+        default=30, ge=0, alias="QUESTWALL_CLICKS_PER_IP", description=OFF
+    )
+    clicks_per_uid_minute: int = Field(
+        default=10, ge=0, alias="QUESTWALL_CLICKS_PER_UID", description=OFF
+    )
     # Refuse clicks from scripts, crawlers and headless browsers (by the User-Agent).
     refuse_scripted_agents: bool = Field(default=True, alias="QUESTWALL_REFUSE_SCRIPTED_AGENTS")
     # Networks whose clicks are refused (hosting providers, known farms): comma-separated.
@@ -98,17 +133,29 @@ class Settings(BaseSettings):
     # Conversions held for review are approved by themselves after this many hours
     # unless a reviewer decides or flags them first; 0 keeps them until a reviewer does.
     review_auto_approve_hours: float = Field(
-        default=72, ge=0, le=24 * 365, alias="QUESTWALL_REVIEW_AUTO_APPROVE_HOURS"
+        default=72,
+        ge=0,
+        le=24 * 365,
+        allow_inf_nan=False,
+        alias="QUESTWALL_REVIEW_AUTO_APPROVE_HOURS",
+        description="0 keeps them for a reviewer",
     )
     # The shared_ip signal: this many players clicked from the converting click's IP
     # address in the last 24 hours (0: off).
-    players_per_ip: int = Field(default=20, ge=0, alias="QUESTWALL_PLAYERS_PER_IP")
+    players_per_ip: int = Field(default=20, ge=0, alias="QUESTWALL_PLAYERS_PER_IP", description=OFF)
     # The stale_event signal: a completing event timed this many hours before it arrived
     # (0: off).
-    stale_event_hours: float = Field(default=24, ge=0, alias="QUESTWALL_STALE_EVENT_HOURS")
+    stale_event_hours: float = Field(
+        default=24,
+        ge=0,
+        le=24 * 365,
+        allow_inf_nan=False,
+        alias="QUESTWALL_STALE_EVENT_HOURS",
+        description=OFF,
+    )
     # Events whose time is older than this many days are removed by `questwall prune`
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
-    event_retention_days: int = Field(default=90, ge=1, alias="EVENT_RETENTION_DAYS")
+    event_retention_days: int = Field(default=90, ge=1, le=36500, alias="EVENT_RETENTION_DAYS")
 
     # Mail (api/services/mail.py): the SMTP server messages go out through
     # (smtp://user:pass@host:587?starttls=1, smtps://user:pass@host:465). Empty: they stay

@@ -37,7 +37,19 @@ def _setting_problem(exc: ValidationError) -> str:
     error = exc.errors()[0]
     name = ".".join(str(part) for part in error["loc"])
     message = error["msg"].removeprefix("Value error, ")
-    return f"{name} is invalid: {message}."
+    return f"{name} is invalid: {message}{_what_to_do(name)}."
+
+
+def _what_to_do(name: str) -> str:
+    """For a number or a switch: what to do about it, with its default (and what 0 means
+    where 0 turns it off); other settings' messages say what to do themselves."""
+    for field in Settings.model_fields.values():
+        if field.alias == name and field.annotation in (int, float, bool):
+            meaning = f" ({field.description})" if field.description else ""
+            default = field.default
+            shown = str(default).lower() if isinstance(default, bool) else f"{default:g}"
+            return f"; correct it{meaning}, or unset it for the default ({shown})"
+    return ""
 
 
 def check_master_key_setting(settings: Settings) -> None:

@@ -8,24 +8,23 @@ Health (docs/publisher-integration.md#pausing): the dispatcher reports every att
 An offerwall whose every attempt has failed for `POSTBACK_PAUSE_AFTER_SECONDS` (and at
 least `POSTBACK_PAUSE_MIN_FAILURES` in a row) is paused: its postbacks stay queued, none
 is sent or dropped, its publisher is mailed, staff see it. Resuming releases the queue in
-order at `POSTBACK_RESUME_RATE` per second. `ALERT_WEBHOOK_URL` hears of both."""
+order at `POSTBACK_RESUME_RATE` per second. `ALERT_WEBHOOK_URL` hears of both, through
+the alert outbox (`api/services/alerts.py`)."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox, new_token, open_signing_secret, seal_signing_secret
-from api.services import mail
+from api.services import alerts, mail
 from api.services.errors import DomainError
 from models import Offerwall, Postback, PostbackAttempt, PostbackStatus, User
 from models.tables import postback as _postback
@@ -201,6 +200,7 @@ def record_outcomes(
             wall.deliveries_paused_at = now
             notice = _notice("endpoint.paused", wall, now, by_wall[wall.id][-1].error)
             _mail_pause(session, wall, notice)
+            alerts.enqueue(session, settings, notice.json())
             notices.append(notice)
         session.add(wall)
     session.flush()
@@ -253,9 +253,13 @@ def resume(
     if offerwall.deliveries_paused_at is None:
         raise EndpointError("Deliveries to this offerwall are not paused.")
     now = now or utcnow()
-    queued = session.scalars(
-        _waiting(offerwall).order_by(col(Postback.created_at), col(Postback.id))
-    ).all()
+    waits = _waiting().where(col(Postback.offerwall_id) == offerwall.id)
+    queued = [
+        postback_id
+        for _, postback_id in session.execute(
+            waits.order_by(col(Postback.created_at), col(Postback.id))
+        ).all()
+    ]
     step = 1.0 / settings.postback_resume_rate
     if queued:
         session.execute(
@@ -276,6 +280,7 @@ def resume(
             ],
         )
     notice = _notice("endpoint.resumed", offerwall, now, "")
+    alerts.enqueue(session, settings, notice.json())
     offerwall.deliveries_paused_at = None
     offerwall.consecutive_failures = 0
     offerwall.failing_since = None
@@ -284,30 +289,45 @@ def resume(
     return len(queued), notice
 
 
-def _waiting(offerwall: Offerwall) -> sa.Select[Any]:
-    """The postbacks a resume releases: those queued, and those that ran out of attempts
-    while every attempt failed (since the failures began, or the pause)."""
-    since = offerwall.failing_since or offerwall.deliveries_paused_at
+def _waiting() -> sa.Select[Any, Any]:
+    """The postbacks a resume releases, with their offerwall's id: those of paused
+    offerwalls that are queued, and those that ran out of attempts while every attempt
+    failed (since the failures began, or the pause). The one definition of what waits:
+    the resume, the publisher's banner and the staff dashboard all read it."""
+    since = sa.func.coalesce(col(Offerwall.failing_since), col(Offerwall.deliveries_paused_at))
     ran_out = sa.exists().where(
         col(PostbackAttempt.postback_id) == col(Postback.id),
         col(PostbackAttempt.started_at) >= since,
     )
-    return sa.select(col(Postback.id)).where(
-        col(Postback.offerwall_id) == offerwall.id,
-        sa.or_(
-            col(Postback.status) == PostbackStatus.PENDING,
-            sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
-        ),
+    return (
+        sa.select(col(Postback.offerwall_id), col(Postback.id))
+        .join(Offerwall, col(Offerwall.id) == col(Postback.offerwall_id))
+        .where(
+            col(Offerwall.deliveries_paused_at).is_not(None),
+            sa.or_(
+                col(Postback.status) == PostbackStatus.PENDING,
+                sa.and_(col(Postback.status) == PostbackStatus.FAILED, ran_out),
+            ),
+        )
     )
+
+
+def waiting_counts(session: Session, offerwall_ids: Iterable[str] | None = None) -> dict[str, int]:
+    """How many postbacks a resume would release now, per paused offerwall (all of them,
+    or those of `offerwall_ids`); an offerwall with none is left out."""
+    query = _waiting()
+    if offerwall_ids is not None:
+        query = query.where(col(Postback.offerwall_id).in_(list(offerwall_ids)))
+    waits = query.subquery()
+    rows = session.execute(
+        sa.select(waits.c.offerwall_id, sa.func.count()).group_by(waits.c.offerwall_id)
+    ).all()
+    return {wall_id: count for wall_id, count in rows}
 
 
 def waiting(session: Session, offerwall: Offerwall) -> int:
     """How many postbacks a resume would release now (the paused banner's count)."""
-    if offerwall.deliveries_paused_at is None:
-        return 0
-    return session.execute(
-        sa.select(sa.func.count()).select_from(_waiting(offerwall).subquery())
-    ).scalar_one()
+    return waiting_counts(session, [offerwall.id]).get(offerwall.id, 0)
 
 
 @dataclass(frozen=True)
@@ -360,14 +380,6 @@ class PausedEndpoint:
 
 def paused_endpoints(session: Session) -> list[PausedEndpoint]:
     """Every paused offerwall with its queue, longest paused first (staff)."""
-    queued = (
-        sa.select(sa.func.count())
-        .where(
-            col(Postback.offerwall_id) == col(Offerwall.id),
-            col(Postback.status) == PostbackStatus.PENDING,
-        )
-        .scalar_subquery()
-    )
     rows = session.execute(
         sa.select(
             col(Offerwall.id),
@@ -375,19 +387,20 @@ def paused_endpoints(session: Session) -> list[PausedEndpoint]:
             col(Offerwall.deliveries_paused_at),
             col(Offerwall.failing_since),
             col(Offerwall.consecutive_failures),
-            queued,
         )
         .where(col(Offerwall.deliveries_paused_at).is_not(None))
         .order_by(col(Offerwall.deliveries_paused_at))
     ).all()
-    return [PausedEndpoint(*row) for row in rows]
+    queued = waiting_counts(session)
+    return [
+        PausedEndpoint(wall_id, name, paused_at, since, failures, queued.get(wall_id, 0))
+        for wall_id, name, paused_at, since, failures in rows
+    ]
 
 
-def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread | None:
-    """POST each notice to ALERT_WEBHOOK_URL (when set) from a thread of its own: once,
-    5 s at most, a failure logged. The operator's own URL, not a publisher's. Returns the
-    thread (a command that ends next joins it), or None when nothing is posted."""
-    notices = list(notices)
+def announce(notices: Iterable[Notice]) -> None:
+    """Log each pause or resume once its transaction committed (ALERT_WEBHOOK_URL's
+    notice was queued in that transaction: `api/services/alerts.py`)."""
     for notice in notices:
         log.warning(
             "%s: %s (%s), failed attempts in a row: %d",
@@ -396,17 +409,3 @@ def announce(settings: Settings, notices: Iterable[Notice]) -> threading.Thread 
             notice.owid,
             notice.failures,
         )
-    if not settings.alert_webhook_url or not notices:
-        return None
-
-    def post() -> None:
-        try:
-            with httpx.Client(timeout=5.0, trust_env=False) as client:
-                for notice in notices:
-                    client.post(settings.alert_webhook_url, json=notice.json())
-        except httpx.HTTPError as exc:
-            log.warning("the alert webhook failed: %s", type(exc).__name__)
-
-    thread = threading.Thread(target=post, name="alert-webhook", daemon=True)
-    thread.start()
-    return thread

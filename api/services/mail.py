@@ -13,7 +13,6 @@ Nothing here logs a message's body (it may hold a reset link) or the SMTP passwo
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -21,12 +20,13 @@ from email.utils import formatdate, make_msgid
 
 import aiosmtplib
 import sqlalchemy as sa
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 from sqlmodel import Session, col
 
 from api.core.config import Settings, get_settings
 from api.core.db import write_session
 from api.core.smtp import parse_smtp_url, send_message
+from api.services import outbox
 from api.services.paging import Window, paged
 from models import MailMessage, MailStatus
 from models.types import utcnow
@@ -47,7 +47,6 @@ BATCH = 20
 # Sent and failed messages are kept this long, then `questwall prune` removes them.
 KEPT_FOR = timedelta(days=30)
 REDACTED = "(The reset link is removed from the outbox once the message is {}.)"
-_COMMITTED = "questwall.mail.enqueued"
 
 
 def enqueue(
@@ -73,33 +72,13 @@ def enqueue(
     )
     session.add(message)
     session.flush()
-    session.info[_COMMITTED] = True
+    outbox.queued(session, MailSender.kind)
     return message
 
 
 def portal_url(path: str) -> str:
     """An address in the portal for a link in a message: `BASE_URL` and the path."""
     return get_settings().base_url + path
-
-
-# --- waking the senders after a commit --------------------------------------------
-
-_senders: set[MailSender] = set()
-_senders_lock = threading.Lock()
-
-
-@event.listens_for(Session, "after_commit")
-def _after_commit(session: Session) -> None:
-    if session.info.pop(_COMMITTED, False):
-        with _senders_lock:
-            senders = list(_senders)
-        for sender in senders:
-            sender.wake()
-
-
-@event.listens_for(Session, "after_rollback")
-def _after_rollback(session: Session) -> None:
-    session.info.pop(_COMMITTED, None)
 
 
 # --- delivery ---------------------------------------------------------------------
@@ -129,23 +108,8 @@ def claim(engine: Engine, *, limit: int = BATCH) -> list[_Claimed]:
                 lease_until=None,
             )
         )
-        due = session.execute(
-            sa.select(table.c.id, table.c.to_address, table.c.subject, table.c.body)
-            .where(
-                table.c.status == MailStatus.QUEUED,
-                table.c.next_attempt_at <= now,
-                sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
-            )
-            .order_by(table.c.next_attempt_at, table.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        ).all()
-        if due:
-            session.execute(
-                sa.update(table)
-                .where(table.c.id.in_([row.id for row in due]))
-                .values(lease_until=now + LEASE)
-            )
+    columns = ("id", "to_address", "subject", "body")
+    due = outbox.claim_due(engine, table, columns, now=now, lease=LEASE, limit=limit)
     return [_Claimed(*row) for row in due]
 
 
@@ -171,16 +135,17 @@ def _record(engine: Engine, message_id: int, error: str | None, *, permanent: bo
         session.add(message)
 
 
-class MailSender:
+class MailSender(outbox.OutboxSender):
     """Sends queued messages through `SMTP_URL`: at once when a transaction that queued
     one commits in this process, and every `poll` seconds for retries and for messages
     queued by other processes (the CLI)."""
 
+    kind = "mail"
+
     def __init__(self, *, engine: Engine, settings: Settings, poll: float = 15.0):
-        self.engine, self.settings, self.poll = engine, settings, poll
+        super().__init__(poll=poll)
+        self.engine, self.settings = engine, settings
         self.server = parse_smtp_url(settings.smtp_url)
-        self._wake = threading.Event()
-        self._stop = threading.Event()
 
     def run_once(self) -> int:
         """Claim and try every due message once; returns how many were tried."""
@@ -219,30 +184,6 @@ class MailSender:
         email["Message-ID"] = make_msgid(domain=self.server.host)
         email.set_content(message.body)
         return email
-
-    def run(self) -> None:
-        """Send until stopped; registered so that commits in this process wake it."""
-        with _senders_lock:
-            _senders.add(self)
-        try:
-            while not self._stop.is_set():
-                try:
-                    while self.run_once() and not self._stop.is_set():
-                        pass
-                except Exception:
-                    log.exception("sending queued mail failed; trying again later")
-                self._wake.wait(self.poll)
-                self._wake.clear()
-        finally:
-            with _senders_lock:
-                _senders.discard(self)
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
 
 
 # --- the staff's outbox page ------------------------------------------------------
@@ -309,10 +250,4 @@ def readable_body(*, session: Session, message_id: int, smtp_configured: bool) -
 
 def prune(session: Session, now: datetime) -> int:
     """Delete sent and failed messages older than `KEPT_FOR`."""
-    removed = session.execute(
-        sa.delete(MailMessage).where(
-            col(MailMessage.status) != MailStatus.QUEUED,
-            col(MailMessage.created_at) < now - KEPT_FOR,
-        )
-    )
-    return int(removed.rowcount or 0)  # type: ignore[attr-defined]
+    return outbox.prune_done(session, MailMessage.__table__, now, KEPT_FOR)  # type: ignore[attr-defined]

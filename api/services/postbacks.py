@@ -719,7 +719,7 @@ class Dispatcher:
             [(d.postback_id, d.url, d.started_at, d.result) for d in done],
             self.settings,
         )
-        endpoints.announce(self.settings, notices)
+        endpoints.announce(notices)
         if self.on_attempt:
             for item in done:
                 self.on_attempt(item.postback_id, item.result)

@@ -124,7 +124,7 @@ class OfferwallScoped(AuthState):
             )
 
         released, notice, health = await self._on_offerwall(work, write=True)
-        endpoints.announce(config, [notice])
+        endpoints.announce([notice])
         self._show_health(health)
         rate = f"{config.postback_resume_rate:g}"
         waited = "1 waiting postback goes" if released == 1 else f"{released} waiting postbacks go"

@@ -17,6 +17,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.services import conversions, endpoints, offerwalls, postbacks
+from api.services.alerts import AlertSender
 from api.services.postback_signature import verify
 from models import Conversion, MailMessage, Offerwall, PostbackKind, PostbackStatus, Role
 from models.types import utcnow
@@ -264,7 +265,9 @@ def test_a_failing_endpoint_pauses_keeps_its_queue_and_resumes_in_order(
         make_due(engine)
         assert run_once(engine, box, settings) == 0
         assert len(receiver.requests) == 3
-        _wait_for(lambda: alerts.posts)
+        # The pause's alert was queued with it, and goes out from the alert outbox.
+        alert_sender = AlertSender(engine=engine, settings=settings)
+        assert alert_sender.run_once() == 1
         notice = json.loads(alerts.posts[0])
         assert notice["event"] == "endpoint.paused" and notice["consecutiveFailures"] == 3
         with new_session(engine) as session:
@@ -279,13 +282,13 @@ def test_a_failing_endpoint_pauses_keeps_its_queue_and_resumes_in_order(
             queued, resumed = endpoints.resume(
                 session=session, offerwall=offerwall, settings=settings
             )
-        endpoints.announce(settings, [resumed])
+        endpoints.announce([resumed])
         assert queued == 4  # the first conversion, two more, and the reversal
         # Released in order, one every 1/POSTBACK_RESUME_RATE s; one lane keeps that order.
         _wait_for(
             lambda: run_once(engine, box, settings, threads=2) == 0 and len(receiver.requests) == 7
         )
-        _wait_for(lambda: len(alerts.posts) == 2)
+        assert alert_sender.run_once() == 1 and len(alerts.posts) == 2
         assert json.loads(alerts.posts[1])["event"] == "endpoint.resumed"
 
     delivered = [(q["tx"], q["status"]) for q in _queries(receiver)[3:]]

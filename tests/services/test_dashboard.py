@@ -12,9 +12,9 @@ from sqlalchemy import Engine
 
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, dashboard, reports
+from api.services import conversions, dashboard, endpoints, reports
 from api.services.access import Forbidden
-from models import Offerwall, Role
+from models import Offerwall, PostbackAttempt, Role
 from models.tables import postback as _postback
 from models.types import utcnow
 from tests.factories import (
@@ -146,6 +146,41 @@ def test_paused_endpoints_are_listed_longest_paused_first_with_their_queue(engin
     ]
     assert paused[1].offerwall_id == walls["Paused today"].id
     assert paused[1].paused_since.endswith(" UTC")
+
+
+def test_a_paused_endpoints_queue_is_what_its_banner_says_waits(engine, box):
+    """Queued counts what a resume releases: pending postbacks and those that ran out of
+    attempts during the outage, not those given up before it began."""
+    wall, _ = make_offerwall(engine, box, name="Paused")
+    mission = make_mission(engine, make_game(engine, box).game_id).id
+    _pending, during, before = (
+        make_conversion(engine, mission_id=mission, offerwall=wall, uid=uid)
+        for uid in ("p1", "p2", "p3")
+    )
+    now = utcnow()
+    since = now - timedelta(hours=30)
+    for postback_id, tried in (
+        (during, since + timedelta(hours=1)),
+        (before, since - timedelta(days=2)),
+    ):
+        _set(engine, postback_id, status="failed")
+        with write_session(engine) as session:
+            session.add(
+                PostbackAttempt(
+                    postback_id=postback_id,
+                    started_at=tried,
+                    duration_ms=5,
+                    status_code=500,
+                    sent=True,
+                )
+            )
+    with write_session(engine) as session:
+        paused = session.get(Offerwall, wall.id)
+        paused.deliveries_paused_at, paused.failing_since = now, since
+    with new_session(engine) as session:
+        banner = endpoints.waiting(session, session.get(Offerwall, wall.id))
+    assert banner == 2
+    assert [p.queued for p in _dashboard(engine).paused] == [banner]
 
 
 def test_the_dashboard_is_for_staff_only(engine):

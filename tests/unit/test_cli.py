@@ -384,6 +384,29 @@ def test_offerwall_cli_refuses_the_steps_the_portal_refuses(run):
     assert _listed(run, created["id"])["status"] == "suspended"
 
 
+def test_offerwall_set_postback_sets_the_reversal_url_as_the_portal_does(run):
+    run("migrate")
+    wall = json.loads(run("offerwall", "create", "Reversals Wall").stdout)["id"]
+    url = "https://pub.example/pb?tx={transaction_id}"
+    reversal = "https://pub.example/rev?tx={transaction_id}&why={reason}"
+    saved = json.loads(
+        run("offerwall", "set-postback", wall, url, "--reversal-url", reversal).stdout
+    )
+    assert (saved["postbackUrl"], saved["reversalUrl"]) == (url, reversal)
+    # Without the option the reversal URL stays; an empty one sends reversals to the URL.
+    run("offerwall", "set-postback", wall, url + "&v=2")
+    assert _listed(run, wall)["reversalUrl"] == reversal
+    run("offerwall", "set-postback", wall, url, "--reversal-url", "")
+    assert _listed(run, wall)["reversalUrl"] is None
+    # The portal's check, and nothing saved when it refuses.
+    bad = run(
+        "offerwall", "set-postback", wall, url + "&v=3", "--reversal-url", "ftp://x", check=False
+    )
+    assert bad.returncode != 0
+    assert "the reversal URL must be an http(s) URL" in bad.stderr
+    assert _listed(run, wall)["postbackUrl"] == url
+
+
 def test_import_list_and_deactivate_offers(run, tmp_path):
     run("migrate")
     game = json.loads(run("game", "create", "Arena").stdout)

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from api.core.config import Settings, get_settings
+from api.core.startup import StartRefused, load_settings
 from tests.live import free_port, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 KEY_A = "start-check-master-key-a"
 KEY_B = "start-check-master-key-b"
 
@@ -84,6 +87,63 @@ REFUSALS = {
 def test_a_bad_setting_is_refused_in_one_line(env, case, command):
     changes, needle = REFUSALS[case]
     assert_refused(questwall(env, *command, **changes), needle)
+
+
+@pytest.mark.parametrize("command", [SERVE, ("api", "--workers", "1"), ("worker",)])
+def test_a_limit_the_limiter_cannot_take_is_refused_in_one_line(env, command):
+    assert questwall(env, "migrate").returncode == 0  # so nothing else stops it first
+    if command[0] == "api":
+        command = (*command, "--port", str(free_port()))
+    line = assert_refused(
+        questwall(env, *command, QUESTWALL_INGEST_RATE="0"), "QUESTWALL_INGEST_RATE"
+    )
+    assert "greater than 0" in line and "unset it for the default (500)" in line
+
+
+NUMBERS = sorted(
+    field.alias or name
+    for name, field in Settings.model_fields.items()
+    if field.annotation in (int, float)
+)
+# The numbers whose 0 means something (off, or the failures alone): README.md says what.
+ZERO_MEANS_SOMETHING = {
+    "POSTBACK_PAUSE_AFTER_SECONDS",
+    "QUESTWALL_CLICKS_PER_IP",
+    "QUESTWALL_CLICKS_PER_UID",
+    "QUESTWALL_PLAYERS_PER_IP",
+    "QUESTWALL_REVIEW_AUTO_APPROVE_HOURS",
+    "QUESTWALL_STALE_EVENT_HOURS",
+}
+
+
+def _refusal(monkeypatch, name: str, value: str) -> str | None:
+    """The one line `load_settings` refuses NAME=VALUE with, or None when it takes it."""
+    monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        load_settings()
+    except StartRefused as exc:
+        return str(exc)
+    finally:
+        monkeypatch.delenv(name)
+        get_settings.cache_clear()
+    return None
+
+
+@pytest.mark.parametrize("name", NUMBERS)
+def test_every_number_is_refused_at_start_unless_usable(monkeypatch, name):
+    for value in ("-1", "nan", "inf", "many"):
+        line = _refusal(monkeypatch, name, value)
+        assert line is not None, f"{name}={value} was taken"
+        assert line.startswith(f"{name} is invalid: ") and "unset it for the default" in line
+        assert "\n" not in line
+    zero = _refusal(monkeypatch, name, "0")
+    if name in ZERO_MEANS_SOMETHING:
+        assert zero is None, zero
+        row = next(line for line in README.read_text().splitlines() if f"`{name}`" in line)
+        assert "`0`" in row, row  # the table says what 0 does
+    else:
+        assert zero is not None and zero.startswith(f"{name} is invalid: ")
 
 
 @pytest.mark.parametrize("command", [SERVE, ("worker",)])
