@@ -101,7 +101,7 @@ class Settings(BaseSettings):
         default=72, ge=0, le=24 * 365, alias="QUESTWALL_REVIEW_AUTO_APPROVE_HOURS"
     )
     # The shared_ip signal: this many players clicked from the converting click's IP
-    # address in the last 24 hours (0: off).
+    # address with its device signature in the last 24 hours (0: off).
     players_per_ip: int = Field(default=20, ge=0, alias="QUESTWALL_PLAYERS_PER_IP")
     # The stale_event signal: a completing event timed this many hours before it arrived
     # (0: off).

@@ -74,7 +74,7 @@ def test_a_reversal_frees_its_place_and_the_next_completion_takes_it(
         start(client, signed, wall, mission.id, f"p{n}")
     for n in range(3):
         _score(signed, f"p{n}")  # the third finds the cap reached
-    first, second = _made(engine)
+    first, _ = _made(engine)
     assert _taken(engine) == 2
     assert click(client, "mission", mission.id, wall[0].owid, uid="late").status_code == 410
 
