@@ -18,10 +18,9 @@ from models import Conversion, ConversionStatus
 from models.tables import mission as _mission
 from models.tables import quest as _quest
 from tests.api.live_server import post_signed, run_clients, serve_api
-from tests.api.steps import at, start
-from tests.api.tracking_helpers import click, platform_id
+from tests.api.steps import SCORE, at, link_over_http, score_batch, start
+from tests.api.tracking_helpers import click
 from tests.factories import (
-    iso_now,
     make_game,
     make_mission,
     make_offerwall,
@@ -30,14 +29,6 @@ from tests.factories import (
 )
 
 STAFF = "staff@example.com"
-SCORE = {
-    "title": "Score 500",
-    "rule": {
-        "event": "MATCH_END",
-        "conditions": [{"field": "value", "op": ">=", "value": 500}],
-        "completion": {"kind": "count", "threshold": 1},
-    },
-}
 
 
 def _score(signed, user: str) -> None:
@@ -110,20 +101,11 @@ def test_under_parallel_completions_reversals_and_rejections_the_cap_holds_and_p
     offer = make_mission(engine, game.game_id, cap=5, minCompletionSeconds=3600, **SCORE)
     players = [f"p{n}" for n in range(30)]
 
-    def completion(name: str) -> dict:
-        event = {"userId": name, "event": "MATCH_END", "time": iso_now(), "value": 900}
-        return {"gameId": game.game_id, "identifiers": [], "events": [event]}
-
     with serve_api(db_url, tmp_path) as url:
         with httpx.Client(base_url=url, timeout=30) as http:
-            links = []
-            for name in players:
-                answer = http.get(f"/missions/{offer.id}", params={"owid": wall.owid, "uid": name})
-                links.append({"userId": name, "platformUserId": platform_id(answer)})
-            linked = post_signed(http, game, {"gameId": game.game_id, "identifiers": links})
-            assert linked.status_code == 200, linked.text
+            link_over_http(http, game, offer.id, wall.owid, players)
             for name in players[:5]:  # the first five fill the cap
-                assert post_signed(http, game, completion(name)).status_code == 200
+                assert post_signed(http, game, score_batch(game, name)).status_code == 200
         first = [c.transaction_id for c in _made(engine)]
         assert len(first) == 5 and _taken(engine) == 5
         with write_session(engine) as session:
@@ -149,7 +131,7 @@ def test_under_parallel_completions_reversals_and_rejections_the_cap_holds_and_p
         deciders = [threading.Thread(target=reverse_all), threading.Thread(target=reject_all)]
         for decider in deciders:
             decider.start()
-        answers = run_clients(url, game, [[completion(name)] for name in players[5:25]])
+        answers = run_clients(url, game, [[score_batch(game, name)] for name in players[5:25]])
         for decider in deciders:
             decider.join()
         assert [status for status, _, _ in answers] == [200] * 20
@@ -163,7 +145,7 @@ def test_under_parallel_completions_reversals_and_rejections_the_cap_holds_and_p
         by_tx = {c.transaction_id: c.status for c in _made(engine)}
         assert [by_tx[tx] for tx in first] == ["reversed"] * 3 + ["rejected"] * 2
         # Places freed after the 20 had completed go to the next players, one each.
-        rest = run_clients(url, game, [[completion(name)] for name in players[25:]])
+        rest = run_clients(url, game, [[score_batch(game, name)] for name in players[25:]])
         assert [status for status, _, _ in rest] == [200] * 5
     assert len(live()) == _taken(engine) == 5
     assert {c.transaction_id for c in live()}.isdisjoint(first)

@@ -16,20 +16,12 @@ from api.services.fraud import Policy
 from api.services.geo import device_signature
 from models import Conversion, ConversionStatus
 from models.tables import click as _click
-from tests.api.steps import at
+from tests.api.steps import SCORE, at
 from tests.api.tracking_helpers import platform_id
 from tests.factories import ANDROID_UA, FixedCountries, SignedClient, make_mission
 
 CARRIER_IP = "198.51.100.20"  # one carrier-grade NAT address
 LANGUAGE = "en-GB,en;q=0.9"
-SCORE = {
-    "title": "Score 500",
-    "rule": {
-        "event": "MATCH_END",
-        "conditions": [{"field": "value", "op": ">=", "value": 500}],
-        "completion": {"kind": "count", "threshold": 1},
-    },
-}
 
 
 @pytest.fixture
