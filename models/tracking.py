@@ -23,8 +23,10 @@ class Click(SQLModel, table=True):
         sa.Index("ix_click_offerwall_created", "offerwall_id", "created_at"),
         # Reports and the staff dashboard over every offerwall read a range of days.
         sa.Index("ix_click_created", "created_at"),
-        # The shared_ip and multi_offerwall signals look back over an address's clicks.
+        # The multi_offerwall signal looks back over an address's clicks, the shared_ip
+        # signal over those of one device at the address.
         sa.Index("ix_click_ip_created", "ip", "created_at"),
+        sa.Index("ix_click_ip_device_created", "ip", "device", "created_at"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -45,6 +47,9 @@ class Click(SQLModel, table=True):
     user_agent: str = Field(default="", max_length=1024)
     country: str | None = Field(default=None, max_length=2)
     os: str | None = Field(default=None, max_length=32)
+    # A digest of the device the click came from (`geo.device_signature`: its parsed
+    # User-Agent, languages and platform); the languages and platform are not kept.
+    device: str | None = Field(default=None, max_length=32)
     # Whether this click started the player's progress (the first click does).
     started: bool = Field(default=False)
     # Risk signals seen at the click (docs/fraud.md#signals), e.g. ["hosting_network"].

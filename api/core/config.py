@@ -141,7 +141,7 @@ class Settings(BaseSettings):
         description="0 keeps them for a reviewer",
     )
     # The shared_ip signal: this many players clicked from the converting click's IP
-    # address in the last 24 hours (0: off).
+    # address with its device signature in the last 24 hours (0: off).
     players_per_ip: int = Field(default=20, ge=0, alias="QUESTWALL_PLAYERS_PER_IP", description=OFF)
     # The stale_event signal: a completing event timed this many hours before it arrived
     # (0: off).

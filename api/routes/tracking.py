@@ -84,6 +84,8 @@ async def _track(
             peer, request.headers.get("x-forwarded-for"), parse_networks(settings.trusted_proxies)
         ),
         user_agent=request.headers.get("user-agent", ""),
+        accept_language=request.headers.get("accept-language", ""),
+        platform=request.headers.get("sec-ch-ua-platform", ""),
     )
     countries: CountryLookup = request.app.state.countries
     screen: ClickScreen = request.app.state.click_screen

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine
 from sqlmodel import Session, select
 
 from api.core.sql import insert_ignore
+from api.services.fraud import strictest
 from api.services.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import rule_in
@@ -43,7 +44,9 @@ class MissionSpec:
     max_trait_field: str | None = None
     max_trait_value: float | None = None
     max_events_per_minute: int | None = None
-    # Its own actions for the risk signals, stricter than the offerwall's (docs/fraud.md#rules).
+    # The actions for the risk signals its completions are judged by, stricter than the
+    # offerwall's: its own, or for a quest's mission the strictest of the quest's active
+    # missions', as the quest's click is (docs/fraud.md#rules).
     fraud_actions: dict[str, str] | None = field(default=None, hash=False)
 
     def expired(self, now: datetime) -> bool:
@@ -101,15 +104,23 @@ def spec_of(mission: Mission) -> MissionSpec:
 
 
 def load(session: Session, version: int) -> Catalog:
-    """Build the index from the database: active missions of active quests (or none)."""
+    """Build the index from the database: active missions of active quests (or none), a
+    quest's missions each with the quest's fraud actions."""
     rows = session.exec(
         select(Mission)
         .outerjoin(Quest, Quest.id == Mission.quest_id)  # type: ignore[arg-type]
         .where(Mission.is_active, sa.or_(Mission.quest_id.is_(None), Quest.is_active))  # type: ignore[union-attr, arg-type]
     ).all()
+    specs = [spec_of(mission) for mission in rows]
+    per_quest: dict[str, list[dict[str, str] | None]] = {}
+    for spec in specs:
+        if spec.quest_id is not None:
+            per_quest.setdefault(spec.quest_id, []).append(spec.fraud_actions)
+    quest_actions = {quest: strictest(actions) or None for quest, actions in per_quest.items()}
     catalog = Catalog(version)
-    for mission in rows:
-        spec = spec_of(mission)
+    for spec in specs:
+        if spec.quest_id is not None:
+            spec = replace(spec, fraud_actions=quest_actions[spec.quest_id])
         catalog.missions[spec.id] = spec
         catalog.by_event.setdefault((spec.game_id, spec.rule.event), []).append(spec)
         catalog.by_game.setdefault(spec.game_id, []).append(spec)

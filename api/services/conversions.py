@@ -7,10 +7,15 @@ second reversal is refused, also when two arrive together), counts as reversed p
 reports, and its reversal postback joins the outbox in the same transaction. The
 dispatcher sends it after the conversion's own postback has been delivered or given up,
 so the publisher hears of both in order. Pending and rejected are the review's states
-(conversions held for review); neither can be reversed, since neither was paid."""
+(conversions held for review); neither can be reversed, since neither was paid.
+
+A reversed conversion gives its place under the mission's cap back in the same
+transaction, as a rejected one does (`free_places`): a cap counts the players the game
+gets, and a reversed one it did not get (docs/missions.md#caps)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +24,7 @@ from sqlmodel import Session
 
 from api.services import postbacks
 from api.services.access import Account
+from api.services.catalog import bump
 from api.services.errors import DomainError
 from api.services.money import format_money, format_usd, usd
 from api.services.paging import Window, paged
@@ -201,7 +207,7 @@ def reverse(
 ) -> ConversionRow:
     """Reverse an approved conversion the actor may see (`studio_id` as in `search`), with
     a reason the publisher receives as {reason}; its reversal postback is queued in the
-    same transaction. Refused: an unknown or hidden conversion (the same answer), a reason
+    same transaction, and its place under the mission's cap is freed. Refused: an unknown or hidden conversion (the same answer), a reason
     out of 3 to 500 characters, a conversion not approved (reversed twice, pending,
     rejected)."""
     reason = " ".join(reason.split())
@@ -210,7 +216,7 @@ def reverse(
             f"Give a reason of {REASON_MIN} to {REASON_MAX} characters.", field="reason"
         )
     found = session.execute(
-        sa.select(_conversion.c.id, _conversion.c.offerwall_id)
+        sa.select(_conversion.c.id, _conversion.c.offerwall_id, _conversion.c.mission_id)
         .select_from(
             _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
                 _game, _game.c.id == _mission.c.game_id
@@ -235,6 +241,7 @@ def reverse(
     if result.rowcount != 1:  # type: ignore[attr-defined]
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
+    free_places(session, Counter([found.mission_id]))
     postbacks.enqueue(
         session,
         conversion_id=found.id,
@@ -251,3 +258,21 @@ def _not_reversible(status: str | None) -> str:
     if status == ConversionStatus.REVERSED:
         return "This conversion is already reversed."
     return f"This conversion is {status}: only an approved conversion can be reversed."
+
+
+def free_places(session: Session, per_mission: Counter[str]) -> None:
+    """Give the places of conversions taken back (rejected or reversed) under their
+    missions' caps back, in mission id order as conversions lock missions, and let the
+    offer listings show a mission again."""
+    for mission_id in sorted(per_mission):
+        session.execute(
+            sa.update(_mission)
+            .where(_mission.c.id == mission_id)
+            .values(
+                conversions=sa.case(
+                    (_mission.c.conversions < per_mission[mission_id], 0),
+                    else_=_mission.c.conversions - per_mission[mission_id],
+                )
+            )
+        )
+    bump(session)

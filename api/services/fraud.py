@@ -70,7 +70,7 @@ DESCRIPTIONS: Mapping[str, str] = {
     HOSTING_NETWORK: "a hosting or datacenter network (VPNs and proxies live there)",
     FAST_COMPLETION: "completed sooner after the click than the mission's minimum time",
     STALE_EVENT: "a completing event timed long before it arrived",
-    SHARED_IP: "many players clicked from the same IP address",
+    SHARED_IP: "many players clicked from one IP address with one device",
     MULTI_OFFERWALL: "the player took the same offer through another offerwall",
     COUNTRY_MISMATCH: "the game saw the player in another country than the click came from",
 }
@@ -213,6 +213,7 @@ class Assessment:
 _CLICK = (
     sa.select(
         _click.c.ip,
+        _click.c.device,
         _click.c.country,
         _click.c.signals,
         _offerwall.c.fraud_actions,
@@ -222,8 +223,9 @@ _CLICK = (
     .where(_click.c.id == sa.bindparam("click_id"))
 )
 _RECENT = _click.c.created_at >= sa.bindparam("since")
-_PLAYERS_AT_ADDRESS = sa.select(sa.func.count(sa.distinct(_click.c.platform_user_id))).where(
-    _click.c.ip == sa.bindparam("ip"), _RECENT
+# Along ix_click_ip_device_created: one address's clicks from one device.
+_PLAYERS_ON_DEVICE = sa.select(sa.func.count(sa.distinct(_click.c.platform_user_id))).where(
+    _click.c.ip == sa.bindparam("ip"), _click.c.device == sa.bindparam("device"), _RECENT
 )
 
 
@@ -262,9 +264,11 @@ def assess(session: Session, completion: Completion, policy: Policy) -> Assessme
     if policy.stale_event_hours and completion.arrived_at - completion.event_time > stale:
         signals.append(STALE_EVENT)
     since = completion.arrived_at - LOOKBACK
-    if policy.players_per_ip:
-        players = session.scalar(_PLAYERS_AT_ADDRESS, {"ip": click.ip, "since": since})
-        if (players or 0) >= policy.players_per_ip:
+    if policy.players_per_ip and click.device:
+        # Many players at one address is a carrier's NAT; many on one device there is one
+        # person or one farm (docs/fraud.md#shared-addresses).
+        values = {"ip": click.ip, "device": click.device, "since": since}
+        if (session.scalar(_PLAYERS_ON_DEVICE, values) or 0) >= policy.players_per_ip:
             signals.append(SHARED_IP)
     if _elsewhere(session, completion, click.ip, since):
         signals.append(MULTI_OFFERWALL)

@@ -1,4 +1,4 @@
-"""Country from an IP address, operating system from a User-Agent.
+"""Country from an IP address; operating system and device signature from a User-Agent.
 
 The country database ships inside the `geoip2fast` package (IPv4 and IPv6, nothing is
 downloaded at run time). An operator may point `GEOIP_DATABASE` at their own MaxMind
@@ -7,12 +7,13 @@ database (a .mmdb file, e.g. GeoLite2-Country) instead.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from functools import lru_cache
 from importlib import resources
 from typing import Protocol
 
-from ua_parser import parse_os
+from ua_parser import parse, parse_os
 
 
 class CountryLookup(Protocol):
@@ -92,3 +93,29 @@ def detect_os(user_agent: str) -> str | None:
         if lowered.startswith(prefix):
             return name
     return None
+
+
+# The parts of a parsed User-Agent a device signature is made of.
+_DEVICE_PARTS = (
+    ("user_agent", ("family", "major", "minor", "patch", "patch_minor")),
+    ("os", ("family", "major", "minor", "patch", "patch_minor")),
+    ("device", ("family", "brand", "model")),
+)
+
+
+@lru_cache(maxsize=8192)
+def device_signature(user_agent: str, accept_language: str = "", platform: str = "") -> str:
+    """A digest naming the kind of device a click came from (docs/fraud.md#shared-addresses):
+    the browser and system with their versions and the phone's model, as ua-parser reads
+    them from the User-Agent (so tokens a script adds to vary it change nothing), with the
+    languages (`Accept-Language`) and the platform (`Sec-CH-UA-Platform`) it sends. 32 hex
+    characters of a SHA-256; the languages and platform themselves are not kept."""
+    parsed = parse(user_agent[:1024])
+    parts = [
+        str(getattr(getattr(parsed, section), name, None) or "")
+        for section, names in _DEVICE_PARTS
+        for name in names
+    ]
+    parts.append("".join(accept_language[:256].split()).lower())
+    parts.append(platform[:64].strip().strip('"').lower())
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]

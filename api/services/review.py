@@ -29,11 +29,15 @@ from sqlmodel import Session
 
 from api.core.db import write_session
 from api.services import postbacks
-from api.services.catalog import bump
-from api.services.conversions import REASON_MAX, REASON_MIN, ConversionError, visible_ids
+from api.services.conversions import (
+    REASON_MAX,
+    REASON_MIN,
+    ConversionError,
+    free_places,
+    visible_ids,
+)
 from models import ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
-from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
 from models.types import utcnow
 
@@ -145,7 +149,7 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
         return len(rows)
-    _free_places(session, Counter(row.mission_id for row in rows))
+    free_places(session, Counter(row.mission_id for row in rows))
     notified = set(
         session.execute(
             sa.select(_offerwall.c.id).where(
@@ -164,23 +168,6 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
                 kind=PostbackKind.REJECTION,
             )
     return len(rows)
-
-
-def _free_places(session: Session, per_mission: Counter[str]) -> None:
-    """Give rejected conversions' places under their missions' caps back (in id order,
-    as conversions lock missions), and let the offer listings show a mission again."""
-    for mission_id in sorted(per_mission):
-        session.execute(
-            sa.update(_mission)
-            .where(_mission.c.id == mission_id)
-            .values(
-                conversions=sa.case(
-                    (_mission.c.conversions < per_mission[mission_id], 0),
-                    else_=_mission.c.conversions - per_mission[mission_id],
-                )
-            )
-        )
-    bump(session)
 
 
 def auto_approve(engine: Engine, *, now: datetime | None = None, limit: int = MAX_AT_ONCE) -> int:

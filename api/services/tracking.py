@@ -17,7 +17,7 @@ from api.core.sql import dialect_insert
 from api.services import fraud, open_offers
 from api.services.catalog import bump
 from api.services.fraud import DEFAULT_POLICY, Policy
-from api.services.geo import CountryLookup, detect_os
+from api.services.geo import CountryLookup, detect_os, device_signature
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL
@@ -160,6 +160,7 @@ _CLICK_COLUMNS = (
     "user_agent",
     "country",
     "os",
+    "device",
     "started",
     "signals",
     "created_at",
@@ -191,6 +192,9 @@ class ClickIn:
     subs: tuple[str | None, str | None, str | None]
     ip: str
     user_agent: str
+    # Read only into the click's device signature (`geo.device_signature`), never kept.
+    accept_language: str = ""
+    platform: str = ""  # Sec-CH-UA-Platform
 
 
 @dataclass(frozen=True)
@@ -313,6 +317,7 @@ def track_click(
             "user_agent": click.user_agent[:1024],
             "country": country,
             "os": os_name,
+            "device": device_signature(click.user_agent, click.accept_language, click.platform),
             "started": new_player,
             "signals": to_db_json(db.dialect, list(signals)) if signals else None,
             "created_at": to_db_time(db.dialect, now),

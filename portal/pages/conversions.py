@@ -118,7 +118,9 @@ def _reverse_dialog() -> rx.Component:
         rx.callout(
             rx.text(
                 s.reversing_publisher,
-                " receives a reversal postback with this reason. A reversal cannot be undone.",
+                " receives a reversal postback with this reason, and the conversion's place "
+                "under the mission's cap is freed for another player. A reversal cannot be "
+                "undone.",
             ),
             icon="triangle-alert",
             color_scheme="amber",

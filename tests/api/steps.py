@@ -4,13 +4,26 @@ offerwall's fraud rules set as staff set them."""
 
 from __future__ import annotations
 
+import httpx
+
 from api.core.db import write_session
 from api.services import fraud_report
 from api.services.fraud import Policy
+from api.services.games import IssuedCredential
+from tests.api.live_server import post_signed
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import iso_now, make_mission, mission_data
 
 KILLS = mission_data()  # kill 10 players in one GAME_END
+# Score 500 or more in one MATCH_END (the fraud tests' mission).
+SCORE = {
+    "title": "Score 500",
+    "rule": {
+        "event": "MATCH_END",
+        "conditions": [{"field": "value", "op": ">=", "value": 500}],
+        "completion": {"kind": "count", "threshold": 1},
+    },
+}
 
 
 def at(seconds: float) -> str:
@@ -46,3 +59,22 @@ def set_offerwall_rules(
             review_postbacks=False,
             policy=policy or Policy(),
         )
+
+
+def link_over_http(
+    http: httpx.Client, game: IssuedCredential, mission_id: str, owid: str, players: list[str]
+) -> None:
+    """On a running API (`serve_api`): each player clicks the mission's tracking link with
+    their name as uid, and the game links its user of that name to them in one request."""
+    links = []
+    for name in players:
+        answer = http.get(f"/missions/{mission_id}", params={"owid": owid, "uid": name})
+        links.append({"userId": name, "platformUserId": platform_id(answer)})
+    linked = post_signed(http, game, {"gameId": game.game_id, "identifiers": links})
+    assert linked.status_code == 200, linked.text
+
+
+def score_batch(game: IssuedCredential, user: str) -> dict:
+    """A signed request's body: the game's user `user` scores 900 now (completes SCORE)."""
+    event = {"userId": user, "event": "MATCH_END", "time": iso_now(), "value": 900}
+    return {"gameId": game.game_id, "identifiers": [], "events": [event]}

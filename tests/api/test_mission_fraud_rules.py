@@ -190,6 +190,33 @@ def test_a_quest_click_takes_the_strictest_of_its_missions(engine, screened, gam
     }
 
 
+def test_every_completion_of_a_quest_is_judged_by_the_strictest_of_its_missions(
+    engine, client, api_settings, game, wall, box
+):
+    # The deployment allows multi_offerwall; one mission of the quest holds it.
+    assert fraud.parse_defaults(api_settings.fraud_defaults) == (("multi_offerwall", "allow"),)
+    quest = make_quest(
+        engine,
+        game.game_id,
+        [
+            mission_data(title="Strict", fraudActions={"multi_offerwall": "hold"}),
+            mission_data(title="Lenient", **SCORE),
+        ],
+    )
+    other, _ = make_offerwall(engine, box, name="Other wall")
+    signed = SignedClient(client, game)
+    # The player took the quest through both offerwalls from one address.
+    assert click(client, "quest", quest.id, wall[0].owid, uid="x").status_code == 302
+    again = click(client, "quest", quest.id, other.owid, uid="y")
+    signed.identifiers({"userId": "twice", "platformUserId": platform_id(again)})
+    _score(signed, "twice")  # completes the lenient mission only
+    with new_session(engine) as session:
+        [lenient] = session.scalars(sa.select(Mission).where(Mission.title == "Lenient"))  # type: ignore[arg-type]
+        spec = CATALOG.current(session).missions[lenient.id]
+    assert _conversion(engine, lenient.id) == (ConversionStatus.PENDING, ["multi_offerwall"])
+    assert spec.fraud_actions == {"multi_offerwall": "hold"}  # the quest's rule, not its own
+
+
 def test_a_missions_actions_are_read_back_but_never_listed(engine, game, wall):
     mission = _new(engine, game, "Read back", fraudActions={"shared_ip": "hold"})
     with new_session(engine) as session:

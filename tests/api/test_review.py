@@ -26,8 +26,15 @@ from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.tables import refused_click as _refused
 from models.types import utcnow
-from tests.api.live_server import post_signed, run_clients, serve_api
-from tests.api.steps import at, set_offerwall_rules, start
+from tests.api.live_server import run_clients, serve_api
+from tests.api.steps import (
+    SCORE,
+    at,
+    link_over_http,
+    score_batch,
+    set_offerwall_rules,
+    start,
+)
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     FixedCountries,
@@ -40,14 +47,6 @@ from tests.outbox import make_due, postback_rows, run_once
 from tests.receiver import running_receiver
 
 TEMPLATE = "/pb?tx={transaction_id}&status={status}&why={reason}"
-SCORE = {
-    "title": "Score 500",
-    "rule": {
-        "event": "MATCH_END",
-        "conditions": [{"field": "value", "op": ">=", "value": 500}],
-        "completion": {"kind": "count", "threshold": 1},
-    },
-}
 STAFF = "staff@example.com"
 
 
@@ -289,25 +288,8 @@ def test_a_cap_with_held_conversions_is_not_overshot_under_20_parallel_completio
     players = [f"p{n}" for n in range(20)]
     with serve_api(db_url, tmp_path) as url:
         with httpx.Client(base_url=url, timeout=30) as http:
-            links = []
-            for name in players:
-                answer = http.get(f"/missions/{offer.id}", params={"owid": wall.owid, "uid": name})
-                links.append({"userId": name, "platformUserId": platform_id(answer)})
-            linked = post_signed(http, game, {"gameId": game.game_id, "identifiers": links})
-            assert linked.status_code == 200, linked.text
-        plans = [
-            [
-                {
-                    "gameId": game.game_id,
-                    "identifiers": [],
-                    "events": [
-                        {"userId": name, "event": "MATCH_END", "time": iso_now(), "value": 900}
-                    ],
-                }
-            ]
-            for name in players
-        ]
-        answers = run_clients(url, game, plans)
+            link_over_http(http, game, offer.id, wall.owid, players)
+        answers = run_clients(url, game, [[score_batch(game, name)] for name in players])
     assert [status for status, _, _ in answers] == [200] * 20
     made = _conversions(engine)
     assert len(made) == 5
