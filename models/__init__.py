@@ -9,7 +9,7 @@ from models.accounts import (
     Studio,
     User,
 )
-from models.events import Event, IdempotencyRecord, SignedRequest
+from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
 from models.mail import MailMessage, MailStatus
@@ -67,6 +67,7 @@ __all__ = [
     "Role",
     "SignInOrigin",
     "SignInThrottle",
+    "SignedRefusal",
     "SignedRequest",
     "Studio",
     "SupportTicket",
