@@ -176,7 +176,8 @@ def _reason(refusal: Refusal, *, revoked: bool, skew_ms: int | None) -> str:
             f"{error.message}"
         )
     if error.code != "invalid_signature":
-        return error.message
+        paths = [f"{d['path']}: {d.get('message', '')}" for d in error.details if "path" in d]
+        return f"{error.message} ({'; '.join(paths)})" if paths else error.message
     if revoked:
         return "This client id was revoked: sign with a live credential of the game."
     if not message.timestamp or not TIMESTAMP.fullmatch(message.timestamp):

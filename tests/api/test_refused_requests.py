@@ -129,6 +129,15 @@ def test_bad_json_under_a_right_signature_is_kept_with_the_parser_message(signed
     _holds_no_secret(row, game.client_secret)
 
 
+def test_an_invalid_envelope_is_kept_with_the_fields_it_names(signed, engine):
+    response = signed.send({"gameId": 5, "events": {}})
+    assert response.json()["code"] == "validation_failed"
+    row = _only(engine)
+    assert (row.status, row.code) == (422, "validation_failed")
+    assert "gameId: required, a non-empty string" in row.reason
+    assert "events: must be an array" in row.reason
+
+
 def test_a_body_over_the_limit_is_kept_with_its_size_against_the_limit(
     engine, api_settings, box, game
 ):
