@@ -54,7 +54,7 @@ class RefusedRow:
     code: str
     reason: str
     client_id: str
-    signed: str  # clientId + timestamp + the body as received (its first 2 KB)
+    signed: str  # clientId + timestamp + the body as received (its first 2 KB), or ""
     skew: str
     body: str
     body_sha256: str
@@ -164,6 +164,8 @@ def _refused_row(r: SignedRefusal) -> RefusedRow:
     # Bytes that are not UTF-8 (and NUL) are shown escaped, as \xNN.
     text = r.body_head.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
     cut = "…" if r.body_size > len(r.body_head) else ""
+    # A body over the limit is not read (no digest either): nothing was signed.
+    signed = f"{r.client_id}{r.timestamp}{text}{cut}" if r.body_sha256 else ""
     skew = "" if r.skew_ms is None else f"{r.skew_ms / 1000:+,.1f} s"
     return RefusedRow(
         at=_ts(r.created_at),
@@ -171,7 +173,7 @@ def _refused_row(r: SignedRefusal) -> RefusedRow:
         code=r.code,
         reason=r.reason,
         client_id=r.client_id,
-        signed=f"{r.client_id}{r.timestamp}{text}{cut}",
+        signed=signed,
         skew=skew,
         body=f"{r.body_size:,} of {r.body_limit:,} bytes",
         body_sha256=r.body_sha256,

@@ -165,18 +165,25 @@ def _refused(r: rx.Var) -> rx.Component:
             align="center",
         ),
         rx.text(r.reason, size="2", weight="medium", margin_y="var(--space-2)"),
-        rx.text(
-            "String signed (clientId + timestamp + body as received)", size="1", color_scheme="gray"
-        ),
-        rx.code(
-            r.signed,
-            size="1",
-            display="block",
-            white_space="pre-wrap",
-            word_break="break-all",
-            padding="var(--space-2)",
-            margin_top="var(--space-1)",
-            data_testid="refused-signed",
+        rx.cond(
+            r.signed != "",
+            rx.box(
+                rx.text(
+                    "String signed (clientId + timestamp + body as received)",
+                    size="1",
+                    color_scheme="gray",
+                ),
+                rx.code(
+                    r.signed,
+                    size="1",
+                    display="block",
+                    white_space="pre-wrap",
+                    word_break="break-all",
+                    padding="var(--space-2)",
+                    margin_top="var(--space-1)",
+                    data_testid="refused-signed",
+                ),
+            ),
         ),
         rx.flex(
             rx.cond(r.skew != "", _fact("Server clock minus x-timestamp", r.skew)),

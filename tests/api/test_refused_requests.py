@@ -155,7 +155,9 @@ def test_a_body_over_the_limit_is_kept_with_its_size_against_the_limit(
     )
     assert row.body_head == b"" and row.body_sha256 == ""  # not read
     assert f"{len(body):,} bytes" in row.reason and "limit of 100 bytes" in row.reason
-    assert _shown(engine, game.game_id)[0].body == f"{len(body):,} of 100 bytes"
+    [shown] = _shown(engine, game.game_id)
+    assert shown.body == f"{len(body):,} of 100 bytes"
+    assert shown.signed == ""  # the body was not read: nothing was signed
 
 
 def test_only_the_first_2_kb_of_the_body_are_kept(signed, game, engine):
