@@ -27,6 +27,7 @@ from api.security_headers import install_security_headers
 from api.services.fraud import Policy
 from api.services.geo import CountryLookup, country_lookup
 from api.services.ratelimit import ingest_limiter, reports_limiter
+from api.services.refusals import RefusalRecorder
 from api.services.screening import click_screen
 
 log = logging.getLogger("questwall.api")
@@ -58,8 +59,9 @@ def create_api(
     on_stored: Callable[[str], None] | None = None,
 ) -> FastAPI:
     """The API's app. `on_stored(game_id)`, when given, is called after a custom-events
-    batch for that game was answered (whoever mounts the API, e.g. the portal's live
-    debugger, learns there is new data without the API knowing about it)."""
+    batch for that game was answered, or a refused signed request of it was recorded
+    (whoever mounts the API, e.g. the portal's live debugger, learns there is new data
+    without the API knowing about it)."""
     settings = settings or get_settings()
     # The API reference (Swagger UI) with its script and stylesheet served from the
     # package, not a CDN: it works on a machine without internet.
@@ -84,6 +86,7 @@ def create_api(
     app.state.fraud_policy = Policy.from_settings(settings)
     app.state.countries = countries or country_lookup(settings.geoip_database or None)
     app.state.on_stored = on_stored
+    app.state.refusals = RefusalRecorder()
 
     routers = (
         events.router,

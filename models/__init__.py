@@ -10,7 +10,7 @@ from models.accounts import (
     User,
 )
 from models.alerts import AlertMessage
-from models.events import Event, IdempotencyRecord, SignedRequest
+from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
 from models.mail import MailMessage, MailStatus
@@ -69,6 +69,7 @@ __all__ = [
     "Role",
     "SignInOrigin",
     "SignInThrottle",
+    "SignedRefusal",
     "SignedRequest",
     "Studio",
     "SupportTicket",

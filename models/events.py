@@ -66,3 +66,38 @@ class IdempotencyRecord(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_type=UTCDateTime, nullable=False, index=True
     )
+
+
+class SignedRefusal(SQLModel, table=True):
+    """A signed request refused as a whole (bad signature, stale timestamp, bad JSON, …),
+    kept for the game's live event debugger (docs/game-integration.md#debugging-your-signing).
+
+    A ring: at most `api.services.refusals.RING` rows per client id, slot = seq % RING,
+    each new refusal overwriting its slot, so a flood of refused requests cannot grow the
+    table. Only client ids of the game's credentials are kept (none for unknown ids), with
+    the headers and at most the first 2 KB of the body as received, never a secret.
+    """
+
+    __tablename__ = "signed_refusal"
+    __table_args__ = (
+        sa.Index("ix_signed_refusal_game_created", "game_id", "created_at"),
+        sa.Index("ix_signed_refusal_created", "created_at"),
+    )
+
+    client_id: str = Field(primary_key=True, max_length=64)
+    slot: int = Field(primary_key=True)
+    seq: int  # the client id's count of recorded refusals: the newest has the highest
+    game_id: str = Field(foreign_key="game.id", max_length=36, ondelete="CASCADE")
+    status: int
+    code: str = Field(max_length=40)
+    reason: str = Field(max_length=255)
+    timestamp: str = Field(max_length=32)  # the x-timestamp header as sent, cut
+    # The x-signature header when it is 64 hex digits; never anything else (a secret
+    # sent there by mistake is not kept).
+    signature: str = Field(max_length=64)
+    skew_ms: int | None = Field(default=None, sa_type=sa.BigInteger)  # server minus x-timestamp
+    body_size: int = Field(sa_type=sa.BigInteger)
+    body_limit: int
+    body_head: bytes = Field(sa_type=sa.LargeBinary)  # at most the first 2 KB
+    body_sha256: str = Field(max_length=64)  # of the whole body; empty when it was not read
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

@@ -27,7 +27,7 @@ from models import (
     RefusedClick,
     SupportTicket,
 )
-from models.events import SignedRequest
+from models.events import SignedRefusal, SignedRequest
 
 
 def _table(model: Any) -> Table:
@@ -53,6 +53,7 @@ postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)
 quest = _table(Quest)
 refused_click = _table(RefusedClick)
+signed_refusal = _table(SignedRefusal)
 signed_request = _table(SignedRequest)
 support_ticket = _table(SupportTicket)
 

@@ -72,9 +72,11 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 
 @click.command("prune")
 def prune_cmd() -> None:
-    """Delete expired retry and idempotency records, portal sessions, sign-in failures and
-    reset links, mail and alerts sent or failed over 30 days ago, and events, refused clicks and events
-    set aside by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL)."""
+    """Delete expired retry and idempotency records, refused signed requests kept for the
+    debugger past 24 hours, portal sessions, sign-in failures and reset links, mail and
+    alerts sent or failed over 30 days ago, and events, refused clicks and events set aside
+    by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on
+    PostgreSQL)."""
     from api.services import alerts, mail, passwords
     from api.services.accounts import prune_sessions
     from api.services.ingestion import prune_expired

@@ -11,14 +11,21 @@ def _too_large(limit: int) -> ApiError:
     return ApiError(413, "payload_too_large", f"The body must be at most {limit} bytes.")
 
 
-def _declares_more_than(declared: str | None, limit: int) -> bool:
-    """Whether a Content-Length header declares more than `limit` bytes. Only ASCII
-    digits count; a number longer than the limit's is larger without converting it
-    (int() refuses over 4,300 digits)."""
+# Longer numbers are read as this: more than any limit (int() refuses over 4,300 digits).
+_HUGE = 10**18
+
+
+def declared_length(declared: str | None) -> int | None:
+    """The size a Content-Length header declares; None unless it is ASCII digits."""
     if declared is None or not declared.isascii() or not declared.isdigit():
-        return False
+        return None
     digits = declared.lstrip("0")
-    return len(digits) > len(str(limit)) or int(digits or "0") > limit
+    return int(digits or "0") if len(digits) <= 18 else _HUGE
+
+
+def _declares_more_than(declared: str | None, limit: int) -> bool:
+    size = declared_length(declared)
+    return size is not None and size > limit
 
 
 async def read_limited_body(request: Request, limit: int) -> bytes:

@@ -2,17 +2,28 @@
 
 Both signed routes take it as a dependency, so the headers are read and documented
 in one place, and the body is read once, with its size limit, before any other work.
+A request refused as a whole (any `ApiError` of the route, or a body over the limit) is
+recorded for the game's live event debugger (`api/services/refusals.py`) before it is
+answered.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
+from functools import partial
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
+from api.core.errors import ApiError
 from api.deps import SettingsDep
-from api.routes.body import read_limited_body
+from api.routes.blocking import run_db
+from api.routes.body import declared_length, read_limited_body
+from api.services.refusals import Refusal, RefusalRecorder
 from api.services.signing import SignedMessage
+
+log = logging.getLogger("questwall.api")
 
 
 async def read_signed_message(
@@ -25,10 +36,36 @@ async def read_signed_message(
     x_signature: Annotated[
         str | None, Header(description="hex HMAC-SHA256(secret, clientId + timestamp + body)")
     ] = None,
-) -> SignedMessage:
+) -> AsyncIterator[SignedMessage]:
     """The signing headers as sent (checked later, by `signing.authenticate`) and the body."""
-    body = await read_limited_body(request, settings.max_body_bytes)
-    return SignedMessage(x_client_id, x_timestamp, x_signature, body)
+    limit = settings.max_body_bytes
+    try:
+        body = await read_limited_body(request, limit)
+    except ApiError as error:
+        unread = SignedMessage(x_client_id, x_timestamp, x_signature, b"")
+        size = declared_length(request.headers.get("content-length")) or 0
+        over = size if size > limit else None  # else a stream ran over what it declared
+        await _record(request, Refusal(unread, error, limit, body_read=False, declared_size=over))
+        raise
+    message = SignedMessage(x_client_id, x_timestamp, x_signature, body)
+    try:
+        yield message
+    except ApiError as error:
+        await _record(request, Refusal(message, error, limit))
+        raise
+
+
+async def _record(request: Request, refusal: Refusal) -> None:
+    state = request.app.state
+    recorder: RefusalRecorder = state.refusals
+    try:
+        game_id = await run_db(state.engine, partial(recorder.record, state.engine, refusal))
+    except Exception as exc:  # the refusal is answered as it is, recorded or not
+        # The type only: a database error's text may carry its URL.
+        log.warning("a refused signed request was not recorded: %s", type(exc).__name__)
+        return
+    if game_id is not None and state.on_stored is not None:
+        state.on_stored(game_id)  # the live debugger looks again
 
 
 SignedMessageDep = Annotated[SignedMessage, Depends(read_signed_message)]

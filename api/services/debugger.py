@@ -1,5 +1,5 @@
-"""The live event debugger: a game's latest events, identifier changes and rejected
-items, newest first, optionally for one user."""
+"""The live event debugger: a game's latest events, identifier changes, rejected items
+and requests refused as a whole, newest first, optionally for one user."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sqlmodel import Session, col
 
 from api.services.fraud_report import FlagRow, cheat_flags
 from models import Event, GameCredential, GameUser, GameUserIdentifier
-from models.events import SignedRequest
+from models.events import SignedRefusal, SignedRequest
 
 LIMIT = 50
 
@@ -43,6 +43,22 @@ class RejectionRow:
     item: str
     code: str
     message: str
+
+
+@dataclass(frozen=True)
+class RefusedRow:
+    """A signed request refused as a whole, and what the server computed for it."""
+
+    at: str
+    status: int
+    code: str
+    reason: str
+    client_id: str
+    signed: str  # clientId + timestamp + the body as received (its first 2 KB), or ""
+    skew: str
+    body: str
+    body_sha256: str
+    signature: str
 
 
 def _ts(moment) -> str:
@@ -103,7 +119,7 @@ def identifier_changes(*, session: Session, game_id: str, user_id: str = "") -> 
 
 def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
     """Items the API refused in partly or wholly rejected requests (207, 422), from the
-    answers it keeps for retries; requests refused as a whole (401, 400) are not kept."""
+    answers it keeps for retries; requests refused as a whole are `refused_requests`."""
     clients = sa.select(col(GameCredential.client_id)).where(col(GameCredential.game_id) == game_id)
     requests = session.execute(
         sa.select(
@@ -130,6 +146,39 @@ def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
             if len(found) >= LIMIT:
                 return found
     return found
+
+
+def refused_requests(*, session: Session, game_id: str) -> list[RefusedRow]:
+    """The game's signed requests refused as a whole (bad signature, stale timestamp, bad
+    JSON, body too large, …), newest first (api/services/refusals.py)."""
+    rows = session.execute(
+        sa.select(SignedRefusal)
+        .where(col(SignedRefusal.game_id) == game_id)
+        .order_by(col(SignedRefusal.created_at).desc(), col(SignedRefusal.seq).desc())
+        .limit(LIMIT)
+    ).scalars()
+    return [_refused_row(r) for r in rows]
+
+
+def _refused_row(r: SignedRefusal) -> RefusedRow:
+    # Bytes that are not UTF-8 (and NUL) are shown escaped, as \xNN.
+    text = r.body_head.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
+    cut = "…" if r.body_size > len(r.body_head) else ""
+    # A body over the limit is not read (no digest either): nothing was signed.
+    signed = f"{r.client_id}{r.timestamp}{text}{cut}" if r.body_sha256 else ""
+    skew = "" if r.skew_ms is None else f"{r.skew_ms / 1000:+,.1f} s"
+    return RefusedRow(
+        at=_ts(r.created_at),
+        status=r.status,
+        code=r.code,
+        reason=r.reason,
+        client_id=r.client_id,
+        signed=signed,
+        skew=skew,
+        body=f"{r.body_size:,} of {r.body_limit:,} bytes",
+        body_sha256=r.body_sha256,
+        signature=r.signature,
+    )
 
 
 def set_aside(*, session: Session, game_id: str, user_id: str = "") -> list[FlagRow]:

@@ -25,6 +25,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, read_session, run_transaction, write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
+from api.services import refusals
 from api.services.catalog import CATALOG
 from api.services.event_store import insert_events
 from api.services.fraud import Policy
@@ -470,7 +471,8 @@ def _maybe_prune(engine: Engine, settings: Settings) -> None:
 
 
 def prune_expired(*, engine: Engine, settings: Settings) -> int:
-    """Delete signed-request records past any valid resend, and idempotency keys past 24 h."""
+    """Delete signed-request records past any valid resend, idempotency keys past 24 h,
+    and refused requests kept for the debugger past theirs (`refusals.RETENTION`)."""
     now = utcnow()
     # A request signed up to `window` in the future stays valid until 2 × window from now.
     signed_cutoff = now - timedelta(seconds=2 * settings.signature_window_seconds + 60)
@@ -478,4 +480,5 @@ def prune_expired(*, engine: Engine, settings: Settings) -> int:
     with write_session(engine) as session:
         a = session.execute(sa.delete(_signed).where(_signed.c.created_at < signed_cutoff))
         b = session.execute(sa.delete(_idem).where(_idem.c.created_at < idem_cutoff))
-        return int(a.rowcount or 0) + int(b.rowcount or 0)  # type: ignore[attr-defined]
+        refused = refusals.prune(session, now)
+        return int(a.rowcount or 0) + int(b.rowcount or 0) + refused  # type: ignore[attr-defined]

@@ -66,6 +66,20 @@ def events_page() -> rx.Component:
             ),
         ),
         card(
+            rx.heading("Refused requests", size="4", as_="h2"),
+            rx.text(
+                "Requests refused as a whole (bad signature, stale timestamp, bad JSON, "
+                "body too large), kept 24 hours, the last 50 per client id.",
+                color_scheme="gray",
+                size="2",
+            ),
+            rx.cond(
+                s.refused.length() > 0,
+                rx.vstack(rx.foreach(s.refused, _refused), spacing="3", width="100%"),
+                rx.text("No request was refused.", color_scheme="gray", size="2"),
+            ),
+        ),
+        card(
             rx.heading("Set aside by anti-cheat rules", size="4", as_="h2"),
             rx.cond(
                 s.set_aside.length() > 0,
@@ -128,4 +142,61 @@ def events_page() -> rx.Component:
                 rx.text("No identifiers yet.", color_scheme="gray", size="2"),
             ),
         ),
+    )
+
+
+def _fact(label: str, value: rx.Var) -> rx.Component:
+    return rx.text(
+        rx.text.span(label + ": ", color_scheme="gray"),
+        rx.code(value, size="1", word_break="break-all"),
+        size="1",
+    )
+
+
+def _refused(r: rx.Var) -> rx.Component:
+    """One refused request: why, and what the server computed (never the secret)."""
+    return rx.box(
+        rx.flex(
+            rx.text(r.at, size="2", white_space="nowrap"),
+            rx.badge(r.status.to_string() + " " + r.code, color_scheme="red"),
+            rx.code(r.client_id, size="1"),
+            wrap="wrap",
+            gap="2",
+            align="center",
+        ),
+        rx.text(r.reason, size="2", weight="medium", margin_y="var(--space-2)"),
+        rx.cond(
+            r.signed != "",
+            rx.box(
+                rx.text(
+                    "String signed (clientId + timestamp + body as received)",
+                    size="1",
+                    color_scheme="gray",
+                ),
+                rx.code(
+                    r.signed,
+                    size="1",
+                    display="block",
+                    white_space="pre-wrap",
+                    word_break="break-all",
+                    padding="var(--space-2)",
+                    margin_top="var(--space-1)",
+                    data_testid="refused-signed",
+                ),
+            ),
+        ),
+        rx.flex(
+            rx.cond(r.skew != "", _fact("Server clock minus x-timestamp", r.skew)),
+            _fact("Body", r.body),
+            rx.cond(r.body_sha256 != "", _fact("Body SHA-256", r.body_sha256)),
+            rx.cond(r.signature != "", _fact("x-signature received", r.signature)),
+            direction="column",
+            gap="1",
+            margin_top="var(--space-2)",
+        ),
+        data_testid="refused-row",
+        width="100%",
+        padding="var(--space-3)",
+        border="1px solid var(--gray-a5)",
+        border_radius="var(--radius-3)",
     )

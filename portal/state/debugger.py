@@ -27,6 +27,7 @@ class DebuggerState(GameScoped):
     events: list[debugger.EventRow] = []
     identifiers: list[debugger.IdentifierRow] = []
     rejected: list[debugger.RejectionRow] = []
+    refused: list[debugger.RefusedRow] = []
     set_aside: list[FlagRow] = []
     _seen: int = -1
     _fetched_at: float = 0.0
@@ -47,10 +48,11 @@ class DebuggerState(GameScoped):
                 debugger.identifier_changes(session=session, game_id=game.id, user_id=user),
                 debugger.rejections(session=session, game_id=game.id),
                 debugger.set_aside(session=session, game_id=game.id, user_id=user),
+                debugger.refused_requests(session=session, game_id=game.id),
             )
 
         found = await self._on_game(work)
-        self.events, self.identifiers, self.rejected, self.set_aside = found
+        self.events, self.identifiers, self.rejected, self.set_aside, self.refused = found
         self._fetched_at = time.monotonic()
 
     @rx.event

@@ -103,8 +103,10 @@ def test_a_stored_batch_is_told_to_whoever_mounted_the_api(engine, box, game, ap
         on_stored=stored.append,
     )
     client = SignedClient(TestClient(app), game)
-    assert client.send(_valid(EVENTS, game.game_id), secret="qw_cs_wrong").status_code == 401
     assert client.send(_valid(LOOKUP, game.game_id), path=LOOKUP).status_code == 200
     assert stored == []
     assert client.send(_valid(EVENTS, game.game_id)).status_code == 200
     assert stored == [game.game_id]
+    # A refusal kept for the debugger is new data for it too.
+    assert client.send(_valid(EVENTS, game.game_id), secret="qw_cs_wrong").status_code == 401
+    assert stored == [game.game_id, game.game_id]
