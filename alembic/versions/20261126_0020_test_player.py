@@ -2,7 +2,7 @@
 conversions send postbacks
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-11-26 15:30:00.000000
 
 Three boolean columns, false for every existing row: nothing recorded so far was a test.
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | None = "0018"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

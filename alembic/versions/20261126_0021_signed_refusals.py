@@ -1,7 +1,7 @@
 """signed refusals: signed requests refused as a whole, for the live event debugger
 
 Revision ID: 0021
-Revises: 0018
+Revises: 0020
 Create Date: 2026-11-26 15:30:00.000000
 
 A new table only: nothing existing is rewritten, and the downgrade drops it (SQLite too).
@@ -16,7 +16,7 @@ import models.types  # noqa: F401  (custom column types used below)
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | None = "0018"
+down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """click device: a digest of the device a click came from, for the shared_ip signal
 
 Revision ID: 0022
-Revises: 0018
+Revises: 0021
 Create Date: 2026-11-26 15:30:00.000000
 
 One nullable column and the index the shared_ip signal counts along (the players who
@@ -17,7 +17,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0022"
-down_revision: str | None = "0018"
+down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
