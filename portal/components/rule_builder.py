@@ -1,7 +1,8 @@
 """The rule builder: event name (with the game's event names as suggestions), up to three
 conditions, and the completion. Uncontrolled inputs for rx.form, named after the rule's
 field paths in a mission definition (`rule.event`, `rule.conditions.0.value`, …); their
-defaults come from the state's `values` and `conditions`."""
+defaults come from the state's `values` and `conditions`. Every input's problem shows under
+it at once (a condition's under its row)."""
 
 from __future__ import annotations
 
@@ -23,32 +24,44 @@ def rule_builder(state) -> rx.Component:
     def name(n: rx.Var, part: str) -> rx.Var:
         return "rule.conditions." + n.to_string() + "." + part
 
+    def invalid(key: rx.Var) -> dict[str, rx.Var]:
+        return {
+            "aria_invalid": rx.cond(errors.contains(key), "true", "false"),
+            "aria_describedby": key.to(str) + "-error",
+        }
+
     def condition(row: rx.Var, n: rx.Var) -> rx.Component:
-        return rx.hstack(
-            rx.input(
-                name=name(n, "field"),
-                default_value=row["field"],
-                placeholder="value or traits.kills",
-                aria_label="Condition field " + (n + 1).to_string(),
-                size="2",
-                width="220px",
+        return rx.vstack(
+            rx.hstack(
+                rx.input(
+                    name=name(n, "field"),
+                    default_value=row["field"],
+                    placeholder="value or traits.kills",
+                    aria_label="Condition field " + (n + 1).to_string(),
+                    size="2",
+                    width="220px",
+                    **invalid(name(n, "field")),
+                ),
+                native_select(
+                    *[rx.el.option(op, value=op) for op in OPERATORS],
+                    name=name(n, "op"),
+                    default_value=row["op"],
+                    aria_label="Condition operator " + (n + 1).to_string(),
+                ),
+                rx.input(
+                    name=name(n, "value"),
+                    default_value=row["value"],
+                    placeholder="1000",
+                    aria_label="Condition value " + (n + 1).to_string(),
+                    size="2",
+                    width="140px",
+                    **invalid(name(n, "value")),
+                ),
+                wrap="wrap",
+                spacing="2",
             ),
-            native_select(
-                *[rx.el.option(op, value=op) for op in OPERATORS],
-                name=name(n, "op"),
-                default_value=row["op"],
-                aria_label="Condition operator " + (n + 1).to_string(),
-            ),
-            rx.input(
-                name=name(n, "value"),
-                default_value=row["value"],
-                placeholder="1000",
-                aria_label="Condition value " + (n + 1).to_string(),
-                size="2",
-                width="140px",
-            ),
-            wrap="wrap",
-            spacing="2",
+            *[_row_error(errors, name(n, part)) for part in ("field", "op", "value")],
+            spacing="1",
         )
 
     return rx.vstack(
@@ -98,12 +111,24 @@ def rule_builder(state) -> rx.Component:
                 aria_label="Field to sum",
                 size="2",
                 width="220px",
+                id="rule.completion.field",
+                aria_invalid=rx.cond(errors.contains("rule.completion.field"), "true", "false"),
+                aria_describedby="rule.completion.field-error",
             ),
             wrap="wrap",
             align="center",
         ),
         field_error(errors, "rule.completion.threshold"),
+        field_error(errors, "rule.completion.field"),
         field_error(errors, "rule"),
         spacing="2",
         width="100%",
+    )
+
+
+def _row_error(errors: rx.Var, key: rx.Var) -> rx.Component:
+    """The message for a condition's input (its name is a var of the row's number)."""
+    return rx.cond(
+        errors.contains(key),
+        rx.text(errors[key].to(str), size="2", color_scheme="red", role="alert", id=key + "-error"),
     )

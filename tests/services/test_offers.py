@@ -175,4 +175,29 @@ def test_an_engine_error_names_the_rule_input(engine, game_id):
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
         designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
-    assert list(refused.value.errors) == ["rule"]
+    assert list(refused.value.errors) == ["rule.conditions.0.value"]
+
+
+def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_id):
+    form = {
+        "title": "Only in the US",
+        "payout": "1",
+        "destinationUrl": "https://g.example/",
+        "rule.event": "E",
+        "geotargeting.countriesInclude": "",
+        "typed.geotargeting.countriesInclude": "Narnia",
+    }
+    with write_session(engine) as session, pytest.raises(OfferError) as refused:
+        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+    assert list(refused.value.errors) == ["geotargeting.countriesInclude"]
+    with Session(engine) as session:
+        assert session.exec(select(Mission)).all() == []
+    # A name the picker knows is saved as its code, chip or not.
+    with write_session(engine) as session:
+        saved = designer.save_mission_form(
+            session=session,
+            game_id=game_id,
+            form={**form, "typed.geotargeting.countriesInclude": "USA"},
+            mission_id=None,
+        )
+        assert saved.countries_include == ["US"]
