@@ -79,6 +79,10 @@ def plain(error: ErrorDetails) -> str:
     }
     if kind in messages:
         return messages[kind]
+    if kind not in ("value_error", "assertion_error"):
+        # pydantic's own wording ("Input should be a valid dictionary"): only a forged
+        # form gets here, with a text where the schema wants a list, a number or a group.
+        return "This input holds a value of the wrong kind."
     return sentence(str(error["msg"]).removeprefix("Value error, "))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import reflex as rx
 
 from api.services.countries import country, find_countries, find_country, unknown_countries
-from api.services.offer_forms import PICKERS
+from api.services.offer_forms import PICKERS, TYPED
 from api.services.offer_preview import OfferPreview, offer_preview
 from api.services.offers import OfferError
 from models import Mission, Quest
@@ -176,13 +176,24 @@ class OfferEditing(rx.State, mixin=True):
         elif which == "exclude":
             self.countries_exclude = [c for c in self.countries_exclude if c != code]
 
+    def _pickers(self) -> dict[str, str]:
+        """The pickers' chips and typed text as this state holds them: newer than the
+        form's hidden copies when Save follows a key or the picker's blur at once (their
+        events are handled first, the form was read before)."""
+        return {
+            PICKERS["include"]: ",".join(self.countries_include),
+            PICKERS["exclude"]: ",".join(self.countries_exclude),
+            TYPED + PICKERS["include"]: self.typed_include,
+            TYPED + PICKERS["exclude"]: self.typed_exclude,
+        }
+
     @rx.event
     @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         """Save the form, or, when it would deactivate an active offer, ask first."""
         if not self._first(form.get(SUBMITTED)):
             return None  # a second click of the same form: one new offer, not two
-        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED}
+        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED} | self._pickers()
         if self.offer_active and fields.get("isActive") == "false":
             self._pending, self.confirm_deactivate = fields, True
             return None

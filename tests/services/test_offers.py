@@ -163,12 +163,13 @@ def test_the_editor_cannot_save_into_another_games_mission(engine, box, game_id)
         )
 
 
-def test_an_engine_error_names_the_rule_input(engine, game_id):
+# The editor's smallest form that saves.
+FORM = {"title": "T", "payout": "1", "destinationUrl": "https://g.example/", "rule.event": "E"}
+
+
+def test_a_rule_error_names_its_input(engine, game_id):
     form = {
-        "title": "T",
-        "payout": "1",
-        "destinationUrl": "https://g.example/",
-        "rule.event": "E",
+        **FORM,
         "rule.conditions.0.field": "traits.mode",
         "rule.conditions.0.op": "==",
         "rule.conditions.0.value": "",
@@ -180,10 +181,7 @@ def test_an_engine_error_names_the_rule_input(engine, game_id):
 
 def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_id):
     form = {
-        "title": "Only in the US",
-        "payout": "1",
-        "destinationUrl": "https://g.example/",
-        "rule.event": "E",
+        **FORM,
         "geotargeting.countriesInclude": "",
         "typed.geotargeting.countriesInclude": "Narnia",
     }
