@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from models import Mission
 from tests.e2e.conftest import screenshot
+from tests.e2e.steps import expect_errors
 from tests.e2e.test_portal_editors import designer_with_game
 
 pytestmark = pytest.mark.e2e
@@ -65,8 +66,7 @@ def test_countries_typed_by_common_names_and_codes_are_saved(portal, new_page, s
     not_in.fill("Narnia")
     not_in.press("Enter")
     refusal = "No country is called “Narnia”: pick one from the list, or empty the box."
-    expect(not_in).to_have_accessible_description(refusal)
-    expect(not_in).to_have_attribute("aria-invalid", "true")
+    expect_errors(designer, {"Not in these countries": refusal})
     expect(not_in).to_have_value("Narnia")
     designer.get_by_role("button", name="Save mission").click()
     expect(designer.get_by_role("alert").filter(has_text="Narnia")).to_be_visible()
@@ -98,19 +98,18 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
     designer.get_by_label("Completion threshold").fill("0")
     designer.get_by_role("button", name="Save mission").click()
 
-    for label, message in [
-        (
-            "Condition value 1",
-            ">= compares numbers: enter a number, or compare text with == or !=.",
-        ),
-        ("Condition field 2", 'A condition\'s field is "value" or "traits.<name>".'),
-        ("Field to sum", 'A total needs the field to add up: "value" or "traits.<name>".'),
-        ("Completion threshold", "Enter a number above 0."),  # 0, not 0.0
-        ("Payout (USD)", "Enter 0 or more."),
-    ]:
-        field = designer.get_by_label(label, exact=True)
-        expect(field).to_have_accessible_description(message)
-        expect(field).to_have_attribute("aria-invalid", "true")
+    expect_errors(
+        designer,
+        {
+            "Condition value 1": (
+                ">= compares numbers: enter a number, or compare text with == or !=."
+            ),
+            "Condition field 2": 'A condition\'s field is "value" or "traits.<name>".',
+            "Field to sum": 'A total needs the field to add up: "value" or "traits.<name>".',
+            "Completion threshold": "Enter a number above 0.",  # 0, not 0.0
+            "Payout (USD)": "Enter 0 or more.",
+        },
+    )
     assert missions_of(portal, game_id) == []
     fits(designer, size[0])
     screenshot(designer, f"editor-forms-rule-problems-{size[0]}")
@@ -122,10 +121,7 @@ def test_an_email_address_is_refused_in_plain_words(portal, new_page, size):
     page.goto(portal.url + "/signup")
     page.get_by_label("Email").fill("ada@example")
     page.get_by_role("button", name="Apply").click()
-    email = page.get_by_label("Email")
-    expect(email).to_have_accessible_description(
-        "Check the part after the @: a domain such as example.com."
-    )
+    expect_errors(page, {"Email": "Check the part after the @: a domain such as example.com."})
     expect(page.get_by_text("@-sign")).to_have_count(0)
     fits(page, size[0])
     screenshot(page, f"editor-forms-email-{size[0]}")
@@ -145,10 +141,9 @@ def test_the_rule_tester_says_a_compared_field_is_not_a_number(portal, new_page,
     designer.get_by_label("Completion threshold").fill("1")
     designer.get_by_label("Events").fill("MATCH_END kills=4\nMATCH_END kills=three")
     designer.get_by_role("button", name="Run").click()
-    expect(designer.get_by_label("Events")).to_have_accessible_description(
-        "Line 2: kills is “three”, not a number."
-    )
+    expect_errors(designer, {"Events": "Line 2: kills is “three”, not a number."})
     expect(designer.get_by_test_id("test-step")).to_have_count(0)
+    screenshot(designer, f"editor-forms-tester-refused-{width}")
     # A number there, and the test runs.
     designer.get_by_label("Events").fill("MATCH_END kills=4\nMATCH_END kills=5")
     designer.get_by_role("button", name="Run").click()

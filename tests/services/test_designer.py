@@ -6,7 +6,7 @@ import pytest
 
 from api.services.designer import parse_events, rule_from_form, run_rule_test, try_rule
 from api.services.offer_forms import FormError, form_values, from_form
-from models.offer_schemas import MissionIn
+from models.offer_schemas import MissionIn, QuestFields
 
 RULE = {
     "rule.event": "MATCH_END",
@@ -288,6 +288,14 @@ def test_text_in_a_picker_that_names_no_country_refuses_the_save_beside_it():
             "No country is called “Atlantis”: pick one from the list, or empty the box."
         ),
     }
+
+
+def test_a_quests_pickers_take_typed_countries_the_same_way():
+    form = {"name": "Q", "destinationUrl": "https://g.example/", TYPED_INCLUDE: "Holland"}
+    assert from_form(QuestFields, form).geotargeting.countriesInclude == ["NL"]
+    with pytest.raises(FormError) as refused:
+        from_form(QuestFields, {**form, "typed.geotargeting.countriesExclude": "Mordor"})
+    assert list(refused.value.errors) == ["geotargeting.countriesExclude"]
 
 
 def test_the_tester_says_which_compared_field_is_not_a_number():
