@@ -8,6 +8,7 @@ so adding one needs no converter change; only the fields in `_SHAPED` are stored
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from decimal import Decimal
@@ -19,7 +20,6 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 
 from models.signals import action_problem
@@ -52,20 +52,58 @@ class Geotargeting(BaseModel):
 
 
 class ConditionIn(BaseModel):
+    """One condition of a rule. Each check is on the field it is about, so a form shows
+    every problem of every row at once, each under its input; the engine
+    (api/services/rules.py) checks the rule again when it is saved."""
+
     model_config = ConfigDict(extra="forbid")
 
     field: str = Field(description='"value" (the event\'s value) or "traits.<name>"')
     op: Literal[">=", ">", "<=", "<", "==", "!=", "exists", "not exists"]
     # int before float: a whole number typed as 10 stays 10 (not 10.0) wherever it shows.
-    value: int | float | str | bool | None = None
+    value: int | float | str | bool | None = Field(default=None, validate_default=True)
+
+    @field_validator("field")
+    @classmethod
+    def _field(cls, value: str) -> str:
+        if not _is_field(value):
+            raise ValueError('A condition\'s field is "value" or "traits.<name>".')
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _operand(cls, value: Any, info: ValidationInfo) -> Any:
+        op = info.data.get("op")
+        if op is None or op in ("exists", "not exists"):
+            return value  # a wrong operator has its own message
+        if value is None:
+            raise ValueError(
+                f"The condition on {info.data.get('field') or 'its field'} needs a value."
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("Enter a number, or text to compare with == or !=.")
+        if isinstance(value, str | bool) and op not in ("==", "!="):
+            raise ValueError(
+                f"{op} compares numbers: enter a number, or compare text with == or !=."
+            )
+        return value
 
 
 class CompletionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["count", "consecutive", "sum"] = "count"
-    threshold: float = Field(default=1, gt=0)
-    field: str | None = Field(default=None, description="for sum: value or traits.<name>")
+    threshold: float = Field(default=1, gt=0, allow_inf_nan=False)
+    field: str | None = Field(
+        default=None, description="for sum: value or traits.<name>", validate_default=True
+    )
+
+    @field_validator("field")
+    @classmethod
+    def _sum_field(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("kind") == "sum" and not (value and _is_field(value)):
+            raise ValueError('A total needs the field to add up: "value" or "traits.<name>".')
+        return value
 
 
 class RuleIn(BaseModel):
@@ -74,25 +112,6 @@ class RuleIn(BaseModel):
     event: str = Field(pattern=r"^[A-Za-z0-9_.:\-]{1,64}$")
     conditions: list[ConditionIn] = Field(default_factory=list)
     completion: CompletionIn = Field(default_factory=CompletionIn)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> RuleIn:
-        # The engine (api/services/rules.py) checks the rule again when it is saved.
-        for condition in self.conditions:
-            if not _is_field(condition.field):
-                raise ValueError('A condition\'s field is "value" or "traits.<name>".')
-            if condition.op in ("exists", "not exists"):
-                continue
-            if condition.value is None:
-                raise ValueError(f"The condition on {condition.field} needs a value.")
-            is_text = isinstance(condition.value, str | bool)
-            if is_text and condition.op not in ("==", "!="):
-                raise ValueError(f"{condition.op} compares numbers; text uses == or !=.")
-        if self.completion.kind == "sum" and not (
-            self.completion.field and _is_field(self.completion.field)
-        ):
-            raise ValueError('A total needs the field to add up: "value" or "traits.<name>".')
-        return self
 
 
 def _is_field(name: str) -> bool:

@@ -21,6 +21,7 @@ from api.services import throttle
 from api.services.errors import DomainError
 from api.services.offerwalls import create_offerwall
 from api.services.throttle import IpThrottle
+from api.services.wording import email_problem
 from models import PortalSession, Role, User
 from models.types import utcnow
 
@@ -77,7 +78,7 @@ def normalize_email(email: str) -> str:
     try:
         valid = validate_email(email.strip(), check_deliverability=False)
     except EmailNotValidError as exc:
-        raise AccountError(f"Enter a valid email address ({exc}).", "email") from None
+        raise AccountError(email_problem(exc), "email") from None
     return valid.normalized.lower()
 
 

@@ -18,7 +18,7 @@ from api.services import offers
 from api.services.funnels import Funnel, duration_words, mission_funnels
 from api.services.money import format_usd
 from api.services.offer_forms import FormError, from_form, scalar
-from api.services.rules import Rule, RuleError, Tally, step, summary
+from api.services.rules import Rule, RuleError, Tally, read_field, step, summary
 from models import Event, Mission, Quest
 from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields, rule_in
 
@@ -130,9 +130,10 @@ class RuleTest:
 def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
     """The rule tester: the rule builder's rule over the form's events, event by event."""
     rule = rule_definition(form)
-    steps = try_rule(
-        Rule.from_input(rule), parse_events(form.get("events", "")), repeatable=repeatable
-    )
+    engine_rule = Rule.from_input(rule)
+    lines = _event_lines(form.get("events", ""))
+    _check_numbers(engine_rule, lines)
+    steps = try_rule(engine_rule, [event for _, event in lines], repeatable=repeatable)
     completed_at = next((s.n for s in steps if s.completed), 0)
     return RuleTest(summary(rule), steps, completed_at)
 
@@ -140,38 +141,78 @@ def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
 def parse_events(text: str) -> list[dict[str, Any]]:
     """Events to test, one per line: a JSON object ({"event": …, "value": …, "traits": …})
     or the short form `EVENT [value] [trait=value …]`, e.g. `GAME_OVER 1200 mode=ranked`."""
-    events: list[dict[str, Any]] = []
+    return [event for _, event in _event_lines(text)]
+
+
+def _event_lines(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """The events of `text`, each with the number of its line."""
+    events: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormError({"events": f"line {number}: not JSON ({exc.msg})"}) from None
-            if not isinstance(event, dict) or not isinstance(event.get("event"), str):
-                raise FormError({"events": f'line {number}: an object with "event" is needed'})
-        else:
-            name, *rest = line.split()
-            event = {"event": name}
-            for part in rest:
-                if "=" in part:
-                    key, _, raw = part.partition("=")
-                    event.setdefault("traits", {})[key] = scalar(raw)
-                elif "value" not in event:
-                    value = scalar(part)
-                    if isinstance(value, str | bool):
-                        raise FormError({"events": f"line {number}: the value is a number"})
-                    event["value"] = value
-                else:
-                    raise FormError({"events": f"line {number}: write traits as name=value"})
-        events.append(event)
+        event = _json_event(line, number) if line.startswith("{") else _short_event(line, number)
+        events.append((number, event))
         if len(events) > MAX_TEST_EVENTS:
             raise FormError({"events": f"at most {MAX_TEST_EVENTS} events per test"})
     if not events:
         raise FormError({"events": "write at least one event"})
     return events
+
+
+def _json_event(line: str, number: int) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        raise FormError(
+            {"events": f"line {number}: not JSON; check its quotes, commas and braces"}
+        ) from None
+    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        raise FormError({"events": f'line {number}: an object with "event" is needed'})
+    if event.get("value") is not None and not _is_number(event["value"]):
+        raise FormError({"events": f"line {number}: the value is a number"})
+    return event
+
+
+def _short_event(line: str, number: int) -> dict[str, Any]:
+    name, *rest = line.split()
+    event: dict[str, Any] = {"event": name}
+    for part in rest:
+        if "=" in part:
+            key, _, raw = part.partition("=")
+            event.setdefault("traits", {})[key] = scalar(raw)
+        elif "value" not in event:
+            value = scalar(part)
+            if not _is_number(value):
+                raise FormError({"events": f"line {number}: the value is a number"})
+            event["value"] = value
+        else:
+            raise FormError({"events": f"line {number}: write traits as name=value"})
+    return event
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_numbers(rule: Rule, lines: list[tuple[int, dict[str, Any]]]) -> None:
+    """Refuse a test event of the rule whose field the rule compares with a number (or
+    adds up) but holds something else, naming every such line: ingestion would let the
+    event fail the filter, which is the mistake the tester is there to show."""
+    numeric = [c.field for c in rule.conditions if isinstance(c.operand, float)]
+    numeric += [rule.sum_field] if rule.sum_field else []
+    problems = []
+    for number, event in lines:
+        if not rule.matches(event):
+            continue
+        for name in dict.fromkeys(numeric):
+            present, found = read_field(event, name)
+            if present and not _is_number(found):
+                what = "the value" if name == "value" else name.removeprefix("traits.")
+                shown = f"“{found}”" if isinstance(found, str) else json.dumps(found)
+                problems.append(f"line {number}: {what} is {shown}, not a number")
+    if problems:
+        raise FormError({"events": "; ".join(problems)})
 
 
 def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:

@@ -8,7 +8,12 @@ table maps input names to fields: a new plain field needs only its input on the 
 
 A checkbox comes after a hidden input of the same name, so an unchecked box is submitted
 too; inputs the form does not have keep the stored value. An error is shown under the
-input its location names."""
+input its location names, every one of them at once.
+
+A country picker submits its codes under the field's path and what is still typed in its
+box, not yet a chip, as `typed.<the path>`: a name the picker knows is added to the
+codes, any other text refuses the save under the picker (a client that failed to make the
+chip cannot lose the designer's intent)."""
 
 from __future__ import annotations
 
@@ -23,8 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from api.services.countries import find_countries, unknown_countries
 from api.services.offers import OfferError
-from api.services.wording import plain
+from api.services.wording import figure, plain
 
 Definition = typing.TypeVar("Definition", bound=BaseModel)
 
@@ -103,12 +109,38 @@ def from_form(
 ) -> Definition:
     """The definition a form makes: the stored one (if any) with the form's inputs over it.
     FormError maps each bad input's name to its message."""
+    form, typed_errors = _typed_countries(form)
     data = stored.model_dump() if stored is not None else {}
     data.update(_read(schema, _tree(form, root)))
     try:
-        return schema.model_validate(data)
+        definition = schema.model_validate(data)
     except ValidationError as exc:
-        raise FormError(_errors(exc, form, root)) from None
+        raise FormError(_errors(exc, form, root) | typed_errors) from None
+    if typed_errors:
+        raise FormError(typed_errors)
+    return definition
+
+
+# The country pickers, by the definition's field they fill, and the name prefix of the
+# text still typed in one (see the module's docstring).
+PICKERS = {"include": "geotargeting.countriesInclude", "exclude": "geotargeting.countriesExclude"}
+TYPED = "typed."
+
+
+def _typed_countries(form: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The form with each picker's typed countries added to its codes, and the pickers
+    whose text names no country, with what they say."""
+    merged, errors = dict(form), {}
+    for path in PICKERS.values():
+        text = str(form.get(TYPED + path, ""))
+        if not text.strip():
+            continue
+        found, unknown = find_countries(text)
+        if unknown:
+            errors[path] = unknown_countries(unknown)
+        else:
+            merged[path] = ", ".join([*_items(form.get(path, "")), *(c.code for c in found)])
+    return merged, errors
 
 
 def _tree(form: Mapping[str, str], root: str) -> dict[str, Any]:
@@ -215,5 +247,5 @@ def _in_units(error: ErrorDetails) -> str | None:
     if error["type"] == "greater_than_equal":
         return f"Enter a number of {UNIT_NAMES[field]} above 0."
     if error["type"] == "less_than_equal":
-        return f"Enter {ctx['le'] / UNITS[field]:g} {UNIT_NAMES[field]} or less."
+        return f"Enter {figure(ctx['le'] / UNITS[field])} {UNIT_NAMES[field]} or less."
     return None

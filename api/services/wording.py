@@ -4,8 +4,10 @@ pydantic wording, no patterns, no Python lists)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from email_validator import EmailNotValidError
 from pydantic_core import ErrorDetails
 
 # What an input named by the last part of its path must look like, where the schema
@@ -27,6 +29,20 @@ def sentence(text: str) -> str:
 
 def _count(n: Any, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
+
+
+def figure(value: Any) -> str:
+    """A limit as a person writes it: 0 (not 0.0), 0.5, 1000000 (not 1e+06)."""
+    if isinstance(value, float | Decimal) and value == int(value):
+        return str(int(value))
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    return str(value)
+
+
+def _choices(expected: Any) -> str:
+    """pydantic's "'count', 'consecutive' or 'sum'" without the quotes."""
+    return str(expected).replace("'", "")
 
 
 def plain(error: ErrorDetails) -> str:
@@ -52,13 +68,42 @@ def plain(error: ErrorDetails) -> str:
         "bool_parsing": "Choose yes or no.",
         "datetime_parsing": "Enter a date.",
         "datetime_from_date_parsing": "Enter a date.",
-        "greater_than": f"Enter a number above {ctx.get('gt')}.",
-        "greater_than_equal": f"Enter {ctx.get('ge')} or more.",
-        "less_than": f"Enter a number below {ctx.get('lt')}.",
-        "less_than_equal": f"Enter {ctx.get('le')} or less.",
-        "literal_error": f"Choose {ctx.get('expected')}.",
-        "enum": f"Choose {ctx.get('expected')}.",
+        "finite_number": "Enter a number.",
+        "decimal_whole_digits": "This number is too long.",
+        "greater_than": f"Enter a number above {figure(ctx.get('gt'))}.",
+        "greater_than_equal": f"Enter {figure(ctx.get('ge'))} or more.",
+        "less_than": f"Enter a number below {figure(ctx.get('lt'))}.",
+        "less_than_equal": f"Enter {figure(ctx.get('le'))} or less.",
+        "literal_error": f"Choose {_choices(ctx.get('expected'))}.",
+        "enum": f"Choose {_choices(ctx.get('expected'))}.",
     }
     if kind in messages:
         return messages[kind]
+    if kind not in ("value_error", "assertion_error"):
+        # pydantic's own wording ("Input should be a valid dictionary"): only a forged
+        # form gets here, with a text where the schema wants a list, a number or a group.
+        return "This input holds a value of the wrong kind."
     return sentence(str(error["msg"]).removeprefix("Value error, "))
+
+
+def email_problem(error: EmailNotValidError) -> str:
+    """What is wrong with an email address, from email-validator's refusal, said the way
+    a person would ("Check the part after the @"), never its own wording."""
+    text = str(error)
+    if "must have an @-sign" in text or "small commercial at" in text:
+        return "Enter an email address such as name@example.com."
+    if "something before the @-sign" in text:
+        return "Write the name before the @, as in name@example.com."
+    if "something after the @-sign" in text:
+        return "Write the domain after the @, as in name@example.com."
+    if "too long" in text:
+        return "This email address is too long."
+    if "after the @-sign" in text:
+        return "Check the part after the @: a domain such as example.com."
+    if "before the @-sign" in text:
+        return "Check the part before the @."
+    if "two periods in a row" in text:
+        return "Check the dots: an address has no two in a row."
+    if "period and a hyphen" in text:
+        return "Check the dots: an address has no dot next to a dash."
+    return "Enter an email address such as name@example.com."

@@ -10,11 +10,11 @@ from typing import Any
 import reflex as rx
 
 from api.services.countries import countries
+from api.services.offer_forms import PICKERS, TYPED
 from models.offer_schemas import OPERATING_SYSTEMS
 from portal import routes
 from portal.components.forms import field_error, submission_count
 from portal.components.layout import card
-from portal.state.offer_editing import PICKERS
 
 COUNTRY_LIST = "country-names"
 # An input whose `form` names no form: Enter in it never submits the editor's form.
@@ -90,7 +90,9 @@ def _country_options() -> rx.Component:
 
 def country_picker(state: Any, which: str, label: str, hint: str) -> rx.Component:
     """Countries chosen by name from a list (type, pick with the arrows and Enter), shown
-    as removable chips, submitted as ISO codes in one hidden input."""
+    as removable chips, submitted as ISO codes in one hidden input. Enter or leaving the
+    box turns a name ("USA", "uk", "Deutschland") into its chip; text that names no
+    country stays, with a message under it, and is submitted too, so a save refuses it."""
     chips = state.include_chips if which == "include" else state.exclude_chips
     codes = state.countries_include if which == "include" else state.countries_exclude
     typed = state.typed_include if which == "include" else state.typed_exclude
@@ -126,12 +128,16 @@ def country_picker(state: Any, which: str, label: str, hint: str) -> rx.Componen
                 width="100%",
                 on_change=state.type_country(which),
                 on_key_down=state.country_key(which),
+                on_blur=state.country_blur(which),
                 custom_attrs=NO_FORM,
+                aria_invalid=rx.cond(state.errors.contains(PICKERS[which]), "true", "false"),
+                aria_describedby=f"{PICKERS[which]}-error",
             ),
             value=typed,
             debounce_timeout=0,
         ),
         rx.el.input(type="hidden", name=PICKERS[which], value=codes.join(",")),
+        rx.el.input(type="hidden", name=TYPED + PICKERS[which], value=typed),
         rx.text(hint, size="1", color_scheme="gray"),
         field_error(state.errors, PICKERS[which]),
         spacing="1",

@@ -165,6 +165,8 @@ def tester() -> rx.Component:
                     width="100%",
                     font_family="monospace",
                     aria_label="Events",
+                    aria_invalid=rx.cond(s.errors.contains("events"), "true", "false"),
+                    aria_describedby="events-error",
                 ),
                 field_error(s.errors, "events"),
                 rx.button("Run", type="submit", size="3"),

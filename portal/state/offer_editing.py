@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
-from api.services.countries import country, find_country
+from api.services.countries import country, find_countries, find_country, unknown_countries
+from api.services.offer_forms import PICKERS, TYPED
 from api.services.offer_preview import OfferPreview, offer_preview
 from api.services.offers import OfferError
 from models import Mission, Quest
@@ -31,8 +32,6 @@ NO_PREVIEW = OfferPreview(
     tracking_link="",
     json="",
 )
-# The country pickers, by the definition's field they fill.
-PICKERS = {"include": "geotargeting.countriesInclude", "exclude": "geotargeting.countriesExclude"}
 
 
 def _items(text: str) -> list[str]:
@@ -121,18 +120,22 @@ class OfferEditing(rx.State, mixin=True):
             self.typed_exclude = text
 
     def _add_country(self, which: str, text: str) -> None:
-        found = find_country(text)
-        if found is None or which not in PICKERS:
+        """The countries `text` names become chips; text that names none stays in the box,
+        with what is wrong under it (a save would refuse it the same way)."""
+        if which not in PICKERS:
             return
+        found, unknown = find_countries(text)
         codes = self.countries_include if which == "include" else self.countries_exclude
-        if found.code not in codes:
-            codes = [*codes, found.code]
-            if which == "include":
-                self.countries_include = codes
-            else:
-                self.countries_exclude = codes
-        self._set_typed(which, "")
-        self.errors = {k: v for k, v in self.errors.items() if k != PICKERS[which]}
+        codes = [*codes, *(c.code for c in found if c.code not in codes)]
+        if which == "include":
+            self.countries_include = codes
+        else:
+            self.countries_exclude = codes
+        self._set_typed(which, ", ".join(unknown))
+        errors = {k: v for k, v in self.errors.items() if k != PICKERS[which]}
+        if unknown:
+            errors[PICKERS[which]] = unknown_countries(unknown)
+        self.errors = errors
 
     @rx.event
     def type_country(self, which: str, text: str):
@@ -146,16 +149,22 @@ class OfferEditing(rx.State, mixin=True):
 
     @rx.event
     def country_key(self, which: str, key: str):
-        """Enter adds the country the typed text finds; Backspace in an empty picker takes
-        its last country out."""
+        """Enter adds the countries the typed text names (or says it names none);
+        Backspace in an empty picker takes its last country out."""
         typed = self.typed_include if which == "include" else self.typed_exclude
-        if key == "Enter":
+        if key == "Enter" and typed.strip():
             yield
             self._add_country(which, typed)
         elif key == "Backspace" and not typed:
             codes = self.countries_include if which == "include" else self.countries_exclude
             if codes:
                 self._remove(which, codes[-1])
+
+    @rx.event
+    def country_blur(self, which: str, text: str):
+        """Leaving a picker does what Enter does: typed text is never left behind unseen."""
+        if text.strip():
+            self._add_country(which, text)
 
     @rx.event
     def remove_country(self, which: str, code: str):
@@ -167,13 +176,24 @@ class OfferEditing(rx.State, mixin=True):
         elif which == "exclude":
             self.countries_exclude = [c for c in self.countries_exclude if c != code]
 
+    def _pickers(self) -> dict[str, str]:
+        """The pickers' chips and typed text as this state holds them: newer than the
+        form's hidden copies when Save follows a key or the picker's blur at once (their
+        events are handled first, the form was read before)."""
+        return {
+            PICKERS["include"]: ",".join(self.countries_include),
+            PICKERS["exclude"]: ",".join(self.countries_exclude),
+            TYPED + PICKERS["include"]: self.typed_include,
+            TYPED + PICKERS["exclude"]: self.typed_exclude,
+        }
+
     @rx.event
     @refusals(into="errors")
     async def save(self, form: dict[str, Any]):
         """Save the form, or, when it would deactivate an active offer, ask first."""
         if not self._first(form.get(SUBMITTED)):
             return None  # a second click of the same form: one new offer, not two
-        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED}
+        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED} | self._pickers()
         if self.offer_active and fields.get("isActive") == "false":
             self._pending, self.confirm_deactivate = fields, True
             return None

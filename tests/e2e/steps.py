@@ -25,6 +25,14 @@ def sign_in(page: Page, url: str, email: str, password: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
+def expect_errors(page: Page, messages: dict[str, str]) -> None:
+    """Each input, by its label, marked invalid and described by its message."""
+    for label, message in messages.items():
+        field = page.get_by_label(label, exact=True)
+        expect(field).to_have_attribute("aria-invalid", "true")
+        expect(field).to_have_accessible_description(message)
+
+
 def sign_up(page: Page, url: str, company: str) -> str:
     """Apply as a publisher; returns the email used. Ends on the application page."""
     email = f"pub{next(_numbers)}-{re.sub(r'[^a-z]', '', company.lower())}@example.com"

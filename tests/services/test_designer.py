@@ -6,7 +6,7 @@ import pytest
 
 from api.services.designer import parse_events, rule_from_form, run_rule_test, try_rule
 from api.services.offer_forms import FormError, form_values, from_form
-from models.offer_schemas import MissionIn
+from models.offer_schemas import MissionIn, QuestFields
 
 RULE = {
     "rule.event": "MATCH_END",
@@ -78,7 +78,12 @@ def test_events_may_be_json_lines():
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("", "at least one"), ("{nope", "not JSON"), ("SCORE high", "value is a number")],
+    [
+        ("", "at least one"),
+        ("{nope", "not JSON"),
+        ("SCORE high", "value is a number"),
+        ('{"event": "SCORE", "value": "high"}', "line 1: the value is a number"),
+    ],
 )
 def test_bad_test_events_say_which_line(text, message):
     with pytest.raises(FormError) as refused:
@@ -179,7 +184,7 @@ def test_inputs_the_form_does_not_have_keep_the_stored_value():
         ({"payout": "-1"}, "payout"),
         ({"geotargeting.countriesInclude": "USA"}, "geotargeting.countriesInclude"),
         ({"rule.event": "has space"}, "rule.event"),
-        ({"rule.conditions.0.value": "high"}, "rule"),
+        ({"rule.conditions.0.value": "high"}, "rule.conditions.0.value"),
         ({"rule.completion.threshold": "0"}, "rule.completion.threshold"),
         ({"timeLimitSeconds": "soon"}, "timeLimitSeconds"),
         ({"operatingSystem.0": "Amiga"}, "operatingSystem"),
@@ -212,3 +217,104 @@ def test_forged_inputs_are_refused_or_ignored_never_a_crash(odd):
         from_form(MissionIn, {**form, **odd})
     except FormError as refused:
         assert refused.errors
+        assert not any("Input should" in message for message in refused.errors.values())
+
+
+def test_every_problem_of_a_rule_is_named_at_once_under_its_input():
+    form = {
+        "title": "T",
+        "destinationUrl": "https://g.example/",
+        "payout": "1",
+        "rule.event": "MATCH_END",
+        "rule.conditions.0.field": "value",
+        "rule.conditions.0.op": ">=",
+        "rule.conditions.0.value": "high",
+        "rule.conditions.1.field": "kills",
+        "rule.conditions.1.op": "==",
+        "rule.conditions.1.value": "3",
+        "rule.conditions.2.field": "traits.mode",
+        "rule.conditions.2.op": "==",
+        "rule.conditions.2.value": "",
+        "rule.completion.kind": "sum",
+        "rule.completion.threshold": "0",
+        "rule.completion.field": "",
+    }
+    with pytest.raises(FormError) as refused:
+        from_form(MissionIn, form)
+    assert refused.value.errors == {
+        "rule.conditions.0.value": (
+            ">= compares numbers: enter a number, or compare text with == or !=."
+        ),
+        "rule.conditions.1.field": 'A condition\'s field is "value" or "traits.<name>".',
+        "rule.conditions.2.value": "The condition on traits.mode needs a value.",
+        "rule.completion.threshold": "Enter a number above 0.",
+        "rule.completion.field": 'A total needs the field to add up: "value" or "traits.<name>".',
+    }
+
+
+TYPED_INCLUDE = "typed.geotargeting.countriesInclude"
+
+
+@pytest.mark.parametrize(
+    ("typed", "codes"),
+    [
+        ("USA", ["DE", "US"]),
+        ("uk", ["DE", "GB"]),
+        ("Deutschland", ["DE"]),
+        ("holland, fr", ["DE", "FR", "NL"]),
+    ],
+)
+def test_a_country_still_typed_in_its_picker_is_saved(typed, codes):
+    form = {**RULE, "title": "T", "destinationUrl": "https://g.example/", "payout": "1"}
+    form |= {"geotargeting.countriesInclude": "DE", TYPED_INCLUDE: typed}
+    assert from_form(MissionIn, form).geotargeting.countriesInclude == codes
+
+
+def test_text_in_a_picker_that_names_no_country_refuses_the_save_beside_it():
+    form = {**RULE, "title": "", "destinationUrl": "https://g.example/", "payout": "1"}
+    form |= {
+        "geotargeting.countriesInclude": "",
+        TYPED_INCLUDE: "Narnia",
+        "typed.geotargeting.countriesExclude": "usa, Atlantis",
+    }
+    with pytest.raises(FormError) as refused:
+        from_form(MissionIn, form)
+    assert refused.value.errors == {
+        "title": "This is required.",  # every problem at once
+        "geotargeting.countriesInclude": (
+            "No country is called “Narnia”: pick one from the list, or empty the box."
+        ),
+        "geotargeting.countriesExclude": (
+            "No country is called “Atlantis”: pick one from the list, or empty the box."
+        ),
+    }
+
+
+def test_a_quests_pickers_take_typed_countries_the_same_way():
+    form = {"name": "Q", "destinationUrl": "https://g.example/", TYPED_INCLUDE: "Holland"}
+    assert from_form(QuestFields, form).geotargeting.countriesInclude == ["NL"]
+    with pytest.raises(FormError) as refused:
+        from_form(QuestFields, {**form, "typed.geotargeting.countriesExclude": "Mordor"})
+    assert list(refused.value.errors) == ["geotargeting.countriesExclude"]
+
+
+def test_the_tester_says_which_compared_field_is_not_a_number():
+    form = {
+        "rule.event": "MATCH_END",
+        "rule.conditions.0.field": "traits.kills",
+        "rule.conditions.0.op": ">=",
+        "rule.conditions.0.value": "3",
+        "events": (
+            "MATCH_END kills=4\nLOGIN kills=none\n# a comment\nMATCH_END kills=three\n"
+            '{"event": "MATCH_END", "traits": {"kills": true}}'
+        ),
+    }
+    with pytest.raises(FormError) as refused:
+        run_rule_test(form=form, repeatable=False)
+    assert refused.value.errors == {
+        "events": "line 4: kills is “three”, not a number; line 5: kills is true, not a number"
+    }
+    # Compared as text, the same trait may hold any word.
+    form |= {"rule.conditions.0.op": "==", "rule.conditions.0.value": "three"}
+    form["events"] = "MATCH_END kills=three"
+    assert run_rule_test(form=form, repeatable=False).completed_at == 1

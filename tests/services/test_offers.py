@@ -163,16 +163,39 @@ def test_the_editor_cannot_save_into_another_games_mission(engine, box, game_id)
         )
 
 
-def test_an_engine_error_names_the_rule_input(engine, game_id):
+# The editor's smallest form that saves.
+FORM = {"title": "T", "payout": "1", "destinationUrl": "https://g.example/", "rule.event": "E"}
+
+
+def test_a_rule_error_names_its_input(engine, game_id):
     form = {
-        "title": "T",
-        "payout": "1",
-        "destinationUrl": "https://g.example/",
-        "rule.event": "E",
+        **FORM,
         "rule.conditions.0.field": "traits.mode",
         "rule.conditions.0.op": "==",
         "rule.conditions.0.value": "",
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
         designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
-    assert list(refused.value.errors) == ["rule"]
+    assert list(refused.value.errors) == ["rule.conditions.0.value"]
+
+
+def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_id):
+    form = {
+        **FORM,
+        "geotargeting.countriesInclude": "",
+        "typed.geotargeting.countriesInclude": "Narnia",
+    }
+    with write_session(engine) as session, pytest.raises(OfferError) as refused:
+        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+    assert list(refused.value.errors) == ["geotargeting.countriesInclude"]
+    with Session(engine) as session:
+        assert session.exec(select(Mission)).all() == []
+    # A name the picker knows is saved as its code, chip or not.
+    with write_session(engine) as session:
+        saved = designer.save_mission_form(
+            session=session,
+            game_id=game_id,
+            form={**form, "typed.geotargeting.countriesInclude": "USA"},
+            mission_id=None,
+        )
+        assert saved.countries_include == ["US"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from api.services.wording import plain, sentence
+from api.services.wording import email_problem, plain, sentence
 
 
 class Sample(BaseModel):
@@ -16,6 +17,9 @@ class Sample(BaseModel):
     cap: int | None = Field(default=None, ge=1)
     payout: Decimal = Field(default=Decimal(0), ge=0, decimal_places=2)
     active: bool = True
+    threshold: float = Field(default=1, gt=0, le=1e6)
+    share: Decimal = Field(default=Decimal(0), ge=Decimal("0.5"))
+    kind: Literal["count", "sum"] = "count"
 
 
 def message(**data) -> str:
@@ -41,6 +45,11 @@ def message(**data) -> str:
         ({"payout": "-1"}, "Enter 0 or more."),
         ({"payout": "1.234"}, "Use at most 2 decimals."),
         ({"active": "maybe"}, "Choose yes or no."),
+        # Limits as a person writes them, not as Python prints a float.
+        ({"threshold": 0}, "Enter a number above 0."),
+        ({"threshold": 2e6}, "Enter 1000000 or less."),
+        ({"share": "0.1"}, "Enter 0.5 or more."),
+        ({"kind": "total"}, "Choose count or sum."),
     ],
 )
 def test_each_kind_of_error_reads_as_a_sentence(data, expected):
@@ -73,3 +82,22 @@ def test_a_form_text_holding_nul_is_refused_under_its_input():
     with pytest.raises(DomainError) as refused:
         refuse_nul({"name": "Bad\x00name", "title": "ok", "tags": "a\x00"})
     assert set(refused.value.field_errors()) == {"name", "tags"}
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("not an address", "Enter an email address such as name@example.com."),
+        ("ada@example", "Check the part after the @: a domain such as example.com."),
+        ("ada@", "Write the domain after the @, as in name@example.com."),
+        ("@example.com", "Write the name before the @, as in name@example.com."),
+        ("a da@example.com", "Check the part before the @."),
+        ("ada..l@example.com", "Check the dots: an address has no two in a row."),
+    ],
+)
+def test_an_email_address_is_refused_in_a_persons_words(address, expected):
+    from email_validator import EmailNotValidError, validate_email
+
+    with pytest.raises(EmailNotValidError) as refused:
+        validate_email(address, check_deliverability=False)
+    assert email_problem(refused.value) == expected
