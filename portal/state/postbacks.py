@@ -141,12 +141,9 @@ class PostbackState(OfferwallScoped):
         """A new signing secret, shown now, after the signed-in user re-enters their
         password (as a reveal asks); the old one also signs for the overlap picked in the
         dialog (none: it stops now). The service checks both and refuses any other overlap."""
-        form = form or {}  # an event sent by hand without the form: refused below
-        if not self._first(form.get(SUBMITTED)):
-            return None  # a second click of the same button
-        password, overlap = form.get("password", ""), form.get("grace", "")
-        requested = self._requested()
-        self.rotate_secret_error = ""
+        if (asked := self._rotation(form)) is None:
+            return None
+        (password, overlap, requested), self.rotate_secret_error = asked, ""
         self.revealed_secret, wall = await self._run(
             lambda s, a: publishers.rotate_signing_secret(
                 session=s,

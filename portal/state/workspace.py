@@ -61,6 +61,15 @@ class OfferwallScoped(AuthState):
     def _requested(self) -> str:
         return self.router.url.query_parameters.get("offerwall", "")
 
+    def _rotation(self, form: dict[str, str] | None) -> tuple[str, str, str] | None:
+        """A rotate dialog's password and grace, and the offerwall asked for; None for a
+        second click of the same button. An event sent by hand without the form gets
+        empty ones, which the service refuses."""
+        form = form or {}
+        if not self._first(form.get(SUBMITTED)):
+            return None
+        return form.get("password", ""), form.get("grace", ""), self._requested()
+
     async def _on_offerwall(
         self, work: Callable[[Session, Offerwall, Account], T], *, write: bool = False
     ) -> T:
@@ -202,12 +211,9 @@ class WorkspaceState(OfferwallScoped):
         """A new key, shown now, after the signed-in user re-enters their password (as a
         reveal asks); the old one works for the grace picked in the dialog (none: it
         stops now). The service checks both and refuses any other grace."""
-        form = form or {}  # an event sent by hand without the form: refused below
-        if not self._first(form.get(SUBMITTED)):
-            return None  # a second click of the same button
-        password, grace = form.get("password", ""), form.get("grace", "")
-        requested = self._requested()
-        self.rotate_key_error = ""
+        if (asked := self._rotation(form)) is None:
+            return None
+        (password, grace, requested), self.rotate_key_error = asked, ""
         key, wall = await self._run(
             lambda s, a: publishers.rotate_api_key(
                 session=s, box=box(), account=a, password=password, grace=grace, requested=requested
