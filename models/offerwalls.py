@@ -42,8 +42,11 @@ class Offerwall(SQLModel, table=True):
     postback_url: str | None = Field(default=None, sa_type=sa.Text)
     # Where reversal postbacks go instead of postback_url, when set.
     reversal_url: str | None = Field(default=None, sa_type=sa.Text)
-    # A rotated API key's digest, valid until the grace period the publisher chose ends.
+    # A rotated API key's digest, valid until the grace period the publisher chose ends,
+    # and the key sealed: rotate-secrets recomputes the digest, and wall links' `sig` made
+    # with it are checked against it.
     api_key_previous_digest: str | None = Field(default=None, index=True, max_length=64)
+    api_key_previous_sealed: str | None = Field(default=None, sa_type=sa.Text)
     api_key_previous_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # The postback signing secret (the Questwall-Signature header), sealed; shown to the
     # publisher once. After a rotation the previous one also signs until its overlap ends.

@@ -142,9 +142,9 @@ async def wall(
 
     def work() -> tuple[Wall, str, str]:
         visit = read_visit(dict(request.query_params))
-        nonce = secrets.token_urlsafe(16)
+        nonce, now = secrets.token_urlsafe(16), utcnow()
         with engine.connect() as conn:
-            found = open_wall(conn, box, visit)
+            found = open_wall(conn, box, visit, now=now)
             view = wall_view(
                 conn,
                 found,
@@ -153,7 +153,7 @@ async def wall(
                 country=country,
                 os_name=os_name,
                 page=page,
-                now=utcnow(),
+                now=now,
             )
         body = render_wall(view, nonce=nonce)
         return found, body, nonce
@@ -187,8 +187,9 @@ def _support_page(
     nonce = secrets.token_urlsafe(16)
     with new_session(engine) as session:
         conn = session.connection()
-        found = open_wall(conn, box, visit)
-        progress = player_progress(conn, offerwall_id=found.listing.id, uid=visit.uid, now=utcnow())
+        now = utcnow()
+        found = open_wall(conn, box, visit, now=now)
+        progress = player_progress(conn, offerwall_id=found.listing.id, uid=visit.uid, now=now)
         mine = tickets.player_tickets(session, offerwall_id=found.listing.id, uid=visit.uid)
     played = [(offer_id, name) for _, offer_id, name, _ in reversed(progress.played())]
     hidden = [(k, v) for k, v in parse_qsl(visit.query()) if k != "page"]
@@ -293,7 +294,7 @@ async def send_report(
         checked = report
         if not checked.error:
             with new_session(engine) as session:
-                found = open_wall(session.connection(), box, visit)
+                found = open_wall(session.connection(), box, visit, now=utcnow())
             try:
                 with write_session(engine) as session:
                     ticket = tickets.open_ticket(

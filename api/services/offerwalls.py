@@ -168,9 +168,12 @@ def rotate_key(
         raise OfferwallError("the grace period is none, 1h or 24h")
     _require_status(offerwall, "given a new API key")
     period = KEY_GRACE[grace]
-    previous = offerwall.api_key_digest if period else None
-    offerwall.api_key_previous_digest = previous
-    offerwall.api_key_previous_until = utcnow() + period if previous else None
+    kept = bool(period and offerwall.api_key_digest)
+    offerwall.api_key_previous_digest = offerwall.api_key_digest if kept else None
+    # Sealed too: `questwall rotate-secrets` recomputes its digest under a new master key,
+    # and the hosted wall checks links signed with it (api/wall/page.py).
+    offerwall.api_key_previous_sealed = offerwall.api_key_sealed if kept else None
+    offerwall.api_key_previous_until = utcnow() + period if kept else None
     return _issue_key(session, box, offerwall)
 
 

@@ -1,5 +1,5 @@
-"""Publishers in the portal: the staff queue, the API key and signing secret reveals, the
-test postback, the endpoint's health for the workspace's banner and the delivery log with
+"""Publishers in the portal: the staff queue, the API key and signing secret reveals and
+rotations (each after the password again), the test postback, the endpoint's health for the workspace's banner and the delivery log with
 its resend. The lifecycle (approve, reject, suspend, reinstate, rotate the key)
 belongs to api/services/offerwalls.py. Ownership is decided by the caller
 (api/services/access.py); these functions take the offerwall they act on and check that
@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session
-from api.services import endpoints, postbacks, throttle
+from api.services import endpoints, offerwalls, postbacks, throttle
 from api.services.access import Account, offerwall_for
 from api.services.accounts import AccountError, LoginThrottled, check_password
 from api.services.errors import SignedOut
@@ -117,6 +117,48 @@ def reveal_signing_secret(
         session=session, box=box, account=account, password=password, requested=requested
     )
     return endpoints.reveal_signing_secret(session=session, box=box, offerwall=offerwall)
+
+
+def rotate_api_key(
+    *,
+    session: Session,
+    box: SecretBox,
+    account: Account,
+    password: str,
+    grace: str,
+    requested: str = "",
+) -> tuple[str, Offerwall]:
+    """A new API key and the offerwall it was issued for, for an account that re-entered
+    its password (see `_reauthenticated`): a rotation shows a key, as a reveal does. The
+    old key keeps the grace picked (offerwalls.rotate_key). Raises Forbidden,
+    LoginThrottled, AccountError (field "password") or OfferwallError."""
+    offerwall = _reauthenticated(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
+    issued = offerwalls.rotate_key(session=session, box=box, offerwall=offerwall, grace=grace)
+    return issued.api_key, offerwall
+
+
+def rotate_signing_secret(
+    *,
+    session: Session,
+    box: SecretBox,
+    account: Account,
+    password: str,
+    overlap: str,
+    requested: str = "",
+) -> tuple[str, Offerwall]:
+    """A new postback signing secret and its offerwall, for an account that re-entered its
+    password (see `_reauthenticated`); the old secret also signs for the overlap picked
+    (endpoints.rotate_signing_secret). Raises Forbidden, LoginThrottled, AccountError
+    (field "password") or EndpointError."""
+    offerwall = _reauthenticated(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
+    secret = endpoints.rotate_signing_secret(
+        session=session, box=box, offerwall=offerwall, overlap=overlap
+    )
+    return secret, offerwall
 
 
 def _reauthenticated(

@@ -57,6 +57,9 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
             raise MasterKeyMismatch(missing)
         resealed, digests = _rotate_sealed(conn, box, _CLIENT_SECRETS)
         more_resealed, more_digests = _rotate_sealed(conn, box, _API_KEYS)
+        previous_resealed, previous_digests = _rotate_sealed(conn, box, _PREVIOUS_API_KEYS)
+        more_resealed += previous_resealed
+        more_digests += previous_digests
         more_resealed += _reseal_signing_secrets(conn, box)
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
@@ -87,6 +90,16 @@ _CLIENT_SECRETS = _SealedKind(
 )
 _API_KEYS = _SealedKind(
     _offerwall, "owid", "api_key_sealed", "api_key_digest", open_api_key, seal_api_key
+)
+# A replaced API key kept for its grace period: its digest must follow the master key too,
+# or the key stops working as soon as the previous master key is removed.
+_PREVIOUS_API_KEYS = _SealedKind(
+    _offerwall,
+    "owid",
+    "api_key_previous_sealed",
+    "api_key_previous_digest",
+    open_api_key,
+    seal_api_key,
 )
 
 

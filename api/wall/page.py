@@ -65,6 +65,8 @@ _FIND_WALL = sa.select(
     _offerwall.c.name,
     _offerwall.c.status,
     _offerwall.c.api_key_sealed,
+    _offerwall.c.api_key_previous_sealed,
+    _offerwall.c.api_key_previous_until,
     _offerwall.c.currency_name,
     _offerwall.c.currency_code,
     _offerwall.c.exchange_rate,
@@ -186,16 +188,24 @@ def signature(api_key: str, owid: str, uid: str) -> str:
     return hmac.new(api_key.encode(), (owid + uid).encode(), hashlib.sha256).hexdigest()
 
 
-def open_wall(conn: Connection, box: SecretBox, visit: Visit) -> Wall:
+def open_wall(conn: Connection, box: SecretBox, visit: Visit, *, now: datetime) -> Wall:
     """The approved offerwall of the link, its signature checked: 404 unknown or not
-    approved; 403 a missing `sig` where one is required, or a wrong one anywhere."""
+    approved; 403 a missing `sig` where one is required, or a wrong one anywhere. A `sig`
+    made with the replaced API key counts until that key's grace period ends at `now`,
+    as the key does for the offers API."""
     row = conn.execute(_FIND_WALL, {"owid": visit.owid}).first()
     if row is None or row.status != OfferwallStatus.APPROVED or not row.api_key_sealed:
         raise WallRefusal(404, N_("Offers not found"), N_("This offer wall does not exist."))
     api_key = open_api_key(box, row.api_key_sealed, owid=row.owid)
     if visit.sig or row.wall_require_signature:
-        expected = signature(api_key, visit.owid, visit.uid)
-        if not hmac.compare_digest(expected, visit.sig.lower()):
+        keys = [api_key]
+        until = row.api_key_previous_until
+        if row.api_key_previous_sealed and until is not None and until > now:
+            keys.append(open_api_key(box, row.api_key_previous_sealed, owid=row.owid))
+        given = visit.sig.lower()
+        # Every key is compared, each in constant time, whichever matches.
+        matches = [hmac.compare_digest(signature(k, visit.owid, visit.uid), given) for k in keys]
+        if not any(matches):
             raise WallRefusal(
                 403, N_("Invalid link"), N_("This link is not valid for this player.")
             )

@@ -1,6 +1,6 @@
 """What every page of a publisher's workspace shares: the tab row staff use inside it, the
 banner of a failing or paused postback endpoint, copyable values, and the dialog that
-rotates a key or a secret with the grace the old one keeps."""
+rotates a key or a secret with the grace the old one keeps, after the password again."""
 
 from typing import Any
 
@@ -8,6 +8,7 @@ import reflex as rx
 
 from portal import routes
 from portal.components.confirm import confirm_button
+from portal.components.forms import submission_count
 from portal.state.workspace import OfferwallScoped
 
 
@@ -226,28 +227,29 @@ def rotate_dialog(
     *,
     title: str,
     description: str,
+    opened: rx.Var,
+    on_open_change: Any,
     choice: rx.Var,
     on_choose: Any,
+    error: rx.Var,
     on_rotate: Any,
     thing: str,
 ) -> rx.Component:
     """A rotate button whose dialog asks how long the replaced `thing` (key, secret)
-    keeps working (none, 1 hour, 24 hours); Rotate stays off until one is picked, so
-    nobody cuts off their servers, or keeps a leaked one alive, by a default."""
+    keeps working (none, 1 hour, 24 hours) and the user's password, as a reveal does: a
+    rotation shows the new value. Rotate stays off until a grace is picked, so nobody
+    cuts off their servers, or keeps a leaked one alive, by a default. The dialog stays
+    open on a refusal (`error`, e.g. a wrong password) and closes when the state says so
+    (`opened`); `on_open_change` gets the new openness and clears the pick and error."""
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
-            rx.button(
-                label,
-                type="button",
-                color_scheme="red",
-                variant="soft",
-                size="2",
-                on_click=on_choose(""),
-            )
+            rx.button(label, type="button", color_scheme="red", variant="soft", size="2")
         ),
         rx.alert_dialog.content(
             rx.alert_dialog.title(title),
             rx.alert_dialog.description(description, size="2"),
+            # The pick sits outside the form, whose reset (clearing the password after a
+            # refusal) would clear it too; a hidden input sends it.
             rx.radio_group.root(
                 rx.vstack(
                     *[_grace_option(value, text.format(thing)) for value, text in GRACE_CHOICES],
@@ -264,35 +266,57 @@ def rotate_dialog(
                 color_scheme="gray",
                 margin_top="8px",
             ),
-            rx.flex(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(
-                    rx.button(
-                        "Rotate", color_scheme="red", disabled=choice == "", on_click=on_rotate
-                    )
+            rx.form(
+                submission_count(),
+                rx.el.input(type="hidden", name="grace", value=choice),
+                rx.text(
+                    f"Enter your password to see the new {thing}.",
+                    size="2",
+                    margin_top="12px",
+                    margin_bottom="4px",
                 ),
-                spacing="3",
-                margin_top="16px",
-                justify="end",
+                password_input(),
+                rx.cond(
+                    error != "",
+                    rx.text(error, color_scheme="red", size="2", role="alert", margin_top="4px"),
+                ),
+                rx.flex(
+                    rx.alert_dialog.cancel(
+                        rx.button("Cancel", type="button", variant="soft", color_scheme="gray")
+                    ),
+                    rx.button("Rotate", type="submit", color_scheme="red", disabled=choice == ""),
+                    spacing="3",
+                    margin_top="16px",
+                    justify="end",
+                ),
+                on_submit=on_rotate,
+                reset_on_submit=True,
             ),
             max_width="440px",
         ),
+        open=opened,
+        on_open_change=on_open_change,
+    )
+
+
+def password_input() -> rx.Component:
+    """The password a reveal or a rotation asks for again."""
+    return rx.input(
+        name="password",
+        type="password",
+        placeholder="Your password",
+        required=True,
+        aria_label="Your password",
+        auto_complete="current-password",
+        size="2",
     )
 
 
 def password_row(button: str) -> rx.Component:
     """The password input and the button that reveals a secret after it (the API key, the
-    signing secret): the same sign-in limit guards both on the server."""
+    signing secret): the same sign-in limit guards both, and the rotations, on the server."""
     return rx.hstack(
-        rx.input(
-            name="password",
-            type="password",
-            placeholder="Your password",
-            required=True,
-            aria_label="Your password",
-            auto_complete="current-password",
-            size="2",
-        ),
+        password_input(),
         rx.button(button, type="submit", size="2"),
         wrap="wrap",
     )

@@ -266,9 +266,12 @@ def _signing_secret_card() -> rx.Component:
                 "A new secret is issued and shown once, and signs every postback from now on. "
                 "How long should the current secret also sign?"
             ),
+            opened=s.rotating_secret,
+            on_open_change=s.open_secret_rotation,
             choice=s.secret_overlap,
             on_choose=s.choose_secret_overlap,
-            on_rotate=s.rotate_secret(s.secret_overlap, s.submitted),
+            error=s.rotate_secret_error,
+            on_rotate=s.rotate_secret,
             thing="secret",
         ),
     )

@@ -135,9 +135,12 @@ def _api_key_card() -> rx.Component:
                 "A new key is issued and shown once. Offer requests and new postback hashes "
                 "use it from now on. How long should the current key keep working?"
             ),
+            opened=s.rotating_key,
+            on_open_change=s.open_key_rotation,
             choice=s.key_grace,
             on_choose=s.choose_key_grace,
-            on_rotate=s.rotate_key(s.key_grace, s.submitted),
+            error=s.rotate_key_error,
+            on_rotate=s.rotate_key,
             thing="key",
         ),
     )

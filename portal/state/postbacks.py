@@ -50,7 +50,9 @@ class PostbackState(OfferwallScoped):
     revealed_secret: str = ""
     secret_error: str = ""
     previous_secret_until: str = ""
+    rotating_secret: bool = False
     secret_overlap: str = ""
+    rotate_secret_error: str = ""
 
     @rx.event
     @refusals()
@@ -130,22 +132,33 @@ class PostbackState(OfferwallScoped):
         self.secret_overlap = overlap
 
     @rx.event
-    @refusals()
-    async def rotate_secret(self, overlap: str = "", drawn_with: int | None = None):
-        """A new signing secret, shown now; the old one also signs for the overlap picked
-        in the dialog (none: it stops now). The service refuses any other overlap."""
-        if not self._first(drawn_with):
-            return None  # a second click of the same button
+    def open_secret_rotation(self, opened: bool):
+        self.rotating_secret, self.secret_overlap, self.rotate_secret_error = opened, "", ""
 
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> tuple[str, Offerwall]:
-            secret = endpoints.rotate_signing_secret(
-                session=session, box=box(), offerwall=offerwall, overlap=overlap
-            )
-            return secret, offerwall
-
-        self.revealed_secret, wall = await self._on_offerwall(work, write=True)
+    @rx.event
+    @refusals(into="rotate_secret_error")
+    async def rotate_secret(self, form: dict[str, str] | None = None):
+        """A new signing secret, shown now, after the signed-in user re-enters their
+        password (as a reveal asks); the old one also signs for the overlap picked in the
+        dialog (none: it stops now). The service checks both and refuses any other overlap."""
+        if (asked := self._rotation(form)) is None:
+            return None
+        (password, overlap, requested), self.rotate_secret_error = asked, ""
+        self.revealed_secret, wall = await self._run(
+            lambda s, a: publishers.rotate_signing_secret(
+                session=s,
+                box=box(),
+                account=a,
+                password=password,
+                overlap=overlap,
+                requested=requested,
+            ),
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=True,
+        )
         self._show_secret(wall)
-        self.secret_overlap, self.secret_error = "", ""
+        self.rotating_secret, self.secret_overlap, self.secret_error = False, "", ""
         if self.previous_secret_until:
             return rx.toast.success(
                 f"New signing secret issued. The previous one also signs until "

@@ -19,7 +19,7 @@ from api.services.access import Account, Forbidden, NotApproved, offerwall_for
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.state.auth import AuthState, refusals
+from portal.state.auth import SUBMITTED, AuthState, refusals
 
 T = TypeVar("T")
 
@@ -60,6 +60,15 @@ class OfferwallScoped(AuthState):
 
     def _requested(self) -> str:
         return self.router.url.query_parameters.get("offerwall", "")
+
+    def _rotation(self, form: dict[str, str] | None) -> tuple[str, str, str] | None:
+        """A rotate dialog's password and grace, and the offerwall asked for; None for a
+        second click of the same button. An event sent by hand without the form gets
+        empty ones, which the service refuses."""
+        form = form or {}
+        if not self._first(form.get(SUBMITTED)):
+            return None
+        return form.get("password", ""), form.get("grace", ""), self._requested()
 
     async def _on_offerwall(
         self, work: Callable[[Session, Offerwall, Account], T], *, write: bool = False
@@ -138,9 +147,12 @@ class WorkspaceState(OfferwallScoped):
     has_key: bool = False
     revealed_key: str = ""
     reveal_error: str = ""
-    # The grace period picked in the rotate dialog ("" until one is picked), and until
-    # when the replaced key still works ("" when it does not).
+    # The rotate dialog: open or not, the grace period picked ("" until one is), its
+    # refusal (a wrong password); and until when the replaced key still works ("" when
+    # it does not).
+    rotating_key: bool = False
     key_grace: str = ""
+    rotate_key_error: str = ""
     previous_key_until: str = ""
     currency_name: str = ""
     currency_code: str = ""
@@ -190,21 +202,28 @@ class WorkspaceState(OfferwallScoped):
         self.key_grace = grace
 
     @rx.event
-    @refusals()
-    async def rotate_key(self, grace: str = "", drawn_with: int | None = None):
-        """A new key, shown now; the old one works for the grace picked in the dialog
-        (none: it stops now). The service refuses any other grace."""
-        if not self._first(drawn_with):
-            return None  # a second click of the same button
+    def open_key_rotation(self, opened: bool):
+        self.rotating_key, self.key_grace, self.rotate_key_error = opened, "", ""
 
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> tuple[str, str]:
-            issued = offerwalls.rotate_key(
-                session=session, box=box(), offerwall=offerwall, grace=grace
-            )
-            return issued.api_key, utc_text(offerwalls.key_grace_until(offerwall))
-
-        self.revealed_key, self.previous_key_until = await self._on_offerwall(work, write=True)
-        self.key_grace, self.has_key, self.reveal_error = "", True, ""
+    @rx.event
+    @refusals(into="rotate_key_error")
+    async def rotate_key(self, form: dict[str, str] | None = None):
+        """A new key, shown now, after the signed-in user re-enters their password (as a
+        reveal asks); the old one works for the grace picked in the dialog (none: it
+        stops now). The service checks both and refuses any other grace."""
+        if (asked := self._rotation(form)) is None:
+            return None
+        (password, grace, requested), self.rotate_key_error = asked, ""
+        key, wall = await self._run(
+            lambda s, a: publishers.rotate_api_key(
+                session=s, box=box(), account=a, password=password, grace=grace, requested=requested
+            ),
+            Role.PUBLISHER,
+            Role.STAFF,
+            write=True,
+        )
+        self.revealed_key, self.previous_key_until = key, utc_text(offerwalls.key_grace_until(wall))
+        self.rotating_key, self.key_grace, self.has_key, self.reveal_error = False, "", True, ""
         if self.previous_key_until:
             return rx.toast.success(
                 f"New API key issued. The previous key works until {self.previous_key_until}."

@@ -4,6 +4,7 @@ with B alone: signed requests, API keys, postback rendering and portal sessions 
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -14,11 +15,12 @@ from api.app import create_api
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.keycheck import MasterKeyMismatch, verify_master_keys
-from api.services import accounts, postbacks
+from api.services import accounts, offer_listing, offerwalls, postbacks
 from api.services.accounts import AccountError
 from api.services.rotation import rotate_secrets
 from api.services.throttle import IpThrottle
 from models import GameCredential, Offerwall, Role, SignInThrottle
+from models.types import utcnow
 from tests.api.conftest import PROXY
 from tests.api.steps import at, convert
 from tests.conftest import MASTER_KEY
@@ -89,3 +91,34 @@ def test_rotate_secrets_lets_the_previous_key_go(
     assert credential.secret_digest == only_b.digest(game.client_secret)
     assert offerwall.api_key_digest == only_b.digest(wall[1])
     assert not only_b.needs_reseal(credential.secret_sealed)
+
+
+def test_a_replaced_api_key_keeps_its_grace_across_a_master_key_rotation(
+    engine, box, wall, api_settings, monkeypatch
+):
+    """An API key replaced with an hour's grace under key A still lists offers with B
+    alone, after rotate-secrets, until its hour is over; then it gets 401."""
+    offerwall, old = wall
+    with write_session(engine) as session:
+        replaced = offerwalls.get_offerwall(session=session, ref=offerwall.id)
+        new = offerwalls.rotate_key(session=session, box=box, offerwall=replaced, grace="1h")
+    rotate_secrets(engine=engine, box=SecretBox([KEY_B, MASTER_KEY]))
+
+    only_b = SecretBox([KEY_B])
+    verify_master_keys(engine, only_b)
+    app = create_api(engine=engine, settings=api_settings, box=only_b, countries=FixedCountries())
+    served = TestClient(app, client=(PROXY, 50000), follow_redirects=False)
+
+    def statuses() -> list[int]:
+        return [
+            served.get("/offerwall/offers", headers={"x-api-key": key}).status_code
+            for key in (old, new.api_key)
+        ]
+
+    assert statuses() == [200, 200]
+    later = utcnow() + timedelta(minutes=59)
+    monkeypatch.setattr(offer_listing, "utcnow", lambda: later)
+    assert statuses() == [200, 200]
+    after = utcnow() + timedelta(hours=1, minutes=1)
+    monkeypatch.setattr(offer_listing, "utcnow", lambda: after)
+    assert statuses() == [401, 200]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from api.core.db import write_session
+from api.routes import wall as wall_routes
 from api.services import offerwalls
 from api.wall.page import signature
 from models import Offerwall
+from models.types import utcnow
 from tests.api.steps import at, start
 from tests.api.tracking_helpers import click
 from tests.factories import (
@@ -190,6 +193,43 @@ def test_signed_links(client, engine, wall, offers):
     assert "not valid" in refused.text
     # Links in the page keep the signature.
     assert f"sig={good}" in wall_page(client, owall.owid, "alice", sig=good).text
+
+
+def test_a_link_signed_with_the_replaced_key_opens_until_its_grace_ends(
+    client, engine, box, wall, offers, monkeypatch
+):
+    owall, old = wall
+    require_signature(engine, owall.id)
+    with write_session(engine) as session:
+        row = offerwalls.get_offerwall(session=session, ref=owall.id)
+        new = offerwalls.rotate_key(session=session, box=box, offerwall=row, grace="1h").api_key
+    # Another offerwall's key, and a key nobody has: never a signer here.
+    _, unrelated = make_offerwall(engine, box)
+    signed_with = {
+        k: signature(key, owall.owid, "alice")
+        for k, key in (
+            ("old", old),
+            ("new", new),
+            ("unrelated", unrelated),
+            ("nobody", "qw_ak_nobody"),
+        )
+    }
+
+    def statuses() -> dict[str, int]:
+        return {
+            k: wall_page(client, owall.owid, "alice", sig=sig).status_code
+            for k, sig in signed_with.items()
+        }
+
+    inside = {"old": 200, "new": 200, "unrelated": 403, "nobody": 403}
+    assert statuses() == inside
+    # The old key's sig signs for alice only, like the current key's.
+    assert wall_page(client, owall.owid, "mallory", sig=signed_with["old"]).status_code == 403
+    now = utcnow()
+    monkeypatch.setattr(wall_routes, "utcnow", lambda: now + timedelta(minutes=59))
+    assert statuses() == inside
+    monkeypatch.setattr(wall_routes, "utcnow", lambda: now + timedelta(hours=1, minutes=1))
+    assert statuses() == {"old": 403, "new": 200, "unrelated": 403, "nobody": 403}
 
 
 def test_framing_only_by_configured_origins(client, engine, wall, offers):

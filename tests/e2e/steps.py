@@ -79,6 +79,16 @@ def reveal_key(page: Page, password: str = PUBLISHER_PASSWORD) -> str:
     return key.inner_text()
 
 
+def rotate(page: Page, button: str, grace: str, password: str = PUBLISHER_PASSWORD) -> None:
+    """Open a rotate dialog ("Rotate key", "Rotate secret"), pick the grace the old value
+    keeps ("None", "1 hour", "24 hours") and rotate with the password."""
+    page.get_by_role("button", name=button).click()
+    dialog = page.get_by_role("alertdialog")
+    dialog.get_by_role("radio", name=grace).click()
+    dialog.get_by_label("Your password").fill(password)
+    dialog.get_by_role("button", name="Rotate").click()
+
+
 def send_events(url: str, client_id: str, secret: str, payload: dict) -> httpx.Response:
     """POST /v2/custom-events, signed as a game server does."""
     body = json.dumps(payload).encode()

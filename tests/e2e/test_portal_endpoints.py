@@ -27,6 +27,7 @@ from tests.e2e.steps import (
     convert,
     offers_status,
     reveal_key,
+    rotate,
     sign_in,
     sign_up,
     staff_approve,
@@ -235,6 +236,7 @@ def test_the_api_key_is_rotated_with_the_grace_the_publisher_picks(portal, new_p
     dialog = publisher.get_by_role("alertdialog")
     expect(dialog.get_by_role("button", name="Rotate")).to_be_disabled()  # nothing picked
     dialog.get_by_role("radio", name="1 hour").click()
+    dialog.get_by_label("Your password").fill(PUBLISHER_PASSWORD)
     shots(publisher, "rotate-key-dialog")
     dialog.get_by_role("button", name="Rotate").click()
     expect(
@@ -253,15 +255,64 @@ def test_the_api_key_is_rotated_with_the_grace_the_publisher_picks(portal, new_p
     shots(publisher, "key-grace")
 
     # A leaked key: none stops the current key, and the one still in grace, at once.
-    publisher.get_by_role("button", name="Rotate key").click()
-    dialog.get_by_role("radio", name="None").click()
-    dialog.get_by_role("button", name="Rotate").click()
+    rotate(publisher, "Rotate key", "None")
     expect(
         publisher.get_by_text("New API key issued. The old key no longer works.")
     ).to_be_visible()
     third = publisher.get_by_test_id("api-key").inner_text()
     assert [offers_status(portal.url, key) for key in (first, second, third)] == [401, 401, 200]
     expect(publisher.get_by_test_id("previous-key-until")).to_have_count(0)
+
+
+# What each rotation shows: its page, button, the shown value's test id and start, and
+# what the page shows once the value was shown.
+_ROTATIONS = {
+    "key": (routes.PUBLISHER, "Rotate key", "api-key", "qw_ak_"),
+    "secret": (routes.PUBLISHER_POSTBACK, "Rotate secret", "signing-secret", "qw_ps_"),
+}
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("what", list(_ROTATIONS))
+def test_a_rotation_asks_for_the_password_and_shows_the_new_value_once(
+    portal, new_page, what, size
+):
+    path, button, shown, prefix = _ROTATIONS[what]
+    width, height = size
+    company = f"Asking {what.title()} {width}"
+    publisher, wall = approved_publisher(portal, new_page, company)
+    publisher.set_viewport_size({"width": width, "height": height})
+    publisher.goto(portal.url + path)
+    expect(publisher.get_by_role("button", name=button)).to_be_visible()
+
+    # A wrong password: the dialog stays open saying so, and nothing new is shown.
+    rotate(publisher, button, "1 hour", password="not my password")
+    dialog = publisher.get_by_role("alertdialog")
+    expect(dialog.get_by_role("alert")).to_have_text("Wrong password.")
+    expect(dialog.get_by_role("radio", name="1 hour")).to_be_checked()  # kept for a retry
+    expect(publisher.get_by_test_id(shown)).to_have_count(0)
+    screenshot(publisher, f"endpoints-rotate-{what}-refused-{width}")
+    overflow = publisher.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the dialog scrolls sideways at {width}px"
+    after = wall_named(portal, company)
+    assert (after.api_key_digest, after.api_key_previous_digest) == (wall.api_key_digest, None)
+    assert (after.signing_secret_sealed, after.signing_secret_shown_at) == (
+        wall.signing_secret_sealed,
+        None,
+    )
+
+    # The right one: the dialog closes and the new value is shown, once.
+    dialog.get_by_label("Your password").fill(PUBLISHER_PASSWORD)
+    dialog.get_by_role("button", name="Rotate").click()
+    expect(dialog).to_have_count(0)
+    value = publisher.get_by_test_id(shown).inner_text()
+    assert value.startswith(prefix)
+    screenshot(publisher, f"endpoints-rotate-{what}-shown-{width}")
+    publisher.reload()
+    expect(publisher.get_by_role("button", name=button)).to_be_visible()
+    expect(publisher.get_by_test_id(shown)).to_have_count(0)
+    if what == "key":
+        assert offers_status(portal.url, value) == 200
 
 
 def _signature_checks(receiver: Receiver, index: int, *secrets: str) -> list[bool]:
@@ -298,10 +349,7 @@ def test_the_signing_secret_is_shown_once_then_only_rotated(portal, new_page):
         expect(publisher.get_by_text("Refuse it when t is more than 5 minutes")).to_be_visible()
         shots(publisher, "signing-secret-once")
 
-        publisher.get_by_role("button", name="Rotate secret").click()
-        dialog = publisher.get_by_role("alertdialog")
-        dialog.get_by_role("radio", name="1 hour").click()
-        dialog.get_by_role("button", name="Rotate").click()
+        rotate(publisher, "Rotate secret", "1 hour")
         expect(publisher.get_by_text("The previous one also signs until")).to_be_visible()
         rotated = publisher.get_by_test_id("signing-secret").inner_text()
         assert rotated.startswith("qw_ps_") and rotated != secret
@@ -314,9 +362,7 @@ def test_the_signing_secret_is_shown_once_then_only_rotated(portal, new_page):
         assert _signature_checks(receiver, 1, rotated, secret) == [True, True]
         assert receiver.signatures[1].count("v1=") == 2
 
-        publisher.get_by_role("button", name="Rotate secret").click()
-        dialog.get_by_role("radio", name="None").click()
-        dialog.get_by_role("button", name="Rotate").click()
+        rotate(publisher, "Rotate secret", "None")
         expect(publisher.get_by_text("The previous one no longer signs.")).to_be_visible()
         expect(publisher.get_by_test_id("previous-secret-until")).to_have_count(0)
         latest = publisher.get_by_test_id("signing-secret").inner_text()
@@ -341,7 +387,11 @@ def test_another_publishers_endpoint_cannot_be_resumed_rotated_or_revealed_by_ha
     theirs = f"{routes.PUBLISHER_POSTBACK}?offerwall={target.id}"
     forged = [
         (handler_name(OfferwallScoped, "resume_deliveries"), {}, theirs),
-        (handler_name(PostbackState, "rotate_secret"), {"overlap": "24h"}, theirs),
+        (
+            handler_name(PostbackState, "rotate_secret"),
+            form(password=PUBLISHER_PASSWORD, grace="24h"),
+            theirs,
+        ),
         (handler_name(PostbackState, "reveal_secret"), form(password=PUBLISHER_PASSWORD), theirs),
         (
             handler_name(PostbackState, "save"),
@@ -353,7 +403,7 @@ def test_another_publishers_endpoint_cannot_be_resumed_rotated_or_revealed_by_ha
         ),
         (
             handler_name(WorkspaceState, "rotate_key"),
-            {"grace": "24h"},
+            form(password=PUBLISHER_PASSWORD, grace="24h"),
             f"{routes.PUBLISHER}?offerwall={target.id}",
         ),
     ]

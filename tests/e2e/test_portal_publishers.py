@@ -15,6 +15,7 @@ from tests.e2e.steps import (
     convert,
     offers_status,
     reveal_key,
+    rotate,
     sign_in,
     sign_up,
     staff_approve,
@@ -127,9 +128,7 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
         expect(row).to_be_visible()
 
     publisher.get_by_role("link", name="Offerwall").first.click()
-    publisher.get_by_role("button", name="Rotate key").click()
-    publisher.get_by_role("alertdialog").get_by_role("radio", name="None").click()
-    publisher.get_by_role("alertdialog").get_by_role("button", name="Rotate").click()
+    rotate(publisher, "Rotate key", "None")
     expect(publisher.get_by_text("New API key issued")).to_be_visible()
     new_key = publisher.get_by_test_id("api-key").inner_text()
     assert new_key != api_key

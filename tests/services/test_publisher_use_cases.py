@@ -1,5 +1,5 @@
-"""The publisher's use cases the portal calls: the API key reveal behind the password,
-and the resend of a postback, each refused for anyone but the offerwall's own, and for a
+"""The publisher's use cases the portal calls: the API key reveal and the key and signing
+secret rotations behind the password, and the resend of a postback, each refused for anyone but the offerwall's own, and for a
 publisher whose offerwall is not approved (their application is all they reach)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from sqlmodel import select
 
 from api.core.db import new_session, write_session
-from api.services import offerwalls, publishers
+from api.services import accounts, offerwalls, publishers
 from api.services.access import Account, Forbidden, NotApproved, account_for, offerwall_for
 from api.services.accounts import AccountError, LoginThrottled
 from api.services.offerwalls import OfferwallError
@@ -16,6 +16,8 @@ from api.services.throttle import MAX_FAILURES
 from models import Postback, PostbackStatus, Role, SignInThrottle
 from tests.factories import make_paying_offerwall, make_postback
 from tests.services.test_accounts import PASSWORD, sign_in, signup
+
+STAFF_PASSWORD = "amber-compass-2026"
 
 
 def _publisher(engine, box, email="pub@example.com", company="Acme Rewards") -> Account:
@@ -130,3 +132,85 @@ def test_a_publisher_not_approved_reaches_only_their_application(engine, box, st
             offerwalls.approve(session=session, box=box, offerwall=wall)
     account = account_for(engine=engine, token=signed.token)
     assert account is not None and not account.limited
+
+
+# Each rotation and the name of its grace period's argument.
+_ROTATIONS = {
+    "key": (publishers.rotate_api_key, "grace"),
+    "secret": (publishers.rotate_signing_secret, "overlap"),
+}
+
+
+def _rotate(what, engine, box, account, password, requested=""):
+    rotation, period = _ROTATIONS[what]
+    with write_session(engine) as session:
+        value, _ = rotation(
+            session=session,
+            box=box,
+            account=account,
+            password=password,
+            requested=requested,
+            **{period: "1h"},
+        )
+        return value
+
+
+def _sealed(engine, offerwall_id: str) -> tuple[str | None, str | None]:
+    with new_session(engine) as session:
+        wall = offerwalls.get_offerwall(session=session, ref=offerwall_id)
+        return wall.api_key_sealed, wall.signing_secret_sealed
+
+
+@pytest.mark.parametrize("what", list(_ROTATIONS))
+def test_a_rotation_asks_for_the_password_and_shows_the_new_value(engine, box, what):
+    account = _publisher(engine, box)
+    assert account.offerwall_id is not None
+    before = _sealed(engine, account.offerwall_id)
+    for password in ("", "not the password"):
+        with pytest.raises(AccountError) as refused:
+            _rotate(what, engine, box, account, password)
+        assert refused.value.field == "password"
+    assert _sealed(engine, account.offerwall_id) == before  # nothing was rotated
+    new = _rotate(what, engine, box, account, PASSWORD)
+    assert new.startswith(("qw_ak_", "qw_ps_"))
+    assert _sealed(engine, account.offerwall_id) != before
+
+
+@pytest.mark.parametrize("what", list(_ROTATIONS))
+def test_a_rotation_is_throttled_with_the_reveal(engine, box, what):
+    account = _publisher(engine, box)
+    for _ in range(MAX_FAILURES - 1):
+        with pytest.raises(AccountError):
+            _reveal(engine, box, account, "not the password")
+    with pytest.raises(AccountError):
+        _rotate(what, engine, box, account, "not the password")
+    # The reveal's failures and the rotation's count together: the right password waits.
+    with pytest.raises(LoginThrottled):
+        _rotate(what, engine, box, account, PASSWORD)
+
+
+def test_staff_rotate_a_publishers_key_with_their_own_password(engine, box):
+    publisher = _publisher(engine, box)
+    with write_session(engine) as session:
+        accounts.create_user(
+            session=session, email="staff@example.com", password=STAFF_PASSWORD, role=Role.STAFF
+        )
+    signed = sign_in(engine=engine, box=box, email="staff@example.com", password=STAFF_PASSWORD)
+    staff = account_for(engine=engine, token=signed.token)
+    assert staff is not None and publisher.offerwall_id is not None
+    wall_id = publisher.offerwall_id
+    with pytest.raises(AccountError):  # the publisher's password is not the staff's
+        _rotate("key", engine, box, staff, PASSWORD, requested=wall_id)
+    key = _rotate("key", engine, box, staff, STAFF_PASSWORD, requested=wall_id)
+    assert key == _reveal(engine, box, publisher, PASSWORD)
+
+
+def test_a_publisher_cannot_rotate_another_offerwalls_key_or_secret(engine, box):
+    mine = _publisher(engine, box)
+    theirs = _publisher(engine, box, email="other@example.com", company="Other")
+    assert theirs.offerwall_id is not None
+    before = _sealed(engine, theirs.offerwall_id)
+    for what in _ROTATIONS:
+        with pytest.raises(Forbidden):
+            _rotate(what, engine, box, mine, PASSWORD, requested=theirs.offerwall_id)
+    assert _sealed(engine, theirs.offerwall_id) == before
