@@ -212,9 +212,7 @@ def test_a_save_that_succeeds_takes_the_refusals_toast_away_and_toasts_cover_no_
 
     width, height = size
     name = f"Toast Game {width}"
-    designer, game_id, _, _ = designer_with_game(
-        portal, new_page, name, width=width, height=height
-    )
+    designer, game_id, _, _ = designer_with_game(portal, new_page, name, width=width, height=height)
     designer.goto(f"{portal.url}/studio/mission?game={game_id}")
     expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
     designer.get_by_label("Title").fill("Win once")
