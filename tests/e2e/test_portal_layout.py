@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import sign_in, sign_up, staff_approve, staff_row
+from tests.e2e.steps import fill_mission, sign_in, sign_up, staff_approve, staff_row
 
 pytestmark = pytest.mark.e2e
 
@@ -215,10 +215,7 @@ def test_a_save_that_succeeds_takes_the_refusals_toast_away_and_toasts_cover_no_
     designer, game_id, _, _ = designer_with_game(portal, new_page, name, width=width, height=height)
     designer.goto(f"{portal.url}/studio/mission?game={game_id}")
     expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
-    designer.get_by_label("Title").fill("Win once")
-    designer.get_by_label("Payout (USD)").fill("-3")
-    designer.get_by_label("Destination URL").fill("https://toast.example/play")
-    designer.get_by_label("Event name").fill("WIN")
+    fill_mission(designer, "Win once", "-3", "https://toast.example/play", "WIN")
     designer.get_by_role("button", name="Save mission").click()
     errors = designer.locator("[data-sonner-toast][data-type=error]")
     expect(errors).to_have_text(["Some fields need attention."])
