@@ -92,9 +92,9 @@ app = QuestwallApp(
         rx.el.script(src="/unsaved.js", defer=True),
     ],
     stylesheets=["/portal.css"],
-    # Toasts come in at the top, under the header: the bottom corners hold the pagers'
-    # and forms' buttons.
-    toaster=rx.toast.provider(position="top-center", offset="72px", close_button=True),
+    # Toasts come in at the bottom right (across the bottom on a phone), where they cover
+    # no page title and no tabs.
+    toaster=rx.toast.provider(position="bottom-right", close_button=True),
 )
 
 # (page, route, title, on_load): every page of the portal.

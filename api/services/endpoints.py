@@ -26,6 +26,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox, new_token, open_signing_secret, seal_signing_secret
 from api.services import alerts, mail
 from api.services.errors import DomainError
+from api.services.wording import counted
 from models import Offerwall, Postback, PostbackAttempt, PostbackStatus, User
 from models.tables import postback as _postback
 from models.types import utcnow
@@ -234,7 +235,8 @@ def _mail_pause(session: Session, wall: Offerwall, notice: Notice) -> None:
         subject=f"Postbacks to {wall.name} are paused",
         body=(
             f"Every postback to {wall.name} has failed since "
-            f"{notice.failing_since:%Y-%m-%d %H:%M} UTC ({notice.failures} attempts in a "
+            f"{notice.failing_since:%Y-%m-%d %H:%M} UTC "
+            f"({counted(notice.failures, 'attempt', 'attempts')} in a "
             f"row; the last: {notice.last_error}).\n\n"
             "Questwall has paused your deliveries: new postbacks wait in your queue and "
             "none is lost. Fix your postback URL, send a test postback, then resume:\n"

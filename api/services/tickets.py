@@ -30,6 +30,7 @@ from api.services.errors import N_, DomainError
 from api.services.money import format_money, in_currency, usd
 from api.services.paging import Window, paged
 from api.services.rules import plain_number, summary
+from api.services.wording import counted
 from models import (
     Mission,
     Offerwall,
@@ -761,10 +762,6 @@ def _iso_words(value: str | None) -> str:
         return value
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _number(value: Any) -> str:
     number = plain_number(float(value)) if isinstance(value, int | float) else value
     return f"{number:g}" if isinstance(number, float) else str(number)
@@ -803,7 +800,7 @@ def _game_users_words(linked: Any) -> str:
             "No game account is linked to the player: the game has not (yet) sent an event "
             "naming their platform id, so no event of theirs can count."
         )
-    return f"{_plural(int(linked), 'game account', 'game accounts')} linked to the player."
+    return f"{counted(int(linked), 'game account', 'game accounts')} linked to the player."
 
 
 def _mission_words(mission: dict[str, Any]) -> MissionFacts:
@@ -831,7 +828,7 @@ def _mission_words(mission: dict[str, Any]) -> MissionFacts:
     seen = int((events or {}).get("count") or 0)
     if seen:
         said = (
-            f"{_plural(seen, event + ' event', event + ' events')} since the start, the last "
+            f"{counted(seen, event + ' event', event + ' events')} since the start, the last "
             f"{_iso_words((events or {}).get('last_at'))}."
         )
     else:
@@ -841,7 +838,7 @@ def _mission_words(mission: dict[str, Any]) -> MissionFacts:
         rule=mission.get("rule", ""),
         status=str(progress.get("status", "")),
         tally=tally,
-        completions=_plural(int(progress.get("completions") or 0), "completion", "completions"),
+        completions=counted(int(progress.get("completions") or 0), "completion", "completions"),
         started=_iso_words(progress.get("started_at")),
         expires=_iso_words(progress.get("expires_at")) or "no time limit",
         events=said,

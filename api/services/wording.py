@@ -27,7 +27,8 @@ def sentence(text: str) -> str:
     return text if text[-1] in ".!?" else text + "."
 
 
-def _count(n: Any, one: str, many: str) -> str:
+def counted(n: Any, one: str, many: str) -> str:
+    """`n` followed by `one` or `many`, as the number needs ("1 item", "2 items")."""
     return f"{n} {one if n == 1 else many}"
 
 
@@ -54,10 +55,10 @@ def plain(error: ErrorDetails) -> str:
         "missing": "This is required.",
         "string_too_short": "This is required."
         if limit == 1
-        else f"Use at least {_count(limit, 'character', 'characters')}.",
-        "string_too_long": f"Use at most {_count(limit, 'character', 'characters')}.",
-        "too_short": f"Add at least {_count(limit, 'item', 'items')}.",
-        "too_long": f"Use at most {_count(limit, 'item', 'items')}.",
+        else f"Use at least {counted(limit, 'character', 'characters')}.",
+        "string_too_long": f"Use at most {counted(limit, 'character', 'characters')}.",
+        "too_short": f"Add at least {counted(limit, 'item', 'items')}.",
+        "too_long": f"Use at most {counted(limit, 'item', 'items')}.",
         "string_pattern_mismatch": FORMATS.get(field, "Use letters, digits and _ only."),
         "int_parsing": "Enter a whole number.",
         "int_from_float": "Enter a whole number.",

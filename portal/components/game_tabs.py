@@ -23,4 +23,5 @@ def game_tabs(state, current: str) -> rx.Component:
         spacing="2",
         wrap="wrap",
         align="center",
+        data_testid="game-tabs",
     )

@@ -20,12 +20,16 @@ def data_table(
     test_id: str = "",
     size: str = "2",
     extra_rows: Sequence[rx.Component] = (),
+    cards: bool | rx.Var = True,
 ) -> rx.Component:
     """One header row, then one row per item of `rows`; `cells(item)` gives the contents
     of its cells. `extra_rows` (a totals row) follow the items.
 
     On a phone each row becomes a card of its own, every cell under its column's name
-    (assets/portal.css: `.qw-cards`), so no action is ever off screen."""
+    (assets/portal.css: `.qw-cards`), so no action is ever off screen. Without `cards` (a
+    long list of figures, where a card a row would make the page endless) it stays a
+    table of one line a row, scrolling sideways in its card with its first column held
+    (`.qw-lines`)."""
 
     def row(item: Any) -> rx.Component:
         return rx.table.row(
@@ -40,7 +44,7 @@ def data_table(
             width="100%",
             size=size,
         ),
-        class_name="qw-cards",
+        class_name=rx.cond(cards, "qw-cards", "qw-lines"),
         overflow_x="auto",
         width="100%",
     )
@@ -74,13 +78,21 @@ def searched_list(
     )
 
 
-def choice_filter(state, choices: Sequence[str], label: str) -> rx.Component:
+def choice_filter(
+    state, choices: Sequence[str], label: str, counts: rx.Var | None = None
+) -> rx.Component:
     """ "All" or one of `choices` (the state's `status_choice` and `filter_status`): a
-    segmented control, or on a phone, where five of them would not fit, a select."""
+    segmented control, or on a phone, where five of them would not fit, a select. With
+    `counts` (a dict var by choice), each choice names how many it holds: "Pending (3)"."""
+
+    def text(choice: str) -> str | rx.Var:
+        name = choice.capitalize()
+        return name if counts is None else f"{name} (" + counts[choice].to_string() + ")"
+
     return rx.box(
         rx.segmented_control.root(
             rx.segmented_control.item("All", value="all"),
-            *[rx.segmented_control.item(c.capitalize(), value=c) for c in choices],
+            *[rx.segmented_control.item(text(c), value=c) for c in choices],
             value=state.status_choice,
             on_change=state.filter_status,
             aria_label=label,
@@ -88,7 +100,7 @@ def choice_filter(state, choices: Sequence[str], label: str) -> rx.Component:
         ),
         native_select(
             rx.el.option("All", value="all"),
-            *[rx.el.option(c.capitalize(), value=c) for c in choices],
+            *[rx.el.option(text(c), value=c) for c in choices],
             value=state.status_choice,
             on_change=state.filter_status,
             aria_label=label,

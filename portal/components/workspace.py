@@ -9,6 +9,7 @@ import reflex as rx
 from portal import routes
 from portal.components.confirm import confirm_button
 from portal.components.forms import submission_count
+from portal.components.wording import counted
 from portal.state.workspace import OfferwallScoped
 
 
@@ -57,10 +58,6 @@ def endpoint_banner(state: type[OfferwallScoped]) -> rx.Component:
     )
 
 
-def _postbacks(count: rx.Var) -> rx.Var:
-    return rx.cond(count == 1, "1 postback", count.to_string() + " postbacks")
-
-
 # A numbered list (the theme's reset takes the numbers away).
 STEPS_STYLE = {
     "paddingLeft": "1.25rem",
@@ -85,7 +82,7 @@ def _paused_banner(state: type[OfferwallScoped]) -> rx.Component:
                 + ", so deliveries were paused on "
                 + state.paused_since
                 + ". ",
-                rx.text.strong(_postbacks(state.waiting) + " waiting"),
+                rx.text.strong(counted(state.waiting, "postback", "postbacks") + " waiting"),
                 ": none is lost, and new ones wait too.",
                 size="2",
             ),

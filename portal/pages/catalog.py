@@ -6,6 +6,7 @@ import reflex as rx
 from api.services.publisher_offers import UID_PLACEHOLDER
 from portal import routes
 from portal.components.layout import card, empty_state, page
+from portal.components.wording import counted
 from portal.components.workspace import endpoint_banner, workspace_tabs
 from portal.state.catalog import CatalogState
 
@@ -75,7 +76,7 @@ def _offer(offer) -> rx.Component:
                         rx.cond(
                             offer.missions > 0,
                             rx.text(
-                                offer.missions.to_string() + " missions",
+                                counted(offer.missions, "mission", "missions"),
                                 size="1",
                                 color_scheme="gray",
                             ),

@@ -5,6 +5,7 @@ import reflex as rx
 
 from portal import routes
 from portal.components.layout import card, page
+from portal.components.wording import counted
 from portal.state.dashboard import DashboardState
 
 
@@ -128,8 +129,8 @@ def _paused_row(row) -> rx.Component:
                 + " · "
                 + row.queued.to_string()
                 + " queued · "
-                + row.failures.to_string()
-                + " failures in a row",
+                + counted(row.failures, "failure", "failures")
+                + " in a row",
                 size="1",
                 color_scheme="gray",
             ),

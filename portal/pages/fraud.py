@@ -23,6 +23,7 @@ from portal.components.forms import (
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import checkbox
 from portal.components.tables import data_table, searched_list
+from portal.components.wording import counted
 from portal.state.fraud import REVIEW_POSTBACKS, FraudState
 
 REASON_ID = "rejection-reason"
@@ -36,7 +37,8 @@ def _heading(text: str) -> rx.Component:
 def _stat(label: str, value: rx.Var, test_id: str) -> rx.Component:
     return card(
         rx.text(label, size="2", color_scheme="gray"),
-        rx.heading(value.to_string(), size="7", as_="p", data_testid=test_id),
+        # A figure, not a heading (Radix draws a heading `as` anything else as an h1).
+        rx.text(value.to_string(), size="7", weight="bold", data_testid=test_id),
     )
 
 
@@ -213,11 +215,7 @@ def _reject_dialog() -> rx.Component:
             size="2",
         ),
         *reason_fields(REASON_ID, errors, "A bot, a farm of accounts, a refunded purchase…"),
-        title=rx.cond(
-            s.rejecting_count == 1,
-            "Reject 1 held conversion?",
-            "Reject " + s.rejecting_count.to_string() + " held conversions?",
-        ),
+        title="Reject " + counted(s.rejecting_count, "held conversion", "held conversions") + "?",
         open=s.rejecting_count > 0,
         submit="Reject",
         color_scheme="red",

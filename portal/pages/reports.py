@@ -209,7 +209,15 @@ def _figures(headers: tuple[str, ...], figures) -> rx.Component:
         *[rx.table.cell(c, data_label=h) for h, c in zip(headers[1:], figures(t), strict=True)],
         data_testid="report-total",
     )
-    return data_table(headers, s.rows, cells, test_id="report-row", extra_rows=[rx.cond(t, total)])
+    return data_table(
+        headers,
+        s.rows,
+        cells,
+        test_id="report-row",
+        extra_rows=[rx.cond(t, total)],
+        # A month of days as cards would be some 12,000 px on a phone: lines instead.
+        cards=s.dimension != "day",
+    )
 
 
 def _table() -> rx.Component:

@@ -6,7 +6,7 @@ from portal import routes
 from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import search_form
 from portal.components.layout import empty_state, page, status_badge
-from portal.components.tables import data_table, searched_list
+from portal.components.tables import choice_filter, data_table, searched_list
 from portal.state.staff import STATUSES, StaffState
 
 # What an empty status tab says (status, title, text); "all" and a search fall through.
@@ -100,23 +100,7 @@ def publishers() -> rx.Component:
     s = StaffState
     return page(
         "Publishers",
-        rx.box(
-            rx.segmented_control.root(
-                *[
-                    rx.segmented_control.item(
-                        f"{status.capitalize()} (", s.counts[status].to_string(), ")", value=status
-                    )
-                    for status in STATUSES
-                ],
-                rx.segmented_control.item("All", value="all"),
-                # Controlled by the state, so the highlight follows the chosen status.
-                value=s.status_choice,
-                on_change=s.filter_status,
-                aria_label="Filter by status",
-            ),
-            overflow_x="auto",
-            max_width="100%",
-        ),
+        choice_filter(s, STATUSES, "Filter by status", counts=s.counts),
         searched_list(
             s,
             search=search_form(

@@ -21,6 +21,9 @@ from portal.state.wall import WallState
 
 # The frame a phone's screen would be: the preview's width on a wide screen.
 PHONE_WIDTH = "390px"
+# Shorter on a phone, where the page scrolls around it; on a wide screen it stays in view
+# beside the form.
+PREVIEW_HEIGHT = rx.breakpoints(initial="520px", md="min(640px, calc(100vh - 200px))")
 LANGUAGES = (("Python", "python"), ("Node.js", "javascript"), ("PHP", "php"))
 ORIGINS_EXAMPLE = "https://games.example.com\nhttps://*.example.com"
 
@@ -416,25 +419,11 @@ def _preview_card() -> rx.Component:
                 size="2",
                 color_scheme="gray",
             ),
-            rx.el.iframe(
-                src_doc=s.preview,
-                # Nothing in it runs, submits or navigates the portal.
-                sandbox="",
-                title="Preview of your wall",
-                style={
-                    "width": "100%",
-                    "maxWidth": PHONE_WIDTH,
-                    "margin": "0 auto",
-                    "border": "1px solid var(--gray-a6)",
-                    "borderRadius": "var(--radius-4)",
-                    "background": "#f6f6fa",
-                    "display": "block",
-                },
-                # Shorter on a phone, where the page scrolls around it; on a wide screen it
-                # stays in view beside the form.
-                height=rx.breakpoints(initial="520px", md="min(640px, calc(100vh - 200px))"),
-                data_testid="wall-preview",
-            ),
+            # Drawn once the preview is there, with it: a frame first drawn from the empty
+            # srcdoc of the prerendered page and given the preview after hydration
+            # navigates twice, and headless Chromium now and then left that sandboxed
+            # frame (a process of its own) without a document until a reload.
+            rx.cond(s.preview != "", _preview_frame(), rx.box(height=PREVIEW_HEIGHT)),
             spacing="3",
             width="100%",
         ),
@@ -444,4 +433,24 @@ def _preview_card() -> rx.Component:
         min_width="0",
         position=rx.breakpoints(initial="static", md="sticky"),
         top="76px",
+    )
+
+
+def _preview_frame() -> rx.Component:
+    return rx.el.iframe(
+        src_doc=WallState.preview,
+        # Nothing in it runs, submits or navigates the portal.
+        sandbox="",
+        title="Preview of your wall",
+        style={
+            "width": "100%",
+            "maxWidth": PHONE_WIDTH,
+            "margin": "0 auto",
+            "border": "1px solid var(--gray-a6)",
+            "borderRadius": "var(--radius-4)",
+            "background": "#f6f6fa",
+            "display": "block",
+        },
+        height=PREVIEW_HEIGHT,
+        data_testid="wall-preview",
     )

@@ -38,12 +38,25 @@ fetch("{routes.SIGN_OUT}", {{method: "POST", credentials: "same-origin"}})
 """
 
 
+# The id of every refusal's toast: a new refusal replaces it, and an action of the tab
+# that then succeeds with something to show (a toast, another page) takes it away.
+REFUSAL_TOAST = "refusal"
+
+
+def _cleared(update: Any) -> Any:
+    """A handler's events, after the one that dismisses an earlier refusal's toast."""
+    if update is None:
+        return None
+    return [rx.toast.dismiss(REFUSAL_TOAST), *(update if isinstance(update, list) else [update])]
+
+
 def refusals(into: str = "") -> Callable[[H], H]:
     """Wrap an event handler so that a service's refusal is shown, never raised:
     `SignedOut` leads to the sign-in page (and back here after it), an error about a
     form goes into the state's `into` var (a dict of field errors, "form" for the form
     as a whole, or one message), and `Forbidden`, or any refusal of a handler without a
-    form, becomes a toast. Put it under `@rx.event`."""
+    form, becomes a toast. A handler that succeeds with events to send (a toast, a
+    redirect) first dismisses the toast of a refusal before it. Put it under `@rx.event`."""
 
     def wrap(handler: H) -> H:
         def checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -58,7 +71,7 @@ def refusals(into: str = "") -> Callable[[H], H]:
                 try:
                     checked(args, kwargs)
                     async for update in handler(self, *args, **kwargs):
-                        yield update
+                        yield _cleared(update)
                 except DomainError as exc:
                     yield self._refused(exc, into)
 
@@ -68,7 +81,7 @@ def refusals(into: str = "") -> Callable[[H], H]:
         async def once(self: AuthState, *args: Any, **kwargs: Any) -> Any:
             try:
                 checked(args, kwargs)
-                return await handler(self, *args, **kwargs)
+                return _cleared(await handler(self, *args, **kwargs))
             except DomainError as exc:
                 return self._refused(exc, into)
 
@@ -165,7 +178,7 @@ class AuthState(rx.State):
         if isinstance(exc, NotApproved):  # the workspace is closed: their application
             return rx.redirect(routes.APPLICATION)
         if not into or isinstance(exc, Forbidden):
-            return rx.toast.error(sentence(exc.message))
+            return rx.toast.error(sentence(exc.message), id=REFUSAL_TOAST)
         if not isinstance(getattr(self, into), dict):
             setattr(self, into, sentence(exc.message))
             return None
@@ -176,7 +189,7 @@ class AuthState(rx.State):
             errors = exc.field_errors() or {"form": exc.message}
             toast = None
         setattr(self, into, {name: sentence(text) for name, text in errors.items()})
-        return rx.toast.error(toast) if toast else None
+        return rx.toast.error(toast, id=REFUSAL_TOAST) if toast else None
 
     async def _fetch(self) -> None:
         """Read what the page shows; the states of pages with data override it."""

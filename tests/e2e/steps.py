@@ -71,6 +71,14 @@ def staff_approve(page: Page, url: str, company: str) -> None:
     expect(page.get_by_text(f"{company} is approved")).to_be_visible()
 
 
+def fill_mission(page: Page, title: str, payout: str, destination: str, event: str) -> None:
+    """The mission editor's required inputs."""
+    page.get_by_label("Title").fill(title)
+    page.get_by_label("Payout (USD)").fill(payout)
+    page.get_by_label("Destination URL").fill(destination)
+    page.get_by_label("Event name").fill(event)
+
+
 def reveal_key(page: Page, password: str = PUBLISHER_PASSWORD) -> str:
     page.get_by_label("Your password").fill(password)
     page.get_by_role("button", name="Reveal key").click()

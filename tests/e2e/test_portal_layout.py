@@ -11,7 +11,14 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import expect_errors, sign_in, sign_up, staff_approve, staff_row
+from tests.e2e.steps import (
+    expect_errors,
+    fill_mission,
+    sign_in,
+    sign_up,
+    staff_approve,
+    staff_row,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -201,3 +208,41 @@ def test_a_nul_character_in_a_portal_form_is_refused_beside_its_input(portal, ne
     expect(staff.get_by_text("Remove the NUL character: text cannot hold it.")).to_be_visible()
     with Session(portal.engine()) as session:
         assert session.exec(select(Studio).where(Studio.name.contains("Nul"))).all() == []
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_save_that_succeeds_takes_the_refusals_toast_away_and_toasts_cover_no_title(
+    portal, new_page, size
+):
+    from tests.e2e.test_portal_editors import designer_with_game
+
+    width, height = size
+    name = f"Toast Game {width}"
+    designer, game_id, _, _ = designer_with_game(portal, new_page, name, width=width, height=height)
+    designer.goto(f"{portal.url}/studio/mission?game={game_id}")
+    expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
+    fill_mission(designer, "Win once", "-3", "https://toast.example/play", "WIN")
+    designer.get_by_role("button", name="Save mission").click()
+    errors = designer.locator("[data-sonner-toast][data-type=error]")
+    expect(errors).to_have_text(["Some fields need attention."])
+
+    def clear_of_title_and_tabs(toast) -> None:
+        designer.evaluate("window.scrollTo(0, 0)")  # the title and tabs in view
+        # Where the toast comes to rest, once it has slid in.
+        toast.evaluate("t => Promise.all(t.getAnimations().map(a => a.finished))")
+        for part in (designer.locator("h1"), designer.get_by_test_id("game-tabs")):
+            assert not overlap(box(toast), box(part)), f"the toast covers {part} at {width}px"
+
+    clear_of_title_and_tabs(errors)
+    screenshot(designer, f"toast-refused-{width}")
+
+    designer.get_by_label("Payout (USD)").fill("3")
+    # On a phone the toast lies across the bottom, over the button: a tap goes through.
+    designer.get_by_role("button", name="Save mission").click()
+    saved = designer.locator("[data-sonner-toast][data-type=success]")
+    expect(saved).to_have_text(["Mission “Win once” created."])
+    expect(designer.get_by_role("heading", name="Edit mission")).to_be_visible()
+    # Gone with the save, not left to run out its four seconds.
+    expect(errors).to_have_count(0, timeout=1_000)
+    clear_of_title_and_tabs(saved)
+    screenshot(designer, f"toast-saved-{width}")

@@ -212,3 +212,45 @@ def test_pages_fit_a_phone_and_work_from_the_keyboard(portal, new_page):
     screenshot(phone, "staff-publishers-phone")
     overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
+
+
+@pytest.mark.parametrize("size", [(1366, 900), (390, 844)], ids=["desktop", "phone"])
+def test_the_status_filter_names_each_status_with_its_count_and_fits_a_phone(
+    portal, new_page, size
+):
+    width, _ = size
+    company = f"Filtered Wall {width}"
+    cli(portal.env, "offerwall", "create", company)
+    staff = new_page(*size)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
+    staff.goto(portal.url + "/staff/publishers")
+    expect(staff_row(staff, company)).to_be_visible()
+    radios = staff.get_by_role("radiogroup", name="Filter by status")
+    select = staff.get_by_role("combobox", name="Filter by status")
+    counted = re.compile(r"^(All|(Pending|Approved|Rejected|Suspended) \(\d+\))$")
+    if width < 480:  # a select, whose choices are never cut
+        expect(radios).to_be_hidden()
+        options = select.locator("option")
+        expect(options).to_have_count(5)
+        assert all(counted.match(text) for text in options.all_inner_texts())
+        select.select_option("approved")
+        expect(staff_row(staff, company)).to_have_count(0)
+        select.select_option("pending")
+    else:
+        expect(select).to_be_hidden()
+        expect(radios.get_by_role("radio")).to_have_count(5)
+        for status in ("Pending", "Approved", "Rejected", "Suspended"):
+            named = re.compile(rf"^{status} \(\d+\)$")
+            expect(radios.get_by_role("radio", name=named)).to_be_visible()
+        radios.get_by_role("radio", name="Approved").click()
+        expect(staff_row(staff, company)).to_have_count(0)
+        radios.get_by_role("radio", name="Pending").click()
+    expect(staff_row(staff, company)).to_be_visible()
+    control = select if width < 480 else radios
+    inside = control.evaluate(
+        "e => { const r = e.getBoundingClientRect();"
+        " return r.left >= 0 && r.right <= window.innerWidth && e.scrollWidth <= e.clientWidth }"
+    )
+    assert inside, f"the status filter is cut or scrolls sideways at {width} px"
+    screenshot(staff, f"publishers-filter-{width}")

@@ -383,3 +383,28 @@ def test_a_pending_publisher_sees_their_application_only(portal, new_page):
     expect(publisher).to_have_url(re.compile(r"/account/application/?$"))
     after = wall_named(portal, "Pending Wall")
     assert (after.status, after.currency_code, after.postback_url) == ("pending", "USD", None)
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_month_of_days_is_a_table_of_lines_that_a_phone_scrolls_through(portal, new_page, size):
+    width, height = size
+    staff = new_page(width, height)
+    staff_signed_in(staff, portal)
+    staff.goto(portal.url + "/reports")
+    expect(staff.get_by_label("Group")).to_have_value("day")
+    staff.get_by_role("button", name="Last 30 days").click()
+    rows = staff.get_by_test_id("report-row")
+    expect(rows).to_have_count(30)
+    expect(staff.get_by_role("application")).to_be_visible()  # the chart
+    screenshot(staff, f"reports-month-{width}")
+    tall = staff.evaluate("document.documentElement.scrollHeight")
+    assert tall < 3000, f"a month of days is {tall} px high at {width} px"
+    # Every figure of a day can still be reached: the last column's, beside its day.
+    today = datetime.now(UTC).date().isoformat()
+    day = rows.filter(has_text=today)
+    refused = day.get_by_role("cell").last
+    refused.scroll_into_view_if_needed()
+    expect(refused).to_be_in_viewport()
+    expect(day.get_by_role("cell").first).to_be_in_viewport()
+    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot(staff, f"reports-month-scrolled-{width}")

@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from models import GameCredential
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import send_events, sign_in, sign_up
+from tests.e2e.steps import fill_mission, send_events, sign_in, sign_up
 from tests.e2e.test_portal_access import SPY, form, send_event
 
 pytestmark = pytest.mark.e2e
@@ -153,10 +153,7 @@ def test_a_double_click_on_create_game_creates_one_game(portal, new_page):
     designer.get_by_role("button", name="Missions").click()
     designer.get_by_role("button", name="New mission").click()
     expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
-    designer.get_by_label("Title").fill("Only once")
-    designer.get_by_label("Payout (USD)").fill("1")
-    designer.get_by_label("Destination URL").fill("https://twice.example/play")
-    designer.get_by_label("Event name").fill("GAME_END")
+    fill_mission(designer, "Only once", "1", "https://twice.example/play", "GAME_END")
     designer.get_by_role("button", name="Save mission").dblclick()
     expect(designer.get_by_text("Mission “Only once” created.")).to_be_visible()
     designer.wait_for_timeout(1000)

@@ -3,14 +3,18 @@
 The portal is seeded by `questwall demo` (a studio with a game, missions and a quest, an
 approved publisher, players who clicked and converted), so each page shows real rows.
 Each page must open as itself (not the sign-in page, not another role's), show its
-title, and fit the screen without sideways scrolling; a screenshot of each goes to
-test-artifacts/screenshots/walk-<role>-<page>-<width>.png for a person to look at."""
+title, and fit the screen without sideways scrolling, and every count on it agrees with
+its number ("1 mission", never "1 missions"; a quest of one mission is added for it); a
+screenshot of each goes to test-artifacts/screenshots/walk-<role>-<page>-<width>.png for
+a person to look at. The hosted wall's page is read for its counts too."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
@@ -25,10 +29,18 @@ from tests.live import cli
 pytestmark = pytest.mark.e2e
 
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
+# "1" before a word ending in s: a count whose noun disagrees with it ("1 missions"),
+# but for the words that end in s in the singular.
+ONE_PLURAL = re.compile(r"\b1 ([a-z]+s)\b")
+SINGULAR = {"is", "was", "has", "this", "ms", "status", "access", "address", "progress"}
+
+
+def disagreeing(text: str) -> list[str]:
+    return [m.group(0) for m in ONE_PLURAL.finditer(text) if m.group(1) not in SINGULAR]
 
 
 @pytest.fixture(scope="module")
-def seeded(portal) -> dict[str, str]:
+def seeded(portal, tmp_path_factory) -> dict[str, str]:
     """The demo's rows, by what the walk needs of them."""
     cli(portal.env, "demo")
     with Session(portal.engine()) as session:
@@ -37,7 +49,20 @@ def seeded(portal) -> dict[str, str]:
         quest = session.exec(select(Quest).where(Quest.game_id == game.id)).first()
         wall = session.exec(select(Offerwall).where(Offerwall.name == "Demo Rewards")).one()
     assert mission is not None and quest is not None
-    return {"game": game.id, "mission": mission.id, "quest": quest.id, "offerwall": wall.id}
+    # A quest of one mission: its count is "1 mission" wherever it shows.
+    one = tmp_path_factory.mktemp("walk") / "one-mission-quest.json"
+    step = {"title": "Only step", "payout": 1, "destinationUrl": "https://game.example/"}
+    quest_of_one = {"name": "Short quest", "destinationUrl": "https://game.example/"}
+    quest_of_one["missions"] = [{**step, "rule": {"event": "START_GAME"}}]
+    one.write_text(json.dumps({"gameId": game.id, "quests": [quest_of_one]}))
+    cli(portal.env, "offers", "import", str(one))
+    return {
+        "game": game.id,
+        "mission": mission.id,
+        "quest": quest.id,
+        "offerwall": wall.id,
+        "owid": wall.owid or "",
+    }
 
 
 def designer_pages(ids: dict[str, str]) -> dict[str, str]:
@@ -53,6 +78,7 @@ def designer_pages(ids: dict[str, str]) -> dict[str, str]:
         "events": routes.with_game(routes.EVENTS, game),
         "reports": routes.REPORTS,
         "conversions": routes.CONVERSIONS,
+        "fraud": routes.FRAUD,
         "account": routes.ACCOUNT,
     }
 
@@ -61,6 +87,7 @@ def publisher_pages(_ids: dict[str, str]) -> dict[str, str]:
     return {
         "offerwall": routes.PUBLISHER,
         "offers": routes.PUBLISHER_OFFERS,
+        "wall": routes.PUBLISHER_WALL,
         "postback": routes.PUBLISHER_POSTBACK,
         "deliveries": routes.PUBLISHER_DELIVERIES,
         "tickets": routes.TICKETS,
@@ -81,6 +108,7 @@ def staff_pages(ids: dict[str, str]) -> dict[str, str]:
         "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
         "reports": routes.REPORTS,
         "conversions": routes.CONVERSIONS,
+        "fraud": routes.FRAUD,
         "tickets": routes.TICKETS,
         "users": routes.STAFF_USERS,
         "mail": routes.STAFF_MAIL,
@@ -117,13 +145,23 @@ def test_every_page_of_a_role_opens_and_fits_the_screen(portal, seeded, new_page
     page = new_page(*WIDTHS[width])
     sign_in(page, portal.url, *account(portal, role))
     expect(page).not_to_have_url(re.compile("/login"))
-    too_wide = []
+    too_wide, miscounted = [], {}
     for name, path in pages(seeded).items():
         open_page(page, portal.url, path)
         screenshot(page, f"walk-{role}-{name}-{WIDTHS[width][0]}")
         if not fits(page):
             too_wide.append(name)
+        if wrong := disagreeing(page.locator("body").inner_text()):
+            miscounted[name] = wrong
     assert too_wide == [], f"wider than {WIDTHS[width][0]} px: {too_wide}"
+    assert miscounted == {}, f"counts that disagree with their number: {miscounted}"
+
+
+def test_the_hosted_walls_counts_agree_with_their_numbers(portal, seeded):
+    wall = httpx.get(f"{portal.url}/wall", params={"owid": seeded["owid"], "uid": "walker"})
+    assert wall.status_code == 200, wall.text
+    assert "Short quest" in wall.text
+    assert disagreeing(re.sub(r"<[^>]+>", " ", wall.text)) == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)

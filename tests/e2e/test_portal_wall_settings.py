@@ -43,23 +43,13 @@ def preview(page: Page):
 
 def expect_drawn(page: Page, title: str, rgb: str) -> None:
     """The preview's sandboxed frame shows the wall: its title, and the accent on the line
-    under its header (the wall's own stylesheet applies inside the frame).
-
-    Checked only after a page load. Now and then, on a loaded machine, headless Chromium
-    takes tens of seconds to build the document of a srcdoc frame, which a reload ends;
-    a reload would throw away unsaved values, so the edits themselves are checked through
-    the srcdoc the portal hands the frame."""
+    under its header (the wall's own stylesheet applies inside the frame). Checked after a
+    page load, without reloading; the edits themselves are checked through the srcdoc the
+    portal hands the frame."""
     frame = page.frame_locator("[data-testid=wall-preview]")
-    for attempt in range(2):
-        # Chromium may leave a frame it has not drawn yet (below the fold) without a document.
-        preview(page).scroll_into_view_if_needed()
-        try:
-            expect(frame.get_by_role("heading", level=1)).to_have_text(title, timeout=10_000)
-            break
-        except AssertionError:
-            if attempt:
-                raise
-            page.reload()
+    # Chromium may leave a frame it has not drawn yet (below the fold) without a document.
+    preview(page).scroll_into_view_if_needed()
+    expect(frame.get_by_role("heading", level=1)).to_have_text(title, timeout=10_000)
     expect(frame.locator("header")).to_have_css("border-bottom-color", rgb, timeout=10_000)
 
 
