@@ -88,7 +88,9 @@ def _country_options() -> rx.Component:
     return rx.el.datalist(*[rx.el.option(value=c.label) for c in countries()], id=COUNTRY_LIST)
 
 
-def country_picker(state: Any, which: str, label: str, hint: str) -> rx.Component:
+def country_picker(
+    state: Any, which: str, label: str, hint: str, hint_when_empty: str = ""
+) -> rx.Component:
     """Countries chosen by name from a list (type, pick with the arrows and Enter), shown
     as removable chips, submitted as ISO codes in one hidden input. Enter or leaving the
     box turns a name ("USA", "uk", "Deutschland") into its chip; text that names no
@@ -138,7 +140,11 @@ def country_picker(state: Any, which: str, label: str, hint: str) -> rx.Componen
         ),
         rx.el.input(type="hidden", name=PICKERS[which], value=codes.join(",")),
         rx.el.input(type="hidden", name=TYPED + PICKERS[which], value=typed),
-        rx.text(hint, size="1", color_scheme="gray"),
+        rx.text(
+            rx.cond(chips.length() == 0, hint_when_empty or hint, hint),
+            size="1",
+            color_scheme="gray",
+        ),
         field_error(state.errors, PICKERS[which]),
         spacing="1",
         width="100%",
@@ -159,7 +165,13 @@ def targeting_card(state: Any) -> rx.Component:
         ),
         field_error(state.errors, "operatingSystem"),
         rx.grid(
-            country_picker(state, "include", "Only in these countries", "None chosen: everywhere."),
+            country_picker(
+                state,
+                "include",
+                "Only in these countries",
+                "Only players there can start it.",
+                hint_when_empty="None chosen: everywhere.",
+            ),
             country_picker(
                 state, "exclude", "Not in these countries", "Players there cannot start it."
             ),

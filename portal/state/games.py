@@ -13,7 +13,7 @@ from api.services.access import Account, Forbidden, game_for
 from models import Game, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.state.auth import SUBMITTED, AuthState, refusals
+from portal.state.auth import REFUSAL_TOAST, SUBMITTED, AuthState, refusals
 
 MANAGERS = (Role.DESIGNER, Role.STAFF)
 T = TypeVar("T")
@@ -90,7 +90,10 @@ class GameScoped(AuthState):
         try:
             game = await self._on_game(lambda _s, g, _a: g)
         except Forbidden as exc:
-            return [rx.redirect(routes.GAMES), rx.toast.error(str(exc))]
+            # Forget the game the tab showed before, so nothing that ticks on this state
+            # (Live events) asks again and toasts the refusal a second time.
+            self.game_id = self.game_name = ""
+            return [rx.redirect(routes.GAMES), rx.toast.error(str(exc), id=REFUSAL_TOAST)]
         self.game_id, self.game_name = game.id, game.name
         return None
 

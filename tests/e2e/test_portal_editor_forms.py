@@ -49,9 +49,13 @@ def test_countries_typed_by_common_names_and_codes_are_saved(portal, new_page, s
     designer, game_id = new_mission(portal, new_page, "Typed Countries", size)
     only = designer.get_by_label("Only in these countries")
     chips = designer.get_by_test_id("country-chip-include")
+    expect(designer.get_by_text("None chosen: everywhere.")).to_be_visible()
     only.fill("USA")
     only.press("Enter")
     expect(chips).to_have_text(["United States (US)"])
+    # The hint says what the chips mean, no longer that none is chosen.
+    expect(designer.get_by_text("None chosen: everywhere.")).to_have_count(0)
+    expect(designer.get_by_text("Only players there can start it.")).to_be_visible()
     expect(only).to_have_value("")
     only.fill("uk")
     only.press("Enter")
