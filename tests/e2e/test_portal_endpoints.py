@@ -377,13 +377,13 @@ def test_another_publishers_endpoint_cannot_be_resumed_rotated_or_revealed_by_ha
     from portal.state.postbacks import PostbackState
     from portal.state.workspace import OfferwallScoped, WorkspaceState
 
-    mine, _ = approved_publisher(portal, new_page, "Nosy Wall")
+    mine, _ = approved_publisher(portal, new_page, "Prying Wall")
     _, target = approved_publisher(portal, new_page, "Target Wall")
     pause(portal, target)
     before = wall_named(portal, "Target Wall")
     mine.add_init_script(SPY)
     mine.goto(portal.url + routes.PUBLISHER_POSTBACK)
-    expect(mine.get_by_role("heading", name="Nosy Wall")).to_be_visible()  # loaded
+    expect(mine.get_by_role("heading", name="Prying Wall")).to_be_visible()  # loaded
     theirs = f"{routes.PUBLISHER_POSTBACK}?offerwall={target.id}"
     forged = [
         (handler_name(OfferwallScoped, "resume_deliveries"), {}, theirs),
