@@ -19,16 +19,16 @@ from api.core.config import Settings, get_settings
 from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
+from api.core.geo import CountryLookup, country_lookup
+from api.core.ratelimit import ingest_limiter, reports_limiter
+from api.fraud.policy import Policy
+from api.ingest.refused_requests import RefusalRecorder
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, reports_api, tracking, wall
 from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
-from api.services.fraud import Policy
-from api.services.geo import CountryLookup, country_lookup
-from api.services.ratelimit import ingest_limiter, reports_limiter
-from api.services.refusals import RefusalRecorder
-from api.services.screening import click_screen
+from api.tracking.screening import click_screen
 
 log = logging.getLogger("questwall.api")
 

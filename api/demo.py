@@ -21,13 +21,16 @@ from urllib.parse import parse_qs, urlsplit
 
 from sqlmodel import select
 
+from api.accounts import sessions as accounts
 from api.app import create_api
 from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
-from api.services import accounts, offers, offerwalls, studios
-from api.services.games import create_game
-from api.services.postbacks import Dispatcher
+from api.missions import offers
+from api.postbacks.outbox import Dispatcher
+from api.publishers import offerwalls
+from api.studios import studios
+from api.studios.games import create_game
 from models import Studio
 from models.offer_schemas import CatalogFile
 

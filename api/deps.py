@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
-from api.services.ratelimit import RateLimiter
+from api.core.ratelimit import RateLimiter
 
 
 async def get_engine_dep(request: Request) -> Engine:

@@ -11,10 +11,10 @@ from contextlib import asynccontextmanager
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
-from api.services.alerts import AlertSender
-from api.services.mail import MailSender
-from api.services.outbox import OutboxSender
-from api.services.postbacks import Dispatcher
+from api.core.outbox import OutboxSender
+from api.mail.outbox import MailSender
+from api.postbacks.alerts import AlertSender
+from api.postbacks.outbox import Dispatcher
 
 log = logging.getLogger("questwall.worker")
 

@@ -30,7 +30,9 @@ import sqlalchemy as sa
 
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import build_engine, write_session
-from api.services import games, offers, offerwalls
+from api.missions import offers
+from api.publishers import offerwalls
+from api.studios import games
 from bench.common import (
     add_target_arguments,
     api_workers,

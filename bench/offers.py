@@ -25,7 +25,8 @@ import sqlalchemy as sa
 
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, write_session
-from api.services import games, offerwalls
+from api.publishers import offerwalls
+from api.studios import games
 from bench.common import (
     add_target_arguments,
     api_workers,

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.core.crypto import sign_request, signature_matches
-from api.services.ingestion import _validate_items, parse_envelope
+from api.ingest.custom_events import _validate_items, parse_envelope
 
 CLIENT_ID = os.environ.get("BENCH_CLIENT_ID", "")
 SECRET = os.environ.get("BENCH_CLIENT_SECRET", "")

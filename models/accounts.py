@@ -78,7 +78,7 @@ class SignInThrottle(SQLModel, table=True):
     """Failed sign-ins for one address (by keyed digest) in the current window.
 
     One row per address, so that claiming an attempt is one conditional upsert: atomic
-    on SQLite and PostgreSQL alike (api/services/throttle.py)."""
+    on SQLite and PostgreSQL alike (api/accounts/throttle.py)."""
 
     __tablename__ = "sign_in_throttle"
 

@@ -15,7 +15,7 @@ class Event(SQLModel, table=True):
     """A stored game event, kept for EVENT_RETENTION_DAYS (docs/operations.md#retention).
 
     On PostgreSQL the table is partitioned by month on `time` (migration 0008, managed by
-    `api/services/retention.py`), so its primary key there is (id, time): a partitioned
+    `api/ingest/retention.py`), so its primary key there is (id, time): a partitioned
     table's key must hold the partition key. `id` alone stays unique (one sequence), which
     is all the code relies on; nothing references an event by foreign key.
     """
@@ -72,7 +72,7 @@ class SignedRefusal(SQLModel, table=True):
     """A signed request refused as a whole (bad signature, stale timestamp, bad JSON, …),
     kept for the game's live event debugger (docs/game-integration.md#debugging-your-signing).
 
-    A ring: at most `api.services.refusals.RING` rows per client id, slot = seq % RING,
+    A ring: at most `api.ingest.refused_requests.RING` rows per client id, slot = seq % RING,
     each new refusal overwriting its slot, so a flood of refused requests cannot grow the
     table. Only client ids of the game's credentials are kept (none for unknown ids), with
     the headers and at most the first 2 KB of the body as received, never a secret.

@@ -26,7 +26,7 @@ class MailMessage(SQLModel, table=True):
     subject: str = Field(max_length=200)
     body: str = Field(sa_type=sa.Text)
     # Holds a password reset link: never shown to staff while mail goes out through SMTP,
-    # and blanked once sent (api/services/mail.py).
+    # and blanked once sent (api/mail/outbox.py).
     sensitive: bool = Field(default=False)
     status: str = Field(default=MailStatus.QUEUED, max_length=16)
     attempts: int = Field(default=0)

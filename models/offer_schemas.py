@@ -54,7 +54,7 @@ class Geotargeting(BaseModel):
 class ConditionIn(BaseModel):
     """One condition of a rule. Each check is on the field it is about, so a form shows
     every problem of every row at once, each under its input; the engine
-    (api/services/rules.py) checks the rule again when it is saved."""
+    (api/missions/rules.py) checks the rule again when it is saved."""
 
     model_config = ConfigDict(extra="forbid")
 

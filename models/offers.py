@@ -69,7 +69,7 @@ class Mission(OfferFields, table=True):
     # The mission's own action per risk signal, only those it sets (docs/fraud.md#rules):
     # each makes its offerwall's rule stricter, never looser.
     fraud_actions: dict[str, str] | None = Field(default=None, sa_type=JSONDoc)
-    # The rule: which event, which conditions (AND), when it completes (api/services/rules.py).
+    # The rule: which event, which conditions (AND), when it completes (api/missions/rules.py).
     rule_event: str = Field(max_length=64, index=True)
     rule_conditions: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONDoc)
     rule_completion: str = Field(default="count", max_length=16)

@@ -1,7 +1,7 @@
 """The risk signals' names and the actions a rule may take on them (docs/fraud.md#signals).
 
 Shared by the mission definitions that set a mission's own actions (`offer_schemas`) and
-the services that compute the signals and act on them (`api/services/fraud.py`).
+the services that compute the signals and act on them (`api/fraud/policy.py`).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class SupportTicket(SQLModel, table=True):
     offer_title: str = Field(max_length=200)
     message: str = Field(sa_type=sa.Text)
     # What Questwall knew of the player and the offer when the ticket was opened: clicks,
-    # progress per mission, events seen, conversions (api/services/tickets.py).
+    # progress per mission, events seen, conversions (api/tickets/tickets.py).
     context: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc)
     status: str = Field(default=TicketStatus.OPEN, max_length=16)
     answer: str | None = Field(default=None, sa_type=sa.Text)

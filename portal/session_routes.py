@@ -19,13 +19,13 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.core.config import Settings
-from api.core.db import write_session
-from api.core.errors import ApiError, error_body, json_object, validation_failed
-from api.core.net import client_ip, parse_networks
-from api.responses import OrjsonResponse
-from api.routes.body import read_limited_body
-from api.services.accounts import (
+from api.accounts.passwords import (
+    ResetThrottled,
+    forgot_password,
+    reset_password,
+    reset_throttle,
+)
+from api.accounts.sessions import (
     SESSION_MAX,
     AccountError,
     LoginThrottled,
@@ -33,14 +33,14 @@ from api.services.accounts import (
     sign_out,
     signup_publisher,
 )
-from api.services.errors import NUL_MESSAGE
-from api.services.passwords import (
-    ResetThrottled,
-    forgot_password,
-    reset_password,
-    reset_throttle,
-)
-from api.services.throttle import IpThrottle
+from api.accounts.throttle import IpThrottle
+from api.core.config import Settings
+from api.core.db import write_session
+from api.core.errors import ApiError, error_body, json_object, validation_failed
+from api.core.net import client_ip, parse_networks
+from api.core.refusals import NUL_MESSAGE
+from api.responses import OrjsonResponse
+from api.routes.body import read_limited_body
 from portal import routes
 
 SESSION_COOKIE = "questwall_session"

@@ -12,12 +12,12 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import Engine
 
+from api.accounts.access import Account
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import new_session, write_session
-from api.services import games
-from api.services.access import Account
-from api.services.games import IssuedCredential
-from api.services.tracking import ClickIn, Tracked, record_click
+from api.studios import games
+from api.studios.games import IssuedCredential
+from api.tracking.clicks import ClickIn, Tracked, record_click
 from models import Offerwall, PlatformUser, PlatformUserIdentifier, Role
 from models.tables import conversion as _conversion
 from models.tables import postback as _postback
@@ -39,7 +39,7 @@ def make_user(
     engine: Engine, email: str = "owner@example.com", *, role: Role = Role.STAFF, **fields: Any
 ) -> str:
     """A portal account (staff by default) with `PASSWORD`; returns its email."""
-    from api.services import accounts
+    from api.accounts import sessions as accounts
 
     with write_session(engine) as session:
         accounts.create_user(session=session, email=email, password=PASSWORD, role=role, **fields)
@@ -62,7 +62,7 @@ def make_account(
 
 def make_studio(engine: Engine, name: str = "Studio A") -> str:
     """A studio; returns its id."""
-    from api.services import studios
+    from api.studios import studios
 
     with write_session(engine) as session:
         return studios.create_studio(session=session, name=name).id
@@ -153,7 +153,7 @@ def make_offerwall(
     engine: Engine, box: SecretBox, *, name: str = "Wall", approve: bool = True, **currency: Any
 ):
     """An offerwall (approved by default); returns (offerwall, api_key or None)."""
-    from api.services import offerwalls
+    from api.publishers import offerwalls
 
     with write_session(engine) as session:
         wall = offerwalls.create_offerwall(session=session, name=name)
@@ -197,7 +197,7 @@ def mission_data(**overrides: Any) -> dict[str, Any]:
 
 
 def make_mission(engine: Engine, game_id: str, **overrides: Any):
-    from api.services import offers
+    from api.missions import offers
     from models.offer_schemas import MissionIn
 
     with write_session(engine) as session:
@@ -209,7 +209,7 @@ def make_mission(engine: Engine, game_id: str, **overrides: Any):
 
 
 def make_quest(engine: Engine, game_id: str, missions: list[dict[str, Any]], **overrides: Any):
-    from api.services import offers
+    from api.missions import offers
     from models.offer_schemas import QuestIn
 
     data = {
@@ -264,7 +264,7 @@ def make_conversion(
     conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
     ingestion does; returns the postback id. `click` may also give its `clickid`, `subs`
     and `user_agent`."""
-    from api.services import postbacks
+    from api.postbacks import outbox as postbacks
 
     tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)
     now = utcnow()

@@ -14,7 +14,8 @@ from sqlmodel import select
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import offerwalls, postbacks
+from api.postbacks import outbox as postbacks
+from api.publishers import offerwalls
 from models import Postback, PostbackAttempt
 from models.types import utcnow
 

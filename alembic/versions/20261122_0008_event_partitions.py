@@ -18,7 +18,7 @@ from datetime import UTC
 import sqlalchemy as sa
 
 from alembic import op
-from api.services.retention import (
+from api.ingest.retention import (
     PARTITION_SCHEMA,
     coming_months,
     create_default_partition,

@@ -1,5 +1,5 @@
 """`questwall conversion …`: find conversions and reverse one, through
-`api/services/conversions.py` (the portal's Conversions page calls the same functions)."""
+`api/conversions/ledger.py` (the portal's Conversions page calls the same functions)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from api.cli.common import _print_json, _require_ready
+from api.conversions import ledger as conversions
+from api.conversions.ledger import ConversionRow
 from api.core.db import new_session, write_session
-from api.services import conversions
-from api.services.conversions import ConversionRow
 from models import ConversionStatus
 
 # Who a reversal from the command line is recorded as (the portal records the account's

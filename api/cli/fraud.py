@@ -1,5 +1,5 @@
 """`questwall fraud …`: the review queue, offerwalls' rules and staff's blocklist from the
-command line, through `api/services/review.py` and `api/services/fraud_report.py` (the
+command line, through `api/conversions/review.py` and `api/fraud/report.py` (the
 portal's Fraud page calls the same functions). Decisions are recorded as made by "cli"."""
 
 from __future__ import annotations
@@ -10,10 +10,14 @@ import click
 
 from api.cli.common import _print_json, _require_ready
 from api.cli.conversions import ACTOR, _conversion_json
+from api.conversions import ledger as conversions
+from api.conversions import review
 from api.core.config import get_settings
 from api.core.db import new_session, write_session
-from api.services import conversions, fraud, fraud_report, offerwalls, review
-from api.services.errors import DomainError
+from api.core.refusals import DomainError
+from api.fraud import policy as fraud
+from api.fraud import report as fraud_report
+from api.publishers import offerwalls
 from models import BlockKind, ConversionStatus
 
 

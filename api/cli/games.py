@@ -9,7 +9,7 @@ import click
 from api.cli.common import _print_json, _require_ready
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
-from api.services import games
+from api.studios import games
 
 
 def _print_issued(issued: Any) -> None:

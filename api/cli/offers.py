@@ -8,7 +8,7 @@ import click
 
 from api.cli.common import _print_json, _require_ready
 from api.core.db import write_session
-from api.services import offers
+from api.missions import offers
 
 
 @click.group("offers")

@@ -1,4 +1,4 @@
-"""`questwall offerwall …`: each step calls the offerwall lifecycle in `api/services/offerwalls.py`."""
+"""`questwall offerwall …`: each step calls the offerwall lifecycle in `api/publishers/offerwalls.py`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from api.cli.common import _print_json, _require_ready
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
-from api.services import endpoints, offerwalls, wall_settings
+from api.postbacks import endpoint as endpoints
+from api.publishers import offerwalls, wall_settings
 from api.worker import alert_sender, mail_sender
 
 

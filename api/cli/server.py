@@ -26,7 +26,7 @@ def _require_ready_to_serve() -> None:
     """The start checks, then the event partitions of this month and the next (PostgreSQL;
     nothing on SQLite), so a fresh deployment's events have their month's partition before
     the first `questwall prune` (they would land in the DEFAULT partition meanwhile)."""
-    from api.services.retention import ensure_partitions
+    from api.ingest.retention import ensure_partitions
 
     _require_ready()
     ensure_partitions(get_engine())
@@ -77,10 +77,12 @@ def prune_cmd() -> None:
     alerts sent or failed over 30 days ago, and events, refused clicks and events set aside
     by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on
     PostgreSQL)."""
-    from api.services import alerts, mail, passwords
-    from api.services.accounts import prune_sessions
-    from api.services.ingestion import prune_expired
-    from api.services.retention import prune_events, prune_refused_clicks
+    from api.accounts import passwords
+    from api.accounts.sessions import prune_sessions
+    from api.ingest.custom_events import prune_expired
+    from api.ingest.retention import prune_events, prune_refused_clicks
+    from api.mail import outbox as mail
+    from api.postbacks import alerts
     from models.types import utcnow
 
     _require_ready()
@@ -109,7 +111,7 @@ def prune_cmd() -> None:
 def rotate_secrets_cmd() -> None:
     """Reseal every secret and recompute every keyed digest under SECRET_KEY, so the keys
     in SECRET_KEY_PREVIOUS can be removed afterwards (safe to run again)."""
-    from api.services.rotation import rotate_secrets
+    from api.core.key_rotation import rotate_secrets
 
     _require_ready()
     done = rotate_secrets(engine=get_engine(), box=get_secret_box())
@@ -127,7 +129,7 @@ def worker_cmd(threads: int) -> None:
     import signal
     import threading
 
-    from api.services.postbacks import Dispatcher
+    from api.postbacks.outbox import Dispatcher
     from api.worker import alert_sender, mail_sender
 
     _require_ready_to_serve()

@@ -157,7 +157,7 @@ class Settings(BaseSettings):
     # (docs/operations.md#retention); progress, conversions and postbacks are kept.
     event_retention_days: int = Field(default=90, ge=1, le=36500, alias="EVENT_RETENTION_DAYS")
 
-    # Mail (api/services/mail.py): the SMTP server messages go out through
+    # Mail (api/mail/outbox.py): the SMTP server messages go out through
     # (smtp://user:pass@host:587?starttls=1, smtps://user:pass@host:465). Empty: they stay
     # in the outbox table, where staff read them on the "Mail outbox" page.
     smtp_url: str = Field(default="", alias="SMTP_URL", repr=False)
@@ -180,7 +180,7 @@ class Settings(BaseSettings):
     @field_validator("fraud_defaults")
     @classmethod
     def _valid_fraud_defaults(cls, value: str) -> str:
-        from api.services.fraud import parse_defaults  # the signals' module reads Settings
+        from api.fraud.policy import parse_defaults  # the signals' module reads Settings
 
         parse_defaults(value)  # refused here, at start, with what is wrong
         return value

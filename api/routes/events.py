@@ -8,17 +8,17 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 
 from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
-from api.responses import OrjsonResponse
-from api.routes.blocking import run_db
-from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
-from api.routes.signed import SignedMessageDep
-from api.services.ingestion import (
+from api.ingest.custom_events import (
     BatchArgs,
     check_batch,
     parse_batch,
     store_batch,
     write_grouped,
 )
+from api.responses import OrjsonResponse
+from api.routes.blocking import run_db
+from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
+from api.routes.signed import SignedMessageDep
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])

@@ -7,16 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from api.deps import BoxDep, EngineDep, SettingsDep
-from api.routes.blocking import run_db
-from api.routes.docs import API_KEY_DESCRIBED, error_responses
-from api.services.offer_listing import approved_offerwall, list_offers, parse_page
-from api.services.player_offers import (
+from api.listing.offers import approved_offerwall, list_offers, parse_page
+from api.listing.players import (
     SORTS,
     list_for_player,
     parse_filters,
     parse_uid,
     progress_document,
 )
+from api.routes.blocking import run_db
+from api.routes.docs import API_KEY_DESCRIBED, error_responses
 from models.offer_schemas import OPERATING_SYSTEMS
 from models.types import utcnow
 

@@ -3,7 +3,7 @@
 Both signed routes take it as a dependency, so the headers are read and documented
 in one place, and the body is read once, with its size limit, before any other work.
 A request refused as a whole (any `ApiError` of the route, or a body over the limit) is
-recorded for the game's live event debugger (`api/services/refusals.py`) before it is
+recorded for the game's live event debugger (`api/ingest/refused_requests.py`) before it is
 answered.
 """
 
@@ -18,10 +18,10 @@ from fastapi import Depends, Header, Request
 
 from api.core.errors import ApiError
 from api.deps import SettingsDep
+from api.ingest.refused_requests import Refusal, RefusalRecorder
+from api.ingest.signing import SignedMessage
 from api.routes.blocking import run_db
 from api.routes.body import declared_length, read_limited_body
-from api.services.refusals import Refusal, RefusalRecorder
-from api.services.signing import SignedMessage
 
 log = logging.getLogger("questwall.api")
 

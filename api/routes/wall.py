@@ -19,15 +19,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from api.core.db import new_session, write_session
 from api.core.errors import ApiError
+from api.core.geo import CountryLookup, detect_os
 from api.core.net import client_ip, parse_networks
+from api.core.refusals import N_
 from api.deps import BoxDep, EngineDep, SettingsDep
+from api.listing.players import player_progress
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import error_responses, html_answer
-from api.services import tickets
-from api.services.errors import N_
-from api.services.geo import CountryLookup, detect_os
-from api.services.player_offers import player_progress
+from api.tickets import tickets
 from api.wall.i18n import Language, choose, translations
 from api.wall.page import (
     MAX_PAGE,

@@ -21,7 +21,7 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
-from api.services.money import rounded
+from api.core.money import rounded
 
 LOCALES = Path(__file__).parent / "locales"
 SOURCE = "en"  # the language the templates are written in

@@ -28,11 +28,10 @@ from markupsafe import Markup, escape
 from sqlalchemy import Connection
 
 from api.core.crypto import SecretBox, open_api_key
-from api.services import catalog
-from api.services.errors import N_
-from api.services.money import in_currency
-from api.services.offer_listing import LISTINGS, Goal, Listed, ListingOfferwall
-from api.services.player_offers import (
+from api.core.money import in_currency
+from api.core.refusals import N_
+from api.listing.offers import LISTINGS, Goal, Listed, ListingOfferwall
+from api.listing.players import (
     COMPLETED,
     DOABLE,
     NEW,
@@ -44,6 +43,7 @@ from api.services.player_offers import (
     select,
     targets,
 )
+from api.missions import index
 from api.wall.i18n import Language, translations
 from models import OfferwallStatus
 from models.schemas import NUL
@@ -77,7 +77,7 @@ _FIND_WALL = sa.select(
     _offerwall.c.wall_currency_icon,
     _offerwall.c.wall_origins,
     _offerwall.c.wall_require_signature,
-    catalog.VERSION_SUBQUERY,
+    index.VERSION_SUBQUERY,
 ).where(_offerwall.c.owid == sa.bindparam("owid"))
 
 

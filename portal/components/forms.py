@@ -7,8 +7,8 @@ from typing import Any
 
 import reflex as rx
 
-from api.services.conversions import REASON_MAX, REASON_MIN
-from api.services.fraud import DESCRIPTIONS
+from api.conversions.ledger import REASON_MAX, REASON_MIN
+from api.fraud.policy import DESCRIPTIONS
 from portal.state.auth import SUBMITTED, AuthState
 
 

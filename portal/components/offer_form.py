@@ -9,8 +9,8 @@ from typing import Any
 
 import reflex as rx
 
-from api.services.countries import countries
-from api.services.offer_forms import PICKERS, TYPED
+from api.core.countries import countries
+from api.missions.forms import PICKERS, TYPED
 from models.offer_schemas import OPERATING_SYSTEMS
 from portal import routes
 from portal.components.forms import field_error, submission_count

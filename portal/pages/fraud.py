@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.services.fraud_report import DAYS
+from api.fraud.report import DAYS
 from models import BlockKind
 from models.signals import CLICK_SIGNALS, COMPLETION_SIGNALS, allowed_actions
 from portal.components.confirm import confirm_button, form_dialog

@@ -4,7 +4,7 @@ publisher (`?offerwall=<id>`)."""
 
 import reflex as rx
 
-from api.services.postback_url import LEGACY, MACROS
+from api.postbacks.url import LEGACY, MACROS
 from portal import routes
 from portal.components.forms import form_error, submission_count
 from portal.components.layout import card, page

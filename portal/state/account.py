@@ -6,8 +6,8 @@ from __future__ import annotations
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import passwords
-from api.services.access import Account
+from api.accounts import passwords
+from api.accounts.access import Account
 from models import Offerwall, Role, Studio
 from portal.backend import box
 from portal.state.auth import SIGN_OUT_JS, AuthState, refusals

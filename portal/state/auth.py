@@ -2,7 +2,7 @@
 
 The browser keeps an opaque session token in an HttpOnly cookie that no script can
 read (set by portal/session_routes.py); the websocket's handshake carries it, and the
-server resolves it to an account on every event (api/services/access.py). Nothing else
+server resolves it to an account on every event (api/accounts/access.py). Nothing else
 about the user lives in the browser except what the layout shows: email, name and role.
 """
 
@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
+from api.accounts.access import Account, Forbidden, NotApproved, account_for, require
 from api.core.db import new_session, write_session
-from api.services.access import Account, Forbidden, NotApproved, account_for, require
-from api.services.errors import DomainError, SignedOut, refuse_nul
-from api.services.offers import OfferError
-from api.services.wording import sentence
+from api.core.refusals import DomainError, SignedOut, refuse_nul
+from api.core.wording import sentence
+from api.missions.offers import OfferError
 from models import Role
 from portal import routes
 from portal.backend import engine, off_loop

@@ -5,8 +5,8 @@ from __future__ import annotations
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import publisher_offers
-from api.services.access import Account
+from api.accounts.access import Account
+from api.listing import catalog as publisher_offers
 from models import Role
 from models.types import utcnow
 from portal.backend import settings

@@ -5,8 +5,9 @@ from __future__ import annotations
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import dashboard, reports
-from api.services.access import Account
+from api.accounts.access import Account
+from api.reports import dashboard
+from api.reports import figures as reports
 from models import Role
 from models.types import utcnow
 from portal.state.auth import AuthState, refusals

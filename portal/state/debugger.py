@@ -9,10 +9,10 @@ import time
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import debugger
-from api.services.access import Account
-from api.services.errors import DomainError
-from api.services.fraud_report import FlagRow
+from api.accounts.access import Account
+from api.core.refusals import DomainError
+from api.fraud.report import FlagRow
+from api.ingest import debugger
 from models import Game
 from portal import activity
 from portal.state.auth import refusals

@@ -13,11 +13,13 @@ from typing import Any
 
 import reflex as rx
 
-from api.services import conversions, fraud_report, review
-from api.services.conversions import ConversionError
-from api.services.fraud import SIGNALS, FraudRuleError, Policy
-from api.services.review import Decided
-from api.services.wording import sentence
+from api.conversions import ledger as conversions
+from api.conversions import review
+from api.conversions.ledger import ConversionError
+from api.conversions.review import Decided
+from api.core.wording import sentence
+from api.fraud import report as fraud_report
+from api.fraud.policy import SIGNALS, FraudRuleError, Policy
 from models import ConversionStatus, Role
 from portal.backend import settings
 from portal.state.auth import SUBMITTED, AuthState, refusals

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import games, studios
-from api.services.access import Account, Forbidden, game_for
+from api.accounts.access import Account, Forbidden, game_for
+from api.studios import games, studios
 from models import Game, Role
 from portal import routes
 from portal.backend import box, settings

@@ -9,10 +9,10 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import designer, offers
-from api.services.access import Account
-from api.services.offer_forms import form_values
-from api.services.offers import OfferError
+from api.accounts.access import Account
+from api.missions import designer, offers
+from api.missions.forms import form_values
+from api.missions.offers import OfferError
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
 from portal.state.auth import refusals

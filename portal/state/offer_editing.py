@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
-from api.services.countries import country, find_countries, find_country, unknown_countries
-from api.services.offer_forms import PICKERS, TYPED
-from api.services.offer_preview import OfferPreview, offer_preview
-from api.services.offers import OfferError
+from api.core.countries import country, find_countries, find_country, unknown_countries
+from api.listing.preview import OfferPreview, offer_preview
+from api.missions.forms import PICKERS, TYPED
+from api.missions.offers import OfferError
 from models import Mission, Quest
 from portal import routes
 from portal.backend import settings

@@ -10,10 +10,10 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import designer
-from api.services.access import Account
-from api.services.offer_forms import form_values
-from api.services.rules import summary
+from api.accounts.access import Account
+from api.missions import designer
+from api.missions.forms import form_values
+from api.missions.rules import summary
 from models import Game, Mission, Quest
 from models.offer_schemas import mission_in, quest_fields, rule_in
 from portal import routes

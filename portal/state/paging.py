@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from api.services.paging import Window
+from api.core.paging import Window
 from portal.state.auth import refusals
 
 

@@ -8,9 +8,11 @@ import time
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import endpoints, offerwalls, publishers
-from api.services.access import Account
-from api.services.postback_url import unknown_macros
+from api.accounts.access import Account
+from api.postbacks import endpoint as endpoints
+from api.postbacks import settings as publishers
+from api.postbacks.url import unknown_macros
+from api.publishers import offerwalls
 from models import Offerwall, Role
 from models.types import utcnow
 from portal.backend import box, engine, off_loop, settings

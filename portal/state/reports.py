@@ -1,5 +1,5 @@
 """Reports for every role: staff see everything, designers their studio's offers,
-publishers their offerwall (scoped on the server by api/services/reports.py)."""
+publishers their offerwall (scoped on the server by api/reports/figures.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import date
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import reports
-from api.services.access import Account
+from api.accounts.access import Account
+from api.reports import figures as reports
 from models import Role
 from portal.state.auth import AuthState, refusals
 

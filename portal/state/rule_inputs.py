@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.services import designer, offers
+from api.missions import designer, offers
 from models import Mission
 from portal.state.games import GameScoped
 
@@ -47,7 +47,7 @@ class RuleInputs(GameScoped):
     values: dict[str, str] = {}
     conditions: list[dict[str, str]] = _condition_rows({})
     errors: dict[str, str] = {}
-    # The rule in words (api/services/rules.py: summary), of the saved or tested rule.
+    # The rule in words (api/missions/rules.py: summary), of the saved or tested rule.
     rule_summary: str = ""
     # Changes when the form is refilled, so its uncontrolled inputs take the new defaults.
     form_key: int = 0

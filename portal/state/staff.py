@@ -8,9 +8,10 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import offerwalls, publishers
-from api.services.access import Account
-from api.services.offerwalls import OfferwallError
+from api.accounts.access import Account
+from api.postbacks import settings as publishers
+from api.publishers import offerwalls
+from api.publishers.offerwalls import OfferwallError
 from models import Offerwall, Role
 from portal.backend import box
 from portal.state.auth import AuthState, refusals

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import studios
-from api.services.access import Account
+from api.accounts.access import Account
+from api.studios import studios
 from models import Role
 from portal.state.auth import SUBMITTED, AuthState, refusals
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.services import tickets
+from api.tickets import tickets
 from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.paging import Paged
 

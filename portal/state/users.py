@@ -8,8 +8,9 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import mail, users
-from api.services.access import Account
+from api.accounts import staff as users
+from api.accounts.access import Account
+from api.mail import outbox as mail
 from models import Role, User
 from portal.backend import settings
 from portal.state.auth import AuthState, refusals

@@ -4,7 +4,7 @@ live preview of the unsaved values, the origins that may frame it and signed lin
 The form's text inputs are uncontrolled (`form_key` refills them after a load or a save);
 each change is sent, debounced, to redraw the preview. The accent colour's two inputs (the
 picker and its hex text) follow `accent`, so either one moves the other. The service
-(api/services/wall_settings.py) checks the offerwall and the values on every save."""
+(api/publishers/wall_settings.py) checks the offerwall and the values on every save."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import wall_settings
-from api.services.access import Account
-from api.services.errors import DomainError
-from api.services.wall_settings import WallSettings
+from api.accounts.access import Account
+from api.core.refusals import DomainError
+from api.publishers import wall_settings
+from api.publishers.wall_settings import WallSettings
 from api.wall.page import DEFAULT_ACCENT
 from models import Offerwall
 from portal.backend import box, settings

@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.services import endpoints, offerwalls, publishers
-from api.services.access import Account, Forbidden, NotApproved, offerwall_for
+from api.accounts.access import Account, Forbidden, NotApproved, offerwall_for
+from api.postbacks import endpoint as endpoints
+from api.postbacks import settings as publishers
+from api.publishers import offerwalls
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from api.core.crypto import signed_headers
-from api.services.games import IssuedCredential
+from api.studios.games import IssuedCredential
 from tests.conftest import MASTER_KEY
 from tests.live import ROOT, free_port, wait_until_up
 

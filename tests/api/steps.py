@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx
 
 from api.core.db import write_session
-from api.services import fraud_report
-from api.services.fraud import Policy
-from api.services.games import IssuedCredential
+from api.fraud import report as fraud_report
+from api.fraud.policy import Policy
+from api.studios.games import IssuedCredential
 from tests.api.live_server import post_signed
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import iso_now, make_mission, mission_data

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlmodel import func, select
 
 from api.core.db import new_session
-from api.services.identifiers import identifiers_of
+from api.ingest._identifiers import identifiers_of
 from models import GameUser
 from tests.factories import make_platform_user
 

@@ -12,8 +12,9 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from api.conversions import ledger as conversions
+from api.conversions import review
 from api.core.db import new_session, write_session
-from api.services import conversions, review
 from models import Conversion, ConversionStatus
 from models.tables import mission as _mission
 from models.tables import quest as _quest

@@ -13,7 +13,7 @@ from api.app import create_api
 from api.core.config import Settings
 from api.core.db import new_session, write_session
 from api.core.net import parse_networks
-from api.services.screening import MESSAGE, ClickScreen, MemoryCounts, Networks, SharedCounts
+from api.tracking.screening import MESSAGE, ClickScreen, MemoryCounts, Networks, SharedCounts
 from models import Click, Mission, RefusalReason, RefusedClick
 from tests.api.conftest import PROXY
 from tests.api.tracking_helpers import click

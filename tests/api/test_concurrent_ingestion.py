@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from api.core.db import new_session
-from api.services.games import IssuedCredential
-from api.services.identifiers import identifiers_of
+from api.ingest._identifiers import identifiers_of
+from api.studios.games import IssuedCredential
 from tests.api.live_server import run_clients, serve_api
 from tests.factories import iso_now, make_game
 

@@ -19,7 +19,8 @@ from fastapi.testclient import TestClient
 from api.app import create_api
 from api.core.config import Settings
 from api.core.db import build_engine, write_session
-from api.services import offers, offerwalls
+from api.missions import offers
+from api.publishers import offerwalls
 from tests.api.conftest import PROXY
 from tests.api.tracking_helpers import click
 from tests.factories import (

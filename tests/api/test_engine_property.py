@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from sqlmodel import func, select
 
 from api.core.db import new_session
-from api.services.catalog import spec_of
-from api.services.rules import replay
+from api.missions.index import spec_of
+from api.missions.rules import replay
 from models import Conversion, Mission, Progress
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import make_mission

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from api.core.db import write_session
-from api.services import offerwalls
+from api.publishers import offerwalls
 from models import Offerwall
 from models.types import utcnow
 

@@ -11,14 +11,17 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import select
 
+from api.accounts import sessions as accounts
+from api.accounts.sessions import AccountError
+from api.accounts.throttle import IpThrottle
 from api.app import create_api
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.core.key_rotation import rotate_secrets
 from api.core.keycheck import MasterKeyMismatch, verify_master_keys
-from api.services import accounts, offer_listing, offerwalls, postbacks
-from api.services.accounts import AccountError
-from api.services.rotation import rotate_secrets
-from api.services.throttle import IpThrottle
+from api.listing import offers as offer_listing
+from api.postbacks import outbox as postbacks
+from api.publishers import offerwalls
 from models import GameCredential, Offerwall, Role, SignInThrottle
 from models.types import utcnow
 from tests.api.conftest import PROXY

@@ -17,10 +17,11 @@ from pydantic import ValidationError
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import designer, fraud, offers
-from api.services.catalog import CATALOG
-from api.services.offer_forms import FormError, form_values, from_form
-from api.services.offer_listing import mission_doc
+from api.fraud import policy as fraud
+from api.listing.offers import mission_doc
+from api.missions import designer, offers
+from api.missions.forms import FormError, form_values, from_form
+from api.missions.index import INDEX
 from models import Click, Conversion, ConversionStatus, Mission
 from models.offer_schemas import MissionIn, mission_in
 from models.tables import mission as _mission
@@ -212,7 +213,7 @@ def test_every_completion_of_a_quest_is_judged_by_the_strictest_of_its_missions(
     _score(signed, "twice")  # completes the lenient mission only
     with new_session(engine) as session:
         [lenient] = session.scalars(sa.select(Mission).where(Mission.title == "Lenient"))  # type: ignore[arg-type]
-        spec = CATALOG.current(session).missions[lenient.id]
+        spec = INDEX.current(session).missions[lenient.id]
     assert _conversion(engine, lenient.id) == (ConversionStatus.PENDING, ["multi_offerwall"])
     assert spec.fraud_actions == {"multi_offerwall": "hold"}  # the quest's rule, not its own
 
@@ -227,7 +228,7 @@ def test_a_missions_actions_are_read_back_but_never_listed(engine, game, wall):
         assert "fraudActions" not in mission_doc(stored)  # a rule known is a rule dodged
         [exported] = offers.export_catalog(session=session, game_id=game.game_id).missions
         assert exported.fraudActions == {"shared_ip": "hold"}
-        spec = CATALOG.current(session).missions[mission.id]  # the completion's copy
+        spec = INDEX.current(session).missions[mission.id]  # the completion's copy
         assert spec.fraud_actions == {"shared_ip": "hold"}
 
 

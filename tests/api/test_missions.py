@@ -9,9 +9,9 @@ import pytest
 from sqlmodel import select
 
 from api.core.db import new_session, write_session
-from api.services import offers
-from api.services.ingestion import parse_batch, store_batch
-from api.services.signing import SignedMessage
+from api.ingest.custom_events import parse_batch, store_batch
+from api.ingest.signing import SignedMessage
+from api.missions import offers
 from models import Conversion, Mission, Progress, Quest
 from tests.api.steps import KILLS, at, start
 from tests.api.tracking_helpers import click, platform_id

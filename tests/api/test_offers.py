@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from api.core.db import write_session
-from api.services import offerwalls
+from api.publishers import offerwalls
 from models import Mission, OfferwallStatus
 from tests.factories import make_mission, make_offerwall, make_quest, mission_data
 
@@ -308,7 +308,7 @@ def _listed_ids(client, key) -> set[str]:
 
 
 def test_listing_follows_a_deactivation_at_once(client, game, wall, engine):
-    from api.services import offers as offer_service
+    from api.missions import offers as offer_service
 
     mission = make_mission(engine, game.game_id)
     assert _listed_ids(client, wall[1]) == {mission.id}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from api.core.db import write_session
-from api.services import offerwalls
+from api.publishers import offerwalls
 from tests.api.steps import at, start
 from tests.factories import make_mission, make_offerwall, make_quest, mission_data
 

@@ -19,12 +19,13 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
+from api.conversions import ledger as conversions
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.services import conversions, endpoints
-from api.services.postback_signature import HEADER, header_value
-from api.services.postback_url import hash_key, render
+from api.postbacks import endpoint as endpoints
+from api.postbacks.signature import HEADER, header_value
+from api.postbacks.url import hash_key, render
 from models import Offerwall, PostbackKind, PostbackStatus
 from tests.factories import make_offerwall, make_postback
 from tests.live import ROOT, free_port, node

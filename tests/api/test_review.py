@@ -15,10 +15,12 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from api.app import create_api
+from api.conversions import review
+from api.conversions.ledger import ConversionError
 from api.core.db import new_session, write_session
-from api.services import debugger, fraud_report, review
-from api.services.conversions import ConversionError
-from api.services.fraud import Policy
+from api.fraud import report as fraud_report
+from api.fraud.policy import Policy
+from api.ingest import debugger
 from models import Conversion, ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
 from models.tables import event as _event
@@ -558,7 +560,7 @@ def test_the_command_line_reviews_sets_rules_and_edits_the_blocklist(
 def test_reports_count_refused_clicks_in_their_own_column(engine, screened, game, paying, box):
     from datetime import date
 
-    from api.services import reports
+    from api.reports import figures as reports
     from models import Role
     from tests.factories import make_account
 
@@ -594,7 +596,7 @@ def test_reports_count_refused_clicks_in_their_own_column(engine, screened, game
 
 def test_the_deployments_defaults_are_checked_at_start_and_used(settings):
     from api.core.config import Settings
-    from api.services.fraud import Policy
+    from api.fraud.policy import Policy
 
     with pytest.raises(ValueError, match="hold, allow"):
         Settings(QUESTWALL_FRAUD_DEFAULTS="shared_ip=refuse")

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_api
 from api.core.db import new_session
-from api.services.fraud import Policy
-from api.services.geo import device_signature
+from api.core.geo import device_signature
+from api.fraud.policy import Policy
 from models import Conversion, ConversionStatus
 from models.tables import click as _click
 from tests.api.steps import SCORE, at

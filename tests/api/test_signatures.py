@@ -7,7 +7,7 @@ import json
 from sqlmodel import func, select
 
 from api.core.db import new_session, write_session
-from api.services import games
+from api.studios import games
 from models import Event
 from tests.factories import SignedClient, iso_now, now_ms
 
@@ -136,7 +136,7 @@ def test_resend_after_a_rolled_back_attempt_is_stored(client, game, engine, monk
     # The first attempt dies inside its transaction (a database failure); the resend stores.
     from fastapi.testclient import TestClient
 
-    import api.services.ingestion as ingestion
+    import api.ingest.custom_events as ingestion
 
     signed = SignedClient(TestClient(client.app, raise_server_exceptions=False), game)
 

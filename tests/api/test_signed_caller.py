@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_api
 from api.core.db import write_session
-from api.services import games
+from api.studios import games
 from tests.factories import FixedCountries, SignedClient, make_game, now_ms
 
 EVENTS, LOOKUP = "/v2/custom-events", "/v2/platform-users/lookup"

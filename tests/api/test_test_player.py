@@ -10,9 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlmodel import select
 
+from api.accounts.access import Forbidden
 from api.core.db import new_session, write_session
-from api.services import reports, wall_settings
-from api.services.access import Forbidden
+from api.publishers import wall_settings
+from api.reports import figures as reports
 from api.wall.page import signature
 from models import Click, Conversion, Mission, Role
 from models.tracking import TEST_UID

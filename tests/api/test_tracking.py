@@ -8,7 +8,8 @@ from urllib.parse import parse_qsl, urlsplit
 from sqlmodel import func, select
 
 from api.core.db import new_session, write_session
-from api.services import offers, offerwalls
+from api.missions import offers
+from api.publishers import offerwalls
 from models import Click, PlatformUser, Progress
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from api.core.db import write_session
+from api.publishers import offerwalls
 from api.routes import wall as wall_routes
-from api.services import offerwalls
 from api.wall.page import signature
 from models import Offerwall
 from models.types import utcnow
@@ -331,7 +331,7 @@ def report(client, owid, uid, **form):
 def test_a_ticket_travels_from_the_wall_to_the_publisher_and_back(
     client, signed, engine, wall, offers
 ):
-    from api.services import tickets
+    from api.tickets import tickets
     from models import Role
     from tests.factories import make_account
 
@@ -417,7 +417,7 @@ def test_the_german_wall_refuses_a_report_in_german(client, engine, game, wall, 
     from sqlmodel import col, select
 
     from api.core.db import new_session
-    from api.services.tickets import OPEN_PER_PLAYER
+    from api.tickets.tickets import OPEN_PER_PLAYER
     from models import Mission
 
     owall, _ = wall

@@ -14,10 +14,11 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
+from api.conversions import ledger as conversions
 from api.core.config import Settings
 from api.core.db import write_session
-from api.services import conversions, endpoints
-from api.services.postback_signature import verify
+from api.postbacks import endpoint as endpoints
+from api.postbacks.signature import verify
 from models import Click, Conversion, Offerwall, Postback
 from models.types import utcnow
 from portal import routes

@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
+from api.conversions import ledger as conversions
 from api.core.db import write_session
-from api.services import conversions
 from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import convert, sign_in, sign_up, staff_approve

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from api.core.db import new_session, write_session
-from api.services import tickets
+from api.tickets import tickets
 from models import Click, Conversion, Offerwall, SupportTicket, User
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (

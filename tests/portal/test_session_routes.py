@@ -7,10 +7,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
+from api.accounts import sessions as accounts
+from api.accounts import throttle
+from api.accounts.access import account_for
 from api.app import create_api
 from api.core.db import write_session
-from api.services import accounts, throttle
-from api.services.access import account_for
 from models import Role, User
 from portal import routes
 from portal.session_routes import SESSION_COOKIE, add_session_routes, session_token

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from api.accounts import access
+from api.accounts.access import Account, Forbidden
 from api.core.db import new_session, write_session
-from api.services import access, offers, studios
-from api.services.access import Account, Forbidden
-from api.services.errors import DomainError, SignedOut
-from api.services.offers import OfferError
+from api.core.refusals import DomainError, SignedOut
+from api.missions import offers
+from api.missions.offers import OfferError
+from api.studios import studios
 from models import Role
 from tests.factories import make_game, make_mission, make_quest, mission_data
 
@@ -73,12 +75,12 @@ def test_no_account_is_signed_out_not_forbidden():
 
 
 def test_every_service_refusal_shares_one_base():
-    from api.services.accounts import AccountError
-    from api.services.games import CredentialError, GameError
-    from api.services.offer_forms import FormError
-    from api.services.offers import OfferError
-    from api.services.offerwalls import OfferwallError
-    from api.services.reports import ReportError
+    from api.accounts.sessions import AccountError
+    from api.missions.forms import FormError
+    from api.missions.offers import OfferError
+    from api.publishers.offerwalls import OfferwallError
+    from api.reports.figures import ReportError
+    from api.studios.games import CredentialError, GameError
 
     for refusal in (
         AccountError,

@@ -7,12 +7,13 @@ from datetime import timedelta
 import pytest
 from sqlmodel import select
 
+from api.accounts import sessions as accounts
+from api.accounts import throttle
+from api.accounts.access import Forbidden, account_for, offerwall_for, require
+from api.accounts.sessions import AccountError, LoginThrottled
+from api.accounts.throttle import IpThrottle
 from api.core.db import write_session
-from api.services import accounts, throttle
-from api.services.access import Forbidden, account_for, offerwall_for, require
-from api.services.accounts import AccountError, LoginThrottled
-from api.services.errors import SignedOut
-from api.services.throttle import IpThrottle
+from api.core.refusals import SignedOut
 from models import Offerwall, OfferwallStatus, PortalSession, Role, SignInThrottle, User
 from tests.factories import PASSWORD, make_user
 

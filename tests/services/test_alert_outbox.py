@@ -1,4 +1,4 @@
-"""The alert outbox (`api/services/alerts.py`): ALERT_WEBHOOK_URL's notices are stored with
+"""The alert outbox (`api/postbacks/alerts.py`): ALERT_WEBHOOK_URL's notices are stored with
 the pause or resume that made them, then posted to a real local receiver, retried after
 their pauses when it fails, and reached only through the postbacks' egress checks."""
 
@@ -12,8 +12,10 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.db import new_session, write_session
-from api.services import alerts, endpoints, offerwalls
-from api.services.alerts import RETRY_DELAYS, AlertSender
+from api.postbacks import alerts
+from api.postbacks import endpoint as endpoints
+from api.postbacks.alerts import RETRY_DELAYS, AlertSender
+from api.publishers import offerwalls
 from models import AlertMessage, MailStatus, Offerwall
 from models.types import utcnow
 from tests.factories import make_offerwall

@@ -13,12 +13,15 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.conversions import ledger as conversions
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, endpoints, offerwalls, postbacks
-from api.services.alerts import AlertSender
-from api.services.postback_signature import verify
+from api.postbacks import endpoint as endpoints
+from api.postbacks import outbox as postbacks
+from api.postbacks.alerts import AlertSender
+from api.postbacks.signature import verify
+from api.publishers import offerwalls
 from models import Conversion, MailMessage, Offerwall, PostbackKind, PostbackStatus, Role
 from models.types import utcnow
 from tests.factories import (

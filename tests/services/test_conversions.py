@@ -1,4 +1,4 @@
-"""Finding and reversing conversions (`api/services/conversions.py`): a reversal marks the
+"""Finding and reversing conversions (`api/conversions/ledger.py`): a reversal marks the
 conversion once and queues exactly one reversal postback, also when two arrive together;
 a designer sees and reverses only their studio's conversions; the search matches every
 id a person may have at hand (SQLite and PostgreSQL)."""
@@ -14,10 +14,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.conversions import ledger as conversions
+from api.conversions.ledger import ConversionError, ConversionRow
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions
-from api.services.conversions import ConversionError, ConversionRow
 from models import ConversionStatus, PostbackKind, Role
 from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user

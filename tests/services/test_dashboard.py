@@ -1,4 +1,4 @@
-"""The staff dashboard (`api/services/dashboard.py`): pending applications, today's
+"""The staff dashboard (`api/reports/dashboard.py`): pending applications, today's
 figures (the reports' own for the UTC day), the offerwalls whose postbacks are failing and
 those whose deliveries are paused (SQLite and PostgreSQL)."""
 
@@ -10,10 +10,13 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.accounts.access import Forbidden
+from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, dashboard, endpoints, reports
-from api.services.access import Forbidden
+from api.postbacks import endpoint as endpoints
+from api.reports import dashboard
+from api.reports import figures as reports
 from models import Offerwall, PostbackAttempt, Role
 from models.tables import postback as _postback
 from models.types import utcnow

@@ -11,11 +11,14 @@ import itertools
 import pytest
 from sqlalchemy import Engine
 
+from api.conversions import ledger as conversions
+from api.core import paging
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, paging, postbacks, publishers
-from api.services.offerwalls import OfferwallError
+from api.postbacks import outbox as postbacks
+from api.postbacks import settings as publishers
+from api.publishers.offerwalls import OfferwallError
 from models import Offerwall
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.outbox import run_once

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from api.services.designer import parse_events, rule_from_form, run_rule_test, try_rule
-from api.services.offer_forms import FormError, form_values, from_form
+from api.missions.designer import parse_events, rule_from_form, run_rule_test, try_rule
+from api.missions.forms import FormError, form_values, from_form
 from models.offer_schemas import MissionIn, QuestFields
 
 RULE = {

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from api.core.db import new_session, write_session
-from api.services.funnels import Funnel, duration_words, mission_funnels
+from api.missions.funnels import Funnel, duration_words, mission_funnels
 from models import ProgressStatus
 from models.tables import conversion as _conversion
 from models.tables import platform_user as _platform_user

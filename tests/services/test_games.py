@@ -1,11 +1,11 @@
-"""Games and their credentials (`api/services/games.py`), SQLite and PostgreSQL."""
+"""Games and their credentials (`api/studios/games.py`), SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
 
 from api.core.db import write_session
-from api.services import games
+from api.studios import games
 from tests.factories import make_game
 
 

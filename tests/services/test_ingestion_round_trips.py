@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.db import new_session
-from api.services.ingestion import parse_batch, store_batch
-from api.services.signing import SignedMessage
+from api.ingest.custom_events import parse_batch, store_batch
+from api.ingest.signing import SignedMessage
 from tests.databases import only_postgres
 from tests.factories import SignedClient, iso_now, make_game
 

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlmodel import select
 
 from api.core.db import new_session, write_session
-from api.services import mail
+from api.mail import outbox as mail
 from models import MailMessage, MailStatus
 from models.types import utcnow
 from tests.live import free_port

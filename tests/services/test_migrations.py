@@ -204,7 +204,7 @@ def test_migration_0007_fills_sent_from_what_each_attempt_recorded(db_url, engin
 def test_migration_0011_names_existing_credentials_in_order_per_game(db_url, engine, box):
     from alembic import command
     from api.core.db import alembic_config, migrate, write_session
-    from api.services import games
+    from api.studios import games
     from tests.factories import make_game
 
     first, second = make_game(engine, box, "One"), make_game(engine, box, "Two")
@@ -231,7 +231,7 @@ def test_migration_0008_partitions_an_existing_event_table_and_downgrades(db_url
     keep coming from the same sequence, and the downgrade gives one table back."""
     from alembic import command
     from api.core.db import alembic_config, migrate
-    from api.services.retention import is_partitioned
+    from api.ingest.retention import is_partitioned
     from tests.factories import make_game
 
     game = make_game(engine, box).game_id

@@ -1,4 +1,4 @@
-"""Money as people read it (`api/services/money.py`): one function writes every amount
+"""Money as people read it (`api/core/money.py`): one function writes every amount
 shown, rounded half-up as postbacks round, so a $1.505 payout reads $1.51 on the offer
 preview, the publisher's catalog and delivery log, the conversions list, the reports and
 their CSV, and the wall (SQLite and PostgreSQL)."""
@@ -13,11 +13,15 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import Engine
 
+from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, offerwalls, publisher_offers, publishers, reports
-from api.services.money import format_money, format_usd, in_currency
-from api.services.offer_preview import offer_preview
+from api.core.money import format_money, format_usd, in_currency
+from api.listing import catalog as publisher_offers
+from api.listing.preview import offer_preview
+from api.postbacks import settings as publishers
+from api.publishers import offerwalls
+from api.reports import figures as reports
 from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow

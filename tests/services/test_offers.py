@@ -11,9 +11,9 @@ from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.services import designer, offers
-from api.services.offers import OfferError
-from api.services.rules import Rule
+from api.missions import designer, offers
+from api.missions.offers import OfferError
+from api.missions.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import CatalogFile
 from tests.factories import make_game, mission_data

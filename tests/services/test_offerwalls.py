@@ -11,8 +11,8 @@ from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.services import offerwalls
-from api.services.offerwalls import OfferwallError
+from api.publishers import offerwalls
+from api.publishers.offerwalls import OfferwallError
 from models import Offerwall, OfferwallStatus
 
 PENDING, APPROVED = OfferwallStatus.PENDING, OfferwallStatus.APPROVED
@@ -153,7 +153,7 @@ def test_a_rotated_key_replaces_the_old_one(engine, box):
 
 def _applied(session: Session) -> Offerwall:
     """A publisher's application as the signup makes it: an offerwall and its account."""
-    from api.services.accounts import signup_publisher
+    from api.accounts.sessions import signup_publisher
     from tests.factories import PASSWORD
 
     user = signup_publisher(

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from api.core.crypto import SecretBox
-from api.services import open_offers
+from api.missions import open_offers
 from models import Mission, Quest
 from models.tables import mission as _mission_table
 from models.tables import quest as _quest_table

@@ -10,13 +10,14 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import select
 
+from api.accounts import passwords
+from api.accounts import sessions as accounts
+from api.accounts.access import Account, account_for
+from api.accounts.passwords import ResetThrottled
+from api.accounts.sessions import AccountError, LoginThrottled
+from api.accounts.throttle import IpThrottle
 from api.core.crypto import token_digest
 from api.core.db import new_session, write_session
-from api.services import accounts, passwords
-from api.services.access import Account, account_for
-from api.services.accounts import AccountError, LoginThrottled
-from api.services.passwords import ResetThrottled
-from api.services.throttle import IpThrottle
 from models import MailMessage, PasswordReset, PortalSession, Role, User
 from models.types import utcnow
 from tests.factories import PASSWORD, make_user

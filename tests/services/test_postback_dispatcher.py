@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from sqlmodel import select
 
 from api.core.db import build_engine, new_session, write_session
-from api.services import postbacks
+from api.postbacks import outbox as postbacks
 from models import Conversion, Offerwall, Postback
 from models.types import utcnow
 from tests.factories import make_conversion, make_game, make_mission, make_offerwall

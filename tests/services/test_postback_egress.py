@@ -9,7 +9,7 @@ import pytest
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.egress import GuardedBackend, TargetRefused
-from api.services import postbacks
+from api.postbacks import outbox as postbacks
 from tests.factories import make_offerwall
 from tests.receiver import running_receiver
 
@@ -147,7 +147,8 @@ def test_without_allow_private_a_local_name_is_refused_by_the_system_resolver():
 def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
     engine, box, settings
 ):
-    from api.services import offerwalls, publishers
+    from api.postbacks import settings as publishers
+    from api.publishers import offerwalls
 
     wall = make_offerwall(engine, box)
     strict = settings.model_copy(update={"postback_allow_private": False})

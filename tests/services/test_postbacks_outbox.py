@@ -16,8 +16,8 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.services import publishers
-from api.services.postback_url import MACROS, PostbackValues
+from api.postbacks import settings as publishers
+from api.postbacks.url import MACROS, PostbackValues
 from models import Offerwall, PostbackStatus
 from models.tables import postback as _postback
 from models.types import utcnow

@@ -1,5 +1,5 @@
-"""The workspace's postback endpoint use cases (`api/services/publishers.py` over
-`api/services/endpoints.py`): the signing secret shown once behind the password, the
+"""The workspace's postback endpoint use cases (`api/postbacks/settings.py` over
+`api/postbacks/endpoint.py`): the signing secret shown once behind the password, the
 endpoint's health for the banner (failing, paused, what waits, the last errors), and a
 resume that sends what waited to the URL the publisher fixed (SQLite and PostgreSQL, a
 real local receiver)."""
@@ -9,13 +9,15 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
+from api.accounts.access import Forbidden, NotApproved, account_for
+from api.accounts.sessions import AccountError, LoginThrottled
+from api.accounts.throttle import MAX_FAILURES
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import endpoints, offerwalls, publishers
-from api.services.access import Forbidden, NotApproved, account_for
-from api.services.accounts import AccountError, LoginThrottled
-from api.services.throttle import MAX_FAILURES
+from api.postbacks import endpoint as endpoints
+from api.postbacks import settings as publishers
+from api.publishers import offerwalls
 from models import Offerwall, Postback, PostbackStatus
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.outbox import make_due, run_once

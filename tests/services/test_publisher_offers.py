@@ -1,4 +1,4 @@
-"""The publisher's offer catalog (`api/services/publisher_offers.py`): the offers the
+"""The publisher's offer catalog (`api/listing/catalog.py`): the offers the
 offers API lists for their offerwall, with payouts in its currency, caps left, expiry,
 targeting and a tracking link with `{uid}`; searchable; closed to a publisher not approved
 (SQLite and PostgreSQL)."""
@@ -12,11 +12,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.accounts.access import Account, NotApproved
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import publisher_offers
-from api.services.access import Account, NotApproved
-from api.services.offerwalls import OfferwallError
+from api.listing import catalog as publisher_offers
+from api.publishers.offerwalls import OfferwallError
 from models import Offerwall, Role
 from models.tables import mission as _mission
 from models.types import utcnow

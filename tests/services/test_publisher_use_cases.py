@@ -7,12 +7,14 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from api.accounts import sessions as accounts
+from api.accounts.access import Account, Forbidden, NotApproved, account_for, offerwall_for
+from api.accounts.sessions import AccountError, LoginThrottled
+from api.accounts.throttle import MAX_FAILURES
 from api.core.db import new_session, write_session
-from api.services import accounts, offerwalls, publishers
-from api.services.access import Account, Forbidden, NotApproved, account_for, offerwall_for
-from api.services.accounts import AccountError, LoginThrottled
-from api.services.offerwalls import OfferwallError
-from api.services.throttle import MAX_FAILURES
+from api.postbacks import settings as publishers
+from api.publishers import offerwalls
+from api.publishers.offerwalls import OfferwallError
 from models import Postback, PostbackStatus, Role, SignInThrottle
 from tests.factories import make_paying_offerwall, make_postback
 from tests.services.test_accounts import PASSWORD, sign_in, signup

@@ -1,4 +1,4 @@
-"""What a report shows (`api/services/reports.py`): every day of the range (zeros
+"""What a report shows (`api/reports/figures.py`): every day of the range (zeros
 included), totals that are the sums of the rows, EPC, reversed and net payout, the game and
 offer filters and who may use them, the publisher's own currency, the date presets and the
 CSV (SQLite and PostgreSQL)."""
@@ -13,10 +13,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.accounts.access import Account, Forbidden, NotApproved
+from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import conversions, offerwalls, reports
-from api.services.access import Account, Forbidden, NotApproved
+from api.publishers import offerwalls
+from api.reports import figures as reports
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
@@ -79,7 +81,7 @@ def traffic(engine: Engine, box: SecretBox) -> Traffic:
     mission_a = make_mission(engine, game_a, title="Mission of A").id
     mission_b = make_mission(engine, game_b, title="Mission of B", payout="4.00").id
     quest = make_quest(engine, game_a, [mission_data(title="Step of A")], name="Quest of A")
-    from api.services.offers import list_offers
+    from api.missions.offers import list_offers
 
     with new_session(engine) as session:
         step = next(m for m in list_offers(session=session)[0] if m.quest_id == quest.id)

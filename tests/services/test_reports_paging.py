@@ -12,10 +12,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.accounts.access import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.services import publisher_reports, reports
-from api.services.access import Account
+from api.reports import figures as reports
+from api.reports import reporting_api as publisher_reports
 from models import Offerwall, Role
 from models.tables import click as _click
 from models.types import utcnow

@@ -10,10 +10,10 @@ from datetime import date, timedelta
 import pytest
 from sqlalchemy import Engine
 
+from api.accounts.access import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.services import reports
-from api.services.access import Account
+from api.reports import figures as reports
 from models import Offerwall, Role
 from tests.factories import (
     make_account,

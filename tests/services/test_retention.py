@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from api.services import retention
+from api.ingest import retention
 from models import tables
 from models.types import utcnow
 from tests.databases import only_postgres

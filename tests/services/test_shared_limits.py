@@ -10,7 +10,7 @@ import pytest
 
 from api.core.config import Settings
 from api.core.errors import ApiError
-from api.services.ratelimit import REDIS_RETRY_SECONDS, RateLimiter, ingest_limiter, limit_storage
+from api.core.ratelimit import REDIS_RETRY_SECONDS, RateLimiter, ingest_limiter, limit_storage
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.usefixtures("redis_prefix")

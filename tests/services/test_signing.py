@@ -8,8 +8,8 @@ import pytest
 
 from api.core.db import new_session
 from api.core.errors import ApiError
-from api.services.ratelimit import RateLimiter
-from api.services.signing import SignedMessage, authenticate
+from api.core.ratelimit import RateLimiter
+from api.ingest.signing import SignedMessage, authenticate
 from tests.factories import SignedClient, make_game, now_ms
 
 

@@ -11,8 +11,8 @@ import pytest
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.errors import ApiError
-from api.services import games
-from api.services.signing import OpenedSecrets, SignedMessage, authenticate
+from api.ingest.signing import OpenedSecrets, SignedMessage, authenticate
+from api.studios import games
 from tests.conftest import MASTER_KEY
 from tests.factories import SignedClient, make_game
 from tests.live import run_cli

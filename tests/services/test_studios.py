@@ -1,4 +1,4 @@
-"""Studios (`api/services/studios.py`): creating one and its refusals, adding designers,
+"""Studios (`api/studios/studios.py`): creating one and its refusals, adding designers,
 the staff's list, the games an account manages and a game's credentials (SQLite and
 PostgreSQL)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
+from api.accounts.sessions import AccountError
 from api.core.db import new_session, write_session
-from api.services import games, studios
-from api.services.accounts import AccountError
+from api.studios import games, studios
 from models import Game, Role, User
 from tests.factories import PASSWORD, make_account, make_game, make_studio
 

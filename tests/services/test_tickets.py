@@ -14,11 +14,13 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from api.accounts.access import Forbidden, NotApproved
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import dashboard, offerwalls, tickets
-from api.services.access import Forbidden, NotApproved
-from api.services.tickets import TicketError
+from api.publishers import offerwalls
+from api.reports import dashboard
+from api.tickets import tickets
+from api.tickets.tickets import TicketError
 from models import Mission, Offerwall, Role, SupportTicket, TicketStatus
 from models.types import utcnow
 from tests.api.tracking_helpers import click, platform_id

@@ -1,4 +1,4 @@
-"""Staff manage accounts (`api/services/users.py`): the list, disabling and enabling, the
+"""Staff manage accounts (`api/accounts/staff.py`): the list, disabling and enabling, the
 reset link, a designer's studio; and every function refuses an account that is not staff."""
 
 from __future__ import annotations
@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from api.accounts import sessions as accounts
+from api.accounts import staff as users
+from api.accounts.access import Account, Forbidden, account_for
+from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
+from api.accounts.throttle import IpThrottle
 from api.core.db import new_session, write_session
-from api.services import accounts, users
-from api.services.access import Account, Forbidden, account_for
-from api.services.accounts import ACCOUNT_DISABLED, AccountError
-from api.services.throttle import IpThrottle
 from models import MailMessage, Role, User
 from tests.factories import PASSWORD, make_studio, make_user
 

@@ -1,4 +1,4 @@
-"""An offerwall's hosted wall settings (`api/services/wall_settings.py`): every input checked
+"""An offerwall's hosted wall settings (`api/publishers/wall_settings.py`): every input checked
 with a sentence beside it, stored normalised, saved only by the offerwall's publisher or
 staff, and what GET /wall then answers: the saved origins in frame-ancestors, the saved
 colour and title on the page (SQLite and PostgreSQL)."""
@@ -12,13 +12,13 @@ import subprocess
 import pytest
 from fastapi.testclient import TestClient
 
+from api.accounts.access import Forbidden, NotApproved, account_for
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.services import offerwalls, wall_settings
-from api.services.access import Forbidden, NotApproved, account_for
-from api.services.errors import NUL_MESSAGE, SignedOut
-from api.services.publishers import api_key
-from api.services.wall_settings import WallSettings, WallSettingsError
+from api.core.refusals import NUL_MESSAGE, SignedOut
+from api.postbacks.settings import api_key
+from api.publishers import offerwalls, wall_settings
+from api.publishers.wall_settings import WallSettings, WallSettingsError
 from api.wall.page import DEFAULT_ACCENT, signature
 from models import Offerwall, Role
 from tests.factories import FixedCountries, make_account, make_offerwall

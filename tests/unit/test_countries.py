@@ -1,10 +1,10 @@
-"""The country picker's list and what typing into it finds (api/services/countries.py)."""
+"""The country picker's list and what typing into it finds (api/core/countries.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from api.services.countries import (
+from api.core.countries import (
     countries,
     country,
     find_countries,

@@ -1,8 +1,8 @@
-"""The bundled country database (`api/services/geo.py`)."""
+"""The bundled country database (`api/core/geo.py`)."""
 
 from __future__ import annotations
 
-from api.services.geo import BundledCountries
+from api.core.geo import BundledCountries
 
 
 def test_the_bundled_country_database_knows_public_addresses():

@@ -1,4 +1,4 @@
-"""api/core, api/services and models import no web framework (docs/architecture.md#layout); the API
+"""The domain (api/core and the context packages) and models import no web framework (docs/architecture.md#layout); the API
 imports nothing of the portal that mounts it."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAMEWORKS = {"fastapi", "starlette", "reflex", "uvicorn", "granian"}
-LAYERS = ["api/core", "api/services", "models"]
+CONTEXTS = sorted(
+    {p.parent.name for p in (ROOT / "api").glob("*/__init__.py")} - {"cli", "routes", "wall"}
+)
+LAYERS = [f"api/{c}" for c in CONTEXTS] + ["models"]
 
 
 def _imports(path: Path) -> set[str]:

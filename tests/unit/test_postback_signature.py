@@ -1,4 +1,4 @@
-"""The Questwall-Signature header (`api/services/postback_signature.py`), checked against an
+"""The Questwall-Signature header (`api/postbacks/signature.py`), checked against an
 HMAC worked out here: its format, one v1 per secret while a rotation overlaps, and the
 5 minute tolerance on both sides of the receiver's clock."""
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from api.services.postback_signature import HEADER, TOLERANCE_SECONDS, header_value, verify
+from api.postbacks.signature import HEADER, TOLERANCE_SECONDS, header_value, verify
 
 URL = "https://pub.example/pb?tx=tx-1&amount=150&h=0a1b"
 T = 1764000000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from api.services.postback_url import render, unknown_macros
+from api.postbacks.url import render, unknown_macros
 
 VALUES = {
     "uid": "user 42",

@@ -6,7 +6,7 @@ import pytest
 from limits.storage import MemoryStorage, RedisStorage
 
 from api.core.errors import ApiError
-from api.services.ratelimit import RateLimiter, SharedWindow, limit_storage
+from api.core.ratelimit import RateLimiter, SharedWindow, limit_storage
 
 
 class Clock:

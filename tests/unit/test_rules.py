@@ -1,10 +1,10 @@
-"""The rule engine, on its own (api/services/rules.py)."""
+"""The rule engine, on its own (api/missions/rules.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from api.services.rules import Condition, Rule, RuleError, Tally, replay, step
+from api.missions.rules import Condition, Rule, RuleError, Tally, replay, step
 
 
 def ev(name: str = "E", value=None, **traits) -> dict:
@@ -231,21 +231,21 @@ SUMMARIES = [
 
 @pytest.mark.parametrize(("definition", "words"), SUMMARIES)
 def test_a_rule_reads_as_words(definition, words):
-    from api.services.rules import summary
+    from api.missions.rules import summary
     from models.offer_schemas import RuleIn
 
     assert summary(RuleIn.model_validate(definition)) == words
 
 
 def test_every_completion_the_engine_has_is_summarized():
-    from api.services.rules import COMPLETIONS
+    from api.missions.rules import COMPLETIONS
 
     covered = {d.get("completion", {}).get("kind", "count") for d, _ in SUMMARIES}
     assert covered == set(COMPLETIONS)
 
 
 def test_a_stored_mission_reads_as_typed_even_when_its_numbers_are_floats():
-    from api.services.rules import summary
+    from api.missions.rules import summary
     from models import Mission
     from models.offer_schemas import rule_in
 

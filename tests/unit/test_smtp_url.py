@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from api.accounts import passwords
 from api.core.config import Settings
 from api.core.smtp import SmtpServer, parse_smtp_url
-from api.services import offerwalls, passwords
+from api.publishers import offerwalls
 from portal import routes
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from api.services.wording import email_problem, plain, sentence
+from api.core.wording import email_problem, plain, sentence
 
 
 class Sample(BaseModel):
@@ -76,7 +76,7 @@ def test_sentence_starts_with_a_capital_and_ends_with_a_stop(text, expected):
 
 
 def test_a_form_text_holding_nul_is_refused_under_its_input():
-    from api.services.errors import DomainError, refuse_nul
+    from api.core.refusals import DomainError, refuse_nul
 
     refuse_nul({"name": "Fine", "count": 3})
     with pytest.raises(DomainError) as refused:

@@ -1,0 +1,310 @@
+"""Portal accounts: password rules, sign-in with throttling, sessions, publisher signup.
+
+Every function takes the session it works in; the portal's states call them and
+never touch password hashes or session tokens themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+import sqlalchemy as sa
+from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import Engine
+from sqlmodel import Session, col, select
+
+from api.accounts import throttle
+from api.accounts.throttle import IpThrottle
+from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
+from api.core.db import new_session, write_session
+from api.core.refusals import DomainError
+from api.core.wording import email_problem
+from api.publishers.offerwalls import create_offerwall
+from models import PortalSession, Role, User
+from models.types import utcnow
+
+# A session ends after this long without use, and in any case this long after sign-in.
+SESSION_IDLE = timedelta(hours=12)
+SESSION_MAX = timedelta(days=7)
+# Last-seen is written at most this often (a page view is not a write).
+SESSION_TOUCH = timedelta(minutes=5)
+
+PASSWORD_MIN = 10
+PASSWORD_MAX = 128
+COMMON_PASSWORDS = frozenset(
+    {
+        "password123",
+        "1234567890",
+        "qwertyuiop",
+        "password1234",
+        "iloveyou123",
+        "letmein1234",
+        "12345678910",
+        "abcdefghij",
+        "questwall123",
+    }
+)
+ACCOUNT_DISABLED = (
+    "This account is disabled. Ask Questwall staff to enable it again if you need it."
+)
+
+
+class AccountError(DomainError, ValueError):
+    """A refused account operation; `field` names the form input it is about, if any."""
+
+
+class LoginThrottled(AccountError):
+    """Too many failed sign-ins for this address or IP; `retry_after` seconds to wait."""
+
+    def __init__(self, retry_after: int):
+        minutes = max(1, (retry_after + 59) // 60)
+        super().__init__(
+            f"Too many failed sign-ins. Try again in {minutes} minute{'s' * (minutes > 1)}."
+        )
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    user_id: str
+    role: str
+    token: str
+
+
+def normalize_email(email: str) -> str:
+    """The address as stored: validated syntax, lower-cased. Raises AccountError."""
+    try:
+        valid = validate_email(email.strip(), check_deliverability=False)
+    except EmailNotValidError as exc:
+        raise AccountError(email_problem(exc), "email") from None
+    return valid.normalized.lower()
+
+
+def password_problem(password: str, *, email: str = "") -> str | None:
+    """Why a new password is refused, in words a user can act on; None if it is fine."""
+    if len(password) < PASSWORD_MIN:
+        return f"Use at least {PASSWORD_MIN} characters."
+    if len(password) > PASSWORD_MAX:
+        return f"Use at most {PASSWORD_MAX} characters."
+    if len(set(password)) < 4:
+        return "Use more than three different characters."
+    if password.lower() in COMMON_PASSWORDS:
+        return "This password is too common; choose another."
+    local = email.split("@")[0].lower()
+    if len(local) >= 4 and local in password.lower():
+        return "Do not use your email address in the password."
+    return None
+
+
+def create_user(
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    role: Role,
+    name: str = "",
+    studio_id: str | None = None,
+    offerwall_id: str | None = None,
+) -> User:
+    """A new account. Designers belong to a studio, publishers to an offerwall."""
+    problems = _account_problems(session=session, email=email, password=password)
+    if role == Role.DESIGNER and not studio_id:
+        problems["studio"] = "A designer belongs to a studio."
+    if problems:
+        raise AccountError.several(problems)
+    user = User(
+        email=normalize_email(email),
+        name=name.strip()[:200],
+        password_hash=hash_password(password),
+        role=role,
+        studio_id=studio_id if role == Role.DESIGNER else None,
+        offerwall_id=offerwall_id if role == Role.PUBLISHER else None,
+    )
+    session.add(user)
+    session.flush()
+    return user
+
+
+def _account_problems(*, session: Session, email: str, password: str) -> dict[str, str]:
+    """What is wrong with a new account's email and password, every input at once."""
+    problems: dict[str, str] = {}
+    try:
+        email = normalize_email(email)
+    except AccountError as exc:
+        problems["email"] = exc.message
+    else:
+        if session.exec(select(User.id).where(User.email == email)).first():
+            problems["email"] = "An account with this email already exists."
+    problem = password_problem(password, email=email)
+    if problem:
+        problems["password"] = problem
+    return problems
+
+
+def signup_publisher(
+    *,
+    session: Session,
+    company: str,
+    website: str,
+    contact: str,
+    email: str,
+    password: str,
+    confirm: str | None = None,
+) -> User:
+    """A publisher's application: a pending offerwall and its account. Refused with
+    every input's problem at once; `confirm`, when given, must repeat the password."""
+    company, contact, website = company.strip(), contact.strip(), website.strip()
+    problems: dict[str, str] = {}
+    if not 2 <= len(company) <= 200:
+        problems["company"] = "Enter your company's name (2 to 200 characters)."
+    if not website.lower().startswith(("http://", "https://")) or len(website) > 2048:
+        problems["website"] = "Enter your website as a full URL, e.g. https://example.com."
+    if not 2 <= len(contact) <= 200:
+        problems["contact"] = "Enter the name of a contact person."
+    problems |= _account_problems(session=session, email=email, password=password)
+    if confirm is not None and confirm != password:
+        problems["confirm"] = "The two passwords differ."
+    if problems:
+        raise AccountError.several(problems)
+    offerwall = create_offerwall(session=session, name=company)
+    offerwall.website = website
+    offerwall.contact_name = contact
+    return create_user(
+        session=session,
+        email=email,
+        password=password,
+        role=Role.PUBLISHER,
+        name=contact,
+        offerwall_id=offerwall.id,
+    )
+
+
+def sign_in(
+    *,
+    engine: Engine,
+    box: SecretBox,
+    email: str,
+    password: str,
+    client_ip: str,
+    ip_throttle: IpThrottle,
+) -> SignedIn:
+    """Check the password and open a session.
+
+    Refused before the password is checked (LoginThrottled) when the client IP has too
+    many failures, or when the address has (unless this IP signed in to it before: see
+    api/accounts/throttle.py). The address's attempt is counted before the check, in its
+    own transaction, so parallel attempts cannot overrun the limit; the Argon2 check runs
+    outside any write transaction. Wrong password and unknown address answer alike."""
+    now = utcnow()
+    address = email.strip().lower()
+    key = box.digest(address)
+    origin = box.digest(f"{address}\n{client_ip}")
+    wait = ip_throttle.retry_after(client_ip)
+    if wait is not None:
+        raise LoginThrottled(wait)
+    with write_session(engine) as session:
+        known = throttle.is_known_origin(session, key, origin, now)
+        wait = throttle.claim_attempt(session, key, now)
+        found = session.exec(
+            select(User.id, User.role, User.password_hash, User.disabled_at).where(
+                User.email == address
+            )
+        ).first()
+    if wait is not None and not known:
+        raise LoginThrottled(wait)
+    # Verify against a dummy hash when there is no such user: the same work either way.
+    if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
+        ip_throttle.failed(client_ip)
+        raise AccountError("Wrong email or password.")
+    # Said only to whoever knows the password, so it tells a guesser nothing.
+    if found[3] is not None:
+        raise AccountError(ACCOUNT_DISABLED)
+    return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
+
+
+def _open_session(engine: Engine, user_id: str, key: str, origin: str, now: datetime) -> str:
+    """After a right password: clear the address's failures, remember the origin, and
+    store a new session; returns its token."""
+    token = new_token("qw_s_")
+    with write_session(engine) as session:
+        throttle.forget_failures(session, key)
+        throttle.remember_origin(session, key, origin, now)
+        session.execute(sa.update(User).where(col(User.id) == user_id).values(last_login_at=now))
+        session.add(
+            PortalSession(
+                token_digest=token_digest(token), user_id=user_id, created_at=now, last_seen_at=now
+            )
+        )
+    return token
+
+
+def user_for_token(*, engine: Engine, token: str) -> User | None:
+    """The account a browser's session token belongs to, if the session is still open.
+    Marks the session as used (a short write, at most every few minutes)."""
+    if not token:
+        return None
+    with new_session(engine) as session:
+        found = session.exec(
+            select(PortalSession, User)
+            .join(User, col(User.id) == col(PortalSession.user_id))
+            .where(
+                col(PortalSession.token_digest) == token_digest(token),
+                col(User.disabled_at).is_(None),
+            )
+        ).first()
+    if found is None:
+        return None
+    portal_session, user = found
+    now = utcnow()
+    if session_expired(portal_session, now):
+        return None
+    if now - portal_session.last_seen_at > SESSION_TOUCH:
+        with write_session(engine) as session:
+            session.execute(
+                sa.update(PortalSession)
+                .where(col(PortalSession.id) == portal_session.id)
+                .values(last_seen_at=now)
+            )
+    return user
+
+
+def session_expired(portal_session: PortalSession, now: datetime) -> bool:
+    return (
+        now - portal_session.last_seen_at > SESSION_IDLE
+        or now - portal_session.created_at > SESSION_MAX
+    )
+
+
+def sign_out(*, engine: Engine, token: str) -> None:
+    if not token:
+        return
+    with write_session(engine) as session:
+        session.execute(
+            sa.delete(PortalSession).where(col(PortalSession.token_digest) == token_digest(token))
+        )
+
+
+def prune_sessions(*, session: Session) -> int:
+    """Delete sessions past their lifetime, and sign-in counters and origins past theirs."""
+    now = utcnow()
+    sessions = session.execute(
+        sa.delete(PortalSession).where(
+            sa.or_(
+                col(PortalSession.last_seen_at) < now - SESSION_IDLE,
+                col(PortalSession.created_at) < now - SESSION_MAX,
+            )
+        )
+    )
+    return int(sessions.rowcount or 0) + throttle.prune(session, now)  # type: ignore[attr-defined]
+
+
+def check_password(user: User, password: str) -> bool:
+    """Re-authentication before revealing a secret (publishers.reveal_api_key)."""
+    return verify_password(password, user.password_hash)
+
+
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return hash_password("not a real password: equalises sign-in timing")

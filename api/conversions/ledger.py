@@ -1,0 +1,278 @@
+"""Conversions after they are made: finding them, and reversing one
+(docs/publisher-integration.md#statuses-and-reversals).
+
+A conversion is approved when made. Staff, and the designers of the studio whose game the
+offer belongs to, may reverse an approved one with a reason: it becomes reversed once (a
+second reversal is refused, also when two arrive together), counts as reversed payout in
+reports, and its reversal postback joins the outbox in the same transaction. The
+dispatcher sends it after the conversion's own postback has been delivered or given up,
+so the publisher hears of both in order. Pending and rejected are the review's states
+(conversions held for review); neither can be reversed, since neither was paid.
+
+A reversed conversion gives its place under the mission's cap back in the same
+transaction, as a rejected one does (`free_places`): a cap counts the players the game
+gets, and a reversed one it did not get (docs/missions.md#caps)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from api.accounts.access import Account
+from api.core.money import format_money, format_usd, usd
+from api.core.paging import Window, paged
+from api.core.refusals import DomainError
+from api.missions.index import bump
+from api.postbacks import outbox as postbacks
+from models import ConversionStatus, Game, PostbackKind, Role
+from models.tables import click as _click
+from models.tables import conversion as _conversion
+from models.tables import game_user as _game_user
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.types import utcnow
+
+REASON_MIN, REASON_MAX = 3, 500
+# The scope of a designer without a studio: no game has this studio id, so they see no
+# conversion (None would be every one).
+NO_STUDIO = ""
+_game: sa.Table = Game.__table__  # type: ignore[attr-defined]
+
+
+class ConversionError(DomainError, ValueError):
+    """A reversal the rules refuse, or a conversion the account may not see."""
+
+
+@dataclass(frozen=True)
+class ConversionRow:
+    id: int
+    transaction_id: str
+    created_at: str
+    game: str
+    mission: str
+    mission_id: str
+    publisher: str
+    uid: str  # the player's id at the publisher
+    platform_user_id: str
+    payout: str  # USD, as people read it ("$1.51")
+    payout_usd: str  # the same as a plain number ("1.51"), for machines
+    status: str
+    reversed_at: str
+    reversal_reason: str
+    reversed_by: str
+    # Review (docs/fraud.md#the-review-queue): the risk signals, when a held one is
+    # approved by itself ("" when flagged or decided), who decided, and the note.
+    signals: str = ""
+    review_due: str = ""
+    reviewed_by: str = ""
+    review_note: str = ""
+
+
+def _when(at: datetime | None) -> str:
+    return f"{at:%Y-%m-%d %H:%M}" if at else ""
+
+
+def scope(account: Account) -> str | None:
+    """The `studio_id` an account searches and reverses with: None (every conversion) for
+    staff, their studio for a designer, and `NO_STUDIO` for a designer without one, so a
+    missing studio never widens what a designer sees."""
+    if account.role == Role.STAFF:
+        return None
+    return account.studio_id or NO_STUDIO
+
+
+def _visible(studio_id: str | None) -> sa.ColumnElement[bool]:
+    """Every conversion for staff (None); a designer's studio's games' otherwise."""
+    if studio_id is None:
+        return sa.true()
+    return _game.c.studio_id == studio_id
+
+
+def visible_ids(studio_id: str | None) -> sa.Select:
+    """The ids of the conversions `studio_id` may see (None: all), to narrow further."""
+    return (
+        sa.select(_conversion.c.id)
+        .select_from(
+            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
+                _game, _game.c.id == _mission.c.game_id
+            )
+        )
+        .where(_visible(studio_id))
+    )
+
+
+def _listing() -> sa.Select:
+    """The columns of a `ConversionRow`, newest first, before any filter."""
+    return (
+        sa.select(
+            _conversion.c.id,
+            _conversion.c.transaction_id,
+            _conversion.c.created_at,
+            _game.c.name.label("game"),
+            _mission.c.title,
+            _mission.c.id.label("mission_id"),
+            _offerwall.c.name.label("publisher"),
+            _click.c.uid,
+            _conversion.c.platform_user_id,
+            _conversion.c.payout_micros,
+            _conversion.c.status,
+            _conversion.c.reversed_at,
+            _conversion.c.reversal_reason,
+            _conversion.c.reversed_by,
+            _conversion.c.signals,
+            _conversion.c.review_due_at,
+            _conversion.c.reviewed_by,
+            _conversion.c.review_note,
+        )
+        .select_from(
+            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id)
+            .join(_game, _game.c.id == _mission.c.game_id)
+            .join(_offerwall, _offerwall.c.id == _conversion.c.offerwall_id)
+            .join(_click, _click.c.id == _conversion.c.click_id)
+        )
+        .order_by(_conversion.c.created_at.desc(), _conversion.c.id.desc())
+    )
+
+
+def search(
+    *, session: Session, studio_id: str | None, text: str = "", status: str = "", page: int = 1
+) -> Window[ConversionRow]:
+    """Conversions newest first, those `studio_id` may see (None: all). `text` matches a
+    transaction id, the publisher's uid, a platform user id, the game's own user id, a
+    mission id exactly, or part of a mission's title."""
+    query = _listing().where(_visible(studio_id))
+    if status:
+        query = query.where(_conversion.c.status == status)
+    text = text.strip()
+    if text:
+        game_user = (
+            sa.select(_game_user.c.id)
+            .where(
+                _game_user.c.platform_user_id == _conversion.c.platform_user_id,
+                _game_user.c.game_id == _mission.c.game_id,
+                _game_user.c.user_id == text,
+            )
+            .exists()
+        )
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(
+            sa.or_(
+                _conversion.c.transaction_id == text,
+                _click.c.uid == text,
+                _conversion.c.platform_user_id == text,
+                _mission.c.id == text,
+                _mission.c.title.ilike(f"%{escaped}%", escape="\\"),
+                game_user,
+            )
+        )
+    rows, total, page, pages = paged(session, query, page)
+    return Window([_row(r) for r in rows], total, page, pages)
+
+
+def _row(r: sa.Row) -> ConversionRow:
+    return ConversionRow(
+        id=r.id,
+        transaction_id=r.transaction_id,
+        created_at=_when(r.created_at),
+        game=r.game,
+        mission=r.title,
+        mission_id=r.mission_id,
+        publisher=r.publisher,
+        uid=r.uid or "",
+        platform_user_id=r.platform_user_id,
+        payout=format_usd(r.payout_micros),
+        payout_usd=format_money(usd(r.payout_micros), plain=True),
+        status=r.status,
+        reversed_at=_when(r.reversed_at),
+        reversal_reason=r.reversal_reason or "",
+        reversed_by=r.reversed_by or "",
+        signals=", ".join(r.signals or []),
+        review_due=_when(r.review_due_at),
+        reviewed_by=r.reviewed_by or "",
+        review_note=r.review_note or "",
+    )
+
+
+def reverse(
+    *,
+    session: Session,
+    transaction_id: str,
+    reason: str,
+    actor: str,
+    studio_id: str | None,
+) -> ConversionRow:
+    """Reverse an approved conversion the actor may see (`studio_id` as in `search`), with
+    a reason the publisher receives as {reason}; its reversal postback is queued in the
+    same transaction, and its place under the mission's cap is freed. Refused: an unknown or hidden conversion (the same answer), a reason
+    out of 3 to 500 characters, a conversion not approved (reversed twice, pending,
+    rejected)."""
+    reason = " ".join(reason.split())
+    if not REASON_MIN <= len(reason) <= REASON_MAX:
+        raise ConversionError(
+            f"Give a reason of {REASON_MIN} to {REASON_MAX} characters.", field="reason"
+        )
+    found = session.execute(
+        sa.select(_conversion.c.id, _conversion.c.offerwall_id, _conversion.c.mission_id)
+        .select_from(
+            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
+                _game, _game.c.id == _mission.c.game_id
+            )
+        )
+        .where(_conversion.c.transaction_id == transaction_id.strip(), _visible(studio_id))
+    ).first()
+    if found is None:
+        raise ConversionError("No such conversion.")
+    now = utcnow()
+    # One statement decides: of two reversals at once, one finds it approved.
+    result = session.execute(
+        sa.update(_conversion)
+        .where(_conversion.c.id == found.id, _conversion.c.status == ConversionStatus.APPROVED)
+        .values(
+            status=ConversionStatus.REVERSED,
+            reversed_at=now,
+            reversal_reason=reason,
+            reversed_by=actor[:320],
+        )
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
+        raise ConversionError(_not_reversible(status))
+    free_places(session, Counter([found.mission_id]))
+    postbacks.enqueue(
+        session,
+        conversion_id=found.id,
+        offerwall_id=found.offerwall_id,
+        now=now,
+        kind=PostbackKind.REVERSAL,
+    )
+    # Read back by its id: the text of a transaction id may also be another player's uid.
+    return _row(session.execute(_listing().where(_conversion.c.id == found.id)).one())
+
+
+def _not_reversible(status: str | None) -> str:
+    """Why a conversion that is not approved (any more) cannot be reversed."""
+    if status == ConversionStatus.REVERSED:
+        return "This conversion is already reversed."
+    return f"This conversion is {status}: only an approved conversion can be reversed."
+
+
+def free_places(session: Session, per_mission: Counter[str]) -> None:
+    """Give the places of conversions taken back (rejected or reversed) under their
+    missions' caps back, in mission id order as conversions lock missions, and let the
+    offer listings show a mission again."""
+    for mission_id in sorted(per_mission):
+        session.execute(
+            sa.update(_mission)
+            .where(_mission.c.id == mission_id)
+            .values(
+                conversions=sa.case(
+                    (_mission.c.conversions < per_mission[mission_id], 0),
+                    else_=_mission.c.conversions - per_mission[mission_id],
+                )
+            )
+        )
+    bump(session)

@@ -1,0 +1,139 @@
+"""A publisher's offer catalog in the portal: every offer their offerwall can list, as
+`GET /offerwall/offers` selects them (`offer_listing.build_listing`), with payouts in the
+offerwall's currency, what is left of each cap, the expiry, the targeting and a tracking
+link ready to copy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from api.accounts.access import Account, offerwall_for
+from api.core.money import format_money, format_usd, in_currency
+from api.listing.offers import Listed, build_listing
+from api.publishers.offerwalls import OfferwallError
+from models import Mission, Offerwall, Quest
+
+# What a publisher puts in place of their user's id in a tracking link.
+UID_PLACEHOLDER = "{uid}"
+
+
+@dataclass(frozen=True)
+class CatalogOffer:
+    id: str
+    kind: str  # "mission" or "quest"
+    name: str
+    thumbnail: str
+    payout: str  # in the offerwall's currency; a quest's is its missions' together
+    payout_usd: str
+    caps_left: str
+    expires: str
+    targeting: str
+    tracking_link: str  # with UID_PLACEHOLDER where the user's id goes
+    missions: int  # a quest's open missions (0 for a mission)
+
+
+def offer_catalog(
+    *,
+    session: Session,
+    account: Account,
+    base_url: str,
+    now: datetime,
+    requested: str = "",
+    search: str = "",
+) -> list[CatalogOffer]:
+    """The offers the account's offerwall (staff: the requested one) can list now, newest
+    first, those whose name, description or tags contain `search` (any case)."""
+    offerwall = offerwall_for(session=session, account=account, requested=requested)
+    if not offerwall.owid:
+        raise OfferwallError("This offerwall lists offers once it is approved.")
+    listing, _ = build_listing(session, now)
+    needle = search.strip().lower()
+    chosen = [o for o in listing if not needle or needle in _searchable(o.doc)]
+    used = _used(session, chosen)
+    return [_offer(o, offerwall, base_url, used) for o in chosen]
+
+
+def _searchable(doc: dict[str, Any]) -> str:
+    words = [doc.get("title") or doc.get("name") or "", doc.get("description") or ""]
+    return " ".join([*words, *doc.get("tags", [])]).lower()
+
+
+def _used(session: Session, offers: list[Listed]) -> dict[str, int]:
+    """Conversions of each mission and starts of each quest so far, for caps left."""
+    missions = [o.id for o in offers if o.kind == "mission"]
+    quests = [o.id for o in offers if o.kind == "quest"]
+    used: dict[str, int] = {}
+    if missions:
+        found = session.execute(
+            sa.select(col(Mission.id), col(Mission.conversions)).where(
+                col(Mission.id).in_(missions)
+            )
+        )
+        used.update({i: int(n) for i, n in found.all()})
+    if quests:
+        found = session.execute(
+            sa.select(col(Quest.id), col(Quest.starts)).where(col(Quest.id).in_(quests))
+        )
+        used.update({i: int(n) for i, n in found.all()})
+    return used
+
+
+def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) -> CatalogOffer:
+    doc = offer.doc
+    quest = offer.kind == "quest"
+    payouts = [m["payout"] for m in doc["missions"]] if quest else [doc["payout"]]
+    # Each payout as its postback would carry it, then added up.
+    payout = sum(
+        (
+            in_currency(m, exchange_rate=wall.exchange_rate, decimals=wall.currency_decimals)
+            for m in payouts
+        ),
+        Decimal(0),
+    )
+    cap = doc.get("startCap") if quest else doc.get("cap")
+    unit = "start" if quest else "conversion"
+    if cap is None:
+        caps_left = "No cap"
+    else:
+        left = max(cap - used.get(offer.id, 0), 0)
+        caps_left = f"{left:,} of {cap:,} {unit}s left"
+    link = f"{base_url}/{offer.kind}s/{offer.id}?owid={wall.owid}&uid={UID_PLACEHOLDER}"
+    return CatalogOffer(
+        id=offer.id,
+        kind=offer.kind,
+        name=doc["name"] if quest else doc["title"],
+        thumbnail=doc.get("thumbnail") or "",
+        payout=format_money(payout, decimals=wall.currency_decimals, code=wall.currency_code),
+        payout_usd=format_usd(sum(payouts)),
+        caps_left=caps_left,
+        expires=_expiry(doc.get("expirationDate")),
+        targeting=_targeting(doc),
+        tracking_link=link,
+        missions=len(doc["missions"]) if quest else 0,
+    )
+
+
+def _expiry(iso: str | None) -> str:
+    if not iso:
+        return "No end date"
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return "Ends " + moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _targeting(doc: dict[str, Any]) -> str:
+    systems = ", ".join(doc.get("operatingSystem") or []) or "Every device"
+    geo = doc.get("geotargeting") or {}
+    include, exclude = geo.get("countriesInclude") or [], geo.get("countriesExclude") or []
+    if include:
+        countries = ", ".join(include)
+    elif exclude:
+        countries = "Every country but " + ", ".join(exclude)
+    else:
+        countries = "Every country"
+    return f"{systems} · {countries}"

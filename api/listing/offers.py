@@ -1,0 +1,411 @@
+"""GET /offerwall/offers (docs/contract.md#offers-listing): what an approved offerwall may list.
+
+Standalone missions and quests, newest first, in one combined list that pages cut across.
+Only active, unexpired, uncapped offers; missions inside a quest appear only inside it.
+Payouts are in the offerwall's currency; tracking links carry its owid.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlmodel import Session
+
+from api.core.crypto import SecretBox
+from api.core.errors import ApiError
+from api.core.money import in_currency
+from api.missions import index, open_offers
+from models import Mission, OfferwallStatus, Quest
+from models.offer_schemas import mission_in, quest_fields
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.tables import quest as _quest
+from models.types import utcnow
+
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+# The largest offset taken (the largest 32-bit integer): far beyond any real listing and
+# within every database's integers, so a larger one is a 400, never an overflow.
+MAX_OFFSET = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class OfferPage:
+    limit: int
+    offset: int
+
+
+def invalid_parameter(name: str, raw: str, rule: str) -> ApiError:
+    """400 `invalid_parameter`: "<name> must be <rule>.", naming the parameter."""
+    return ApiError(
+        400, "invalid_parameter", f"{name} must be {rule}.", [{"path": name, "value": raw[:50]}]
+    )
+
+
+def whole_number(name: str, raw: str | None, default: int) -> int:
+    """A query parameter as a whole number of at least 0. A number of over 10 significant
+    digits is past every bound here, so it is not converted (int() refuses over 4,300
+    digits, and a database integer overflows far sooner)."""
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit():
+        raise invalid_parameter(name, raw, "a whole number of at least 0")
+    digits = raw.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 10 else MAX_OFFSET + 1
+
+
+def parse_page(limit: str | None, offset: str | None) -> OfferPage:
+    """limit (default 20, clamped to 100) and offset (default 0, at most MAX_OFFSET);
+    400 when not a whole number of at least 0, or an offset over the maximum."""
+    page_size = min(whole_number("limit", limit, DEFAULT_LIMIT), MAX_LIMIT)
+    skip = whole_number("offset", offset, 0)
+    if skip > MAX_OFFSET:
+        raise invalid_parameter("offset", offset or "", f"at most {MAX_OFFSET}")
+    return OfferPage(limit=page_size, offset=skip)
+
+
+# Built once; every request runs it. The key is found by its keyed digest (any configured
+# master key's, during a rotation).
+_FIND_BY_KEY = sa.select(
+    _offerwall.c.id,
+    _offerwall.c.status,
+    _offerwall.c.owid,
+    _offerwall.c.exchange_rate,
+    _offerwall.c.currency_decimals,
+    _offerwall.c.currency_code,
+    index.VERSION_SUBQUERY,  # read in the same round trip
+).where(
+    sa.or_(
+        _offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)),
+        # A replaced key, inside the grace period its publisher gave it.
+        sa.and_(
+            _offerwall.c.api_key_previous_digest.in_(sa.bindparam("old", expanding=True)),
+            _offerwall.c.api_key_previous_until > sa.bindparam("now"),
+        ),
+    )
+)
+
+
+@dataclass(frozen=True)
+class ListingOfferwall:
+    """What a listing needs of the calling offerwall (and the catalog version, read with it)."""
+
+    owid: str
+    exchange_rate: float
+    currency_decimals: int
+    catalog_version: int
+    id: str = ""  # the offerwall's row id (its progress and clicks refer to it)
+    currency_code: str = "USD"  # each mission record's `currency`: what `payout` is in
+
+    @classmethod
+    def of(cls, row: Any) -> ListingOfferwall:
+        """From a row of the offerwall table with the catalog version (`version`)."""
+        return cls(
+            row.owid,
+            row.exchange_rate,
+            row.currency_decimals,
+            int(row.version or 0),
+            row.id,
+            row.currency_code,
+        )
+
+
+def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
+    digests = box.candidate_digests(api_key)
+    return {"digests": digests, "old": digests, "now": utcnow()}
+
+
+def approved_offerwall(
+    *, conn: Connection, box: SecretBox, api_key: str | None, use: str = "lists offers"
+) -> ListingOfferwall:
+    """The offerwall of an API key: 401 missing or unknown, 403 not approved (saying what
+    only an approved offerwall does: `use`)."""
+    row = conn.execute(_FIND_BY_KEY, _key_params(box, api_key)).first() if api_key else None
+    if row is None:
+        raise ApiError(401, "invalid_api_key", "The x-api-key header is missing or not valid.")
+    if row.status != OfferwallStatus.APPROVED:
+        raise ApiError(
+            403,
+            "offerwall_not_approved",
+            f"This offerwall is {row.status}; only an approved offerwall {use}.",
+        )
+    return ListingOfferwall.of(row)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What one mission of an offer asks of a player: its rule's event, how completion is
+    counted (count, consecutive or sum) and up to what, and whether it pays again."""
+
+    mission_id: str
+    title: str
+    event: str
+    completion: str
+    threshold: float
+    repeatable: bool
+    payout_micros: int
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One offer of the combined list, its document in USD micros (rendered per offerwall),
+    with what the filters and a player's progress need beside it."""
+
+    kind: str  # "mission" or "quest"
+    id: str
+    doc: dict[str, Any]
+    created_at: datetime | None = None
+    goals: tuple[Goal, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.doc["name"] if self.kind == "quest" else self.doc["title"])
+
+    @property
+    def countries_include(self) -> list[str]:
+        return self.doc["geotargeting"]["countriesInclude"]
+
+    @property
+    def countries_exclude(self) -> list[str]:
+        return self.doc["geotargeting"]["countriesExclude"]
+
+    @property
+    def operating_systems(self) -> list[str]:
+        return self.doc["operatingSystem"]
+
+    @property
+    def tags(self) -> list[str]:
+        return self.doc["tags"]
+
+
+def _goal(m: Mission) -> Goal:
+    return Goal(
+        m.id,
+        m.title,
+        m.rule_event,
+        m.rule_completion,
+        float(m.rule_threshold),
+        bool(m.allow_multiple_conversions),
+        int(m.payout_micros),
+    )
+
+
+def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
+    """Every open offer, newest first (standalone missions, and quests with their open
+    missions), and the moment the first of them expires."""
+    open_mission = open_offers.mission_open_sql(_mission, now)
+    inner = _mission.alias("inner")
+    quest_has_open_mission = sa.exists().where(
+        inner.c.quest_id == _quest.c.id, open_offers.mission_open_sql(inner, now)
+    )
+    missions = session.scalars(
+        sa.select(Mission).where(_mission.c.quest_id.is_(None), open_mission)
+    ).all()
+    quests = session.scalars(
+        sa.select(Quest).where(open_offers.quest_open_sql(_quest, now), quest_has_open_mission)
+    ).all()
+    inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
+    if quests:
+        query = (
+            sa.select(Mission)
+            .where(_mission.c.quest_id.in_(list(inside)), open_mission)
+            .order_by(_mission.c.quest_position)
+        )
+        for m in session.scalars(query):
+            inside[str(m.quest_id)].append(m)
+    listed = [
+        (m.created_at, m.id, Listed("mission", m.id, mission_doc(m), m.created_at, (_goal(m),)))
+        for m in missions
+    ]
+    listed += [
+        (
+            q.created_at,
+            q.id,
+            Listed(
+                "quest",
+                q.id,
+                quest_doc(q, inside[q.id]),
+                q.created_at,
+                tuple(_goal(m) for m in inside[q.id]),
+            ),
+        )
+        for q in quests
+    ]
+    listed.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    expiries = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
+    expiries += [m.expiration_date for ms in inside.values() for m in ms if m.expiration_date]
+    valid_until = min(expiries, default=datetime.max.replace(tzinfo=UTC))
+    return [item[2] for item in listed], valid_until
+
+
+class ListingCache:
+    """The combined list, one per database engine, rebuilt when the catalog version moves
+    (any process changed a mission or quest, or one reached its cap) or when an offer in it
+    expires."""
+
+    def __init__(self) -> None:
+        self._by_engine: weakref.WeakKeyDictionary[Any, tuple[int, datetime, list[Listed]]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, conn: Connection, version: int) -> list[Listed]:
+        engine = conn.engine
+        now = datetime.now(UTC)
+        cached = self._by_engine.get(engine)
+        if cached and cached[0] == version and now < cached[1]:
+            return cached[2]
+        with self._lock:
+            with Session(bind=conn) as session:
+                listing, valid_until = build_listing(session, now)
+            self._by_engine[engine] = (version, valid_until, listing)
+            return listing
+
+
+LISTINGS = ListingCache()
+
+
+def list_offers(
+    *, conn: Connection, offerwall: ListingOfferwall, page: OfferPage, base_url: str
+) -> bytes:
+    """The offers envelope of the original spec for one page, in the offerwall's currency,
+    serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
+    listing = LISTINGS.get(conn, offerwall.catalog_version)
+    key = (
+        offerwall.owid,
+        offerwall.exchange_rate,
+        offerwall.currency_decimals,
+        offerwall.currency_code,
+        base_url,
+        page.offset,
+        page.limit,
+    )
+    pages = _PAGES.get(id(listing))
+    if pages is None or pages[0] is not listing:
+        pages = (listing, {})
+        _PAGES.clear()
+        _PAGES[id(listing)] = pages
+    body = pages[1].get(key)
+    if body is None:
+        body = orjson.dumps(render_page(listing, offerwall, page, base_url))
+        if len(pages[1]) < MAX_CACHED_PAGES:
+            pages[1][key] = body
+    return body
+
+
+# Rendered pages of the current listing: {id(listing): (listing, {page key: bytes})}.
+_PAGES: dict[int, tuple[list[Listed], dict[tuple[Any, ...], bytes]]] = {}
+MAX_CACHED_PAGES = 1024
+
+
+def render_page(
+    listing: list[Listed], offerwall: ListingOfferwall, page: OfferPage, base_url: str
+) -> dict[str, Any]:
+    chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
+    money = _Money(offerwall)
+    owid = offerwall.owid
+    return {
+        "statusCode": 200,
+        "message": "OK",
+        "total": len(listing),
+        "offset": page.offset,
+        "limit": page.limit,
+        "data": {
+            "missions": [
+                _render_mission(o.doc, money, f"{base_url}/missions/{o.id}?owid={owid}")
+                for o in chosen
+                if o.kind == "mission"
+            ],
+            "quests": [
+                _render_quest(o.doc, money, f"{base_url}/quests/{o.id}?owid={owid}")
+                for o in chosen
+                if o.kind == "quest"
+            ],
+        },
+    }
+
+
+def render_offer(
+    kind: str, offer_id: str, doc: dict[str, Any], offerwall: ListingOfferwall, base_url: str
+) -> dict[str, Any]:
+    """One offer's record as a page of the listing shows it to `offerwall` (the editors'
+    preview; `render_page` does the same for a whole page)."""
+    link = f"{base_url}/{kind}s/{offer_id}?owid={offerwall.owid}"
+    render = _render_mission if kind == "mission" else _render_quest
+    return render(doc, _Money(offerwall), link)
+
+
+def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
+    return {**doc, "trackingLink": link, **money.payout(doc["payout"])}
+
+
+def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
+    missions = [{**m, **money.payout(m["payout"])} for m in doc["missions"]]
+    return {**doc, "trackingLink": link, "missions": missions}
+
+
+class _Money:
+    """USD micros → the offerwall's currency, as the JSON number the API shows."""
+
+    def __init__(self, offerwall: ListingOfferwall):
+        self.rate, self.decimals = offerwall.exchange_rate, offerwall.currency_decimals
+        self.code = offerwall.currency_code
+
+    def payout(self, payout_micros: int) -> dict[str, Any]:
+        """A record's `payout` and the code of the currency it is in (`currency`)."""
+        amount = in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals)
+        return {"payout": float(amount), "currency": self.code}
+
+
+def iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# What a listing leaves out of a definition: where the link goes (the tracking link stands
+# for it), a mission's time limit and rule, and its fraud screening (a limit known is a
+# limit a cheater stays under). Every other field is listed as defined.
+_UNLISTED = {
+    "destinationUrl",
+    "timeLimitSeconds",
+    "rule",
+    "missions",
+    "minCompletionSeconds",
+    "maxEventValue",
+    "maxTraitField",
+    "maxTraitValue",
+    "maxEventsPerMinute",
+    "fraudActions",
+}
+# A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
+_QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}
+_QUEST_LEVEL |= {"operatingSystem", "geotargeting", "tags"}
+
+
+def mission_doc(m: Mission) -> dict[str, Any]:
+    """The original spec's mission record: its definition (`mission_in`) as listed;
+    payout in USD micros, trackingLink per offerwall."""
+    doc = mission_in(m).model_dump(mode="json", exclude=_UNLISTED)
+    return doc | {
+        "expirationDate": iso(m.expiration_date),
+        "trackingLink": None,
+        "payout": m.payout_micros,
+    }
+
+
+def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
+    doc = quest_fields(q).model_dump(mode="json", exclude=_UNLISTED)
+    inside = [{k: v for k, v in mission_doc(m).items() if k not in _QUEST_LEVEL} for m in missions]
+    return doc | {
+        "expirationDate": iso(q.expiration_date),
+        "trackingLink": None,
+        "missions": inside,
+    }

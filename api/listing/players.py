@@ -1,0 +1,496 @@
+"""One player's side of the offers: the filters of `GET /offerwall/offers`, what a player
+can still do, and how far along they are (docs/publisher-integration.md#players-and-progress).
+
+The offers API with `uid`, `GET /offerwall/users/{uid}/progress` and the hosted wall all
+read the same two things: the combined listing (`offer_listing.LISTINGS`, in memory) and
+the player's progress rows (one statement). So the wall shows exactly the offers the API
+returns for that player.
+
+A mission's state for a player:
+- `new`: no progress yet (the player never opened its tracking link);
+- `started`: counting (a repeatable mission stays `started` after each conversion,
+  with `completions` telling how many times it paid);
+- `completed`: converted and not repeatable;
+- `expired`: its time limit ran out before it was done;
+- `ended`: it reached its cap of conversions while the player was on it.
+
+A player can still do a mission that is `new` or `started`; a quest while one of its
+missions is. A quest's own state: `completed` when every mission is done, `expired` when
+none is left to do and one expired, `new` before the first click, `started` otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from api.core.money import in_currency
+from api.listing.offers import (
+    LISTINGS,
+    Goal,
+    Listed,
+    ListingOfferwall,
+    OfferPage,
+    invalid_parameter,
+    iso,
+    render_page,
+)
+from models import ProgressStatus
+from models.offer_schemas import OPERATING_SYSTEMS
+from models.schemas import NUL
+from models.tables import mission as _mission
+from models.tables import platform_user as _platform_user
+from models.tables import progress as _progress
+from models.tables import quest as _quest
+from models.tracking import status_at
+
+SORTS = ("newest", "payout")
+MAX_UID = 255
+MAX_TAGS = 20
+MAX_TAG = 64
+# Far beyond any payout; a larger minPayout is refused rather than compared.
+MAX_MIN_PAYOUT = Decimal(10) ** 12
+_OS_BY_LOWER = {name.lower(): name for name in OPERATING_SYSTEMS}
+
+NEW, STARTED, COMPLETED, EXPIRED, ENDED = "new", "started", "completed", "expired", "ended"
+DOABLE = (NEW, STARTED)
+
+
+@dataclass(frozen=True)
+class OfferFilters:
+    """What the offers API's query narrows the listing to; empty means everything."""
+
+    country: str | None = None
+    os: str | None = None
+    tags: frozenset[str] = frozenset()
+    min_payout: Decimal | None = None
+    sort: str = "newest"
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.country or self.os or self.tags or self.min_payout is not None)
+
+
+def _text(name: str, raw: str | None, *, longest: int) -> str | None:
+    if raw is None or raw.strip() == "":
+        return None
+    if NUL in raw:
+        raise invalid_parameter(name, raw.replace(NUL, ""), "text without NUL characters")
+    if len(raw) > longest:
+        raise invalid_parameter(name, raw, f"at most {longest} characters")
+    return raw.strip()
+
+
+def parse_filters(
+    *,
+    country: str | None = None,
+    os: str | None = None,
+    tag: str | None = None,
+    min_payout: str | None = None,
+    sort: str | None = None,
+) -> OfferFilters:
+    """The query's filters, each checked: 400 `invalid_parameter` naming the parameter."""
+    code = _text("country", country, longest=2)
+    if code is not None and not (len(code) == 2 and code.isascii() and code.isalpha()):
+        raise invalid_parameter("country", country or "", "a two-letter ISO 3166 country code")
+    os_text = _text("os", os, longest=32)
+    os_name = _OS_BY_LOWER.get(os_text.lower()) if os_text else None
+    if os_text and os_name is None:
+        raise invalid_parameter("os", os or "", f"one of {', '.join(OPERATING_SYSTEMS)}")
+    tags_text = _text("tag", tag, longest=MAX_TAGS * (MAX_TAG + 1))
+    tags = [t.strip().lower() for t in (tags_text or "").split(",") if t.strip()]
+    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags):
+        raise invalid_parameter(
+            "tag", tag or "", f"at most {MAX_TAGS} tags of {MAX_TAG} characters"
+        )
+    minimum = _payout(min_payout)
+    chosen = (_text("sort", sort, longest=16) or "newest").lower()
+    if chosen not in SORTS:
+        raise invalid_parameter("sort", sort or "", f"one of {', '.join(SORTS)}")
+    return OfferFilters(
+        country=code.upper() if code else None,
+        os=os_name,
+        tags=frozenset(tags),
+        min_payout=minimum,
+        sort=chosen,
+    )
+
+
+def _payout(raw: str | None) -> Decimal | None:
+    text = _text("minPayout", raw, longest=32)
+    if text is None:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value < 0 or value > MAX_MIN_PAYOUT:
+        raise invalid_parameter("minPayout", raw or "", "a number from 0 to 1000000000000")
+    return value
+
+
+def parse_uid(raw: str | None) -> str | None:
+    """A player's uid from a query or path: 400 when over 255 characters or with NUL."""
+    if raw is None or raw == "":
+        return None
+    if NUL in raw:
+        raise invalid_parameter("uid", raw.replace(NUL, ""), "text without NUL characters")
+    if len(raw) > MAX_UID:
+        raise invalid_parameter("uid", raw, f"at most {MAX_UID} characters")
+    return raw
+
+
+# --- targeting and filters ----------------------------------------------------------------
+
+
+def targets(offer: Listed, *, country: str | None, os_name: str | None) -> bool:
+    """Whether the offer's geotargeting and OS list let this country and OS in (the rule a
+    tracking link enforces with 403): an unknown country or OS passes only an offer that
+    does not target by it."""
+    include, exclude = offer.countries_include, offer.countries_exclude
+    if (include and country not in include) or (exclude and country in exclude):
+        return False
+    return not (offer.operating_systems and os_name not in offer.operating_systems)
+
+
+def payout_in(offer: Listed, offerwall: ListingOfferwall) -> Decimal:
+    """The offer's payout in the offerwall's currency, each mission's rounded as its
+    postback carries it (a quest's is its open missions' together)."""
+    rate, places = offerwall.exchange_rate, offerwall.currency_decimals
+    return sum(
+        (in_currency(g.payout_micros, exchange_rate=rate, decimals=places) for g in offer.goals),
+        Decimal(0),
+    )
+
+
+def matches(offer: Listed, filters: OfferFilters, offerwall: ListingOfferwall) -> bool:
+    country = filters.country
+    include, exclude = offer.countries_include, offer.countries_exclude
+    if country and ((include and country not in include) or country in exclude):
+        return False
+    if filters.os and offer.operating_systems and filters.os not in offer.operating_systems:
+        return False
+    if filters.tags and not filters.tags & {t.lower() for t in offer.tags}:
+        return False
+    return filters.min_payout is None or payout_in(offer, offerwall) >= filters.min_payout
+
+
+def select(
+    listing: list[Listed],
+    filters: OfferFilters,
+    offerwall: ListingOfferwall,
+    progress: PlayerProgress | None = None,
+) -> list[Listed]:
+    """The listing narrowed by the filters and (given a player) to what they can still do,
+    newest first or by payout (highest first, newest first among equals)."""
+    chosen = [o for o in listing if matches(o, filters, offerwall)] if filters.narrows else listing
+    if progress is not None:
+        # An offer the player never opened is new to them, so doable: only the few they
+        # opened are judged.
+        opened = progress.opened
+        chosen = [o for o in chosen if o.id not in opened or progress.offer(o).doable]
+    if filters.sort == "payout":
+        # The listing is newest first and the sort is stable.
+        return sorted(chosen, key=lambda o: payout_in(o, offerwall), reverse=True)
+    return chosen
+
+
+# --- a player's progress ------------------------------------------------------------------
+
+_PLAYER_PROGRESS = (
+    sa.select(
+        _progress.c.mission_id,
+        _progress.c.quest_id,
+        _progress.c.status,
+        _progress.c.count,
+        _progress.c.run,
+        _progress.c.total,
+        _progress.c.completions,
+        _progress.c.started_at,
+        _progress.c.expires_at,
+        _mission.c.title,
+        _mission.c.rule_event,
+        _mission.c.rule_completion,
+        _mission.c.rule_threshold,
+        _mission.c.allow_multiple_conversions,
+        _mission.c.payout_micros,
+        _quest.c.name.label("quest_name"),
+    )
+    .select_from(
+        _platform_user.join(_progress, _progress.c.platform_user_id == _platform_user.c.id)
+        .join(_mission, _mission.c.id == _progress.c.mission_id)
+        .outerjoin(_quest, _quest.c.id == _progress.c.quest_id)
+    )
+    .where(
+        _platform_user.c.offerwall_id == sa.bindparam("offerwall_id"),
+        _platform_user.c.uid == sa.bindparam("uid"),
+    )
+    .order_by(_progress.c.started_at, _progress.c.id)
+)
+
+
+@dataclass(frozen=True)
+class MissionState:
+    """One mission as the player stands on it."""
+
+    goal: Goal
+    status: str
+    current: float = 0
+    completions: int = 0
+    started_at: datetime | None = None
+    expires_at: datetime | None = None
+
+    @property
+    def percent(self) -> int:
+        if self.status == COMPLETED:
+            return 100
+        if self.goal.threshold <= 0:
+            return 0
+        return min(100, math.floor(100 * self.current / self.goal.threshold))
+
+    @property
+    def done(self) -> bool:
+        """Converted at least once."""
+        return self.status == COMPLETED or self.completions > 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.goal.mission_id,
+            "status": self.status,
+            "current": _number(self.current),
+            "target": _number(self.goal.threshold),
+            "event": self.goal.event,
+            "completion": self.goal.completion,
+            "percent": self.percent,
+            "completions": self.completions,
+            "startedAt": iso(self.started_at),
+            "expiresAt": iso(self.expires_at),
+        }
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 6)
+
+
+@dataclass(frozen=True)
+class OfferState:
+    """A mission or quest as the player stands on it (a mission's has one mission)."""
+
+    kind: str
+    status: str
+    missions: tuple[MissionState, ...]
+
+    @property
+    def doable(self) -> bool:
+        return any(m.status in DOABLE for m in self.missions)
+
+    @property
+    def missions_done(self) -> int:
+        return sum(1 for m in self.missions if m.done)
+
+    @property
+    def percent(self) -> int:
+        if self.kind == "mission":
+            return self.missions[0].percent
+        if not self.missions:
+            return 0
+        return math.floor(100 * self.missions_done / len(self.missions))
+
+    def as_json(self) -> dict[str, Any]:
+        if self.kind == "mission":
+            mission = self.missions[0].as_json()
+            del mission["id"]
+            return mission
+        return {
+            "status": self.status,
+            "percent": self.percent,
+            "missionsCompleted": self.missions_done,
+            "missionsTotal": len(self.missions),
+            "missions": [m.as_json() for m in self.missions],
+        }
+
+
+@dataclass
+class _Row:
+    """A progress row with its mission's rule (and quest's name), as read."""
+
+    goal: Goal
+    quest_id: str | None
+    quest_name: str | None
+    status: str
+    current: float
+    completions: int
+    started_at: datetime
+    expires_at: datetime | None
+
+
+@dataclass
+class PlayerProgress:
+    """A player's progress rows by mission, read once, judged at `now`."""
+
+    now: datetime
+    rows: dict[str, _Row] = field(default_factory=dict)
+
+    def mission(self, goal: Goal) -> MissionState:
+        row = self.rows.get(goal.mission_id)
+        if row is None:
+            return MissionState(goal, NEW)
+        status = {
+            ProgressStatus.COMPLETED: COMPLETED,
+            ProgressStatus.EXPIRED: EXPIRED,
+            ProgressStatus.CAPPED: ENDED,
+        }.get(status_at(row.status, row.expires_at, self.now), STARTED)
+        return MissionState(
+            goal, status, row.current, row.completions, row.started_at, row.expires_at
+        )
+
+    @cached_property
+    def opened(self) -> frozenset[str]:
+        """The ids of the offers the player opened: standalone missions and quests."""
+        return frozenset(row.quest_id or mission for mission, row in self.rows.items())
+
+    def touches(self, offer: Listed) -> bool:
+        """Whether the player opened the offer (has progress on one of its missions)."""
+        return offer.id in self.opened
+
+    def offer(self, offer: Listed) -> OfferState:
+        return self.of(offer.kind, offer.goals)
+
+    def of(self, kind: str, goals: tuple[Goal, ...]) -> OfferState:
+        missions = tuple(self.mission(g) for g in goals)
+        return OfferState(kind, _overall(kind, missions), missions)
+
+    def played(self) -> list[tuple[str, str, str, tuple[Goal, ...]]]:
+        """Every offer the player opened, oldest first: (kind, id, name, goals), a quest's
+        goals being the missions it started (a quest's link starts all of them)."""
+        seen: dict[str, tuple[str, str, str, list[Goal]]] = {}
+        for row in self.rows.values():
+            if row.quest_id is None:
+                seen[row.goal.mission_id] = ("mission", row.goal.mission_id, row.goal.title, [])
+                seen[row.goal.mission_id][3].append(row.goal)
+            else:
+                entry = seen.setdefault(
+                    row.quest_id, ("quest", row.quest_id, row.quest_name or "", [])
+                )
+                entry[3].append(row.goal)
+        return [(k, i, n, tuple(g)) for k, i, n, g in seen.values()]
+
+
+def _overall(kind: str, missions: tuple[MissionState, ...]) -> str:
+    if kind == "mission":
+        return missions[0].status
+    statuses = {m.status for m in missions}
+    if statuses <= {NEW}:
+        return NEW
+    if any(m.status in DOABLE for m in missions):
+        return STARTED
+    if all(m.done for m in missions):
+        return COMPLETED
+    return EXPIRED if EXPIRED in statuses else ENDED
+
+
+def player_progress(
+    conn: Connection, *, offerwall_id: str, uid: str, now: datetime
+) -> PlayerProgress:
+    """The player's progress on every mission they started, in one statement (an unknown
+    uid has none: every offer is new to them)."""
+    found = PlayerProgress(now)
+    rows = conn.execute(_PLAYER_PROGRESS, {"offerwall_id": offerwall_id, "uid": uid})
+    for r in rows:
+        completion = r.rule_completion
+        current = {"consecutive": r.run, "sum": r.total}.get(completion, r.count)
+        goal = Goal(
+            r.mission_id,
+            r.title,
+            r.rule_event,
+            completion,
+            float(r.rule_threshold),
+            bool(r.allow_multiple_conversions),
+            int(r.payout_micros),
+        )
+        found.rows[r.mission_id] = _Row(
+            goal,
+            r.quest_id,
+            r.quest_name,
+            r.status,
+            float(current or 0),
+            int(r.completions or 0),
+            r.started_at,
+            r.expires_at,
+        )
+    return found
+
+
+# --- the offers API with filters or a player ----------------------------------------------
+
+
+def list_for_player(
+    *,
+    conn: Connection,
+    offerwall: ListingOfferwall,
+    page: OfferPage,
+    base_url: str,
+    filters: OfferFilters,
+    uid: str | None,
+    now: datetime,
+) -> bytes:
+    """`GET /offerwall/offers` narrowed by filters and, with a uid, to what that player can
+    still do, each offer with its `progress` and a tracking link that carries the uid."""
+    listing = LISTINGS.get(conn, offerwall.catalog_version)
+    progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now) if uid else None
+    chosen = select(listing, filters, offerwall, progress)
+    body = render_page(chosen, offerwall, page, base_url)
+    if progress is not None and uid is not None:
+        shown = chosen[page.offset : page.offset + page.limit] if page.limit else []
+        rendered = {
+            "mission": iter(body["data"]["missions"]),
+            "quest": iter(body["data"]["quests"]),
+        }
+        suffix = "&" + urlencode({"uid": uid})
+        for offer in shown:
+            record = next(rendered[offer.kind])
+            record["trackingLink"] += suffix
+            record["progress"] = progress.offer(offer).as_json()
+    return orjson.dumps(body)
+
+
+def progress_document(
+    *, conn: Connection, offerwall: ListingOfferwall, uid: str, now: datetime
+) -> bytes:
+    """`GET /offerwall/users/{uid}/progress`: every offer the player opened, oldest first,
+    with its state and counts, and how many are in each state."""
+    progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now)
+    listed = {o.id: o for o in LISTINGS.get(conn, offerwall.catalog_version)}
+    missions: list[dict[str, Any]] = []
+    quests: list[dict[str, Any]] = []
+    counts = dict.fromkeys((STARTED, COMPLETED, EXPIRED, ENDED), 0)
+    for kind, offer_id, name, goals in progress.played():
+        current = listed.get(offer_id)
+        # A listed quest counts every open mission, also one added since the player began.
+        state = progress.offer(current) if current else progress.of(kind, goals)
+        counts[state.status] = counts.get(state.status, 0) + 1
+        entry = {
+            "id": offer_id,
+            "title" if kind == "mission" else "name": name,
+            "available": current is not None and state.doable,
+            "progress": state.as_json(),
+        }
+        (missions if kind == "mission" else quests).append(entry)
+    return orjson.dumps(
+        {
+            "statusCode": 200,
+            "message": "OK",
+            "uid": uid,
+            "counts": counts,
+            "data": {"missions": missions, "quests": quests},
+        }
+    )

@@ -1,0 +1,350 @@
+"""What the portal's mission editor and rule tester need: the editor's saves, the rule
+tester's event-by-event run, the offer preview, the game's offers and its event names.
+
+Forms become definitions in `offer_forms.py`, and are saved by `offers.py` like import
+files: the portal adds no rules of its own."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from api.core.money import format_usd
+from api.missions import offers
+from api.missions.forms import FormError, from_form, scalar
+from api.missions.funnels import Funnel, duration_words, mission_funnels
+from api.missions.rules import Rule, RuleError, Tally, read_field, step, summary
+from models import Event, Mission, Quest
+from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields, rule_in
+
+MAX_TEST_EVENTS = 500
+
+
+def save_mission_form(
+    *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
+) -> Mission:
+    """The editor's save: the game's mission (or a new one) with the form over it."""
+    stored = (
+        offers.mission_of_game(session=session, game_id=game_id, mission_id=mission_id)
+        if mission_id
+        else None
+    )
+    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    return offers.save_mission(session=session, game_id=game_id, data=data)
+
+
+def save_quest_form(
+    *,
+    session: Session,
+    game_id: str,
+    form: Mapping[str, str],
+    quest_id: str | None,
+    mission_ids: list[str],
+) -> Quest:
+    """The quest builder's save: the game's quest (or a new one) with the form over it,
+    made of the chosen missions in order."""
+    stored = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    data = from_form(QuestFields, form, stored=quest_fields(stored) if stored else None)
+    return offers.save_quest(session=session, game_id=game_id, data=data, mission_ids=mission_ids)
+
+
+@dataclass(frozen=True)
+class QuestBuilder:
+    quest: Quest | None  # None: a new quest
+    chosen: list[Mission]  # the quest's missions, in order
+    available: list[Mission]  # the game's missions in no quest
+
+
+def quest_builder(*, session: Session, game_id: str, quest_id: str | None) -> QuestBuilder:
+    """What the quest builder opens with: the game's quest (OfferError when it is not this
+    game's), its missions in order, and the missions that could join it."""
+    quest = (
+        offers.quest_of_game(session=session, game_id=game_id, quest_id=quest_id)
+        if quest_id
+        else None
+    )
+    missions = session.scalars(
+        sa.select(Mission)
+        .where(col(Mission.game_id) == game_id)
+        .order_by(col(Mission.quest_position), col(Mission.created_at))
+    ).all()
+    return QuestBuilder(
+        quest,
+        [m for m in missions if quest is not None and m.quest_id == quest.id],
+        [m for m in missions if m.quest_id is None],
+    )
+
+
+def rule_definition(form: Mapping[str, str]) -> RuleIn:
+    """The rule builder's inputs (`rule.…`) as a rule definition the engine accepts."""
+    rule = from_form(RuleIn, form, root="rule")
+    try:
+        Rule.from_input(rule)
+    except RuleError as exc:
+        raise FormError({"rule": str(exc)}) from None
+    return rule
+
+
+def rule_from_form(form: Mapping[str, str]) -> Rule:
+    """The rule builder's inputs (`rule.…`) as the engine's rule (for the tester)."""
+    return Rule.from_input(rule_definition(form))
+
+
+# --- the rule tester ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleStep:
+    n: int
+    event: str
+    value: str
+    traits: str
+    outcome: str  # "other event" | "passes" | "fails the filter"
+    count: int
+    run: int
+    total: str
+    completed: bool
+    # After a one-time mission completed: shown with what it would do, counted no more
+    # (ingestion ignores a completed mission's events too).
+    after_completion: bool = False
+
+
+@dataclass(frozen=True)
+class RuleTest:
+    """The tester's answer: the rule in words, every event, and where it completes."""
+
+    summary: str
+    steps: list[RuleStep]
+    completed_at: int  # the number of the completing event, 0 when none does
+
+
+def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
+    """The rule tester: the rule builder's rule over the form's events, event by event."""
+    rule = rule_definition(form)
+    engine_rule = Rule.from_input(rule)
+    lines = _event_lines(form.get("events", ""))
+    _check_numbers(engine_rule, lines)
+    steps = try_rule(engine_rule, [event for _, event in lines], repeatable=repeatable)
+    completed_at = next((s.n for s in steps if s.completed), 0)
+    return RuleTest(summary(rule), steps, completed_at)
+
+
+def parse_events(text: str) -> list[dict[str, Any]]:
+    """Events to test, one per line: a JSON object ({"event": …, "value": …, "traits": …})
+    or the short form `EVENT [value] [trait=value …]`, e.g. `GAME_OVER 1200 mode=ranked`."""
+    return [event for _, event in _event_lines(text)]
+
+
+def _event_lines(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """The events of `text`, each with the number of its line."""
+    events: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        event = _json_event(line, number) if line.startswith("{") else _short_event(line, number)
+        events.append((number, event))
+        if len(events) > MAX_TEST_EVENTS:
+            raise FormError({"events": f"at most {MAX_TEST_EVENTS} events per test"})
+    if not events:
+        raise FormError({"events": "write at least one event"})
+    return events
+
+
+def _json_event(line: str, number: int) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        raise FormError(
+            {"events": f"line {number}: not JSON; check its quotes, commas and braces"}
+        ) from None
+    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        raise FormError({"events": f'line {number}: an object with "event" is needed'})
+    if event.get("value") is not None and not _is_number(event["value"]):
+        raise FormError({"events": f"line {number}: the value is a number"})
+    return event
+
+
+def _short_event(line: str, number: int) -> dict[str, Any]:
+    name, *rest = line.split()
+    event: dict[str, Any] = {"event": name}
+    for part in rest:
+        if "=" in part:
+            key, _, raw = part.partition("=")
+            event.setdefault("traits", {})[key] = scalar(raw)
+        elif "value" not in event:
+            value = scalar(part)
+            if not _is_number(value):
+                raise FormError({"events": f"line {number}: the value is a number"})
+            event["value"] = value
+        else:
+            raise FormError({"events": f"line {number}: write traits as name=value"})
+    return event
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_numbers(rule: Rule, lines: list[tuple[int, dict[str, Any]]]) -> None:
+    """Refuse a test event of the rule whose field the rule compares with a number (or
+    adds up) but holds something else, naming every such line: ingestion would let the
+    event fail the filter, which is the mistake the tester is there to show."""
+    numeric = [c.field for c in rule.conditions if isinstance(c.operand, float)]
+    numeric += [rule.sum_field] if rule.sum_field else []
+    problems = []
+    for number, event in lines:
+        if not rule.matches(event):
+            continue
+        for name in dict.fromkeys(numeric):
+            present, found = read_field(event, name)
+            if present and not _is_number(found):
+                what = "the value" if name == "value" else name.removeprefix("traits.")
+                shown = f"“{found}”" if isinstance(found, str) else json.dumps(found)
+                problems.append(f"line {number}: {what} is {shown}, not a number")
+    if problems:
+        raise FormError({"events": "; ".join(problems)})
+
+
+def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
+    """Each event through the engine (the same `step` ingestion uses), with the tally after
+    it; a repeatable mission starts again from zero after a completion. After a one-time
+    mission completed, each later event is still listed with what it would do, marked
+    `after_completion`, and changes nothing."""
+    tally, steps, done = Tally(), [], False
+    for n, event in enumerate(events, start=1):
+        outcome = step(rule, tally, event)
+        if done:
+            outcome = replace(outcome, tally=tally, completed=False)
+        tally = outcome.tally
+        steps.append(
+            RuleStep(
+                n=n,
+                event=str(event.get("event")),
+                value="" if event.get("value") is None else f"{event['value']:g}",
+                traits=", ".join(f"{k}={v}" for k, v in (event.get("traits") or {}).items()),
+                outcome=(
+                    "other event"
+                    if not outcome.matched
+                    else "passes"
+                    if outcome.passed
+                    else "fails the filter"
+                ),
+                count=tally.count,
+                run=tally.run,
+                total=f"{tally.total:g}",
+                completed=outcome.completed,
+                after_completion=done,
+            )
+        )
+        if outcome.completed:
+            if repeatable:
+                tally = Tally()
+            else:
+                done = True
+    return steps
+
+
+# --- suggestions and previews --------------------------------------------------------
+
+
+def event_names(*, session: Session, game_id: str, limit: int = 50) -> list[str]:
+    """The event names the game has sent, most frequent first (for the editor)."""
+    found = session.execute(
+        sa.select(col(Event.name))
+        .where(col(Event.game_id) == game_id)
+        .group_by(col(Event.name))
+        .order_by(sa.func.count().desc())
+        .limit(limit)
+    ).scalars()
+    return list(found)
+
+
+# --- the game's offers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfferRow:
+    id: str
+    kind: str  # "mission" | "quest"
+    title: str
+    payout: str
+    active: bool
+    cap: str  # "3 / 100 conversions", "2 / ∞ players" (a quest's start cap)
+    rule: str  # the rule in words
+    quest: str  # for a mission inside a quest: the quest's name
+    quest_id: str
+    # The funnel (api/missions/funnels.py); a quest's missions carry their own.
+    clicks: str = ""
+    started: str = ""
+    in_progress: str = ""
+    completed: str = ""
+    median_time: str = ""
+
+
+def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
+    return OfferRow(
+        m.id,
+        "mission",
+        m.title,
+        format_usd(m.payout_micros),
+        m.is_active,
+        f"{m.conversions} / {m.cap or '∞'} conversions",
+        summary(rule_in(m)),
+        quest.name if quest else "",
+        m.quest_id or "",
+        clicks=str(funnel.clicks),
+        started=str(funnel.started),
+        in_progress=str(funnel.in_progress),
+        completed=str(funnel.completed),
+        median_time=duration_words(funnel.median_seconds),
+    )
+
+
+def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
+    """The game's quests, then its missions (standalone first, then by quest, in order),
+    each mission with its rule in words and its funnel."""
+    quests = {
+        q.id: q
+        for q in session.execute(sa.select(Quest).where(col(Quest.game_id) == game_id)).scalars()
+    }
+    missions = session.execute(
+        sa.select(Mission)
+        .where(col(Mission.game_id) == game_id)
+        .order_by(
+            col(Mission.quest_id).is_(None).desc(),
+            col(Mission.quest_position),
+            col(Mission.created_at),
+        )
+    ).scalars()
+    funnels = mission_funnels(session=session, game_id=game_id)
+    mission_rows = [
+        _mission_row(m, quests.get(m.quest_id or ""), funnels.get(m.id, Funnel())) for m in missions
+    ]
+    # A quest's clicks are those of its link, which each of its missions shows too.
+    quest_clicks = {r.quest_id: r.clicks for r in mission_rows if r.quest_id}
+    quest_rows = [
+        OfferRow(
+            q.id,
+            "quest",
+            q.name,
+            "",
+            q.is_active,
+            f"{q.starts} / {q.start_cap or '∞'} players",
+            "",
+            "",
+            "",
+            clicks=quest_clicks.get(q.id, "0"),
+        )
+        for q in sorted(quests.values(), key=lambda q: q.created_at)
+    ]
+    return quest_rows + mission_rows

@@ -1,0 +1,251 @@
+"""Editor forms and definitions, both ways, by the schema alone.
+
+The editor's inputs are named after the definition's field paths (`title`,
+`geotargeting.countriesInclude`, `rule.conditions.0.value`, `operatingSystem.2`), so a form
+becomes a definition (`from_form`) by reading each input's text as its schema field's type
+says, and a definition becomes the inputs' defaults (`form_values`) by the same paths. No
+table maps input names to fields: a new plain field needs only its input on the page.
+
+A checkbox comes after a hidden input of the same name, so an unchecked box is submitted
+too; inputs the form does not have keep the stored value. An error is shown under the
+input its location names, every one of them at once.
+
+A country picker submits its codes under the field's path and what is still typed in its
+box, not yet a chip, as `typed.<the path>`: a name the picker knows is added to the
+codes, any other text refuses the save under the picker (a client that failed to make the
+chip cannot lose the designer's intent)."""
+
+from __future__ import annotations
+
+import math
+import re
+import types
+import typing
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from api.core.countries import find_countries, unknown_countries
+from api.core.wording import figure, plain
+from api.missions.offers import OfferError
+
+Definition = typing.TypeVar("Definition", bound=BaseModel)
+
+
+class FormError(OfferError):
+    """A form that does not make a valid definition; `errors` maps inputs to messages."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self._errors = errors
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return self._errors
+
+
+def scalar(text: str) -> float | str | bool:
+    """Typed text as a number, a boolean, or else the text."""
+    text = text.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+def _items(text: str) -> list[str]:
+    return [part.strip() for part in re.split(r"[,;\s]+", text) if part.strip()]
+
+
+# Inputs shown in a larger unit than the field's: the time limit is edited in hours, the
+# minimum completion time in minutes.
+UNITS = {"timeLimitSeconds": 3600, "minCompletionSeconds": 60}
+UNIT_NAMES = {"timeLimitSeconds": "hours", "minCompletionSeconds": "minutes"}
+
+
+def form_values(definition: BaseModel) -> dict[str, str]:
+    """A definition as the text of the inputs named after its field paths (the editor's
+    defaults when it opens a stored offer)."""
+    values: dict[str, str] = {}
+    for name, value in definition.model_dump(mode="json").items():
+        _flatten(values, name, value)
+    for name, factor in UNITS.items():
+        if values.get(name):
+            values[name] = f"{float(values[name]) / factor:g}"
+    if values.get("expirationDate"):
+        values["expirationDate"] = values["expirationDate"][:10]
+    return values
+
+
+def _flatten(values: dict[str, str], path: str, value: Any) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(values, f"{path}.{key}", inner)
+    elif isinstance(value, list) and value and isinstance(value[0], dict):
+        for n, inner in enumerate(value):
+            _flatten(values, f"{path}.{n}", inner)
+    elif isinstance(value, list):
+        values[path] = ", ".join(str(v) for v in value)
+    elif isinstance(value, bool):
+        values[path] = "true" if value else "false"
+    elif isinstance(value, float):
+        values[path] = f"{value:g}"
+    else:
+        values[path] = "" if value is None else str(value)
+
+
+def from_form(
+    schema: type[Definition],
+    form: Mapping[str, str],
+    *,
+    stored: Definition | None = None,
+    root: str = "",
+) -> Definition:
+    """The definition a form makes: the stored one (if any) with the form's inputs over it.
+    FormError maps each bad input's name to its message."""
+    form, typed_errors = _typed_countries(form)
+    data = stored.model_dump() if stored is not None else {}
+    data.update(_read(schema, _tree(form, root)))
+    try:
+        definition = schema.model_validate(data)
+    except ValidationError as exc:
+        raise FormError(_errors(exc, form, root) | typed_errors) from None
+    if typed_errors:
+        raise FormError(typed_errors)
+    return definition
+
+
+# The country pickers, by the definition's field they fill, and the name prefix of the
+# text still typed in one (see the module's docstring).
+PICKERS = {"include": "geotargeting.countriesInclude", "exclude": "geotargeting.countriesExclude"}
+TYPED = "typed."
+
+
+def _typed_countries(form: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The form with each picker's typed countries added to its codes, and the pickers
+    whose text names no country, with what they say."""
+    merged, errors = dict(form), {}
+    for path in PICKERS.values():
+        text = str(form.get(TYPED + path, ""))
+        if not text.strip():
+            continue
+        found, unknown = find_countries(text)
+        if unknown:
+            errors[path] = unknown_countries(unknown)
+        else:
+            merged[path] = ", ".join([*_items(form.get(path, "")), *(c.code for c in found)])
+    return merged, errors
+
+
+def _tree(form: Mapping[str, str], root: str) -> dict[str, Any]:
+    """`a.b.0.c` names as nested dicts (list items keyed by their index)."""
+    tree: dict[str, Any] = {}
+    prefix = f"{root}." if root else ""
+    for name, text in form.items():
+        if not name.startswith(prefix) or name == "id":  # the id is never the form's
+            continue
+        *parents, last = name.removeprefix(prefix).split(".")
+        node = tree
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        if not isinstance(node.get(last), dict):
+            node[last] = str(text)
+    return tree
+
+
+def _read(schema: type[BaseModel], tree: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for name, info in schema.model_fields.items():
+        if name in tree:
+            data[name] = _value(info.annotation, tree[name], name)
+    return {k: v for k, v in data.items() if v is not _OMIT}
+
+
+_OMIT = object()
+
+
+def _value(annotation: Any, raw: Any, name: str) -> Any:
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    args = typing.get_args(annotation) if union else (annotation,)
+    kinds = [a for a in args if a is not type(None)]
+    optional = type(None) in args
+    kind = kinds[0] if len(kinds) == 1 else None
+    origin = typing.get_origin(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return _read(kind, raw) if isinstance(raw, dict) else _OMIT
+    if origin is list:
+        return _list(typing.get_args(kind)[0], raw)
+    if not isinstance(raw, str):
+        return raw  # inputs under a plain field's name: the schema refuses them
+    text = raw.strip()
+    if kind is bool:
+        return text in ("on", "true")
+    if text == "":
+        return None if optional else "" if kind is str else _OMIT
+    if kind is datetime:
+        return f"{text}T00:00:00Z" if len(text) == 10 else text
+    if name in UNITS:
+        try:
+            number = float(text)
+        except ValueError:
+            return text  # the schema says what is wrong
+        # A positive amount less than a second is one second; zero or less the schema
+        # refuses (as it is: not a finite number, or below its minimum).
+        if not math.isfinite(number) or number <= 0:
+            return text if not math.isfinite(number) else round(number)
+        return max(1, round(number * UNITS[name]))
+    if kind is None and str in kinds:
+        return scalar(text)  # a condition's value: a number, a boolean or a string
+    return text
+
+
+def _list(item: Any, raw: str | dict[str, Any]) -> list[Any]:
+    """A list from one text input (comma-separated) or from inputs numbered 0, 1, …
+    (empty ones skipped: an unchecked box, a condition row left blank)."""
+    if isinstance(raw, str):
+        return _items(raw)
+    rows = [raw[k] for k in sorted((k for k in raw if k.isdigit()), key=int)]
+    if isinstance(item, type) and issubclass(item, BaseModel):
+        first = next(iter(item.model_fields))
+        return [_read(item, row) for row in rows if isinstance(row, dict) and _filled(row, first)]
+    return [row for row in rows if isinstance(row, str) and row.strip()]
+
+
+def _filled(row: dict[str, Any], name: str) -> bool:
+    value = row.get(name, "")
+    return not isinstance(value, str) or bool(value.strip())
+
+
+def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> dict[str, str]:
+    """Each error under the input it is about: the longest field path of the error's
+    location that the form has an input for, else the first part of it (the rule, the
+    operating systems), else "form"."""
+    errors: dict[str, str] = {}
+    for error in exc.errors():
+        parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
+        paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
+        key = next((p for p in paths if p in form), parts[0] if parts else "form")
+        errors.setdefault(key, _in_units(error) or plain(error))
+    return errors
+
+
+def _in_units(error: ErrorDetails) -> str | None:
+    """A bound of an input edited in hours or minutes, said in that unit (the schema's
+    bounds are in seconds)."""
+    field = str(error["loc"][-1]) if error["loc"] else ""
+    ctx = error.get("ctx") or {}
+    if field not in UNITS:
+        return None
+    if error["type"] == "greater_than_equal":
+        return f"Enter a number of {UNIT_NAMES[field]} above 0."
+    if error["type"] == "less_than_equal":
+        return f"Enter {figure(ctx['le'] / UNITS[field])} {UNIT_NAMES[field]} or less."
+    return None

@@ -1,0 +1,170 @@
+"""The in-memory index of active missions, per game and event name.
+
+Every change to a mission or quest bumps `catalog_version` in the same transaction
+(`bump`). Each ingestion reads that one row and reloads the index when it moved, so a
+change made by any process is followed by every process at its next request.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine
+from sqlmodel import Session, select
+
+from api.core.sql import insert_ignore
+from api.fraud.policy import strictest
+from api.missions.rules import Rule
+from models import Mission, Quest
+from models.offer_schemas import rule_in
+from models.tables import catalog_version as _version
+
+
+@dataclass(frozen=True)
+class MissionSpec:
+    """What evaluation needs to know of an active mission."""
+
+    id: str
+    game_id: str
+    quest_id: str | None
+    rule: Rule
+    cap: int | None
+    allow_multiple: bool
+    time_limit_seconds: int | None
+    expiration_date: datetime | None
+    payout_micros: int
+    # Fraud screening (docs/fraud.md#anti-cheat-rules): the minimum plausible time, and the
+    # limits an event must keep to count.
+    min_completion_seconds: int | None = None
+    max_event_value: float | None = None
+    max_trait_field: str | None = None
+    max_trait_value: float | None = None
+    max_events_per_minute: int | None = None
+    # The actions for the risk signals its completions are judged by, stricter than the
+    # offerwall's: its own, or for a quest's mission the strictest of the quest's active
+    # missions', as the quest's click is (docs/fraud.md#rules).
+    fraud_actions: dict[str, str] | None = field(default=None, hash=False)
+
+    def expired(self, now: datetime) -> bool:
+        return self.expiration_date is not None and self.expiration_date <= now
+
+    def broken_limit(self, value: float | None, traits: dict | None) -> tuple[str, str] | None:
+        """The value or trait limit an event breaks, as (rule, what it says), or None."""
+        if self.max_event_value is not None and value is not None and value > self.max_event_value:
+            return "max_value", f"value {value:g} is over the maximum {self.max_event_value:g}"
+        if self.max_trait_field is not None and self.max_trait_value is not None:
+            trait = (traits or {}).get(self.max_trait_field)
+            number = isinstance(trait, int | float) and not isinstance(trait, bool)
+            if number and float(trait) > self.max_trait_value:  # type: ignore[arg-type]
+                return (
+                    "max_trait",
+                    f"traits.{self.max_trait_field} {trait:g} is over the maximum "
+                    f"{self.max_trait_value:g}",
+                )
+        return None
+
+
+@dataclass
+class MissionIndex:
+    version: int
+    missions: dict[str, MissionSpec] = field(default_factory=dict)
+    by_event: dict[tuple[str, str], list[MissionSpec]] = field(default_factory=dict)
+    by_game: dict[str, list[MissionSpec]] = field(default_factory=dict)
+
+    def for_event(self, game_id: str, event: str) -> list[MissionSpec]:
+        return self.by_event.get((game_id, event), [])
+
+    def for_game(self, game_id: str) -> list[MissionSpec]:
+        return self.by_game.get(game_id, [])
+
+
+def spec_of(mission: Mission) -> MissionSpec:
+    rule = Rule.from_input(rule_in(mission))
+    return MissionSpec(
+        id=mission.id,
+        game_id=mission.game_id,
+        quest_id=mission.quest_id,
+        rule=rule,
+        cap=mission.cap,
+        allow_multiple=mission.allow_multiple_conversions,
+        time_limit_seconds=mission.time_limit_seconds,
+        expiration_date=mission.expiration_date,
+        payout_micros=mission.payout_micros,
+        min_completion_seconds=mission.min_completion_seconds,
+        max_event_value=mission.max_event_value,
+        max_trait_field=mission.max_trait_field,
+        max_trait_value=mission.max_trait_value,
+        max_events_per_minute=mission.max_events_per_minute,
+        fraud_actions=mission.fraud_actions or None,
+    )
+
+
+def load(session: Session, version: int) -> MissionIndex:
+    """Build the index from the database: active missions of active quests (or none), a
+    quest's missions each with the quest's fraud actions."""
+    rows = session.exec(
+        select(Mission)
+        .outerjoin(Quest, Quest.id == Mission.quest_id)  # type: ignore[arg-type]
+        .where(Mission.is_active, sa.or_(Mission.quest_id.is_(None), Quest.is_active))  # type: ignore[union-attr, arg-type]
+    ).all()
+    specs = [spec_of(mission) for mission in rows]
+    per_quest: dict[str, list[dict[str, str] | None]] = {}
+    for spec in specs:
+        if spec.quest_id is not None:
+            per_quest.setdefault(spec.quest_id, []).append(spec.fraud_actions)
+    quest_actions = {quest: strictest(actions) or None for quest, actions in per_quest.items()}
+    mission_index = MissionIndex(version)
+    for spec in specs:
+        if spec.quest_id is not None:
+            spec = replace(spec, fraud_actions=quest_actions[spec.quest_id])
+        mission_index.missions[spec.id] = spec
+        mission_index.by_event.setdefault((spec.game_id, spec.rule.event), []).append(spec)
+        mission_index.by_game.setdefault(spec.game_id, []).append(spec)
+    return mission_index
+
+
+_READ_VERSION = sa.select(_version.c.version).where(_version.c.id == 1)  # every request reads it
+# The same, to read alongside another query in one round trip.
+VERSION_SUBQUERY = _READ_VERSION.scalar_subquery().label("version")
+
+
+def read_version(session: Session | Connection) -> int:
+    version = session.execute(_READ_VERSION).scalar()
+    return int(version or 0)
+
+
+def bump(session: Session | Connection) -> None:
+    """Mark the mission_index changed; call in the transaction that changes missions or quests,
+    or that fills one up (a cap or start cap reached)."""
+    insert_ignore(session, _version, {"id": 1, "version": 0}, conflict=("id",))
+    session.execute(
+        sa.update(_version).where(_version.c.id == 1).values(version=_version.c.version + 1)
+    )
+
+
+class IndexCache:
+    """One index per database engine, reloaded when the stored version moves."""
+
+    def __init__(self) -> None:
+        self._by_engine: weakref.WeakKeyDictionary[Engine, MissionIndex] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def current(self, session: Session) -> MissionIndex:
+        engine = session.get_bind().engine  # an Engine's .engine is itself
+        version = read_version(session)
+        mission_index = self._by_engine.get(engine)
+        if mission_index is not None and mission_index.version == version:
+            return mission_index
+        with self._lock:
+            mission_index = load(session, version)
+            self._by_engine[engine] = mission_index
+            return mission_index
+
+
+INDEX = IndexCache()

@@ -1,0 +1,216 @@
+"""Missions and quests: the one owner of their rules. Import files, the CLI and the portal's
+editor all save through `save_mission` and `save_quest`, and read a stored offer back as its
+definition through `models.offer_schemas` (`mission_in`, `quest_in`). Every change bumps
+the catalog version, so every process's mission index follows it.
+
+Quest membership, the same from every caller: a quest has at least one mission; a mission
+belongs to the quest's game and to at most one quest (one already in another quest is
+refused: take it out there first); missions taken out of a quest become standalone again.
+Saving a mission on its own never changes its quest."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from api.core.refusals import DomainError
+from api.missions import index
+from api.missions.rules import Rule, RuleError
+from models import Game, Mission, Quest
+from models.offer_schemas import (
+    CatalogFile,
+    MissionIn,
+    QuestFields,
+    QuestIn,
+    mission_in,
+    offer_columns,
+    quest_fields,
+    quest_in,
+)
+from models.types import utcnow
+
+
+class OfferError(DomainError, ValueError):
+    """An offer that cannot be saved as given; `field` is the definition's field path it is
+    about ("form" when it is about the whole)."""
+
+    def __init__(self, message: str, *, field: str = "form"):
+        super().__init__(message, field)
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """The message under the input it is about, as a form shows it."""
+        return {self.field or "form": str(self)}
+
+
+def check_rule(data: MissionIn) -> Rule:
+    """The engine's own checks of a mission's rule, beyond the schema's."""
+    try:
+        return Rule.from_input(data.rule)
+    except RuleError as exc:
+        raise OfferError(f"mission {data.title!r}: {exc}", field="rule") from None
+
+
+def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
+    """Create a mission, or update the one with `data.id` (of this game). A new mission is
+    standalone; an existing one stays in its quest."""
+    check_rule(data)
+    mission = _saved(session, Mission, game_id, data)
+    index.bump(session)
+    return mission
+
+
+def save_quest(
+    *, session: Session, game_id: str, data: QuestFields, mission_ids: Sequence[str] = ()
+) -> Quest:
+    """Create or update a quest and set its missions, in order: those of an import file's
+    `QuestIn` (saved first), or the game's existing missions named by id (the editor)."""
+    if isinstance(data, QuestIn):
+        mission_ids = [
+            save_mission(session=session, game_id=game_id, data=m).id for m in data.missions
+        ]
+    if not mission_ids:
+        raise OfferError("a quest needs at least one mission", field="missions")
+    quest = _saved(session, Quest, game_id, data)
+    _set_missions(session, quest, list(mission_ids))
+    index.bump(session)
+    return quest
+
+
+def _saved(session: Session, model: type[Mission] | type[Quest], game_id: str, data: Any) -> Any:
+    fields = offer_columns(data)
+    offer = _existing(session, model, data.id, game_id)
+    if offer is None:
+        offer = model(game_id=game_id, **fields, **({"id": data.id} if data.id else {}))
+    else:
+        for key, value in fields.items():
+            setattr(offer, key, value)
+        offer.updated_at = utcnow()
+    session.add(offer)
+    session.flush()
+    return offer
+
+
+def _set_missions(session: Session, quest: Quest, mission_ids: list[str]) -> None:
+    chosen = session.scalars(
+        sa.select(Mission).where(
+            col(Mission.id).in_(mission_ids), col(Mission.game_id) == quest.game_id
+        )
+    ).all()
+    by_id = {m.id: m for m in chosen}
+    if set(by_id) != set(mission_ids):
+        raise OfferError("a chosen mission is not one of this game's", field="missions")
+    for mission in by_id.values():
+        if mission.quest_id not in (None, quest.id):
+            raise OfferError(f"{mission.title} is in another quest", field="missions")
+    for m in session.scalars(sa.select(Mission).where(col(Mission.quest_id) == quest.id)):
+        if m.id not in by_id:
+            m.quest_id, m.quest_position = None, 0
+    for position, mission_id in enumerate(mission_ids):
+        by_id[mission_id].quest_id, by_id[mission_id].quest_position = quest.id, position
+    session.flush()
+
+
+def import_catalog(*, session: Session, data: CatalogFile) -> tuple[list[Mission], list[Quest]]:
+    """Create or update every mission and quest of an import file, in one transaction."""
+    if session.get(Game, data.gameId) is None:
+        raise OfferError(f"no game with id {data.gameId}")
+    missions = [save_mission(session=session, game_id=data.gameId, data=m) for m in data.missions]
+    quests = [save_quest(session=session, game_id=data.gameId, data=q) for q in data.quests]
+    return missions, quests
+
+
+def export_catalog(*, session: Session, game_id: str) -> CatalogFile:
+    """A game's missions and quests as an import file that saves them again unchanged."""
+    missions, quests = list_offers(session=session, game_id=game_id)
+    inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
+    for m in sorted(missions, key=lambda m: m.quest_position):
+        if m.quest_id is not None:
+            inside[m.quest_id].append(m)
+    return CatalogFile(
+        gameId=game_id,
+        missions=[mission_in(m) for m in missions if m.quest_id is None],
+        quests=[quest_in(q, inside[q.id]) for q in quests],
+    )
+
+
+def mission_of_game(*, session: Session, game_id: str, mission_id: str) -> Mission:
+    """The game's mission with this id; another game's answers like a missing one."""
+    mission = session.get(Mission, mission_id)
+    if mission is None or mission.game_id != game_id:
+        raise OfferError("No such mission.")
+    return mission
+
+
+def quest_of_game(*, session: Session, game_id: str, quest_id: str) -> Quest:
+    """The game's quest with this id; another game's answers like a missing one."""
+    quest = session.get(Quest, quest_id)
+    if quest is None or quest.game_id != game_id:
+        raise OfferError("No such quest.")
+    return quest
+
+
+def set_active(
+    *, session: Session, kind: str, offer_id: str, active: bool, game_id: str | None = None
+) -> Mission | Quest:
+    """Activate or deactivate a mission or quest (of `game_id`, when given)."""
+    offer: Mission | Quest | None = (
+        session.get(Mission, offer_id) if kind == "mission" else session.get(Quest, offer_id)
+    )
+    if offer is None or (game_id is not None and offer.game_id != game_id):
+        raise OfferError(f"no {kind} with id {offer_id}")
+    offer.is_active = active
+    offer.updated_at = utcnow()
+    session.add(offer)
+    session.flush()
+    index.bump(session)
+    return offer
+
+
+def list_offers(
+    *, session: Session, game_id: str | None = None
+) -> tuple[list[Mission], list[Quest]]:
+    missions = select(Mission).order_by(Mission.created_at)  # type: ignore[arg-type]
+    quests = select(Quest).order_by(Quest.created_at)  # type: ignore[arg-type]
+    if game_id:
+        missions = missions.where(Mission.game_id == game_id)
+        quests = quests.where(Quest.game_id == game_id)
+    return list(session.exec(missions)), list(session.exec(quests))
+
+
+def listing(*, session: Session, game_id: str | None = None) -> dict[str, Any]:
+    """The CLI's listing: each offer as its definition, with its game and its state."""
+    missions, quests = list_offers(session=session, game_id=game_id)
+    return {
+        "missions": [
+            {
+                **mission_in(m).model_dump(mode="json"),
+                "gameId": m.game_id,
+                "questId": m.quest_id,
+                "conversions": m.conversions,
+            }
+            for m in missions
+        ],
+        "quests": [
+            {
+                **quest_fields(q).model_dump(mode="json"),
+                "gameId": q.game_id,
+                "starts": q.starts,
+            }
+            for q in quests
+        ],
+    }
+
+
+def _existing(
+    session: Session, model: type[Mission] | type[Quest], offer_id: str | None, game_id: str
+) -> Any:
+    if offer_id is None:
+        return None
+    found: Any = session.get(model, offer_id)
+    if found is not None and found.game_id != game_id:
+        raise OfferError(f"{offer_id} belongs to another game")
+    return found

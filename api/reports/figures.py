@@ -1,0 +1,795 @@
+"""Reports: clicks, starts, conversions, conversion rate, payout and payout per click (EPC),
+reversed conversions and payout, and net payout, per day, per offer, per offerwall, per
+country, per operating system or per sub value of the tracking link (`platform_sub1` to
+`platform_sub3`), over a date range, optionally narrowed to one game or one offer. Aggregated in SQL
+(GROUP BY); Python only joins the grouped rows (one per day, offer, … ), fills the days
+without activity and names them.
+
+A conversion counts once it was approved (docs/publisher-integration.md#statuses-and-reversals):
+conversions, payout, conversion rate and EPC count the approved ones and those reversed
+since; pending and rejected ones count nowhere. A reversed one also counts as reversed, and
+net payout is payout minus reversed payout. Everything counts on the conversion's own day
+(its `created_at`), the reversal's included: reversing last month's conversion changes last
+month's net payout, and a day's figures are final only when nothing of it is reversed later.
+
+Scoped on the server: staff see everything, designers their studio's offers, publishers
+their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too.
+The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
+`publisher_reports.py`) both call `build_report`, so their figures cannot differ."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from api.accounts.access import Account, Forbidden, game_for, offerwall_for
+from api.core.money import format_money, format_usd, in_currency, rounded, usd
+from api.core.refusals import DomainError
+from api.studios import studios
+from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
+from models.tables import refused_click as _refused_click
+
+DIMENSIONS = ("day", "offer", "offerwall", "country", "os", "sub1", "sub2", "sub3")
+# The groupings the portal offers, named as its select shows them.
+DIMENSION_LABELS = {
+    "day": "Per day",
+    "offer": "Per offer",
+    "offerwall": "Per offerwall",
+    "country": "Per country",
+    "os": "Per operating system",
+    "sub1": "Per sub1",
+    "sub2": "Per sub2",
+    "sub3": "Per sub3",
+}
+# A publisher's groupings, in the portal and in the reporting API alike: per offerwall
+# would be one row, their own.
+PUBLISHER_DIMENSIONS = ("day", "offer", "country", "os", "sub1", "sub2", "sub3")
+# The key of the clicks without a country, an operating system or a sub value.
+UNKNOWN_COUNTRY = "??"
+NONE = ""
+MAX_DAYS = 366
+# The dates a range may name: far from the ends of the calendar, so the range's arithmetic
+# (its next day, the 30 days before its end) never leaves it; nothing is older than 2000.
+EARLIEST = date(2000, 1, 1)
+LATEST = date(9998, 12, 31)
+# The date presets beside the range's inputs, in the order they are shown.
+PRESETS = {"today": "Today", "7d": "Last 7 days", "30d": "Last 30 days", "month": "This month"}
+# The conversions a report counts: approved ones, and those reversed after approval.
+COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
+
+
+class ReportError(DomainError, ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One row as the portal shows it, and the figures it shows as numbers (the reporting
+    API's), each text made from its number."""
+
+    key: str
+    label: str
+    clicks: int
+    starts: int
+    conversions: int  # approved, those reversed since included
+    rate: str  # conversions per click, as a percentage
+    rate_percent: float | None  # the same, to one decimal; None without clicks
+    epc: str  # payout per click, USD
+    epc_usd: float | None  # the same, to 4 decimals (the CSV's); None without clicks
+    payout: str  # USD, of every conversion counted (reversed ones included)
+    payout_usd: float
+    payout_micros: int
+    reversed: int  # conversions reversed, on the conversion's day
+    reversed_payout: str  # USD
+    reversed_micros: int
+    net_payout: str  # USD: payout minus reversed payout
+    net_micros: int
+    # In the publisher's currency as the portal shows it ("" for staff and designers, and
+    # for a publisher paid in USD at rate 1, whose USD columns say it all).
+    payout_local: str = ""
+    epc_local: str = ""
+    reversed_local: str = ""
+    net_local: str = ""
+    # The same amounts as numbers, for every publisher (USD at rate 1 included), each
+    # payout rounded as postbacks round it; None for staff and designers.
+    payout_amount: Decimal | None = None
+    epc_amount: Decimal | None = None  # to the currency's decimals, at least 2
+    reversed_amount: Decimal | None = None
+    net_amount: Decimal | None = None
+    # Clicks the tracking links refused (targeting, caps, fraud screening), not in
+    # `clicks` (docs/fraud.md#refused-clicks).
+    refused: int = 0
+
+
+@dataclass(frozen=True)
+class Currency:
+    """An offerwall's currency as its postbacks use it: USD × rate, rounded per payout."""
+
+    code: str
+    name: str
+    exchange_rate: float
+    decimals: int
+
+    @classmethod
+    def of(cls, offerwall: Offerwall) -> Currency:
+        return cls(
+            offerwall.currency_code,
+            offerwall.currency_name,
+            offerwall.exchange_rate,
+            offerwall.currency_decimals,
+        )
+
+    def amount(self, payout_micros: int) -> Decimal:
+        return in_currency(payout_micros, exchange_rate=self.exchange_rate, decimals=self.decimals)
+
+    @property
+    def is_usd(self) -> bool:
+        """US dollars at rate 1: the report's USD figures are already in it."""
+        return self.code == "USD" and self.exchange_rate == 1
+
+    def per_click(self, amount: Decimal, clicks: int) -> Decimal:
+        """An amount per click (EPC) with at least cents: 0 decimals would round most
+        EPCs to nothing."""
+        return rounded(amount / clicks, max(self.decimals, 2))
+
+    def show(self, amount: Decimal, *, places: int | None = None) -> str:
+        """An amount with the currency's decimals (or `places`) and its code."""
+        return format_money(
+            amount, decimals=self.decimals if places is None else places, code=self.code
+        )
+
+    def note(self) -> str:
+        places = "decimal" if self.decimals == 1 else "decimals"
+        return (
+            f"Payouts in {self.name} ({self.code}): {self.exchange_rate:g} per USD, each "
+            f"payout rounded to {self.decimals} {places}, as in your postbacks."
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    rows: list[ReportRow]
+    totals: ReportRow
+    # The publisher's currency when the portal shows it beside USD (not USD at rate 1).
+    currency: Currency | None = None
+    # The currency of the rows' amounts (`payout_amount`, …): every publisher's.
+    amounts_in: Currency | None = None
+    # How many rows the whole report has (`rows` may be one page of them).
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """What the game and offer filters offer the account (nothing for publishers)."""
+
+    games: list[Choice] = field(default_factory=list)
+    offers: list[Choice] = field(default_factory=list)
+
+
+def dimensions_for(role: str) -> tuple[str, ...]:
+    """The groupings the portal offers the role."""
+    return PUBLISHER_DIMENSIONS if role == Role.PUBLISHER else DIMENSIONS
+
+
+def parse_range(start: str, end: str, *, today: date | None = None) -> tuple[date, date]:
+    """An inclusive date range; empty means the last 30 days."""
+    today = today or datetime.now(UTC).date()
+    last = _date(end, "end") if end else today
+    first = _date(start, "start") if start else last - timedelta(days=29)
+    if first > last:
+        raise ReportError("The range starts after it ends.", "start")
+    if (last - first).days >= MAX_DAYS:
+        raise ReportError(f"A report covers at most {MAX_DAYS} days.", "start")
+    return first, last
+
+
+def _date(text: str, field: str) -> date:
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise ReportError("Enter a date (YYYY-MM-DD).", field) from None
+    if not EARLIEST <= day <= LATEST:
+        raise ReportError(f"Enter a date from {EARLIEST} to {LATEST}.", field)
+    return day
+
+
+def preset_range(preset: str, *, today: date | None = None) -> tuple[date, date]:
+    """The range of a preset, in UTC days: today, the last 7 or 30 days, this month."""
+    today = today or datetime.now(UTC).date()
+    if preset == "today":
+        return today, today
+    if preset == "7d":
+        return today - timedelta(days=6), today
+    if preset == "30d":
+        return today - timedelta(days=29), today
+    if preset == "month":
+        return today.replace(day=1), today
+    raise ReportError("Choose one of the preset ranges.")
+
+
+def _bounds(first: date, last: date) -> tuple[datetime, datetime]:
+    return (
+        datetime.combine(first, time.min, tzinfo=UTC),
+        datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC),
+    )
+
+
+def _scope(account: Account, offerwall_id: str | None) -> tuple[Any, Any]:
+    """WHERE clauses for clicks and conversions the account may see."""
+    click_where: sa.ColumnElement[bool] = sa.true()
+    conv_where: sa.ColumnElement[bool] = sa.true()
+    if account.role == Role.PUBLISHER or offerwall_id:
+        wall = account.offerwall_id if account.role == Role.PUBLISHER else offerwall_id
+        click_where = col(Click.offerwall_id) == wall
+        conv_where = col(Conversion.offerwall_id) == wall
+    if account.role == Role.DESIGNER:
+        # A designer without a studio sees no game (not the games without a studio).
+        own = col(Game.studio_id) == account.studio_id if account.studio_id else sa.false()
+        games = sa.select(col(Game.id)).where(own)
+        missions = sa.select(col(Mission.id)).where(col(Mission.game_id).in_(games))
+        quests = sa.select(col(Quest.id)).where(col(Quest.game_id).in_(games))
+        own_clicks = sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests))
+        # Narrows the offerwall filter above rather than replacing it.
+        click_where = sa.and_(click_where, own_clicks)
+        conv_where = sa.and_(conv_where, col(Conversion.mission_id).in_(missions))
+    return click_where, conv_where
+
+
+def _narrowed(session: Session, account: Account, game_id: str, offer_id: str) -> tuple[Any, Any]:
+    """WHERE clauses for one game or one offer, after checking the account may report on
+    it: staff any, a designer their studio's (`access.game_for`), a publisher none."""
+    if not game_id and not offer_id:
+        return sa.true(), sa.true()
+    if account.role not in (Role.STAFF, Role.DESIGNER):
+        raise Forbidden("Your account may not do this.")
+    if offer_id:
+        offer: Mission | Quest | None = session.get(Quest, offer_id) or session.get(
+            Mission, offer_id
+        )
+        # A mission inside a quest is reported under its quest.
+        if offer is None or (isinstance(offer, Mission) and offer.quest_id is not None):
+            raise ReportError("No such offer.", "offer")
+        if game_id and offer.game_id != game_id:
+            raise ReportError("No such offer.", "offer")
+        try:
+            game_for(session=session, account=account, game_id=offer.game_id)
+        except Forbidden:
+            raise ReportError("No such offer.", "offer") from None
+        if isinstance(offer, Quest):
+            return col(Click.quest_id) == offer.id, col(Conversion.quest_id) == offer.id
+        return (
+            sa.and_(col(Click.mission_id) == offer.id, col(Click.quest_id).is_(None)),
+            sa.and_(col(Conversion.mission_id) == offer.id, col(Conversion.quest_id).is_(None)),
+        )
+    game = game_for(session=session, account=account, game_id=game_id)
+    missions = sa.select(col(Mission.id)).where(col(Mission.game_id) == game.id)
+    quests = sa.select(col(Quest.id)).where(col(Quest.game_id) == game.id)
+    return (
+        sa.or_(col(Click.mission_id).in_(missions), col(Click.quest_id).in_(quests)),
+        col(Conversion.mission_id).in_(missions),
+    )
+
+
+def build_report(
+    *,
+    session: Session,
+    account: Account,
+    dimension: str,
+    first: date,
+    last: date,
+    offerwall_id: str | None = None,
+    game_id: str = "",
+    offer_id: str = "",
+    limit: int | None = None,
+    offset: int = 0,
+) -> Report:
+    """The report of the range; per day it has a row for every day, zeros included. A
+    conversion and its reversal count on the conversion's day (`created_at`), whenever it
+    was reversed. With `limit`, only the rows from `offset` on, cut in SQL (per day, from
+    the range's days: at most `MAX_DAYS`); the totals and `count` still cover every row."""
+    if dimension not in DIMENSIONS:
+        raise ReportError(f"Report by one of: {', '.join(DIMENSIONS)}.")
+    currency = None
+    if account.role == Role.PUBLISHER:  # their own offerwall, approved (or NotApproved)
+        currency = Currency.of(offerwall_for(session=session, account=account))
+    q = _query(session, account, dimension, _bounds(first, last), offerwall_id, game_id, offer_id)
+    # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
+    shown = currency if currency is not None and not currency.is_usd else None
+
+    def row(key: str, label: str, tally: _Tally) -> ReportRow:
+        return _row(key, label, tally, currency, shown=shown is not None)
+
+    if limit is not None and dimension != "day":
+        keys, count = _page_keys(session, q, limit, offset)
+        merged = _tallies(session, q, currency, keys) if keys else {}
+        total = _total(session, q, currency)
+    else:
+        merged = {}
+        if dimension == "day":
+            for day in range((last - first).days + 1):
+                merged[(first + timedelta(days=day)).isoformat()] = _Tally()
+        merged |= _tallies(session, q, currency)
+        total = _Tally()
+        for tally in merged.values():
+            total.add(tally)
+        count = len(merged)
+    labels = _labels(session, dimension, list(merged))
+    rows = [row(key, labels.get(key, key), tally) for key, tally in merged.items()]
+    # The key last: rows of one label (a sub value named like a label) keep one order.
+    rows.sort(
+        key=lambda r: r.key if dimension == "day" else (-r.payout_micros, -r.clicks, r.label, r.key)
+    )
+    if limit is not None and dimension == "day":
+        rows = rows[offset : offset + limit]
+    return Report(rows, row("total", "Total", total), shown, currency, count)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one report counts: per source (clicks, conversions, refused clicks), the
+    account's scope and the range as WHERE clauses, and the grouping's key."""
+
+    dimension: str
+    click_key: Any
+    click_where: list[Any]
+    conv_key: Any
+    conv_where: list[Any]
+    join_click: bool  # the conversions' key is their click's
+    refused_key: Any
+    refused_where: list[Any]
+
+
+def _query(
+    session: Session,
+    account: Account,
+    dimension: str,
+    bounds: tuple[datetime, datetime],
+    offerwall_id: str | None,
+    game_id: str,
+    offer_id: str,
+) -> _Query:
+    since, until = bounds
+    click_where, conv_where = _scope(account, offerwall_id)
+    click_only, conv_only = _narrowed(session, account, game_id, offer_id)
+    click_key, conv_key, join_click = {
+        "day": (
+            sa.func.date(col(Click.created_at)),
+            sa.func.date(col(Conversion.created_at)),
+            False,
+        ),
+        "offer": (
+            sa.func.coalesce(col(Click.quest_id), col(Click.mission_id)),
+            sa.func.coalesce(col(Conversion.quest_id), col(Conversion.mission_id)),
+            False,
+        ),
+        "offerwall": (col(Click.offerwall_id), col(Conversion.offerwall_id), False),
+        "country": (
+            sa.func.coalesce(col(Click.country), UNKNOWN_COUNTRY),
+            sa.func.coalesce(col(Click.country), UNKNOWN_COUNTRY),
+            True,
+        ),
+        # A missing value and an empty one (`platform_sub1=`) are one group.
+        **{
+            name: (sa.func.coalesce(column, NONE), sa.func.coalesce(column, NONE), True)
+            for name, column in (
+                ("os", col(Click.os)),
+                ("sub1", col(Click.sub1)),
+                ("sub2", col(Click.sub2)),
+                ("sub3", col(Click.sub3)),
+            )
+        },
+    }[dimension]
+    refused_key, refused_where = _refused(
+        account, dimension, bounds, offerwall_id, game_id, offer_id
+    )
+    return _Query(
+        dimension,
+        click_key,
+        [
+            click_where,
+            click_only,
+            sa.not_(col(Click.test)),
+            col(Click.created_at) >= since,
+            col(Click.created_at) < until,
+        ],
+        conv_key,
+        [
+            conv_where,
+            conv_only,
+            sa.not_(col(Conversion.test)),
+            col(Conversion.status).in_(COUNTED),
+            col(Conversion.created_at) >= since,
+            col(Conversion.created_at) < until,
+        ],
+        join_click,
+        refused_key,
+        refused_where,
+    )
+
+
+_REVERSED = sa.case((col(Conversion.status) == ConversionStatus.REVERSED, 1), else_=0)
+_STARTED = sa.case((col(Click.started), 1), else_=0)
+
+
+def _conversions_select(q: _Query, *columns: Any) -> Any:
+    query = sa.select(*columns).where(*q.conv_where)
+    if q.join_click:
+        query = query.join(Click, col(Click.id) == col(Conversion.click_id))
+    return query
+
+
+def _tallies(
+    session: Session, q: _Query, currency: Currency | None, keys: list[str] | None = None
+) -> dict[str, _Tally]:
+    """The figures per group, one grouped statement each for clicks, conversions and
+    refused clicks (only the groups of `keys` when given)."""
+    click_where, conv_where, refused_where = list(q.click_where), [], list(q.refused_where)
+    if keys is not None:
+        click_where.append(q.click_key.in_(keys))
+        conv_where.append(q.conv_key.in_(keys))
+        refused_where.append(q.refused_key.in_(keys))
+    clicks = session.execute(
+        sa.select(q.click_key.label("k"), sa.func.count(), sa.func.sum(_STARTED))
+        .where(*click_where)
+        .group_by(q.click_key)
+    ).all()
+    # Per distinct payout too, so each payout converts to the offerwall's currency with
+    # the postbacks' rounding (a handful of groups: one payout per mission, mostly).
+    payout = col(Conversion.payout_micros)
+    conversions = session.execute(
+        _conversions_select(
+            q, q.conv_key.label("k"), payout, sa.func.count(), sa.func.sum(_REVERSED)
+        )
+        .where(*conv_where)
+        .group_by(q.conv_key, payout)
+    ).all()
+    refused = session.execute(
+        sa.select(q.refused_key.label("k"), sa.func.count())
+        .where(*refused_where)
+        .group_by(q.refused_key)
+    ).all()
+    merged: dict[str, _Tally] = {}
+    for key, n, started in clicks:
+        tally = merged.setdefault(str(key), _Tally())
+        tally.clicks, tally.starts = int(n), int(started or 0)
+    for key, n in refused:
+        merged.setdefault(str(key), _Tally()).refused = int(n)
+    for key, micros, n, n_reversed in conversions:
+        merged.setdefault(str(key), _Tally()).convert(micros, n, n_reversed, currency)
+    return merged
+
+
+def _total(session: Session, q: _Query, currency: Currency | None) -> _Tally:
+    """Every group's figures together, in one aggregate statement (conversions per
+    distinct payout, for the postbacks' rounding)."""
+    none = sa.literal(0)
+    clicks = sa.select(sa.literal("c"), none, sa.func.count(), sa.func.sum(_STARTED))
+    payout = col(Conversion.payout_micros)
+    conversions = _conversions_select(
+        q, sa.literal("v"), payout, sa.func.count(), sa.func.sum(_REVERSED)
+    ).group_by(payout)
+    refused = sa.select(sa.literal("r"), none, sa.func.count(), none)
+    statement = sa.union_all(
+        clicks.where(*q.click_where),
+        conversions,
+        refused.where(*q.refused_where),
+    )
+    total = _Tally()
+    for source, micros, n, m in session.execute(statement).all():
+        if source == "c":
+            total.clicks, total.starts = int(n), int(m or 0)
+        elif source == "r":
+            total.refused = int(n)
+        else:
+            total.convert(micros, n, m, currency)
+    return total
+
+
+def _page_keys(session: Session, q: _Query, limit: int, offset: int) -> tuple[list[str], int]:
+    """The keys of one page of groups in the rows' order (payout, clicks, label, key) and
+    how many groups there are: grouped, ordered and cut in SQL."""
+    zero = sa.literal(0)
+    payout = sa.func.sum(col(Conversion.payout_micros))
+    parts = sa.union_all(
+        sa.select(q.click_key.label("k"), sa.func.count().label("clicks"), zero.label("micros"))
+        .where(*q.click_where)
+        .group_by(q.click_key),
+        _conversions_select(q, q.conv_key.label("k"), zero, payout).group_by(q.conv_key),
+        sa.select(q.refused_key.label("k"), zero, zero)
+        .where(*q.refused_where)
+        .group_by(q.refused_key),
+    ).subquery()
+    groups = (
+        sa.select(
+            parts.c.k,
+            sa.func.sum(parts.c.clicks).label("clicks"),
+            sa.func.sum(parts.c.micros).label("micros"),
+        )
+        .group_by(parts.c.k)
+        .subquery()
+    )
+    binary = "C" if session.get_bind().dialect.name == "postgresql" else "BINARY"
+    label = _label_sql(q.dimension, groups.c.k)
+    page = (
+        sa.select(groups.c.k)
+        .order_by(
+            groups.c.micros.desc(),
+            groups.c.clicks.desc(),
+            sa.collate(label, binary),
+            sa.collate(groups.c.k, binary),
+        )
+        .limit(limit)
+        .offset(offset)
+    )
+    keys = [str(k) for k in session.execute(page).scalars()]
+    count = session.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one()
+    return keys, int(count)
+
+
+def _label_sql(dimension: str, key: Any) -> Any:
+    """The label `_labels` gives a key, in SQL, for ordering a page as the rows are."""
+    if dimension == "offer":
+        title = sa.select(col(Mission.title)).where(col(Mission.id) == key).scalar_subquery()
+        quest = (
+            sa.select(col(Quest.name) + " (quest)").where(col(Quest.id) == key).scalar_subquery()
+        )
+        return sa.func.coalesce(title, quest, key)
+    if dimension == "offerwall":
+        name = sa.select(col(Offerwall.name)).where(col(Offerwall.id) == key).scalar_subquery()
+        return sa.func.coalesce(name, key)
+    fixed = _FIXED_LABELS.get(dimension)
+    if not fixed:
+        return key
+    return sa.case(*((key == k, label) for k, label in fixed.items()), else_=key)
+
+
+def _refused(
+    account: Account,
+    dimension: str,
+    bounds: tuple[datetime, datetime],
+    offerwall_id: str | None,
+    game_id: str,
+    offer_id: str,
+) -> tuple[Any, list[Any]]:
+    """The key and WHERE clauses of refused clicks, scoped as the report's clicks are
+    (`_narrowed` has checked the game or offer). Only refused clicks naming a real offer
+    count: a link with a made-up offer id is noise, not a click on anything this report
+    covers."""
+    r = _refused_click
+    games = sa.select(col(Game.id))
+    if account.role == Role.DESIGNER:
+        own = col(Game.studio_id) == account.studio_id if account.studio_id else sa.false()
+        games = games.where(own)
+    if game_id:
+        games = games.where(col(Game.id) == game_id)
+    missions = sa.select(col(Mission.id)).where(
+        col(Mission.game_id).in_(games), col(Mission.quest_id).is_(None)
+    )
+    quests = sa.select(col(Quest.id)).where(col(Quest.game_id).in_(games))
+    where = [
+        r.c.created_at >= bounds[0],
+        r.c.created_at < bounds[1],
+        sa.or_(
+            sa.and_(r.c.kind == "mission", r.c.offer_id.in_(missions)),
+            sa.and_(r.c.kind == "quest", r.c.offer_id.in_(quests)),
+        ),
+    ]
+    if offer_id:
+        where.append(r.c.offer_id == offer_id)
+    if account.role == Role.PUBLISHER or offerwall_id:
+        where.append(
+            r.c.offerwall_id
+            == (account.offerwall_id if account.role == Role.PUBLISHER else offerwall_id)
+        )
+    key = {
+        "day": sa.func.date(r.c.created_at),
+        "offer": r.c.offer_id,
+        "offerwall": sa.func.coalesce(r.c.offerwall_id, NONE),
+        "country": sa.func.coalesce(r.c.country, UNKNOWN_COUNTRY),
+        "os": sa.func.coalesce(r.c.os, NONE),
+        "sub1": sa.func.coalesce(r.c.sub1, NONE),
+        "sub2": sa.func.coalesce(r.c.sub2, NONE),
+        "sub3": sa.func.coalesce(r.c.sub3, NONE),
+    }[dimension]
+    return key, where
+
+
+@dataclass
+class _Tally:
+    clicks: int = 0
+    starts: int = 0
+    conversions: int = 0
+    micros: int = 0
+    local: Decimal = Decimal(0)
+    reversed: int = 0
+    reversed_micros: int = 0
+    reversed_local: Decimal = Decimal(0)
+    refused: int = 0
+
+    def convert(self, micros: Any, n: Any, n_reversed: Any, currency: Currency | None) -> None:
+        """`n` conversions of one payout, `n_reversed` of them reversed since."""
+        micros, n, n_reversed = int(micros), int(n), int(n_reversed or 0)
+        self.conversions += n
+        self.micros += micros * n
+        self.reversed += n_reversed
+        self.reversed_micros += micros * n_reversed
+        if currency is not None:
+            amount = currency.amount(micros)
+            self.local += amount * n
+            self.reversed_local += amount * n_reversed
+
+    def add(self, other: _Tally) -> None:
+        self.refused += other.refused
+        self.clicks += other.clicks
+        self.starts += other.starts
+        self.conversions += other.conversions
+        self.micros += other.micros
+        self.local += other.local
+        self.reversed += other.reversed
+        self.reversed_micros += other.reversed_micros
+        self.reversed_local += other.reversed_local
+
+
+def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: bool) -> ReportRow:
+    rate = round(100 * t.conversions / t.clicks, 1) if t.clicks else None
+    per_click = usd(t.micros) / t.clicks if t.clicks else None
+    net_micros = t.micros - t.reversed_micros
+    amounts: dict[str, Any] = {}
+    if currency is not None:
+        net = t.local - t.reversed_local
+        epc = currency.per_click(t.local, t.clicks) if t.clicks else None
+        amounts = {
+            "payout_amount": t.local,
+            "epc_amount": epc,
+            "reversed_amount": t.reversed_local,
+            "net_amount": net,
+        }
+        if shown:
+            places = max(currency.decimals, 2)
+            amounts |= {
+                "payout_local": currency.show(t.local),
+                "epc_local": currency.show(epc, places=places) if epc is not None else "–",
+                "reversed_local": currency.show(t.reversed_local),
+                "net_local": currency.show(net),
+            }
+    return ReportRow(
+        key=key,
+        label=label,
+        clicks=t.clicks,
+        starts=t.starts,
+        conversions=t.conversions,
+        rate=f"{rate:.1f}%" if rate is not None else "–",
+        rate_percent=rate,
+        epc=format_money(per_click) if per_click is not None else "–",
+        epc_usd=float(rounded(per_click, 4)) if per_click is not None else None,
+        payout=format_usd(t.micros),
+        payout_usd=t.micros / 1_000_000,
+        payout_micros=t.micros,
+        reversed=t.reversed,
+        reversed_payout=format_usd(t.reversed_micros),
+        reversed_micros=t.reversed_micros,
+        net_payout=format_usd(net_micros),
+        net_micros=net_micros,
+        refused=t.refused,
+        **amounts,
+    )
+
+
+def _labels(session: Session, dimension: str, keys: list[str]) -> dict[str, str]:
+    if dimension == "offer" and keys:
+        missions = session.execute(
+            sa.select(col(Mission.id), col(Mission.title)).where(col(Mission.id).in_(keys))
+        )
+        quests = session.execute(
+            sa.select(col(Quest.id), col(Quest.name)).where(col(Quest.id).in_(keys))
+        )
+        return {**dict(missions.all()), **{k: f"{n} (quest)" for k, n in quests.all()}}
+    if dimension == "offerwall" and keys:
+        walls = session.execute(
+            sa.select(col(Offerwall.id), col(Offerwall.name)).where(col(Offerwall.id).in_(keys))
+        )
+        return dict(walls.all())
+    return dict(_FIXED_LABELS.get(dimension, {}))
+
+
+# The labels of the keys that stand for "none" (the rest are labelled by their key).
+_FIXED_LABELS = {
+    "country": {UNKNOWN_COUNTRY: "unknown"},
+    "os": {NONE: "unknown"},
+    **{sub: {NONE: "(none)"} for sub in ("sub1", "sub2", "sub3")},
+}
+
+
+def day_totals(*, session: Session, account: Account, day: date) -> ReportRow:
+    """One UTC day's totals, the same figures the report of that day shows."""
+    return build_report(
+        session=session, account=account, dimension="day", first=day, last=day
+    ).totals
+
+
+def filter_choices(*, session: Session, account: Account, game_id: str = "") -> FilterChoices:
+    """The games the account may report on and, once a game is chosen, its offers (its
+    standalone missions and its quests, as the per-offer report names them)."""
+    if account.role not in (Role.STAFF, Role.DESIGNER):
+        return FilterChoices()
+    games = [Choice(g.id, g.name) for g in studios.games_for(session=session, account=account)]
+    if not game_id:
+        return FilterChoices(games)
+    game = game_for(session=session, account=account, game_id=game_id)
+    missions = session.execute(
+        sa.select(col(Mission.id), col(Mission.title))
+        .where(col(Mission.game_id) == game.id, col(Mission.quest_id).is_(None))
+        .order_by(col(Mission.title))
+    ).all()
+    quests = session.execute(
+        sa.select(col(Quest.id), col(Quest.name))
+        .where(col(Quest.game_id) == game.id)
+        .order_by(col(Quest.name))
+    ).all()
+    offers = [Choice(i, t) for i, t in missions] + [Choice(i, f"{n} (quest)") for i, n in quests]
+    return FilterChoices(games, offers)
+
+
+def to_csv(report: Report, dimension: str) -> str:
+    """The report's rows and totals; the USD columns, then (a publisher paid in another
+    currency) the same amounts in theirs."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    header = [dimension, "clicks", "starts", "conversions", "conversion_rate", "payout_usd"]
+    header += ["epc_usd", "reversed", "reversed_payout_usd", "net_payout_usd"]
+    code = report.currency.code.lower() if report.currency else ""
+    if code:
+        header += [f"payout_{code}", f"epc_{code}", f"reversed_payout_{code}"]
+        header.append(f"net_payout_{code}")
+    header.append("refused_clicks")
+    writer.writerow(header)
+    for r in [*report.rows, report.totals]:
+        line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
+        line += [
+            format_money(usd(r.payout_micros), plain=True),
+            format_money(usd(r.payout_micros) / r.clicks, decimals=4, plain=True)
+            if r.clicks
+            else "",
+            r.reversed,
+            format_money(usd(r.reversed_micros), plain=True),
+            format_money(usd(r.net_micros), plain=True),
+        ]
+        if report.currency:
+            line += _local_cells(r, report.currency)
+        line.append(r.refused)
+        writer.writerow(line)
+    return out.getvalue()
+
+
+def _local_cells(r: ReportRow, currency: Currency) -> list[str]:
+    """A row's amounts in the publisher's currency, as plain numbers for a spreadsheet."""
+
+    def cell(amount: Decimal | None, places: int) -> str:
+        return "" if amount is None else format_money(amount, decimals=places, plain=True)
+
+    places = currency.decimals
+    return [
+        cell(r.payout_amount, places),
+        cell(r.epc_amount, max(places, 2)),
+        cell(r.reversed_amount, places),
+        cell(r.net_amount, places),
+    ]
+
+
+def _cell(text: str) -> str:
+    """A label as a spreadsheet takes it as text: a sub value comes from whoever opened
+    the link, and "=…" (or +, -, @) would be run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

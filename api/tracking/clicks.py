@@ -1,0 +1,472 @@
+"""Tracking links (docs/contract.md#tracking-links): record the click, start the progress, redirect."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine
+
+from api.core.db import run_transaction, write_connection
+from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_json, to_db_time
+from api.core.geo import CountryLookup, detect_os, device_signature
+from api.core.sql import dialect_insert
+from api.fraud import policy as fraud
+from api.fraud.policy import DEFAULT_POLICY, Policy
+from api.missions import open_offers
+from api.missions.index import bump
+from models import OfferwallStatus, ProgressStatus
+from models import RefusalReason as Reason
+from models.schemas import NUL
+from models.tables import PROGRESS_STATE
+from models.tables import click as _click
+from models.tables import mission as _mission
+from models.tables import offerwall as _offerwall
+from models.tables import platform_user as _platform_users
+from models.tables import progress as _progress
+from models.tables import quest as _quest
+from models.tables import refused_click as _refused_click
+from models.tracking import TEST_UID
+from models.types import new_uuid, utcnow
+
+MAX_PARAM = 255
+SUB_NAMES = ("platform_sub1", "platform_sub2", "platform_sub3")
+
+
+# Built once: a click runs these on every request.
+_OFFER_COLUMNS = (
+    "id",
+    "destination_url",
+    "expiration_date",
+    "is_active",
+    "operating_systems",
+    "countries_include",
+    "countries_exclude",
+)
+# The offer and the offerwall in one statement (the offerwall's columns are NULL when
+# no offerwall has that owid). The hottest statements run straight on the driver.
+_OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status, _offerwall.c.fraud_actions)
+_FIND_MISSION = DriverStatement(
+    sa.select(
+        *(_mission.c[c] for c in _OFFER_COLUMNS),
+        _mission.c.quest_id,
+        _mission.c.cap,
+        _mission.c.conversions,
+        _mission.c.time_limit_seconds,
+        sa.null(),  # start_cap: quests only
+        _mission.c.fraud_actions,
+        *_OFFERWALL_JOIN,
+    )
+    .select_from(_mission.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
+    .where(_mission.c.id == sa.bindparam("offer_id"))
+)
+_FIND_QUEST = DriverStatement(
+    sa.select(
+        *(_quest.c[c] for c in _OFFER_COLUMNS),
+        sa.null(),  # quest_id
+        sa.null(),  # cap
+        sa.null(),  # conversions
+        sa.null(),  # time_limit_seconds
+        _quest.c.start_cap,
+        sa.null(),  # a quest's rules are its missions' (_offer)
+        *_OFFERWALL_JOIN,
+    )
+    .select_from(_quest.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
+    .where(_quest.c.id == sa.bindparam("offer_id"))
+)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A mission or quest as a click needs it, with its offerwall's id, status and
+    fraud rules. `mission_actions`: the mission's own fraud rules; a quest's, per signal
+    the strictest of its missions'."""
+
+    id: str
+    destination_url: str
+    expiration_date: datetime | None
+    is_active: bool
+    operating_systems: list[str]
+    countries_include: list[str]
+    countries_exclude: list[str]
+    quest_id: str | None
+    cap: int | None
+    conversions: int | None
+    time_limit_seconds: int | None
+    start_cap: int | None
+    mission_actions: dict[str, str]
+    offerwall_id: str | None
+    offerwall_status: str | None
+    fraud_actions: dict[str, str]
+
+    @classmethod
+    def from_driver(cls, row: Sequence[Any]) -> Offer:
+        values = list(row)
+        values[2] = from_db_time(values[2])
+        values[3] = bool(values[3])
+        values[4:7] = [from_db_json(v) or [] for v in values[4:7]]
+        values[-4] = from_db_json(values[-4]) or {}
+        values[-1] = from_db_json(values[-1]) or {}
+        return cls(*values)
+
+
+# The no-op update (so that RETURNING gives the existing id) sets a column outside any
+# key: on PostgreSQL it then takes the weaker FOR NO KEY UPDATE row lock, which does not
+# wait for batches whose foreign keys merely point at the player (a link, a progress).
+_GET_OR_CREATE_PLAYER = DriverStatement(
+    lambda dialect: (
+        dialect_insert(dialect, _platform_users)
+        .on_conflict_do_update(
+            index_elements=("offerwall_id", "uid"),
+            set_={"created_at": _platform_users.c.created_at},
+        )
+        .returning(_platform_users.c.id)
+    ),
+    column_keys=("id", "offerwall_id", "uid", "created_at"),
+)
+_START_PROGRESS = DriverStatement(
+    lambda dialect: (
+        dialect_insert(dialect, _progress)
+        .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
+        .returning(_progress.c.id)
+    ),
+    column_keys=(*PROGRESS_STATE, "rate_minute", "rate_count", "updated_at"),
+)
+_QUEST_MISSIONS = (
+    sa.select(
+        _mission.c.id,
+        _mission.c.cap,
+        _mission.c.conversions,
+        _mission.c.time_limit_seconds,
+        _mission.c.fraud_actions,
+    )
+    .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
+    .order_by(_mission.c.quest_position)
+)
+_CLICK_COLUMNS = (
+    "offerwall_id",
+    "mission_id",
+    "quest_id",
+    "platform_user_id",
+    "uid",
+    "clickid",
+    "sub1",
+    "sub2",
+    "sub3",
+    "ip",
+    "user_agent",
+    "country",
+    "os",
+    "device",
+    "started",
+    "signals",
+    "created_at",
+    "test",
+)
+_INSERT_CLICK = DriverStatement(_click.insert().returning(_click.c.id), column_keys=_CLICK_COLUMNS)
+_MARK_STARTED = (
+    sa.update(_click).where(_click.c.id == sa.bindparam("click_id")).values(started=True)
+)
+
+
+class TrackingRefusal(Exception):
+    """A click that is not redirected: why (stored with the refused click), the status and
+    a sentence for the person."""
+
+    def __init__(self, reason: Reason, status: int, title: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.status, self.title, self.message = status, title, message
+
+
+@dataclass(frozen=True)
+class ClickIn:
+    kind: str  # "mission" or "quest"
+    offer_id: str
+    owid: str | None
+    uid: str | None
+    clickid: str | None
+    subs: tuple[str | None, str | None, str | None]
+    ip: str
+    user_agent: str
+    # Read only into the click's device signature (`geo.device_signature`), never kept.
+    accept_language: str = ""
+    platform: str = ""  # Sec-CH-UA-Platform
+
+
+@dataclass(frozen=True)
+class Tracked:
+    redirect_url: str
+    platform_user_id: str
+    started: bool
+
+
+def record_click(
+    *,
+    engine: Engine,
+    click: ClickIn,
+    countries: CountryLookup,
+    signals: Sequence[str] = (),
+    policy: Policy = DEFAULT_POLICY,
+) -> Tracked:
+    """`track_click` in its own write transaction, run again from the start if it
+    deadlocks or fails to serialize, so the person clicking never sees that error."""
+
+    def attempt() -> Tracked:
+        with write_connection(engine) as db:
+            return track_click(
+                db, click=click, countries=countries, now=utcnow(), signals=signals, policy=policy
+            )
+
+    return run_transaction(attempt)
+
+
+def _kept(text: str | None, length: int = MAX_PARAM) -> str | None:
+    """A refused click's value as it can be stored: a NUL made visible, cut to the column."""
+    return None if text is None else text.replace(NUL, "\ufffd")[:length]
+
+
+def record_refusal(
+    *, engine: Engine, click: ClickIn, reason: Reason, countries: CountryLookup
+) -> None:
+    """Store a refused click with its reason, in a transaction of its own (the click's own
+    was rolled back); its offerwall when the owid names one."""
+    owid = _kept(click.owid)
+    offerwall = sa.select(_offerwall.c.id).where(_offerwall.c.owid == (owid or ""))
+    row = {
+        "reason": reason.value,
+        "kind": click.kind,
+        "offer_id": _kept(click.offer_id) or "",
+        "owid": owid,
+        "offerwall_id": offerwall.scalar_subquery(),
+        "uid": _kept(click.uid),
+        "clickid": _kept(click.clickid),
+        "sub1": _kept(click.subs[0]),
+        "sub2": _kept(click.subs[1]),
+        "sub3": _kept(click.subs[2]),
+        "ip": click.ip[:64],
+        "user_agent": _kept(click.user_agent, 1024) or "",
+        "country": countries.country(click.ip),
+        "os": detect_os(click.user_agent),
+        "created_at": utcnow(),
+    }
+    with write_connection(engine) as db:
+        db.execute(_refused_click.insert().values(**row))
+
+
+def track_click(
+    db: Connection,
+    *,
+    click: ClickIn,
+    countries: CountryLookup,
+    now: datetime,
+    signals: Sequence[str] = (),
+    policy: Policy = DEFAULT_POLICY,
+) -> Tracked:
+    """Validate a click, record it with its risk signals, start the player's progress,
+    and say where to go. A signal the offerwall's rules, or the offer's own stricter ones,
+    refuse refuses the click."""
+    offer, missions = _offer(db, click)
+    if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
+        raise TrackingRefusal(
+            Reason.UNKNOWN_OFFERWALL, 404, "Offer not found", "This offerwall link is not valid."
+        )
+    offerwall_id = offer.offerwall_id
+    uid, clickid = click.uid or None, click.clickid or None
+    if uid is None and clickid is None:
+        raise TrackingRefusal(
+            Reason.INVALID_LINK,
+            400,
+            "Missing player",
+            "The link needs a uid or a clickid parameter.",
+        )
+    named = (("uid", uid), ("clickid", clickid), *zip(SUB_NAMES, click.subs, strict=True))
+    for name, value in named:
+        if value is not None and len(value) > MAX_PARAM:
+            raise TrackingRefusal(
+                Reason.INVALID_LINK,
+                400,
+                "Invalid link",
+                f"{name} must be at most {MAX_PARAM} characters.",
+            )
+    _check_available(offer, missions, now)
+    country = countries.country(click.ip)
+    os_name = detect_os(click.user_agent)
+    _check_targeting(offer, country, os_name)
+    for signal in signals:
+        if policy.action(signal, offer.fraud_actions, offer.mission_actions) == fraud.REFUSE:
+            raise TrackingRefusal(Reason(signal), 403, fraud.REFUSAL_TITLE, fraud.REFUSAL_MESSAGE)
+
+    player, new_player = _platform_user(db, offerwall_id, uid, now)
+    click_id = _INSERT_CLICK.execute(
+        db,
+        {
+            "offerwall_id": offerwall_id,
+            "mission_id": offer.id if click.kind == "mission" else None,
+            "quest_id": offer.id if click.kind == "quest" else None,
+            "platform_user_id": player,
+            "uid": uid,
+            "clickid": clickid,
+            "sub1": click.subs[0],
+            "sub2": click.subs[1],
+            "sub3": click.subs[2],
+            "ip": click.ip,
+            "user_agent": click.user_agent[:1024],
+            "country": country,
+            "os": os_name,
+            "device": device_signature(click.user_agent, click.accept_language, click.platform),
+            "started": new_player,
+            "signals": to_db_json(db.dialect, list(signals)) if signals else None,
+            "created_at": to_db_time(db.dialect, now),
+            "test": uid == TEST_UID,
+        },
+    ).fetchone()[0]
+    started = _start(db, offer, missions, click, player, offerwall_id, click_id, now)
+    if started and not new_player:  # a known player starting another offer
+        db.execute(_MARK_STARTED, {"click_id": click_id})
+    return Tracked(with_platform_id(offer.destination_url, player), player, started)
+
+
+def with_platform_id(url: str, platform_user_id: str) -> str:
+    """The destination with `platformid` added to its query, its own parameters kept."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "platformid"]
+    query.append(("platformid", platform_user_id))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
+    """The offer (with its offerwall's id, status and rules joined in) and its missions,
+    read with the statements a click runs anyway."""
+    params = {"offer_id": click.offer_id, "owid": click.owid or ""}
+    if click.kind == "mission":
+        row = _FIND_MISSION.execute(db, params).fetchone()
+        mission = Offer.from_driver(row) if row is not None else None
+        # A mission inside a quest is offered only through the quest's link.
+        if mission is None or mission.quest_id is not None:
+            raise TrackingRefusal(
+                Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+            )
+        return mission, [mission]
+    row = _FIND_QUEST.execute(db, params).fetchone()
+    if row is None:
+        raise TrackingRefusal(
+            Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+        )
+    quest = Offer.from_driver(row)
+    missions = list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
+    actions = fraud.strictest(m.fraud_actions for m in missions)
+    return replace(quest, mission_actions=actions), missions
+
+
+def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
+    if not open_offers.running(offer, now):
+        raise TrackingRefusal(
+            Reason.ENDED, 410, "Offer ended", "This offer is no longer available."
+        )
+    if not any(open_offers.under_cap(m) for m in missions):
+        raise TrackingRefusal(
+            Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit."
+        )
+
+
+def _check_targeting(offer: Offer, country: str | None, os_name: str | None) -> None:
+    include, exclude = offer.countries_include, offer.countries_exclude
+    if (include and country not in include) or (exclude and country in exclude):
+        raise TrackingRefusal(
+            Reason.COUNTRY,
+            403,
+            "Not available in your country",
+            "This offer is not available where you are.",
+        )
+    if offer.operating_systems and os_name not in offer.operating_systems:
+        raise TrackingRefusal(
+            Reason.DEVICE,
+            403,
+            "Not available on this device",
+            "This offer is not available on your device.",
+        )
+
+
+def _platform_user(
+    db: Connection, offerwall_id: str, uid: str | None, now: datetime
+) -> tuple[str, bool]:
+    """The platform user for (offerwall, uid), created on first sight (then True); a
+    click with only a clickid gets a platform user of its own."""
+    values = {
+        "id": new_uuid(),
+        "offerwall_id": offerwall_id,
+        "uid": uid,
+        "created_at": to_db_time(db.dialect, now),
+    }
+    if uid is None:
+        db.execute(_platform_users.insert(), {**values, "created_at": now})
+        return str(values["id"]), True
+    # One statement: insert, or (on conflict, a no-op update) return the existing id.
+    player = _GET_OR_CREATE_PLAYER.execute(db, values).fetchone()[0]
+    return str(player), player == values["id"]
+
+
+def _start(
+    db: Connection,
+    offer: Offer,
+    missions: list[Any],
+    click: ClickIn,
+    player: str,
+    offerwall_id: str,
+    click_id: int,
+    now: datetime,
+) -> bool:
+    """Start progress on each mission the player has not started; the first click owns it."""
+    quest_id = offer.id if click.kind == "quest" else None
+    started_any = False
+    for mission in missions:
+        if not open_offers.under_cap(mission):
+            continue
+        limit = mission.time_limit_seconds
+        row = _START_PROGRESS.execute(
+            db,
+            {
+                "mission_id": mission.id,
+                "platform_user_id": player,
+                "quest_id": quest_id,
+                "offerwall_id": offerwall_id,
+                "click_id": click_id,
+                "status": ProgressStatus.STARTED,
+                "started_at": to_db_time(db.dialect, now),
+                "expires_at": to_db_time(db.dialect, now + timedelta(seconds=limit))
+                if limit
+                else None,
+                "count": 0,
+                "run": 0,
+                "total": 0.0,
+                "completions": 0,
+                "rate_minute": 0,
+                "rate_count": 0,
+                "updated_at": to_db_time(db.dialect, now),
+            },
+        ).fetchone()
+        inserted = row is not None
+        started_any = started_any or inserted
+    if started_any and quest_id is not None:
+        # A new player of the quest: counted against its start cap, atomically.
+        counted = db.execute(
+            sa.update(_quest)
+            .where(
+                _quest.c.id == quest_id,
+                open_offers.under_start_cap_sql(_quest),
+            )
+            .values(starts=_quest.c.starts + 1)
+            .returning(_quest.c.starts, _quest.c.start_cap)
+        ).first()
+        if counted is None:
+            raise TrackingRefusal(
+                Reason.CAPPED, 410, "Offer ended", "This quest has reached its limit of players."
+            )
+        if counted.start_cap is not None and counted.starts >= counted.start_cap:
+            bump(db)  # full now: offer listings drop it
+    return started_any
