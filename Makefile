@@ -26,9 +26,10 @@ demo: install ## Seed demo data (studio, game, missions, publisher, players) int
 	$(BIN)/questwall migrate
 	$(BIN)/questwall demo
 
-test: install-dev ## Install test tools, lint, type-check and run the whole test suite
+test: install-dev ## Install test tools, lint, check the import contracts, type-check and run the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 	$(BIN)/pytest $(PYTEST_ARGS)
 

@@ -10,21 +10,18 @@ the current and next months and a DEFAULT one, the rows are moved, and the old t
 dropped. A partitioned table's primary key must include the partition key, so it becomes
 (id, time); ids still come from the same sequence, so they stay unique. The whole step
 is one transaction: ingestion waits for it (plan it, like any migration).
+
+Like every migration, this one imports no application code: the partition names and
+statements below are a frozen copy of what retention (api/ingest/retention.py) creates
+and expects, so later changes there cannot change what this step did.
 """
 
 from collections.abc import Sequence
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
 from alembic import op
-from api.ingest.retention import (
-    PARTITION_SCHEMA,
-    coming_months,
-    create_default_partition,
-    create_month_partition,
-    months,
-)
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -45,6 +42,37 @@ _COLUMN_DDL = """
     CONSTRAINT fk_event_game_id_game FOREIGN KEY (game_id)
         REFERENCES game (id) ON DELETE CASCADE
 """
+
+
+PARTITION_SCHEMA = "event_partitions"
+DEFAULT_PARTITION = "event_default"
+
+
+def _month_start(moment: datetime) -> datetime:
+    moment = moment.astimezone(UTC)
+    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _next_month(start: datetime) -> datetime:
+    return (start + timedelta(days=32)).replace(day=1)
+
+
+def _months(first: datetime, last: datetime) -> list[datetime]:
+    """Each month start from `first`'s month to `last`'s, both included."""
+    month, end, found = _month_start(first), _month_start(last), []
+    while month <= end:
+        found.append(month)
+        month = _next_month(month)
+    return found
+
+
+def _create_month_partition(month: datetime) -> None:
+    """`event_YYYY_MM` in the partitions' schema, for that month's `time` (naive UTC)."""
+    lower, upper = (f"'{m:%Y-%m-%d %H:%M:%S}'" for m in (month, _next_month(month)))
+    op.execute(
+        f"CREATE TABLE IF NOT EXISTS {PARTITION_SCHEMA}.event_{month:%Y_%m} "
+        f"PARTITION OF event FOR VALUES FROM ({lower}) TO ({upper})"
+    )
 
 
 def _set_aside(suffix: str) -> None:
@@ -77,12 +105,13 @@ def upgrade() -> None:
     first, last = conn.execute(
         sa.text("SELECT min(time), max(time) FROM event_unpartitioned")
     ).one()
-    needed = list(coming_months())
+    now = datetime.now(UTC)
+    needed = set(_months(now, _next_month(_month_start(now))))  # this month and the next
     if first is not None:  # stored naive UTC
-        needed += months(first.replace(tzinfo=UTC), last.replace(tzinfo=UTC))
-    for month in needed:
-        create_month_partition(conn, month)
-    create_default_partition(conn)
+        needed |= set(_months(first.replace(tzinfo=UTC), last.replace(tzinfo=UTC)))
+    for month in sorted(needed):
+        _create_month_partition(month)
+    op.execute(f"CREATE TABLE {PARTITION_SCHEMA}.{DEFAULT_PARTITION} PARTITION OF event DEFAULT")
     _move_rows_from("event_unpartitioned")
 
 

@@ -1,0 +1,3 @@
+"""The mail outbox: every message stored in its action's transaction, then sent, retried
+and given up from the table.
+"""

@@ -1,0 +1,5 @@
+"""Postbacks, end to end: the outbox rows written with a conversion, their delivery and
+retries, the URL's macros and the `Questwall-Signature` header, the publisher's postback
+endpoint (its signing secret and its health), the alerts when deliveries pause, the delivery
+log and test postbacks.
+"""

@@ -1,0 +1,2 @@
+"""Studios, their designers, their games, and the games' signing credentials.
+"""
