@@ -28,6 +28,7 @@ from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate, new_session, write_connection, write_session
 from api.publishers.offerwalls import approve, create_offerwall
 from api.reports import figures as reports
+from api.reports import ranges
 from api.studios.games import create_game
 from bench.common import add_target_arguments, emit, temp_dir, throwaway_database
 from models import Click, Mission, PlatformUser, Studio, tables
@@ -168,7 +169,7 @@ def seed(url: str, *, events: int, clicks: int, conversions: int) -> tuple[Accou
 
 def measure(url: str, staff: Account, designer: Account, runs: int) -> None:
     engine = build_engine(url)
-    first, last = reports.parse_range("", "")
+    first, last = ranges.parse_range("", "")
     for who, account in (("staff", staff), ("designer", designer)):
         for dimension in reports.DIMENSIONS:
             times = []

@@ -1,12 +1,14 @@
 """The risk signals' names and the actions a rule may take on them (docs/fraud.md#signals).
 
-Shared by the mission definitions that set a mission's own actions (`offer_schemas`) and
-the services that compute the signals and act on them (`api/fraud/policy.py`).
+Shared by the mission definitions that set a mission's own actions (`offer_schemas`), the
+services that compute the signals and act on them (`api/fraud/policy.py`), and the settings
+that check the deployment's defaults at start (`api/core/config.py`, `parse_defaults`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 # Seen at the click.
 SCRIPTED_AGENT = "scripted_agent"
@@ -60,3 +62,22 @@ def action_problem(signal: str, action: object, *, mission: bool = False) -> str
     if action not in allowed_actions(signal):
         return f"{signal} can be set to {', '.join(allowed_actions(signal))}, not {action!r}."
     return None
+
+
+@lru_cache(maxsize=8)
+def parse_defaults(text: str) -> tuple[tuple[str, str], ...]:
+    """`QUESTWALL_FRAUD_DEFAULTS`: `signal=action` pairs separated by commas, e.g.
+    `multi_offerwall=allow,hosting_network=refuse`; ValueError with what is wrong."""
+    pairs = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        signal, equals, action = part.partition("=")
+        if not equals:
+            raise ValueError(f"Write each default as signal=action, not {part.strip()!r}.")
+        pairs[signal.strip()] = action.strip()
+    for signal, action in pairs.items():
+        problem = action_problem(signal, action)
+        if problem:
+            raise ValueError(problem)
+    return tuple(pairs.items())

@@ -1,6 +1,7 @@
 """`questwall fraud …`: the review queue, offerwalls' rules and staff's blocklist from the
-command line, through `api/conversions/review.py` and `api/fraud/report.py` (the
-portal's Fraud page calls the same functions). Decisions are recorded as made by "cli"."""
+command line, through `api/conversions/review.py`, `api/fraud/rules.py` and
+`api/fraud/blocklist.py` (the portal's Fraud page calls the same functions). Decisions are
+recorded as made by "cli"."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from api.conversions import review
 from api.core.config import get_settings
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError
+from api.fraud import blocklist
 from api.fraud import policy as fraud
-from api.fraud import report as fraud_report
+from api.fraud.rules import OfferwallRules, offerwall_rules, set_offerwall_rules
 from api.publishers import offerwalls
 from models import BlockKind, ConversionStatus
 
@@ -109,7 +111,7 @@ def fraud_flag(transaction_ids: tuple[str, ...]) -> None:
     )
 
 
-def _rules_json(rules: fraud_report.OfferwallRules) -> dict[str, Any]:
+def _rules_json(rules: OfferwallRules) -> dict[str, Any]:
     return {
         "offerwallId": rules.id,
         "name": rules.name,
@@ -144,8 +146,8 @@ def fraud_rules(offerwall: str, changes: tuple[str, ...], review_postbacks: bool
             raise click.UsageError(f"Write --set as SIGNAL=ACTION, not {change!r}.")
         wanted[signal.strip()] = action.strip()
 
-    def rules_of(session: Any, offerwall_id: str) -> fraud_report.OfferwallRules:
-        for rules in fraud_report.offerwall_rules(session=session, policy=policy):
+    def rules_of(session: Any, offerwall_id: str) -> OfferwallRules:
+        for rules in offerwall_rules(session=session, policy=policy):
             if rules.id == offerwall_id:
                 return rules
         raise fraud.FraudRuleError("The offerwall is not approved yet.")
@@ -154,7 +156,7 @@ def fraud_rules(offerwall: str, changes: tuple[str, ...], review_postbacks: bool
         ow = offerwalls.get_offerwall(session=session, ref=offerwall)
         now = rules_of(session, ow.id)
         if wanted or review_postbacks is not None:
-            fraud_report.set_offerwall_rules(
+            set_offerwall_rules(
                 session=session,
                 offerwall_id=ow.id,
                 actions={**now.actions, **wanted},
@@ -177,7 +179,7 @@ def fraud_block(kind: str, value: str, note: str) -> None:
     """Refuse clicks from an IP address or network, or by a uid (within seconds, in every
     process)."""
     row = _write(
-        lambda s: fraud_report.block(session=s, kind=kind, value=value, note=note, actor=ACTOR)
+        lambda s: blocklist.block(session=s, kind=kind, value=value, note=note, actor=ACTOR)
     )
     _print_json(row.__dict__)
 
@@ -186,7 +188,7 @@ def fraud_block(kind: str, value: str, note: str) -> None:
 @click.argument("entry_id", type=int)
 def fraud_unblock(entry_id: int) -> None:
     """Remove blocklist entry ENTRY_ID (see `questwall fraud blocklist`)."""
-    _write(lambda s: fraud_report.unblock(session=s, entry_id=entry_id))
+    _write(lambda s: blocklist.unblock(session=s, entry_id=entry_id))
     _print_json({"removed": entry_id})
 
 
@@ -195,4 +197,4 @@ def fraud_blocklist() -> None:
     """List the blocklist, newest first."""
     _require_ready()
     with new_session() as session:
-        _print_json([row.__dict__ for row in fraud_report.blocklist(session=session)])
+        _print_json([row.__dict__ for row in blocklist.blocklist(session=session)])

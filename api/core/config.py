@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from api.core.net import parse_networks
 from api.core.smtp import parse_smtp_url
+from models.signals import parse_defaults
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,8 +181,6 @@ class Settings(BaseSettings):
     @field_validator("fraud_defaults")
     @classmethod
     def _valid_fraud_defaults(cls, value: str) -> str:
-        from api.fraud.policy import parse_defaults  # the signals' module reads Settings
-
         parse_defaults(value)  # refused here, at start, with what is wrong
         return value
 

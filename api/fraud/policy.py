@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,6 +47,7 @@ from models.signals import (
     STALE_EVENT,
     action_problem,
     allowed_actions,
+    parse_defaults,
     stricter,
 )
 from models.tables import click as _click
@@ -138,21 +138,6 @@ class Policy:
 
 
 DEFAULT_POLICY = Policy()
-
-
-@lru_cache(maxsize=8)
-def parse_defaults(text: str) -> tuple[tuple[str, str], ...]:
-    """`QUESTWALL_FRAUD_DEFAULTS`: `signal=action` pairs separated by commas, e.g.
-    `multi_offerwall=allow,hosting_network=refuse`; refused with what is wrong."""
-    pairs = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        signal, equals, action = part.partition("=")
-        if not equals:
-            raise FraudRuleError(f"Write each default as signal=action, not {part.strip()!r}.")
-        pairs[signal.strip()] = action.strip()
-    return tuple(checked_actions(pairs).items())
 
 
 def checked_actions(actions: Mapping[str, Any]) -> dict[str, str]:

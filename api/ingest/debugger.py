@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.fraud.report import FlagRow, cheat_flags
+from api.fraud.cheat_flags import FlagRow, cheat_flags
 from models import Event, GameCredential, GameUser, GameUserIdentifier
 from models.events import SignedRefusal, SignedRequest
 

@@ -1,6 +1,7 @@
 """An offerwall's hosted wall settings (docs/publisher-integration.md#theming-and-embedding-the-wall):
 its theme (title, logo, accent colour, currency icon), the origins whose pages may frame it,
-and whether its links must be signed; the link the publisher copies and how to sign it.
+and whether its links must be signed; the link the publisher copies and how to sign it,
+and the theme of the workspace's preview (`preview_theme`).
 
 The portal's Wall page (`save_settings`, for the signed-in account) and `questwall offerwall
 wall` (an operator's) both check through `checked_settings`, so the rules hold whoever edits. The framing origins go into the wall's Content-Security-Policy
@@ -20,7 +21,7 @@ from api.accounts.access import Account, offerwall_for
 from api.core.crypto import SecretBox, open_api_key
 from api.core.refusals import NUL_MESSAGE
 from api.publishers.offerwalls import OfferwallError
-from api.wall.page import DEFAULT_ACCENT, Theme, preview_html, signature
+from api.publishers.wall_theme import DEFAULT_ACCENT, Theme, signature
 from models import Offerwall
 from models.tracking import TEST_UID
 
@@ -357,21 +358,16 @@ def _or(check: Callable[[str], str], value: str, fallback: str) -> str:
         return fallback
 
 
-def preview(
-    offerwall: Offerwall,
-    *,
-    title: str,
-    logo_url: str,
-    accent: str,
-    currency_icon: str,
-    language: str = "en",
-) -> str:
-    """The wall as a player would see it with these (unsaved) theme values and the
-    offerwall's currency, filled with sample offers. An image address or colour that would
-    be refused shows as the saved one (a half-typed colour does not flash another)."""
+def preview_theme(
+    offerwall: Offerwall, *, title: str, logo_url: str, accent: str, currency_icon: str
+) -> Theme:
+    """The wall's theme with these (unsaved) values and the offerwall's currency, for the
+    workspace's preview (the wall draws it: `api/wall/page.py`, `preview_html`). An image
+    address or colour that would be refused shows as the saved one (a half-typed colour
+    does not flash another)."""
     saved = read_settings(offerwall)
     typed_title = _CONTROL.sub(" ", title).strip()[:TITLE_MAX]
-    theme = Theme(
+    return Theme(
         title=typed_title or offerwall.name,
         logo_url=_or(lambda v: _image_url(v, "logo URL"), logo_url, saved.logo_url),
         accent=_or(normalised_accent, accent, saved.accent),
@@ -380,15 +376,6 @@ def preview(
         ),
         currency_name=offerwall.currency_name,
     )
-    page = preview_html(
-        theme,
-        exchange_rate=offerwall.exchange_rate,
-        decimals=offerwall.currency_decimals,
-        language=language,
-    )
-    # Shown in a sandboxed frame: a link there opens nothing (the frame allows no popups)
-    # rather than loading a page into the frame.
-    return page.replace("<head>", '<head>\n<base target="_blank">', 1)
 
 
 # --- signing the link, in the publisher's language -------------------------------------

@@ -15,14 +15,13 @@ month's net payout, and a day's figures are final only when nothing of it is rev
 Scoped on the server: staff see everything, designers their studio's offers, publishers
 their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too.
 The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
-`publisher_reports.py`) both call `build_report`, so their figures cannot differ."""
+`reporting_api.py`) both call `build_report`, so their figures cannot differ. The date
+range is read by `ranges.py`, and a report written as CSV by `csv_export.py`."""
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -31,7 +30,7 @@ from sqlmodel import Session, col
 
 from api.accounts.access import Account, Forbidden, game_for, offerwall_for
 from api.core.money import format_money, format_usd, in_currency, rounded, usd
-from api.core.refusals import DomainError
+from api.reports.ranges import ReportError, day_bounds
 from api.studios import studios
 from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
 from models.tables import refused_click as _refused_click
@@ -54,19 +53,8 @@ PUBLISHER_DIMENSIONS = ("day", "offer", "country", "os", "sub1", "sub2", "sub3")
 # The key of the clicks without a country, an operating system or a sub value.
 UNKNOWN_COUNTRY = "??"
 NONE = ""
-MAX_DAYS = 366
-# The dates a range may name: far from the ends of the calendar, so the range's arithmetic
-# (its next day, the 30 days before its end) never leaves it; nothing is older than 2000.
-EARLIEST = date(2000, 1, 1)
-LATEST = date(9998, 12, 31)
-# The date presets beside the range's inputs, in the order they are shown.
-PRESETS = {"today": "Today", "7d": "Last 7 days", "30d": "Last 30 days", "month": "This month"}
 # The conversions a report counts: approved ones, and those reversed after approval.
 COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
-
-
-class ReportError(DomainError, ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -184,49 +172,6 @@ def dimensions_for(role: str) -> tuple[str, ...]:
     return PUBLISHER_DIMENSIONS if role == Role.PUBLISHER else DIMENSIONS
 
 
-def parse_range(start: str, end: str, *, today: date | None = None) -> tuple[date, date]:
-    """An inclusive date range; empty means the last 30 days."""
-    today = today or datetime.now(UTC).date()
-    last = _date(end, "end") if end else today
-    first = _date(start, "start") if start else last - timedelta(days=29)
-    if first > last:
-        raise ReportError("The range starts after it ends.", "start")
-    if (last - first).days >= MAX_DAYS:
-        raise ReportError(f"A report covers at most {MAX_DAYS} days.", "start")
-    return first, last
-
-
-def _date(text: str, field: str) -> date:
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise ReportError("Enter a date (YYYY-MM-DD).", field) from None
-    if not EARLIEST <= day <= LATEST:
-        raise ReportError(f"Enter a date from {EARLIEST} to {LATEST}.", field)
-    return day
-
-
-def preset_range(preset: str, *, today: date | None = None) -> tuple[date, date]:
-    """The range of a preset, in UTC days: today, the last 7 or 30 days, this month."""
-    today = today or datetime.now(UTC).date()
-    if preset == "today":
-        return today, today
-    if preset == "7d":
-        return today - timedelta(days=6), today
-    if preset == "30d":
-        return today - timedelta(days=29), today
-    if preset == "month":
-        return today.replace(day=1), today
-    raise ReportError("Choose one of the preset ranges.")
-
-
-def _bounds(first: date, last: date) -> tuple[datetime, datetime]:
-    return (
-        datetime.combine(first, time.min, tzinfo=UTC),
-        datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC),
-    )
-
-
 def _scope(account: Account, offerwall_id: str | None) -> tuple[Any, Any]:
     """WHERE clauses for clicks and conversions the account may see."""
     click_where: sa.ColumnElement[bool] = sa.true()
@@ -299,13 +244,15 @@ def build_report(
     """The report of the range; per day it has a row for every day, zeros included. A
     conversion and its reversal count on the conversion's day (`created_at`), whenever it
     was reversed. With `limit`, only the rows from `offset` on, cut in SQL (per day, from
-    the range's days: at most `MAX_DAYS`); the totals and `count` still cover every row."""
+    the range's days: at most `ranges.MAX_DAYS`); the totals and `count` still cover every row."""
     if dimension not in DIMENSIONS:
         raise ReportError(f"Report by one of: {', '.join(DIMENSIONS)}.")
     currency = None
     if account.role == Role.PUBLISHER:  # their own offerwall, approved (or NotApproved)
         currency = Currency.of(offerwall_for(session=session, account=account))
-    q = _query(session, account, dimension, _bounds(first, last), offerwall_id, game_id, offer_id)
+    q = _query(
+        session, account, dimension, day_bounds(first, last), offerwall_id, game_id, offer_id
+    )
     # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
     shown = currency if currency is not None and not currency.is_usd else None
 
@@ -741,55 +688,3 @@ def filter_choices(*, session: Session, account: Account, game_id: str = "") -> 
     ).all()
     offers = [Choice(i, t) for i, t in missions] + [Choice(i, f"{n} (quest)") for i, n in quests]
     return FilterChoices(games, offers)
-
-
-def to_csv(report: Report, dimension: str) -> str:
-    """The report's rows and totals; the USD columns, then (a publisher paid in another
-    currency) the same amounts in theirs."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = [dimension, "clicks", "starts", "conversions", "conversion_rate", "payout_usd"]
-    header += ["epc_usd", "reversed", "reversed_payout_usd", "net_payout_usd"]
-    code = report.currency.code.lower() if report.currency else ""
-    if code:
-        header += [f"payout_{code}", f"epc_{code}", f"reversed_payout_{code}"]
-        header.append(f"net_payout_{code}")
-    header.append("refused_clicks")
-    writer.writerow(header)
-    for r in [*report.rows, report.totals]:
-        line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
-        line += [
-            format_money(usd(r.payout_micros), plain=True),
-            format_money(usd(r.payout_micros) / r.clicks, decimals=4, plain=True)
-            if r.clicks
-            else "",
-            r.reversed,
-            format_money(usd(r.reversed_micros), plain=True),
-            format_money(usd(r.net_micros), plain=True),
-        ]
-        if report.currency:
-            line += _local_cells(r, report.currency)
-        line.append(r.refused)
-        writer.writerow(line)
-    return out.getvalue()
-
-
-def _local_cells(r: ReportRow, currency: Currency) -> list[str]:
-    """A row's amounts in the publisher's currency, as plain numbers for a spreadsheet."""
-
-    def cell(amount: Decimal | None, places: int) -> str:
-        return "" if amount is None else format_money(amount, decimals=places, plain=True)
-
-    places = currency.decimals
-    return [
-        cell(r.payout_amount, places),
-        cell(r.epc_amount, max(places, 2)),
-        cell(r.reversed_amount, places),
-        cell(r.net_amount, places),
-    ]
-
-
-def _cell(text: str) -> str:
-    """A label as a spreadsheet takes it as text: a sub value comes from whoever opened
-    the link, and "=…" (or +, -, @) would be run as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -26,6 +26,7 @@ from api.listing.offers import (
     whole_number,
 )
 from api.reports import figures as reports
+from api.reports import ranges
 from models import OfferwallStatus, Role
 
 GROUP_BY = reports.PUBLISHER_DIMENSIONS
@@ -48,14 +49,14 @@ def _day(name: str, raw: str | None) -> str:
     """A date parameter, checked: "" when not given."""
     if raw is None or raw == "":
         return ""
-    rule = f"a date (YYYY-MM-DD) from {reports.EARLIEST} to {reports.LATEST}"
+    rule = f"a date (YYYY-MM-DD) from {ranges.EARLIEST} to {ranges.LATEST}"
     if not _DAY.fullmatch(raw):
         raise invalid_parameter(name, raw, rule)
     try:
         day = date.fromisoformat(raw)
     except ValueError:  # 2026-02-30
         raise invalid_parameter(name, raw, rule) from None
-    if not reports.EARLIEST <= day <= reports.LATEST:
+    if not ranges.EARLIEST <= day <= ranges.LATEST:
         raise invalid_parameter(name, raw, rule)
     return raw
 
@@ -70,13 +71,13 @@ def parse_query(
     today: date | None = None,
 ) -> ReportQuery:
     """The query of `GET /offerwall/reports`, or 400 `invalid_parameter` naming the
-    parameter. The range is the portal's (`reports.parse_range`): inclusive UTC days, the
-    last 30 days by default, at most `reports.MAX_DAYS`. `limit` over the maximum is
+    parameter. The range is the portal's (`ranges.parse_range`): inclusive UTC days, the
+    last 30 days by default, at most `ranges.MAX_DAYS`. `limit` over the maximum is
     clamped, as the offers listing clamps it."""
     first, last = _day("from", start), _day("to", end)
     try:
-        days = reports.parse_range(first, last, today=today)
-    except reports.ReportError as exc:  # it starts after it ends, or covers too many days
+        days = ranges.parse_range(first, last, today=today)
+    except ranges.ReportError as exc:  # it starts after it ends, or covers too many days
         details = [{"path": "from", "value": (start or "")[:50]}]
         raise ApiError(400, "invalid_parameter", exc.message, details) from None
     grouping = group_by or "day"

@@ -24,6 +24,7 @@ from api.core.net import client_ip, parse_networks
 from api.core.refusals import N_
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.listing.players import player_progress
+from api.publishers.wall_theme import Theme
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import error_responses, html_answer
@@ -31,7 +32,6 @@ from api.tickets import tickets
 from api.wall.i18n import Language, choose, translations
 from api.wall.page import (
     MAX_PAGE,
-    Theme,
     Visit,
     Wall,
     WallRefusal,

@@ -11,9 +11,7 @@ images the offerwall and the offers' designers configured.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,6 +42,7 @@ from api.listing.players import (
     targets,
 )
 from api.missions import index
+from api.publishers.wall_theme import Theme, safe_image, signature
 from api.wall.i18n import Language, translations
 from models import OfferwallStatus
 from models.schemas import NUL
@@ -56,8 +55,6 @@ MAX_PAGE = 10_000
 # Offers the player has in progress, and finished ones, shown at most.
 MAX_CONTINUING = 50
 MAX_FINISHED = 20
-DEFAULT_ACCENT = "#4f46e5"
-_ACCENT = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 _FIND_WALL = sa.select(
     _offerwall.c.id,
@@ -87,30 +84,6 @@ class WallRefusal(Exception):
     def __init__(self, status: int, title: str, message: str):
         super().__init__(message)
         self.status, self.title, self.message = status, title, message
-
-
-def _https(url: str | None) -> str:
-    """An image address the page may show: http(s) only, else nothing."""
-    url = (url or "").strip()
-    return url if url.lower().startswith(("https://", "http://")) else ""
-
-
-@dataclass(frozen=True)
-class Theme:
-    """How an offerwall's wall looks: set in the publisher's workspace."""
-
-    title: str
-    logo_url: str = ""
-    accent: str = DEFAULT_ACCENT
-    currency_icon: str = ""
-    currency_name: str = "US Dollar"
-
-    def __post_init__(self) -> None:
-        # Only a #rrggbb colour reaches the stylesheet.
-        if not _ACCENT.match(self.accent or ""):
-            object.__setattr__(self, "accent", DEFAULT_ACCENT)
-        object.__setattr__(self, "logo_url", _https(self.logo_url))
-        object.__setattr__(self, "currency_icon", _https(self.currency_icon))
 
 
 @dataclass(frozen=True)
@@ -181,11 +154,6 @@ def read_visit(params: Mapping[str, str | None]) -> Visit:
         (values["sub1"], values["sub2"], values["sub3"]),
         values["lang"],
     )
-
-
-def signature(api_key: str, owid: str, uid: str) -> str:
-    """The `sig` of a wall link: hex HMAC-SHA256 over owid + uid, keyed with the API key."""
-    return hmac.new(api_key.encode(), (owid + uid).encode(), hashlib.sha256).hexdigest()
 
 
 def open_wall(conn: Connection, box: SecretBox, visit: Visit, *, now: datetime) -> Wall:
@@ -289,7 +257,7 @@ def _card(
         id=offer_id,
         name=name,
         description=doc.get("description") or "",
-        thumbnail=_https(doc.get("thumbnail")),
+        thumbnail=safe_image(doc.get("thumbnail")),
         instructions=doc.get("instructions") or "",
         requirements=doc.get("requirements") or "",
         payout=language.amount(sum(amounts, Decimal(0)), places),
@@ -459,7 +427,8 @@ def preview_html(
 ) -> str:
     """The wall as a player would see it with `theme`, filled with sample offers: one in
     progress, one new, one quest half done. The workspace shows it while the publisher
-    edits the theme (nothing is saved or read from the database)."""
+    edits the theme (nothing is saved or read from the database), with the theme of the
+    unsaved values (`wall_settings.preview_theme`)."""
     wall = ListingOfferwall("preview", exchange_rate, decimals, 0, "preview")
     lang = Language(language)
     win, level, tutorial, score = _SAMPLE_GOALS
@@ -503,4 +472,7 @@ def preview_html(
         pages=1,
         total=3,
     )
-    return render_wall(view, nonce="preview")
+    page = render_wall(view, nonce="preview")
+    # Shown in a sandboxed frame: a link there opens nothing (the frame allows no popups)
+    # rather than loading a page into the frame.
+    return page.replace("<head>", '<head>\n<base target="_blank">', 1)

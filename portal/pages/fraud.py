@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.fraud.report import DAYS
+from api.reports.fraud_page import DAYS
 from models import BlockKind
 from models.signals import CLICK_SIGNALS, COMPLETION_SIGNALS, allowed_actions
 from portal.components.confirm import confirm_button, form_dialog

@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from api.accounts.access import Account
 from api.core.refusals import DomainError
-from api.fraud.report import FlagRow
+from api.fraud.cheat_flags import FlagRow
 from api.ingest import debugger
 from models import Game
 from portal import activity

@@ -18,8 +18,11 @@ from api.conversions import review
 from api.conversions.ledger import ConversionError
 from api.conversions.review import Decided
 from api.core.wording import sentence
-from api.fraud import report as fraud_report
+from api.fraud import blocklist
+from api.fraud.cheat_flags import FlagRow
 from api.fraud.policy import SIGNALS, FraudRuleError, Policy
+from api.fraud.rules import OfferwallRules, offerwall_rules, set_offerwall_rules
+from api.reports import fraud_page
 from models import ConversionStatus, Role
 from portal.backend import settings
 from portal.state.auth import SUBMITTED, AuthState, refusals
@@ -53,17 +56,17 @@ class FraudState(Paged, AuthState):
     # The overview.
     held: int = 0
     refused: int = 0
-    reasons: list[fraud_report.Count] = []
-    days: list[fraud_report.DayCounts] = []
-    ips: list[fraud_report.Count] = []
-    networks: list[fraud_report.Count] = []
-    uids: list[fraud_report.Count] = []
-    flags: list[fraud_report.FlagRow] = []
+    reasons: list[fraud_page.Count] = []
+    days: list[fraud_page.DayCounts] = []
+    ips: list[fraud_page.Count] = []
+    networks: list[fraud_page.Count] = []
+    uids: list[fraud_page.Count] = []
+    flags: list[FlagRow] = []
     # Staff only: filled when the account is staff's, and shown only then.
     is_staff: bool = False
-    blocks: list[fraud_report.BlockRow] = []
+    blocks: list[blocklist.BlockRow] = []
     block_errors: dict[str, str] = {}
-    walls: list[fraud_report.OfferwallRules] = []
+    walls: list[OfferwallRules] = []
     rules_errors: dict[str, str] = {}
     # Drawn into the forms' keys so that a save redraws them with what was stored.
     version: int = 0
@@ -110,11 +113,11 @@ class FraudState(Paged, AuthState):
 
     async def _fetch_overview(self) -> None:
         def read(s: Any, a: Any) -> tuple[Any, ...]:
-            found = fraud_report.overview(session=s, studio_id=conversions.scope(a))
+            found = fraud_page.overview(session=s, studio_id=conversions.scope(a))
             if a.role != Role.STAFF:
                 return found, False, [], []
-            blocks = fraud_report.blocklist(session=s)
-            walls = fraud_report.offerwall_rules(session=s, policy=_policy())
+            blocks = blocklist.blocklist(session=s)
+            walls = offerwall_rules(session=s, policy=_policy())
             return found, True, blocks, walls
 
         found, self.is_staff, self.blocks, self.walls = await self._run(read, *MANAGERS)
@@ -243,7 +246,7 @@ class FraudState(Paged, AuthState):
         kind, value = form.get("kind", ""), form.get("value", "")
         note, self.block_errors = form.get("note", ""), {}
         row = await self._run(
-            lambda s, a: fraud_report.block(
+            lambda s, a: blocklist.block(
                 session=s, kind=kind, value=value, note=note, actor=a.email
             ),
             Role.STAFF,
@@ -257,7 +260,7 @@ class FraudState(Paged, AuthState):
     @refusals()
     async def unblock(self, entry_id: int):
         await self._run(
-            lambda s, a: fraud_report.unblock(session=s, entry_id=int(entry_id)),
+            lambda s, a: blocklist.unblock(session=s, entry_id=int(entry_id)),
             Role.STAFF,
             write=True,
         )
@@ -274,7 +277,7 @@ class FraudState(Paged, AuthState):
         self.rules_errors = {}
         try:
             await self._run(
-                lambda s, a: fraud_report.set_offerwall_rules(
+                lambda s, a: set_offerwall_rules(
                     session=s,
                     offerwall_id=offerwall_id,
                     actions=actions,

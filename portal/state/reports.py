@@ -10,6 +10,8 @@ from sqlmodel import Session
 
 from api.accounts.access import Account
 from api.reports import figures as reports
+from api.reports import ranges
+from api.reports.csv_export import to_csv
 from models import Role
 from portal.state.auth import AuthState, refusals
 
@@ -46,8 +48,8 @@ class ReportState(AuthState):
             for d in reports.dimensions_for(self.user_role)
         ]
         preset = self.router.url.query_parameters.get("preset", "")
-        if preset in reports.PRESETS:
-            self._set_range(*reports.preset_range(preset))
+        if preset in ranges.PRESETS:
+            self._set_range(*ranges.preset_range(preset))
         await self._choices()
         return await self._build()
 
@@ -66,7 +68,7 @@ class ReportState(AuthState):
     async def _build(self, download: bool = False):
         # Whatever is refused below, no figures of an earlier choice stay on screen.
         self.errors, self.rows, self.totals, self.chart = {}, [], None, []
-        first, last = reports.parse_range(self.start, self.end)
+        first, last = ranges.parse_range(self.start, self.end)
         self._set_range(first, last)
         dimension, game, offer = self.dimension, self.game, self.offer
 
@@ -91,7 +93,7 @@ class ReportState(AuthState):
         ]
         if download:
             return rx.download(
-                data=reports.to_csv(report, dimension),
+                data=to_csv(report, dimension),
                 filename=f"questwall-{dimension}-{self.start}-{self.end}.csv",
             )
         return None
@@ -113,7 +115,7 @@ class ReportState(AuthState):
     @rx.event
     @refusals(into="errors")
     async def preset(self, name: str):
-        self._set_range(*reports.preset_range(name))
+        self._set_range(*ranges.preset_range(name))
         return await self._build()
 
     @rx.event

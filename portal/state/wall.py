@@ -4,7 +4,8 @@ live preview of the unsaved values, the origins that may frame it and signed lin
 The form's text inputs are uncontrolled (`form_key` refills them after a load or a save);
 each change is sent, debounced, to redraw the preview. The accent colour's two inputs (the
 picker and its hex text) follow `accent`, so either one moves the other. The service
-(api/publishers/wall_settings.py) checks the offerwall and the values on every save."""
+(api/publishers/wall_settings.py) checks the offerwall and the values on every save; the
+preview is the hosted wall's (`api/wall/page.py`, `preview_html`) with the typed theme."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from api.accounts.access import Account
 from api.core.refusals import DomainError
 from api.publishers import wall_settings
 from api.publishers.wall_settings import WallSettings
-from api.wall.page import DEFAULT_ACCENT
+from api.publishers.wall_theme import DEFAULT_ACCENT
+from api.wall.page import preview_html
 from models import Offerwall
 from portal.backend import box, settings
 from portal.state.auth import refusals
@@ -105,8 +107,11 @@ class WallState(OfferwallScoped):
         title, logo, accent, icon = self.title, self.logo_url, self.accent, self.currency_icon
 
         def work(_s: Session, offerwall: Offerwall, _a: Account) -> str:
-            return wall_settings.preview(
+            theme = wall_settings.preview_theme(
                 offerwall, title=title, logo_url=logo, accent=accent, currency_icon=icon
+            )
+            return preview_html(
+                theme, exchange_rate=offerwall.exchange_rate, decimals=offerwall.currency_decimals
             )
 
         self.preview = await self._on_offerwall(work)

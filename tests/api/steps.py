@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 
 from api.core.db import write_session
-from api.fraud import report as fraud_report
+from api.fraud import rules as fraud_rules
 from api.fraud.policy import Policy
 from api.studios.games import IssuedCredential
 from tests.api.live_server import post_signed
@@ -52,7 +52,7 @@ def set_offerwall_rules(
 ) -> None:
     """Staff set the offerwall's action per signal (over `policy`'s defaults)."""
     with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
+        fraud_rules.set_offerwall_rules(
             session=session,
             offerwall_id=offerwall_id,
             actions=actions,

@@ -24,6 +24,7 @@ from api.missions.forms import FormError, form_values, from_form
 from api.missions.index import INDEX
 from models import Click, Conversion, ConversionStatus, Mission
 from models.offer_schemas import MissionIn, mission_in
+from models.signals import parse_defaults
 from models.tables import mission as _mission
 from models.tables import refused_click as _refused
 from tests.api.steps import at, set_offerwall_rules, start
@@ -108,7 +109,7 @@ def _clicks(engine) -> int:
 def test_a_mission_holds_multi_offerwall_although_the_deployment_allows_it(
     engine, client, api_settings, game, wall, box
 ):
-    assert fraud.parse_defaults(api_settings.fraud_defaults) == (("multi_offerwall", "allow"),)
+    assert parse_defaults(api_settings.fraud_defaults) == (("multi_offerwall", "allow"),)
     signed = SignedClient(client, game)
     other, _ = make_offerwall(engine, box, name="Other wall")
     held = _new(engine, game, "Held", fraudActions={"multi_offerwall": "hold"})
@@ -195,7 +196,7 @@ def test_every_completion_of_a_quest_is_judged_by_the_strictest_of_its_missions(
     engine, client, api_settings, game, wall, box
 ):
     # The deployment allows multi_offerwall; one mission of the quest holds it.
-    assert fraud.parse_defaults(api_settings.fraud_defaults) == (("multi_offerwall", "allow"),)
+    assert parse_defaults(api_settings.fraud_defaults) == (("multi_offerwall", "allow"),)
     quest = make_quest(
         engine,
         game.game_id,

@@ -18,9 +18,11 @@ from api.app import create_api
 from api.conversions import review
 from api.conversions.ledger import ConversionError
 from api.core.db import new_session, write_session
-from api.fraud import report as fraud_report
+from api.fraud import blocklist
+from api.fraud import rules as fraud_rules
 from api.fraud.policy import Policy
 from api.ingest import debugger
+from api.reports import fraud_page
 from models import Conversion, ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
 from models.tables import event as _event
@@ -212,7 +214,7 @@ def test_an_offerwall_that_asks_hears_pending_then_approved_or_rejected(
     engine, client, signed, game, paying, receiver, box, private_ok
 ):
     with write_session(engine) as session:
-        fraud_report.set_offerwall_rules(
+        fraud_rules.set_offerwall_rules(
             session=session,
             offerwall_id=paying[0].id,
             actions={},
@@ -478,9 +480,9 @@ def test_the_country_mismatch_can_be_allowed_per_offerwall(
 def test_a_blocklisted_uid_address_or_network_is_refused(engine, screened, game, paying):
     mission = make_mission(engine, game.game_id, **SCORE)
     with write_session(engine) as session:
-        fraud_report.block(session=session, kind="uid", value="cheater", note="", actor=STAFF)
-        fraud_report.block(session=session, kind="ip", value="198.51.100.9", note="", actor=STAFF)
-        fraud_report.block(
+        blocklist.block(session=session, kind="uid", value="cheater", note="", actor=STAFF)
+        blocklist.block(session=session, kind="ip", value="198.51.100.9", note="", actor=STAFF)
+        blocklist.block(
             session=session, kind="network", value="192.0.2.0/25", note="farm", actor=STAFF
         )
         for kind, wrong in (
@@ -491,10 +493,10 @@ def test_a_blocklisted_uid_address_or_network_is_refused(engine, screened, game,
             ("network", "\x00"),
             ("uid", "x" * 256),
         ):
-            with pytest.raises(fraud_report.BlocklistError):
-                fraud_report.block(session=session, kind=kind, value=wrong, note="", actor=STAFF)
-        with pytest.raises(fraud_report.BlocklistError, match="already"):
-            fraud_report.block(session=session, kind="uid", value=" cheater ", note="", actor=STAFF)
+            with pytest.raises(blocklist.BlocklistError):
+                blocklist.block(session=session, kind=kind, value=wrong, note="", actor=STAFF)
+        with pytest.raises(blocklist.BlocklistError, match="already"):
+            blocklist.block(session=session, kind="uid", value=" cheater ", note="", actor=STAFF)
     screened.app.state.click_screen.blocklist.refresh()
     owid = paying[0].owid
     refused = [
@@ -510,7 +512,7 @@ def test_a_blocklisted_uid_address_or_network_is_refused(engine, screened, game,
     with new_session(engine) as session:
         reasons = session.scalars(sa.select(_refused.c.reason)).all()
         assert reasons == ["blocked"] * 3
-        overview = fraud_report.overview(session=session, studio_id=None)
+        overview = fraud_page.overview(session=session, studio_id=None)
     assert overview.refused == 3
     assert [(c.label, c.count) for c in overview.reasons] == [("blocked", 3)]
     assert {c.label for c in overview.ips} >= {"198.51.100.9", "192.0.2.44"}
@@ -567,7 +569,7 @@ def test_reports_count_refused_clicks_in_their_own_column(engine, screened, game
     mission = make_mission(engine, game.game_id, **SCORE)
     other = make_paying_offerwall(engine, box, name="Other wall")
     with write_session(engine) as session:
-        fraud_report.block(session=session, kind="uid", value="cheater", note="", actor=STAFF)
+        blocklist.block(session=session, kind="uid", value="cheater", note="", actor=STAFF)
     screened.app.state.click_screen.blocklist.refresh()
     owid = paying[0].owid
     assert click(screened, "mission", mission.id, owid, uid="ok").status_code == 302

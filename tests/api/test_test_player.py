@@ -13,8 +13,8 @@ from sqlmodel import select
 from api.accounts.access import Forbidden
 from api.core.db import new_session, write_session
 from api.publishers import wall_settings
+from api.publishers.wall_theme import signature
 from api.reports import figures as reports
-from api.wall.page import signature
 from models import Click, Conversion, Mission, Role
 from models.tracking import TEST_UID
 from tests.api.steps import KILLS, at, start

@@ -11,8 +11,8 @@ import pytest
 
 from api.core.db import write_session
 from api.publishers import offerwalls
+from api.publishers.wall_theme import signature
 from api.routes import wall as wall_routes
-from api.wall.page import signature
 from models import Offerwall
 from models.types import utcnow
 from tests.api.steps import at, start

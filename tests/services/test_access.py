@@ -79,7 +79,7 @@ def test_every_service_refusal_shares_one_base():
     from api.missions.forms import FormError
     from api.missions.offers import OfferError
     from api.publishers.offerwalls import OfferwallError
-    from api.reports.figures import ReportError
+    from api.reports.ranges import ReportError
     from api.studios.games import CredentialError, GameError
 
     for refusal in (

@@ -22,6 +22,7 @@ from api.listing.preview import offer_preview
 from api.postbacks import settings as publishers
 from api.publishers import offerwalls
 from api.reports import figures as reports
+from api.reports.csv_export import to_csv
 from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow
@@ -112,7 +113,7 @@ def test_the_report_and_its_csv_round_a_half_cent_up(engine, odd):
     (row,) = report.rows
     assert (row.payout, row.epc, row.net_payout) == ("$1.51", "$1.51", "$1.51")
     assert (row.payout_local, row.epc_local) == ("15.1 TKN", "15.10 TKN")
-    (line, total) = csv.DictReader(io.StringIO(reports.to_csv(report, "offer")))
+    (line, total) = csv.DictReader(io.StringIO(to_csv(report, "offer")))
     assert (line["payout_usd"], line["epc_usd"], line["net_payout_usd"]) == (
         "1.51",
         "1.5050",

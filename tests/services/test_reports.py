@@ -19,6 +19,8 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.publishers import offerwalls
 from api.reports import figures as reports
+from api.reports import ranges
+from api.reports.csv_export import to_csv
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
@@ -285,7 +287,7 @@ def test_an_offer_of_another_game_or_inside_a_quest_is_refused(engine, traffic):
         {"offer_id": traffic.step_a},
         {"offer_id": "no-such-offer"},
     ):
-        with pytest.raises(reports.ReportError) as refused:
+        with pytest.raises(ranges.ReportError) as refused:
             _report(engine, STAFF, **narrow)
         assert refused.value.field_errors() == {"offer": "No such offer."}
 
@@ -296,7 +298,7 @@ def test_a_designer_filters_only_their_studios_games_and_offers(engine, traffic)
     assert _totals(own)[:3] == (4, 4, 2)
     with pytest.raises(Forbidden, match="No such game"):
         _report(engine, designer_a, game_id=traffic.game_b)
-    with pytest.raises(reports.ReportError, match="No such offer"):
+    with pytest.raises(ranges.ReportError, match="No such offer"):
         _report(engine, designer_a, offer_id=traffic.mission_b)
 
 
@@ -346,19 +348,19 @@ def test_a_publisher_not_approved_gets_no_report(engine, box):
 
 def test_the_presets_are_utc_day_ranges():
     today = date(2026, 11, 23)
-    assert reports.preset_range("today", today=today) == (today, today)
-    assert reports.preset_range("7d", today=today) == (date(2026, 11, 17), today)
-    assert reports.preset_range("30d", today=today) == (date(2026, 10, 25), today)
-    assert reports.preset_range("month", today=today) == (date(2026, 11, 1), today)
-    with pytest.raises(reports.ReportError):
-        reports.preset_range("forever", today=today)
+    assert ranges.preset_range("today", today=today) == (today, today)
+    assert ranges.preset_range("7d", today=today) == (date(2026, 11, 17), today)
+    assert ranges.preset_range("30d", today=today) == (date(2026, 10, 25), today)
+    assert ranges.preset_range("month", today=today) == (date(2026, 11, 1), today)
+    with pytest.raises(ranges.ReportError):
+        ranges.preset_range("forever", today=today)
 
 
 def test_a_wrong_range_is_refused_beside_its_input():
     refusals = {}
     for start, end in (("2026-13-01", ""), ("", "yesterday"), ("2026-11-05", "2026-11-01")):
-        with pytest.raises(reports.ReportError) as refused:
-            reports.parse_range(start, end)
+        with pytest.raises(ranges.ReportError) as refused:
+            ranges.parse_range(start, end)
         refusals[(start, end)] = refused.value.field_errors()
     assert refusals == {
         ("2026-13-01", ""): {"start": "Enter a date (YYYY-MM-DD)."},
@@ -390,7 +392,7 @@ def test_the_filter_choices_are_the_accounts_games_and_the_chosen_games_offers(e
 
 def test_the_csv_of_a_publisher_has_epc_reversals_and_their_currency(engine, traffic, reversal):
     publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
-    text = reports.to_csv(_report(engine, publisher, "offer"), "offer")
+    text = to_csv(_report(engine, publisher, "offer"), "offer")
     lines = text.splitlines()
     assert lines[0] == (
         "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
@@ -463,7 +465,7 @@ def test_the_csv_keeps_a_sub_value_that_looks_like_a_formula_as_text(engine, box
         engine, offer_id=mission, offerwall=devices, uid="f1", subs=("=HYPERLINK(1)", None, None)
     )
     publisher = make_account(Role.PUBLISHER, offerwall_id=devices.id)
-    text = reports.to_csv(_report(engine, publisher, "sub1"), "sub1")
+    text = to_csv(_report(engine, publisher, "sub1"), "sub1")
     assert "\n'=HYPERLINK(1),1," in text
 
 
@@ -524,9 +526,9 @@ def test_a_publisher_paid_in_usd_sees_usd_and_gets_the_amounts_as_postbacks_roun
     ],
 )
 def test_a_date_at_the_ends_of_the_calendar_is_refused_not_a_crash(start, end, field):
-    with pytest.raises(reports.ReportError) as refused:
-        reports.parse_range(start, end)
+    with pytest.raises(ranges.ReportError) as refused:
+        ranges.parse_range(start, end)
     assert refused.value.field_errors() == {field: "Enter a date from 2000-01-01 to 9998-12-31."}
     # The last day allowed still has a next day, and the first 30 days before it.
-    assert reports.parse_range("", "9998-12-31")[1] == date(9998, 12, 31)
-    assert reports.parse_range("", "2000-01-01")[0] == date(1999, 12, 3)
+    assert ranges.parse_range("", "9998-12-31")[1] == date(9998, 12, 31)
+    assert ranges.parse_range("", "2000-01-01")[0] == date(1999, 12, 3)

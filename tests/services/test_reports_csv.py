@@ -17,6 +17,7 @@ from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.reports import figures as reports
+from api.reports.csv_export import to_csv
 from models import Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
@@ -80,7 +81,7 @@ def _csv(engine: Engine, account: Account) -> tuple[list[str], dict[str, dict[st
         report = reports.build_report(
             session=session, account=account, dimension="offer", first=today(), last=today()
         )
-    reader = csv.DictReader(io.StringIO(reports.to_csv(report, "offer")))
+    reader = csv.DictReader(io.StringIO(to_csv(report, "offer")))
     rows = {row["offer"]: row for row in reader}
     assert reader.fieldnames is not None
     return list(reader.fieldnames), rows

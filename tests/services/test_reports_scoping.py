@@ -14,6 +14,7 @@ from api.accounts.access import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session
 from api.reports import figures as reports
+from api.reports.csv_export import to_csv
 from models import Offerwall, Role
 from tests.factories import (
     make_account,
@@ -169,7 +170,7 @@ def test_staff_see_every_tenant_and_may_narrow_to_one_offerwall(engine, tenants)
 @pytest.mark.parametrize("dimension", reports.DIMENSIONS)
 def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
     designer_b = make_account(Role.DESIGNER, studio_id=tenants.studio_b)
-    text = reports.to_csv(_report(engine, designer_b, dimension), dimension)
+    text = to_csv(_report(engine, designer_b, dimension), dimension)
     lines = text.splitlines()
     assert lines[0] == (
         f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
@@ -183,7 +184,7 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
 
 def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     publisher = make_account(Role.PUBLISHER, offerwall_id=tenants.wall_1.id)
-    text = reports.to_csv(_report(engine, publisher, "offerwall"), "offerwall")
+    text = to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
     # A publisher paid in US dollars has the USD columns only.
     assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50,0"

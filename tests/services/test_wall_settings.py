@@ -19,7 +19,8 @@ from api.core.refusals import NUL_MESSAGE, SignedOut
 from api.postbacks.settings import api_key
 from api.publishers import offerwalls, wall_settings
 from api.publishers.wall_settings import WallSettings, WallSettingsError
-from api.wall.page import DEFAULT_ACCENT, signature
+from api.publishers.wall_theme import DEFAULT_ACCENT, signature
+from api.wall.page import preview_html
 from models import Offerwall, Role
 from tests.factories import FixedCountries, make_account, make_offerwall
 from tests.live import ROOT, node
@@ -337,6 +338,12 @@ def test_the_link_names_the_owid_and_asks_for_sig_when_links_must_be_signed(engi
     assert wall_settings.link_for(base_url=base, offerwall=pending) == ""
 
 
+def _preview(wall: Offerwall, **typed: str) -> str:
+    """The workspace's preview of the typed theme, as the portal's Wall page draws it."""
+    theme = wall_settings.preview_theme(wall, **typed)
+    return preview_html(theme, exchange_rate=wall.exchange_rate, decimals=wall.currency_decimals)
+
+
 def test_the_preview_shows_the_typed_theme_and_the_saved_one_for_a_half_typed_value(engine, box):
     account = _publisher(engine, box)
     _save(engine, account, accent="#0f766e")
@@ -346,14 +353,14 @@ def test_the_preview_shows_the_typed_theme_and_the_saved_one_for_a_half_typed_va
         offerwalls.set_currency(
             session=session, offerwall=wall, name="Gems", code="GEM", exchange_rate=100, decimals=0
         )
-        typed = wall_settings.preview(
+        typed = _preview(
             wall,
             title="<b>Typed</b>",
             logo_url="https://cdn.example.com/new.png",
             accent="#F00",
             currency_icon="javascript:alert(1)",
         )
-        half = wall_settings.preview(wall, title="", logo_url="", accent="#f0", currency_icon="")
+        half = _preview(wall, title="", logo_url="", accent="#f0", currency_icon="")
     assert "<h1>&lt;b&gt;Typed&lt;/b&gt;</h1>" in typed
     assert "--accent:#ff0000" in typed
     assert 'src="https://cdn.example.com/new.png"' in typed
