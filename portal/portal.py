@@ -11,6 +11,7 @@ from api.worker import background_alerts, background_dispatcher, background_mail
 from portal import activity, routes
 from portal.pages import (
     account,
+    accounts,
     catalog,
     conversions,
     dashboard,
@@ -19,17 +20,18 @@ from portal.pages import (
     games,
     home,
     login,
+    mail,
     missions,
     postback,
     publisher,
     reports,
     staff,
     tickets,
-    users,
     wall,
 )
 from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
+from portal.state.accounts import UsersState
 from portal.state.auth import AuthState
 from portal.state.catalog import CatalogState
 from portal.state.conversions import ConversionsState
@@ -38,6 +40,7 @@ from portal.state.debugger import DebuggerState
 from portal.state.fraud import FraudState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
+from portal.state.mail import MailState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
 from portal.state.postbacks import DeliveryState, PostbackState
@@ -45,7 +48,6 @@ from portal.state.reports import ReportState
 from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.tickets import TicketsState
-from portal.state.users import MailState, UsersState
 from portal.state.wall import WallState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
@@ -120,8 +122,8 @@ PAGES = [
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
-    (users.users, routes.STAFF_USERS, "Users", UsersState.load),
-    (users.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
+    (accounts.users, routes.STAFF_USERS, "Users", UsersState.load),
+    (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),
