@@ -17,15 +17,15 @@ from portal.pages import (
     dashboard,
     debugger,
     fraud,
-    games,
     home,
     login,
     mail,
     missions,
-    postback,
+    postbacks,
     publisher,
+    publishers,
     reports,
-    staff,
+    studios,
     tickets,
     wall,
 )
@@ -44,8 +44,8 @@ from portal.state.mail import MailState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
 from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.publishers import StaffState
 from portal.state.reports import ReportState
-from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.tickets import TicketsState
 from portal.state.wall import WallState
@@ -106,13 +106,13 @@ PAGES = [
     (login.signup, routes.SIGNUP, "Become a publisher", None),
     (publisher.application, routes.APPLICATION, "Your application", ApplicationState.load),
     (publisher.overview, routes.PUBLISHER, "Offerwall", WorkspaceState.load),
-    (postback.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
-    (publisher.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
+    (postbacks.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
+    (postbacks.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
     (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
-    (staff.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
-    (games.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
-    (games.games, routes.GAMES, "Games", GamesState.load),
-    (games.game, routes.GAME, "Game", GameState.load),
+    (publishers.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
+    (studios.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
+    (studios.games, routes.GAMES, "Games", GamesState.load),
+    (studios.game, routes.GAME, "Game", GameState.load),
     (missions.missions, routes.MISSIONS, "Missions", MissionsState.load),
     (missions.editor, routes.MISSION, "Mission", EditorState.load),
     (missions.quest, routes.QUEST, "Quest", QuestState.load),
