@@ -11,25 +11,27 @@ from api.worker import background_alerts, background_dispatcher, background_mail
 from portal import activity, routes
 from portal.pages import (
     account,
+    accounts,
     catalog,
     conversions,
     dashboard,
     debugger,
     fraud,
-    games,
     home,
     login,
+    mail,
     missions,
-    postback,
+    postbacks,
     publisher,
+    publishers,
     reports,
-    staff,
+    studios,
     tickets,
-    users,
     wall,
 )
 from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
+from portal.state.accounts import UsersState
 from portal.state.auth import AuthState
 from portal.state.catalog import CatalogState
 from portal.state.conversions import ConversionsState
@@ -38,14 +40,14 @@ from portal.state.debugger import DebuggerState
 from portal.state.fraud import FraudState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
+from portal.state.mail import MailState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
 from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.publishers import StaffState
 from portal.state.reports import ReportState
-from portal.state.staff import StaffState
 from portal.state.studios import StudioState
 from portal.state.tickets import TicketsState
-from portal.state.users import MailState, UsersState
 from portal.state.wall import WallState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
@@ -104,13 +106,13 @@ PAGES = [
     (login.signup, routes.SIGNUP, "Become a publisher", None),
     (publisher.application, routes.APPLICATION, "Your application", ApplicationState.load),
     (publisher.overview, routes.PUBLISHER, "Offerwall", WorkspaceState.load),
-    (postback.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
-    (publisher.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
+    (postbacks.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
+    (postbacks.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
     (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
-    (staff.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
-    (games.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
-    (games.games, routes.GAMES, "Games", GamesState.load),
-    (games.game, routes.GAME, "Game", GameState.load),
+    (publishers.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
+    (studios.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
+    (studios.games, routes.GAMES, "Games", GamesState.load),
+    (studios.game, routes.GAME, "Game", GameState.load),
     (missions.missions, routes.MISSIONS, "Missions", MissionsState.load),
     (missions.editor, routes.MISSION, "Mission", EditorState.load),
     (missions.quest, routes.QUEST, "Quest", QuestState.load),
@@ -120,8 +122,8 @@ PAGES = [
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
-    (users.users, routes.STAFF_USERS, "Users", UsersState.load),
-    (users.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
+    (accounts.users, routes.STAFF_USERS, "Users", UsersState.load),
+    (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),

@@ -1,16 +1,17 @@
-"""The `questwall` command: one group per entity, each in its own module of this package.
-
-`games.py` (games and credentials), `offerwalls.py`, `offers.py`, `conversions.py`
-(finding and reversing conversions), `fraud.py` (the review queue, fraud rules and the
-blocklist), `users.py` (portal accounts) and `server.py` (migrate,
-serve, api, worker, prune, rotate-secrets, demo); `common.py` holds what they share.
+"""The `questwall` command: one group per entity, in one module of this package per context
+it drives (the modules follow the contexts' names, the commands keep their own):
+`studios.py` (`game`, `credential`: games and credentials), `publishers.py` (`offerwall`),
+`missions.py` (`offers`), `conversions.py` (`conversion`: finding and reversing
+conversions), `fraud.py` (the review queue, fraud rules and the blocklist), `accounts.py`
+(`user`: portal accounts) and `server.py` (migrate, serve, api, worker, prune,
+rotate-secrets, demo); `common.py` holds what they share.
 """
 
 from __future__ import annotations
 
 import click
 
-from api.cli import conversions, fraud, games, offers, offerwalls, server, users
+from api.cli import accounts, conversions, fraud, missions, publishers, server, studios
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,13 +21,13 @@ def main() -> None:
 
 for _command in (
     server.migrate_cmd,
-    games.game_group,
-    games.credential_group,
-    offerwalls.offerwall_group,
-    offers.offers_group,
+    studios.game_group,
+    studios.credential_group,
+    publishers.offerwall_group,
+    missions.offers_group,
     conversions.conversion_group,
     fraud.fraud_group,
-    users.user_group,
+    accounts.user_group,
     server.demo_cmd,
     server.prune_cmd,
     server.rotate_secrets_cmd,

@@ -168,3 +168,23 @@ def search_form(
             row, rx.text(hint, size="1", color_scheme="gray"), spacing="1", width="100%"
         )
     return rx.form(row, on_submit=on_submit)
+
+
+def search_box(state: Any, placeholder: str, label: str) -> rx.Component:
+    """A list's search box and its button, sent to `state.find` (the Users and Mail outbox
+    pages); unlike `search_form`, the box does not show the search in force."""
+    return rx.form(
+        rx.hstack(
+            rx.input(
+                name="search",
+                placeholder=placeholder,
+                size="2",
+                aria_label=label,
+                width="320px",
+                max_width="100%",
+            ),
+            rx.button("Search", type="submit", size="2", variant="soft"),
+            wrap="wrap",
+        ),
+        on_submit=state.find,
+    )

@@ -1,4 +1,5 @@
-"""The account page (every role): email and role, a new password, sign out everywhere."""
+"""The signed-in user's own account page (every role): email and role, a new password, sign
+out everywhere. Staff's list of every account is portal/pages/accounts.py."""
 
 import reflex as rx
 

@@ -1,22 +1,19 @@
-"""The publisher workspace: application status, offerwall overview (API key, currency),
-delivery log. Staff see the same pages for any publisher (`?offerwall=<id>`); the
-postback page is portal/pages/postback.py."""
+"""The publisher's own workspace: application status, offerwall overview (API key,
+currency). Staff see the same pages for any publisher (`?offerwall=<id>`); the postback
+page and the delivery log are portal/pages/postbacks.py, the Wall page
+portal/pages/wall.py, and staff's list of every publisher portal/pages/publishers.py."""
 
 import reflex as rx
 
 from portal import routes
 from portal.components.forms import field, form_error
-from portal.components.layout import card, empty_state, page, status_badge
-from portal.components.tables import data_table, pager
+from portal.components.layout import card, page, status_badge
 from portal.components.workspace import (
     copyable,
     endpoint_banner,
     password_row,
     rotate_dialog,
     workspace_tabs,
-)
-from portal.state.postbacks import (
-    DeliveryState,
 )
 from portal.state.workspace import ApplicationState, WorkspaceState
 
@@ -196,162 +193,4 @@ def _currency_card() -> rx.Component:
             data_unsaved_guard=True,
             width="100%",
         ),
-    )
-
-
-def _attempts_panel() -> rx.Component:
-    s = DeliveryState
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Postback attempts"),
-            rx.vstack(
-                rx.hstack(status_badge(s.open_status), rx.code(s.open_url, word_break="break-all")),
-                rx.cond(
-                    s.attempts.length() > 0,
-                    data_table(
-                        ("When", "Status", "Time", "Answer or error"),
-                        s.attempts,
-                        lambda a: [
-                            a.started_at,
-                            a.status_code,
-                            rx.cond(a.sent, a.duration_ms.to_string() + " ms", "not sent"),
-                            rx.cond(a.error != "", a.error, a.answer),
-                        ],
-                        size="1",
-                    ),
-                    rx.text("No attempt yet.", color_scheme="gray"),
-                ),
-                rx.hstack(
-                    rx.button("Resend now", on_click=s.resend(s.open_id)),
-                    rx.dialog.close(
-                        rx.button("Close", variant="soft", color_scheme="gray", on_click=s.close)
-                    ),
-                    justify="end",
-                    spacing="3",
-                    width="100%",
-                ),
-                spacing="3",
-            ),
-            max_width="900px",
-        ),
-        open=s.open_id != 0,
-        on_open_change=lambda _open: s.close(),
-    )
-
-
-def _created(row) -> rx.Component:
-    """The day, and the time under it: the log has many columns, and the mission's name
-    needs the room more than one line of date and time does."""
-    day, time = row.created_at.split(" ")[0], row.created_at.split(" ")[1]
-    return rx.vstack(
-        rx.text(day, white_space="nowrap"),
-        rx.text(time + " UTC", size="1", color_scheme="gray", white_space="nowrap"),
-        spacing="0",
-    )
-
-
-def _kind(row) -> rx.Component:
-    """Conversion, Reversal, Held or Rejection (the last two for offerwalls that hear of
-    reviews), and under it the conversion's status now: a conversion's postback said
-    approved, and says reversed here once it was taken back."""
-    return rx.vstack(
-        rx.match(
-            row.kind,
-            ("reversal", rx.badge("Reversal", color_scheme="orange")),
-            ("held", rx.badge("Held for review", color_scheme="amber")),
-            ("rejection", rx.badge("Rejection", color_scheme="red")),
-            rx.badge("Conversion", color_scheme="blue"),
-        ),
-        rx.text(row.conversion_status, size="1", color_scheme="gray"),
-        spacing="1",
-        data_testid="delivery-kind",
-    )
-
-
-def deliveries() -> rx.Component:
-    s = DeliveryState
-    return page(
-        s.company,
-        workspace_tabs(s, routes.PUBLISHER_DELIVERIES),
-        endpoint_banner(s),
-        card(
-            rx.flex(
-                rx.heading("Delivery log", size="4", as_="h2"),
-                # Spelled out so the trigger (the control a user reaches) carries the
-                # name; the root renders no element of its own.
-                rx.select.root(
-                    rx.select.trigger(aria_label="Filter by status"),
-                    rx.select.content(
-                        *[
-                            rx.select.item(status.capitalize(), value=status)
-                            for status in ("all", "pending", "delivered", "failed")
-                        ]
-                    ),
-                    value=s.status_choice,
-                    on_change=s.filter_status,
-                    size="2",
-                ),
-                justify="between",
-                align="center",
-                width="100%",
-            ),
-            rx.form(
-                rx.hstack(
-                    rx.input(
-                        name="search",
-                        placeholder="Player uid, click id or transaction id",
-                        size="2",
-                        aria_label="Search by player uid, click id or transaction id",
-                        flex="1",
-                        max_width="28rem",
-                    ),
-                    rx.button("Search", type="submit", size="2", variant="soft"),
-                    width="100%",
-                ),
-                on_submit=s.find,
-                width="100%",
-            ),
-            rx.cond(
-                s.rows.length() > 0,
-                data_table(
-                    (
-                        "Created",
-                        "Kind",
-                        "Transaction",
-                        "Player",
-                        "Mission",
-                        "Payout",
-                        "Status",
-                        "Attempts",
-                        "Last answer",
-                        "",
-                    ),
-                    s.rows,
-                    lambda r: [
-                        _created(r),
-                        _kind(r),
-                        rx.code(r.transaction_id, size="1"),
-                        rx.vstack(
-                            rx.text(r.uid, size="2"),
-                            rx.cond(
-                                r.clickid != "",
-                                rx.text("click id " + r.clickid, size="1", color_scheme="gray"),
-                            ),
-                            spacing="0",
-                        ),
-                        r.mission,
-                        rx.text(r.payout, white_space="nowrap"),
-                        status_badge(r.status),
-                        r.attempts,
-                        r.last_status,
-                        rx.button("Open", size="1", variant="soft", on_click=s.open(r.id)),
-                    ],
-                ),
-                empty_state(
-                    "inbox", "No postbacks yet", "Each conversion of your users appears here."
-                ),
-            ),
-            pager(s.page, s.pages, s.total, s.go),
-        ),
-        _attempts_panel(),
     )

@@ -1,5 +1,6 @@
-"""The account page, for every role: who you are, a new password, and signing out of
-every browser at once."""
+"""The signed-in user's own account page, for every role: who you are, a new password, and
+signing out of every browser at once. Staff's list of every account is
+portal/state/accounts.py."""
 
 from __future__ import annotations
 

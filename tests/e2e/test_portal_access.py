@@ -67,7 +67,7 @@ def form(**fields: str) -> dict:
 
 def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page, tmp_path):
     from portal.state.postbacks import DeliveryState, PostbackState
-    from portal.state.staff import StaffState
+    from portal.state.publishers import StaffState
     from portal.state.workspace import WorkspaceState
 
     mine, theirs, staff = new_page(), new_page(), new_page()

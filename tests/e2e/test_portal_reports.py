@@ -333,8 +333,8 @@ def test_the_delivery_log_finds_a_player_by_uid_or_click_id(portal, new_page, tm
 def test_a_pending_publisher_sees_their_application_only(portal, new_page):
     from portal.state.catalog import CatalogState
     from portal.state.postbacks import DeliveryState, PostbackState
+    from portal.state.publishers import StaffState
     from portal.state.reports import ReportState
-    from portal.state.staff import StaffState
     from portal.state.workspace import WorkspaceState
 
     publisher = new_page(*DESKTOP)

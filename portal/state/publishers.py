@@ -1,5 +1,6 @@
-"""Staff: the publishers by status, approval (with the offerwall's owid and API key),
-rejection with a reason, suspension and reinstatement."""
+"""Staff's Publishers page: the publishers by status, approval (with the offerwall's owid
+and API key), rejection with a reason, suspension and reinstatement. (A publisher's own
+workspace is portal/state/workspace.py.)"""
 
 from __future__ import annotations
 

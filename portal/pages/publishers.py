@@ -1,4 +1,5 @@
-"""Staff: publishers by status, approve, reject with a reason, suspend, reinstate."""
+"""Staff's Publishers page: publishers by status, approve, reject with a reason, suspend,
+reinstate. A publisher's own workspace is portal/pages/publisher.py."""
 
 import reflex as rx
 
@@ -7,7 +8,7 @@ from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import search_form
 from portal.components.layout import empty_state, page, status_badge
 from portal.components.tables import choice_filter, data_table, searched_list
-from portal.state.staff import STATUSES, StaffState
+from portal.state.publishers import STATUSES, StaffState
 
 # What an empty status tab says (status, title, text); "all" and a search fall through.
 EMPTY = [

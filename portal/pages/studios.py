@@ -1,4 +1,6 @@
-"""Studios (staff), games and their credentials (designers)."""
+"""Studios (staff), games and their credentials (designers). Their states are
+portal/state/studios.py (staff's studios) and portal/state/games.py (games and
+credentials, and GameScoped, which every per-game page's state builds on)."""
 
 import reflex as rx
 
