@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from api.accounts.access import Account, require
 from api.postbacks import endpoint as endpoints
 from api.reports import figures as reports
-from api.tickets import tickets
+from api.tickets import desk
 from models import Offerwall, OfferwallStatus, Postback, PostbackStatus, Role
 
 # A postback that failed for good counts while its last attempt is this recent.
@@ -122,5 +122,5 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
         today=reports.day_totals(session=session, account=account, day=day),
         failing=failing_endpoints(session=session, now=now),
         paused=paused_endpoints(session=session),
-        open_tickets=tickets.open_count(session, account=account),
+        open_tickets=desk.open_count(session, account=account),
     )
