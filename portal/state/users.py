@@ -4,6 +4,7 @@ mail, a designer's studio; and the mail outbox. The services check the role agai
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import reflex as rx
 from sqlmodel import Session
@@ -13,6 +14,7 @@ from api.accounts.access import Account
 from api.mail import outbox as mail
 from models import Role, User
 from portal.backend import settings
+from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
@@ -20,8 +22,64 @@ ROLES = [str(role) for role in users.ROLES]
 MAIL_STATUSES = ["queued", "sent", "failed"]
 
 
+@dataclass(frozen=True)
+class UserLine:
+    """An account as the list shows it (`staff.UserRow` with its moments written)."""
+
+    id: str
+    email: str
+    name: str
+    role: str
+    studio_id: str
+    belongs_to: str  # the designer's studio, or the publisher's company
+    status: str  # "active" or "disabled"
+    created_at: str
+    last_login_at: str  # "never" for an account never signed in
+
+
+def user_line(row: users.UserRow) -> UserLine:
+    return UserLine(
+        id=row.id,
+        email=row.email,
+        name=row.name,
+        role=row.role,
+        studio_id=row.studio_id,
+        belongs_to=row.belongs_to,
+        status=row.status,
+        created_at=when(row.created_at),
+        last_login_at=when(row.last_login_at) or "never",
+    )
+
+
+@dataclass(frozen=True)
+class MailLine:
+    """A message of the outbox as the list shows it (`outbox.MailRow`, moments written)."""
+
+    id: int
+    to_address: str
+    subject: str
+    status: str
+    attempts: int
+    created_at: str
+    sent_at: str
+    last_error: str
+
+
+def mail_line(row: mail.MailRow) -> MailLine:
+    return MailLine(
+        id=row.id,
+        to_address=row.to_address,
+        subject=row.subject,
+        status=row.status,
+        attempts=row.attempts,
+        created_at=when(row.created_at),
+        sent_at=when(row.sent_at),
+        last_error=row.last_error,
+    )
+
+
 class UsersState(Paged, AuthState):
-    rows: list[users.UserRow] = []
+    rows: list[UserLine] = []
     studios: list[users.StudioChoice] = []
     # The account in the "disable" confirmation, and the designer in the "studio" dialog.
     disabling_id: str = ""
@@ -48,7 +106,7 @@ class UsersState(Paged, AuthState):
             return found, users.studio_choices(session=session, account=account)
 
         found, self.studios = await self._run(work, Role.STAFF)
-        self._show(found)
+        self._show(found, user_line)
 
     async def _act(self, change: Callable[[Session, Account], User], done: str):
         """One change as staff, the list again, and a toast naming the account."""
@@ -121,7 +179,7 @@ class UsersState(Paged, AuthState):
 
 
 class MailState(Paged, AuthState):
-    rows: list[mail.MailRow] = []
+    rows: list[MailLine] = []
     # Without SMTP_URL the outbox is where mail goes: the page says so.
     smtp_configured: bool = False
     open_id: int = 0
@@ -142,7 +200,7 @@ class MailState(Paged, AuthState):
             lambda s, _a: mail.list_messages(session=s, status=status, search=search, page=page),
             Role.STAFF,
         )
-        self._show(found)
+        self._show(found, mail_line)
 
     @rx.event
     @refusals()
