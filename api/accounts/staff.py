@@ -30,8 +30,8 @@ class UserRow:
     # The designer's studio, or the publisher's company.
     belongs_to: str
     status: str  # "active" or "disabled"
-    created_at: str
-    last_login_at: str
+    created_at: datetime
+    last_login_at: datetime | None  # None: never signed in
 
 
 @dataclass(frozen=True)
@@ -77,13 +77,9 @@ def _row(user: User, studio: str | None, company: str | None) -> UserRow:
         studio_id=user.studio_id or "",
         belongs_to=studio or company or "",
         status="disabled" if user.disabled_at else "active",
-        created_at=_when(user.created_at),
-        last_login_at=_when(user.last_login_at) or "never",
+        created_at=user.created_at,
+        last_login_at=user.last_login_at,
     )
-
-
-def _when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at else ""
 
 
 def studio_choices(*, session: Session, account: Account) -> list[StudioChoice]:

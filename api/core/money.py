@@ -2,7 +2,8 @@
 
 Every amount a person reads (the portal, the hosted wall, mail, CSV exports) is written by
 `format_money`, from a `Decimal`, rounded half-up as postbacks round: a $1.505 payout
-reads $1.51 everywhere, never $1.50 here and $1.505 there."""
+reads $1.51 everywhere, never $1.50 here and $1.505 there. The portal writes its amounts
+through `portal/components/formatting.py`, which calls these."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
@@ -19,8 +20,8 @@ LIMIT = 50
 @dataclass(frozen=True)
 class EventRow:
     id: int
-    time: str
-    received: str
+    time: datetime
+    received: datetime
     user_id: str
     name: str
     value: str
@@ -29,7 +30,7 @@ class EventRow:
 
 @dataclass(frozen=True)
 class IdentifierRow:
-    updated: str
+    updated: datetime
     user_id: str
     kind: str
     value: str
@@ -38,7 +39,7 @@ class IdentifierRow:
 
 @dataclass(frozen=True)
 class RejectionRow:
-    at: str
+    at: datetime
     status: int
     item: str
     code: str
@@ -49,7 +50,7 @@ class RejectionRow:
 class RefusedRow:
     """A signed request refused as a whole, and what the server computed for it."""
 
-    at: str
+    at: datetime
     status: int
     code: str
     reason: str
@@ -61,10 +62,6 @@ class RefusedRow:
     signature: str
 
 
-def _ts(moment) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-
-
 def recent_events(*, session: Session, game_id: str, user_id: str = "") -> list[EventRow]:
     query = sa.select(Event).where(col(Event.game_id) == game_id)
     if user_id:
@@ -73,8 +70,8 @@ def recent_events(*, session: Session, game_id: str, user_id: str = "") -> list[
     return [
         EventRow(
             id=e.id or 0,
-            time=_ts(e.time),
-            received=_ts(e.received_at),
+            time=e.time,
+            received=e.received_at,
             user_id=e.user_id,
             name=e.name,
             value="" if e.value is None else f"{e.value:g}",
@@ -94,7 +91,7 @@ def identifier_changes(*, session: Session, game_id: str, user_id: str = "") -> 
         query = query.where(col(GameUser.user_id) == user_id)
     rows = session.execute(query.order_by(col(GameUserIdentifier.updated_at).desc()).limit(LIMIT))
     found = [
-        (i.updated_at, IdentifierRow(_ts(i.updated_at), uid, i.kind, i.value, platform or ""))
+        (i.updated_at, IdentifierRow(i.updated_at, uid, i.kind, i.value, platform or ""))
         for i, uid, platform in rows
     ]
     # Links to platform users (platformUserId, or a verified identifier) live on the user.
@@ -110,7 +107,7 @@ def identifier_changes(*, session: Session, game_id: str, user_id: str = "") -> 
         found.append(
             (
                 user.updated_at,
-                IdentifierRow(_ts(user.updated_at), user.user_id, "platformUserId", link, link),
+                IdentifierRow(user.updated_at, user.user_id, "platformUserId", link, link),
             )
         )
     found.sort(key=lambda pair: pair[0], reverse=True)
@@ -141,7 +138,7 @@ def rejections(*, session: Session, game_id: str) -> list[RejectionRow]:
             if item.get("field"):
                 where += f".{item['field']}"
             found.append(
-                RejectionRow(_ts(at), status, where, item.get("code", ""), item.get("message", ""))
+                RejectionRow(at, status, where, item.get("code", ""), item.get("message", ""))
             )
             if len(found) >= LIMIT:
                 return found
@@ -168,7 +165,7 @@ def _refused_row(r: SignedRefusal) -> RefusedRow:
     signed = f"{r.client_id}{r.timestamp}{text}{cut}" if r.body_sha256 else ""
     skew = "" if r.skew_ms is None else f"{r.skew_ms / 1000:+,.1f} s"
     return RefusedRow(
-        at=_ts(r.created_at),
+        at=r.created_at,
         status=r.status,
         code=r.code,
         reason=r.reason,

@@ -1,7 +1,8 @@
 """A publisher's offer catalog in the portal: every offer their offerwall can list, as
 `GET /offerwall/offers` selects them (`offer_listing.build_listing`), with payouts in the
-offerwall's currency, what is left of each cap, the expiry, the targeting and a tracking
-link ready to copy."""
+offerwall's currency (rounded as its postbacks round), what is left of each cap, the
+expiry, the targeting and a tracking link ready to copy. The portal writes the amounts
+and the expiry for people."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.accounts.access import Account, offerwall_for
-from api.core.money import format_money, format_usd, in_currency
+from api.core.money import in_currency
 from api.listing.offers import Listed, build_listing
 from api.publishers.offerwalls import OfferwallError
 from models import Mission, Offerwall, Quest
@@ -29,10 +30,12 @@ class CatalogOffer:
     kind: str  # "mission" or "quest"
     name: str
     thumbnail: str
-    payout: str  # in the offerwall's currency; a quest's is its missions' together
-    payout_usd: str
+    payout: Decimal  # in the offerwall's currency; a quest's is its missions' together
+    currency_code: str
+    currency_decimals: int
+    payout_micros: int  # in millionths of a USD
     caps_left: str
-    expires: str
+    expires_at: datetime | None  # None: no end date
     targeting: str
     tracking_link: str  # with UID_PLACEHOLDER where the user's id goes
     missions: int  # a quest's open missions (0 for a mission)
@@ -109,21 +112,22 @@ def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) 
         kind=offer.kind,
         name=doc["name"] if quest else doc["title"],
         thumbnail=doc.get("thumbnail") or "",
-        payout=format_money(payout, decimals=wall.currency_decimals, code=wall.currency_code),
-        payout_usd=format_usd(sum(payouts)),
+        payout=payout,
+        currency_code=wall.currency_code,
+        currency_decimals=wall.currency_decimals,
+        payout_micros=sum(payouts),
         caps_left=caps_left,
-        expires=_expiry(doc.get("expirationDate")),
+        expires_at=_expiry(doc.get("expirationDate")),
         targeting=_targeting(doc),
         tracking_link=link,
         missions=len(doc["missions"]) if quest else 0,
     )
 
 
-def _expiry(iso: str | None) -> str:
+def _expiry(iso: str | None) -> datetime | None:
     if not iso:
-        return "No end date"
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return "Ends " + moment.strftime("%Y-%m-%d %H:%M UTC")
+        return None
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
 
 
 def _targeting(doc: dict[str, Any]) -> str:

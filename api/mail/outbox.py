@@ -196,8 +196,8 @@ class MailRow:
     subject: str
     status: str
     attempts: int
-    created_at: str
-    sent_at: str
+    created_at: datetime
+    sent_at: datetime | None
     last_error: str
 
 
@@ -227,14 +227,10 @@ def _row(m: MailMessage) -> MailRow:
         m.subject,
         m.status,
         m.attempts,
-        _when(m.created_at),
-        _when(m.sent_at),
+        m.created_at,
+        m.sent_at,
         m.last_error or "",
     )
-
-
-def _when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at else ""
 
 
 def readable_body(*, session: Session, message_id: int, smtp_configured: bool) -> str:

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from api.accounts.access import Account, require
 from api.postbacks import endpoint as endpoints
 from api.reports import figures as reports
-from api.tickets import tickets
+from api.tickets import desk
 from models import Offerwall, OfferwallStatus, Postback, PostbackStatus, Role
 
 # A postback that failed for good counts while its last attempt is this recent.
@@ -36,7 +36,7 @@ class FailingEndpoint:
     company: str
     retrying: int
     failed: int
-    last_due: str  # when the latest of them was (or is) due, UTC
+    last_due: datetime  # when the latest of them was (or is) due
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class PausedEndpoint:
 
     offerwall_id: str
     company: str
-    paused_since: str  # UTC
+    paused_since: datetime
     failures: int  # attempts failed in a row
     queued: int  # postbacks waiting
 
@@ -91,9 +91,7 @@ def failing_endpoints(*, session: Session, now: datetime) -> list[FailingEndpoin
         .limit(MAX_FAILING)
     ).all()
     return [
-        FailingEndpoint(
-            wall_id, name, int(n_r or 0), int(n_f or 0), last.strftime("%Y-%m-%d %H:%M UTC")
-        )
+        FailingEndpoint(wall_id, name, int(n_r or 0), int(n_f or 0), last)
         for wall_id, n_r, n_f, last, name in rows
     ]
 
@@ -104,7 +102,7 @@ def paused_endpoints(*, session: Session) -> list[PausedEndpoint]:
         PausedEndpoint(
             paused.offerwall_id,
             paused.name,
-            paused.paused_at.strftime("%Y-%m-%d %H:%M UTC"),
+            paused.paused_at,
             paused.failures,
             paused.queued,
         )
@@ -122,5 +120,5 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
         today=reports.day_totals(session=session, account=account, day=day),
         failing=failing_endpoints(session=session, now=now),
         paused=paused_endpoints(session=session),
-        open_tickets=tickets.open_count(session, account=account),
+        open_tickets=desk.open_count(session, account=account),
     )

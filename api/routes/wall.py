@@ -28,7 +28,7 @@ from api.publishers.wall_theme import Theme
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import error_responses, html_answer
-from api.tickets import tickets
+from api.tickets import report as tickets
 from api.wall.i18n import Language, choose, translations
 from api.wall.page import (
     MAX_PAGE,

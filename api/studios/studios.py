@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -26,15 +27,15 @@ class GameRow:
     name: str
     studio: str
     live_credentials: int
-    created_at: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
 class CredentialRow:
     client_id: str
     name: str
-    created_at: str
-    revoked_at: str  # "" while live
+    created_at: datetime
+    revoked_at: datetime | None  # None while live
 
 
 def create_studio(*, session: Session, name: str) -> Studio:
@@ -121,7 +122,7 @@ def games_for(*, session: Session, account: Account) -> list[GameRow]:
     if account.role == Role.DESIGNER:
         query = query.where(col(Game.studio_id) == account.studio_id)
     return [
-        GameRow(g.id, g.name, studio or "", int(n), g.created_at.strftime("%Y-%m-%d"))
+        GameRow(g.id, g.name, studio or "", int(n), g.created_at)
         for g, studio, n in session.execute(query).all()
     ]
 
@@ -132,12 +133,4 @@ def credentials(*, session: Session, game: Game) -> list[CredentialRow]:
         .where(GameCredential.game_id == game.id)
         .order_by(col(GameCredential.created_at))
     ).all()
-    return [
-        CredentialRow(
-            c.client_id,
-            c.name,
-            c.created_at.strftime("%Y-%m-%d %H:%M UTC"),
-            c.revoked_at.strftime("%Y-%m-%d %H:%M UTC") if c.revoked_at else "",
-        )
-        for c in found
-    ]
+    return [CredentialRow(c.client_id, c.name, c.created_at, c.revoked_at) for c in found]

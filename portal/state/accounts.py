@@ -5,6 +5,7 @@ user's own account is portal/state/account.py; the mail outbox, portal/state/mai
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import reflex as rx
 from sqlmodel import Session
@@ -12,14 +13,44 @@ from sqlmodel import Session
 from api.accounts import staff as users
 from api.accounts.access import Account
 from models import Role, User
+from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
 ROLES = [str(role) for role in users.ROLES]
 
 
+@dataclass(frozen=True)
+class UserLine:
+    """An account as the list shows it (`staff.UserRow` with its moments written)."""
+
+    id: str
+    email: str
+    name: str
+    role: str
+    studio_id: str
+    belongs_to: str  # the designer's studio, or the publisher's company
+    status: str  # "active" or "disabled"
+    created_at: str
+    last_login_at: str  # "never" for an account never signed in
+
+
+def user_line(row: users.UserRow) -> UserLine:
+    return UserLine(
+        id=row.id,
+        email=row.email,
+        name=row.name,
+        role=row.role,
+        studio_id=row.studio_id,
+        belongs_to=row.belongs_to,
+        status=row.status,
+        created_at=when(row.created_at),
+        last_login_at=when(row.last_login_at) or "never",
+    )
+
+
 class UsersState(Paged, AuthState):
-    rows: list[users.UserRow] = []
+    rows: list[UserLine] = []
     studios: list[users.StudioChoice] = []
     # The account in the "disable" confirmation, and the designer in the "studio" dialog.
     disabling_id: str = ""
@@ -46,7 +77,7 @@ class UsersState(Paged, AuthState):
             return found, users.studio_choices(session=session, account=account)
 
         found, self.studios = await self._run(work, Role.STAFF)
-        self._show(found)
+        self._show(found, user_line)
 
     async def _act(self, change: Callable[[Session, Account], User], done: str):
         """One change as staff, the list again, and a toast naming the account."""

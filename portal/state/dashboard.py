@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import reflex as rx
 from sqlmodel import Session
 
@@ -10,7 +12,40 @@ from api.reports import dashboard
 from api.reports import figures as reports
 from models import Role
 from models.types import utcnow
+from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
+
+
+@dataclass(frozen=True)
+class FailingLine:
+    """`dashboard.FailingEndpoint` as the page lists it."""
+
+    offerwall_id: str
+    company: str
+    retrying: int
+    failed: int
+    last_due: str  # when the latest of them was (or is) due, UTC
+
+
+def failing_line(row: dashboard.FailingEndpoint) -> FailingLine:
+    return FailingLine(row.offerwall_id, row.company, row.retrying, row.failed, when(row.last_due))
+
+
+@dataclass(frozen=True)
+class PausedLine:
+    """`dashboard.PausedEndpoint` as the page lists it."""
+
+    offerwall_id: str
+    company: str
+    paused_since: str  # UTC
+    failures: int  # attempts failed in a row
+    queued: int  # postbacks waiting
+
+
+def paused_line(row: dashboard.PausedEndpoint) -> PausedLine:
+    return PausedLine(
+        row.offerwall_id, row.company, when(row.paused_since), row.failures, row.queued
+    )
 
 
 class DashboardState(AuthState):
@@ -18,8 +53,8 @@ class DashboardState(AuthState):
     open_tickets: int = 0
     day: str = ""
     today: reports.ReportRow | None = None
-    failing: list[dashboard.FailingEndpoint] = []
-    paused: list[dashboard.PausedEndpoint] = []
+    failing: list[FailingLine] = []
+    paused: list[PausedLine] = []
 
     @rx.event
     @refusals()
@@ -32,5 +67,6 @@ class DashboardState(AuthState):
 
         found = await self._run(work, Role.STAFF)
         self.pending, self.day, self.today = found.pending_applications, found.day, found.today
-        self.failing, self.paused = found.failing, found.paused
+        self.failing = [failing_line(row) for row in found.failing]
+        self.paused = [paused_line(row) for row in found.paused]
         self.open_tickets = found.open_tickets

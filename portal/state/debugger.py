@@ -5,6 +5,10 @@ only when this process saw new data for the game, or every 10 s for other proces
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
 
 import reflex as rx
 from sqlmodel import Session
@@ -15,19 +19,79 @@ from api.fraud.cheat_flags import FlagRow
 from api.ingest import debugger
 from models import Game
 from portal import activity
+from portal.components.formatting import instant
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
 
 FULL_REFRESH_SECONDS = 10
+T = TypeVar("T")
+
+
+# The debugger's rows as the page lists them: `api.ingest.debugger`'s, each moment written
+# to the millisecond.
+
+
+@dataclass(frozen=True)
+class EventLine:
+    id: int
+    time: str
+    received: str
+    user_id: str
+    name: str
+    value: str
+    traits: str
+
+
+@dataclass(frozen=True)
+class IdentifierLine:
+    updated: str
+    user_id: str
+    kind: str
+    value: str
+    platform_user_id: str
+
+
+@dataclass(frozen=True)
+class RejectionLine:
+    at: str
+    status: int
+    item: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RefusedLine:
+    """A signed request refused as a whole, and what the server computed for it."""
+
+    at: str
+    status: int
+    code: str
+    reason: str
+    client_id: str
+    signed: str  # clientId + timestamp + the body as received (its first 2 KB), or ""
+    skew: str
+    body: str
+    body_sha256: str
+    signature: str
+
+
+def _lines(rows: list[Any], line: Callable[..., T], moments: tuple[str, ...]) -> list[T]:
+    """Each row as `line`, its `moments` written."""
+
+    def written(name: str, value: object) -> object:
+        return instant(value) if name in moments and isinstance(value, datetime) else value
+
+    return [line(**{k: written(k, v) for k, v in vars(row).items()}) for row in rows]
 
 
 class DebuggerState(GameScoped):
     user_filter: str = ""
     live: bool = True
-    events: list[debugger.EventRow] = []
-    identifiers: list[debugger.IdentifierRow] = []
-    rejected: list[debugger.RejectionRow] = []
-    refused: list[debugger.RefusedRow] = []
+    events: list[EventLine] = []
+    identifiers: list[IdentifierLine] = []
+    rejected: list[RejectionLine] = []
+    refused: list[RefusedLine] = []
     set_aside: list[FlagRow] = []
     _seen: int = -1
     _fetched_at: float = 0.0
@@ -51,8 +115,11 @@ class DebuggerState(GameScoped):
                 debugger.refused_requests(session=session, game_id=game.id),
             )
 
-        found = await self._on_game(work)
-        self.events, self.identifiers, self.rejected, self.set_aside, self.refused = found
+        events, identifiers, rejected, self.set_aside, refused = await self._on_game(work)
+        self.events = _lines(events, EventLine, ("time", "received"))
+        self.identifiers = _lines(identifiers, IdentifierLine, ("updated",))
+        self.rejected = _lines(rejected, RejectionLine, ("at",))
+        self.refused = _lines(refused, RefusedLine, ("at",))
         self._fetched_at = time.monotonic()
 
     @rx.event

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import reflex as rx
@@ -13,14 +14,44 @@ from api.studios import games, studios
 from models import Game, Role
 from portal import routes
 from portal.backend import box, settings
+from portal.components.formatting import day, when
 from portal.state.auth import REFUSAL_TOAST, SUBMITTED, AuthState, refusals
 
 MANAGERS = (Role.DESIGNER, Role.STAFF)
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class GameLine:
+    """A game as the list shows it (`studios.GameRow`, its day written)."""
+
+    id: str
+    name: str
+    studio: str
+    live_credentials: int
+    created_at: str
+
+
+def game_line(row: studios.GameRow) -> GameLine:
+    return GameLine(row.id, row.name, row.studio, row.live_credentials, day(row.created_at))
+
+
+@dataclass(frozen=True)
+class CredentialLine:
+    """A game's credential as its page lists it (`studios.CredentialRow`, moments written)."""
+
+    client_id: str
+    name: str
+    created_at: str
+    revoked_at: str  # "" while live
+
+
+def credential_line(row: studios.CredentialRow) -> CredentialLine:
+    return CredentialLine(row.client_id, row.name, when(row.created_at), when(row.revoked_at))
+
+
 class GamesState(AuthState):
-    rows: list[studios.GameRow] = []
+    rows: list[GameLine] = []
     can_create: bool = False
     creating: bool = False
     error: str = ""
@@ -31,7 +62,8 @@ class GamesState(AuthState):
         return await self._load_page(*MANAGERS)
 
     async def _fetch(self) -> None:
-        self.rows = await self._run(lambda s, a: studios.games_for(session=s, account=a), *MANAGERS)
+        found = await self._run(lambda s, a: studios.games_for(session=s, account=a), *MANAGERS)
+        self.rows = [game_line(row) for row in found]
         self.can_create = self.user_role == Role.DESIGNER
 
     @rx.event
@@ -106,7 +138,7 @@ class GameScoped(AuthState):
 
 
 class GameState(GameScoped):
-    credentials: list[studios.CredentialRow] = []
+    credentials: list[CredentialLine] = []
     # A newly issued credential: shown once, then gone (the server keeps it sealed).
     fresh_client_id: str = ""
     fresh_secret: str = ""
@@ -125,9 +157,8 @@ class GameState(GameScoped):
         return await self._load_game_page()
 
     async def _fetch(self) -> None:
-        self.credentials = await self._on_game(
-            lambda s, g, _a: studios.credentials(session=s, game=g)
-        )
+        found = await self._on_game(lambda s, g, _a: studios.credentials(session=s, game=g))
+        self.credentials = [credential_line(row) for row in found]
         self.base_url = settings().base_url
 
     @rx.var

@@ -3,19 +3,49 @@ where its delivery stands; a message opens with what staff may read of it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import reflex as rx
 
 from api.mail import outbox as mail
 from models import Role
 from portal.backend import settings
+from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
 MAIL_STATUSES = ["queued", "sent", "failed"]
 
 
+@dataclass(frozen=True)
+class MailLine:
+    """A message of the outbox as the list shows it (`outbox.MailRow`, moments written)."""
+
+    id: int
+    to_address: str
+    subject: str
+    status: str
+    attempts: int
+    created_at: str
+    sent_at: str
+    last_error: str
+
+
+def mail_line(row: mail.MailRow) -> MailLine:
+    return MailLine(
+        id=row.id,
+        to_address=row.to_address,
+        subject=row.subject,
+        status=row.status,
+        attempts=row.attempts,
+        created_at=when(row.created_at),
+        sent_at=when(row.sent_at),
+        last_error=row.last_error,
+    )
+
+
 class MailState(Paged, AuthState):
-    rows: list[mail.MailRow] = []
+    rows: list[MailLine] = []
     # Without SMTP_URL the outbox is where mail goes: the page says so.
     smtp_configured: bool = False
     open_id: int = 0
@@ -36,7 +66,7 @@ class MailState(Paged, AuthState):
             lambda s, _a: mail.list_messages(session=s, status=status, search=search, page=page),
             Role.STAFF,
         )
-        self._show(found)
+        self._show(found, mail_line)
 
     @rx.event
     @refusals()

@@ -1,11 +1,12 @@
 """The paging, status filter and search that the staff queue and the delivery log share.
 
 A Reflex state mixin: a state lists it first among its bases, declares its own `rows`,
-and fetches one `paging.Window` in `_fetch`. Each handler here is wrapped by
+and fetches one `paging.Window` in `_fetch` (`_show` puts it on the page). Each handler here is wrapped by
 `refusals`, so an expired session on a pager or a filter leads to the sign-in page."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import reflex as rx
@@ -35,8 +36,9 @@ class Paged(rx.State, mixin=True):
         if status is not None:
             self.status_filter, self.search, self.page = status, "", 1
 
-    def _show(self, window: Window[Any]) -> None:
-        self.rows = window.rows
+    def _show(self, window: Window[Any], shown: Callable[[Any], Any] | None = None) -> None:
+        """The window's rows, each as `shown` writes it for the page (as they are: none)."""
+        self.rows = [shown(row) for row in window.rows] if shown else window.rows
         self.total, self.page, self.pages = window.total, window.page, window.pages
 
     @rx.event

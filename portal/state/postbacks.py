@@ -16,9 +16,10 @@ from api.publishers import offerwalls
 from models import Offerwall, Role
 from models.types import utcnow
 from portal.backend import box, engine, off_loop, settings
+from portal.components.formatting import when
 from portal.state.auth import SUBMITTED, refusals
 from portal.state.paging import Paged
-from portal.state.workspace import OfferwallScoped, utc_text
+from portal.state.workspace import OfferwallScoped
 
 EXAMPLE_TEMPLATE = (
     "https://example.com/postback?uid={uid}&txn={transaction_id}&payout={payout}&hash={hash_key}"
@@ -70,8 +71,8 @@ class PostbackState(OfferwallScoped):
         return await self._preview(self.saved_url)
 
     def _show_secret(self, wall: Offerwall) -> None:
-        self.secret_shown_at = utc_text(wall.signing_secret_shown_at)
-        self.previous_secret_until = utc_text(endpoints.secret_overlap_until(wall))
+        self.secret_shown_at = when(wall.signing_secret_shown_at)
+        self.previous_secret_until = when(endpoints.secret_overlap_until(wall))
 
     async def _preview(self, template: str) -> None:
         self.draft = template
@@ -123,7 +124,7 @@ class PostbackState(OfferwallScoped):
             Role.STAFF,
             write=True,
         )
-        self.secret_shown_at = utc_text(utcnow())
+        self.secret_shown_at = when(utcnow())
 
     @rx.event
     def hide_secret(self):

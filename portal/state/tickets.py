@@ -1,13 +1,16 @@
 """Support tickets: staff see every one, a publisher their offerwall's; both open a ticket
 with what Questwall knew when the player reported it, answer it (closing it or not),
 close and reopen it. Every event asks the service with the signed-in account
-(`tickets.ticket_for`), so a ticket id sent by hand reaches only the account's own."""
+(`desk.ticket_for`), so a ticket id sent by hand reaches only the account's own. The
+page shows them in words (`portal.components.ticket_words`)."""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from api.tickets import tickets
+from api.tickets import desk as tickets
+from models import TicketStatus
+from portal.components.ticket_words import TicketLine, TicketWords, in_words, line
 from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.paging import Paged
 
@@ -15,11 +18,11 @@ STATUSES = tickets.STATUSES
 
 
 class TicketsState(Paged, AuthState):
-    rows: list[tickets.TicketRow] = []
+    rows: list[TicketLine] = []
     open_count: int = 0
     answered_count: int = 0
     # The ticket in the dialog (None: the list alone), and its answer form's errors.
-    ticket: tickets.TicketDetail | None = None
+    ticket: TicketWords | None = None
     answer_errors: dict[str, str] = {}
 
     @rx.event
@@ -38,15 +41,16 @@ class TicketsState(Paged, AuthState):
             ),
             *tickets.MANAGERS,
         )
-        self._show(found)
-        self.open_count = counts[tickets.TicketStatus.OPEN]
-        self.answered_count = counts[tickets.TicketStatus.ANSWERED]
+        self._show(found, line)
+        self.open_count = counts[TicketStatus.OPEN]
+        self.answered_count = counts[TicketStatus.ANSWERED]
 
     async def _show_ticket(self, ticket_id: int) -> None:
-        self.ticket = await self._run(
+        detail = await self._run(
             lambda s, a: tickets.ticket_detail(s, account=a, ticket_id=ticket_id),
             *tickets.MANAGERS,
         )
+        self.ticket = in_words(detail)
 
     @rx.event
     @refusals()

@@ -8,7 +8,6 @@ the server decides which offerwall an event acts on (access.offerwall_for)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, TypeVar
 
 import reflex as rx
@@ -21,14 +20,10 @@ from api.publishers import offerwalls
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings
+from portal.components.formatting import when
 from portal.state.auth import SUBMITTED, AuthState, refusals
 
 T = TypeVar("T")
-
-
-def utc_text(moment: datetime | None) -> str:
-    """A moment as the workspace writes it: to the minute, in UTC ("" for none)."""
-    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
 def duration_text(seconds: float) -> str:
@@ -170,7 +165,7 @@ class WorkspaceState(OfferwallScoped):
         if wall is None:
             return redirect
         self.has_key = wall.api_key_sealed is not None
-        self.key_grace, self.previous_key_until = "", utc_text(offerwalls.key_grace_until(wall))
+        self.key_grace, self.previous_key_until = "", when(offerwalls.key_grace_until(wall))
         base = settings().base_url
         self.tracking_link = routes.tracking_link_template(base, self.owid)
         self._show_currency(wall)
@@ -224,7 +219,7 @@ class WorkspaceState(OfferwallScoped):
             Role.STAFF,
             write=True,
         )
-        self.revealed_key, self.previous_key_until = key, utc_text(offerwalls.key_grace_until(wall))
+        self.revealed_key, self.previous_key_until = key, when(offerwalls.key_grace_until(wall))
         self.rotating_key, self.key_grace, self.has_key, self.reveal_error = False, "", True, ""
         if self.previous_key_until:
             return rx.toast.success(

@@ -331,7 +331,7 @@ def report(client, owid, uid, **form):
 def test_a_ticket_travels_from_the_wall_to_the_publisher_and_back(
     client, signed, engine, wall, offers
 ):
-    from api.tickets import tickets
+    from api.tickets import desk
     from models import Role
     from tests.factories import make_account
 
@@ -364,11 +364,11 @@ def test_a_ticket_travels_from_the_wall_to_the_publisher_and_back(
     # The publisher sees it with what we knew, and answers.
     publisher = make_account(Role.PUBLISHER, offerwall_id=owall.id)
     with write_session(engine) as session:
-        found = tickets.search_tickets(session, account=publisher).rows
+        found = desk.search_tickets(session, account=publisher).rows
         assert [t.reference for t in found] == [reference]
-        ticket = tickets.ticket_for(session, account=publisher, ticket_id=found[0].id)
+        ticket = desk.ticket_for(session, account=publisher, ticket_id=found[0].id)
         assert ticket.context["clicks"]["count"] == 1
-        tickets.answer(
+        desk.answer(
             session, account=publisher, ticket_id=ticket.id, text="Credited 150 gems.", close=True
         )
     answered = client.get("/wall/support", params={"owid": owall.owid, "uid": "alice"})
@@ -417,7 +417,7 @@ def test_the_german_wall_refuses_a_report_in_german(client, engine, game, wall, 
     from sqlmodel import col, select
 
     from api.core.db import new_session
-    from api.tickets.tickets import OPEN_PER_PLAYER
+    from api.tickets.report import OPEN_PER_PLAYER
     from models import Mission
 
     owall, _ = wall

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from api.core.db import new_session, write_session
-from api.tickets import tickets
+from api.tickets import report
 from models import Click, Conversion, Offerwall, SupportTicket, User
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (
@@ -43,7 +43,7 @@ def _open_ticket(portal, owid: str, uid: str, message: str) -> SupportTicket:
                 .where(Click.uid == uid)
             ).one()
         with write_session(engine) as session:
-            return tickets.open_ticket(
+            return report.open_ticket(
                 session, offerwall_id=owid, uid=uid, offer_id=mission_id, message=message
             )
     finally:
@@ -54,7 +54,7 @@ def _player_reads(portal, owid: str, uid: str) -> list[tuple[str, str, str | Non
     engine = portal.engine()
     try:
         with new_session(engine) as session:
-            found = tickets.player_tickets(session, offerwall_id=owid, uid=uid)
+            found = report.player_tickets(session, offerwall_id=owid, uid=uid)
             return [(t.reference, t.status, t.answer) for t in found]
     finally:
         engine.dispose()

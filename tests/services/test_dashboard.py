@@ -20,6 +20,7 @@ from api.reports import figures as reports
 from models import Offerwall, PostbackAttempt, Role
 from models.tables import postback as _postback
 from models.types import utcnow
+from portal.state.dashboard import failing_line, paused_line
 from tests.factories import (
     make_account,
     make_click,
@@ -123,7 +124,7 @@ def test_failing_endpoints_are_offerwalls_with_retrying_or_recently_failed_postb
         ("Retrying", 1, 0),
     ]
     assert failing[0].offerwall_id == walls["Both"].id
-    assert failing[0].last_due.endswith(" UTC")
+    assert failing_line(failing[0]).last_due.endswith(" UTC")
 
 
 def test_paused_endpoints_are_listed_longest_paused_first_with_their_queue(engine, box):
@@ -148,7 +149,7 @@ def test_paused_endpoints_are_listed_longest_paused_first_with_their_queue(engin
         ("Paused today", 7, 2),
     ]
     assert paused[1].offerwall_id == walls["Paused today"].id
-    assert paused[1].paused_since.endswith(" UTC")
+    assert paused_line(paused[1]).paused_since.endswith(" UTC")
 
 
 def test_a_paused_endpoints_queue_is_what_its_banner_says_waits(engine, box):

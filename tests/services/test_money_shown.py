@@ -26,6 +26,7 @@ from api.reports.csv_export import to_csv
 from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow
+from portal.state.catalog import catalog_card
 from tests.factories import (
     make_account,
     make_conversion,
@@ -94,7 +95,8 @@ def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, o
             session=session, account=publisher, base_url="https://qw.example", now=utcnow()
         )
         (delivery,) = publishers.delivery_log(session=session, offerwall=odd.wall).rows
-    assert (offer.payout, offer.payout_usd) == ("15.1 TKN", "$1.51")
+    card = catalog_card(offer)
+    assert (card.payout, card.payout_usd) == ("15.1 TKN", "$1.51")
     assert delivery.payout == "15.1 TKN"
 
 

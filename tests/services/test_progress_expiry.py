@@ -20,7 +20,7 @@ from api.core.db import new_session, write_session
 from api.listing.offers import ListingOfferwall, OfferPage, approved_offerwall
 from api.listing.players import OfferFilters, list_for_player, progress_document
 from api.missions.funnels import mission_funnels
-from api.tickets.tickets import _mission_facts
+from api.tickets.snapshot import _mission_facts
 from models import Mission
 from models.tables import progress as _progress
 from tests.factories import make_click, make_game, make_mission, make_offerwall

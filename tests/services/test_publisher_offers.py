@@ -20,6 +20,7 @@ from api.publishers.offerwalls import OfferwallError
 from models import Offerwall, Role
 from models.tables import mission as _mission
 from models.types import utcnow
+from portal.state.catalog import CatalogCard, catalog_card
 from tests.factories import (
     make_account,
     make_game,
@@ -76,11 +77,13 @@ def catalog(engine: Engine, box: SecretBox) -> Catalog:
     return Catalog(make_paying_offerwall(engine, box, name="Gem wall"), capped, targeted, quest)
 
 
-def _offers(engine: Engine, account: Account, **kwargs) -> list[publisher_offers.CatalogOffer]:
+def _offers(engine: Engine, account: Account, **kwargs) -> list[CatalogCard]:
+    """The offers as the catalog page shows them."""
     with new_session(engine) as session:
-        return publisher_offers.offer_catalog(
+        found = publisher_offers.offer_catalog(
             session=session, account=account, base_url=BASE, now=utcnow(), **kwargs
         )
+    return [catalog_card(offer) for offer in found]
 
 
 def _publisher(wall: Offerwall) -> Account:

@@ -11,6 +11,7 @@ from api.accounts.sessions import AccountError
 from api.core.db import new_session, write_session
 from api.studios import games, studios
 from models import Game, Role, User
+from portal.state.games import credential_line
 from tests.factories import PASSWORD, make_account, make_game, make_studio
 
 
@@ -133,7 +134,7 @@ def test_games_count_only_live_credentials_and_list_every_credential_in_order(en
         )
         game = session.get(Game, first.game_id)
         assert game is not None
-        listed = studios.credentials(session=session, game=game)
+        listed = [credential_line(c) for c in studios.credentials(session=session, game=game)]
     assert row.live_credentials == 2
     assert [c.client_id for c in listed] == [first.client_id, second.client_id, third.client_id]
     assert listed[0].revoked_at.endswith(" UTC")

@@ -19,10 +19,11 @@ from api.app import create_api
 from api.core.db import new_session, write_session
 from api.publishers import offerwalls
 from api.reports import dashboard
-from api.tickets import tickets
-from api.tickets.tickets import TicketError
+from api.tickets import desk, report
+from api.tickets.report import TicketError
 from models import Mission, Offerwall, Role, SupportTicket, TicketStatus
 from models.types import utcnow
+from portal.components.ticket_words import in_words
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     FixedCountries,
@@ -75,7 +76,7 @@ def wall(engine, box):
 
 def _open(engine: Engine, wall, uid: str, offer_id: str, message: str = "No gems yet!", **kw):
     with write_session(engine) as session:
-        return tickets.open_ticket(
+        return report.open_ticket(
             session, offerwall_id=wall.id, uid=uid, offer_id=offer_id, message=message, **kw
         )
 
@@ -99,7 +100,7 @@ def _fresh(session, wall) -> Offerwall:
 
 def _player_sees(engine: Engine, wall, uid: str) -> list[tuple[str, str, str | None]]:
     with new_session(engine) as session:
-        found = tickets.player_tickets(session, offerwall_id=wall.owid, uid=uid)
+        found = report.player_tickets(session, offerwall_id=wall.owid, uid=uid)
     return [(t.reference, t.status, t.answer) for t in found]
 
 
@@ -155,7 +156,7 @@ def test_a_ticket_keeps_the_players_clicks_progress_events_and_conversions(
     )
     assert ticket.message == "I killed them twice!"
     assert ticket.offer_title == "Kill 10 players, twice"
-    assert tickets.normal_reference(ticket.reference) == ticket.reference
+    assert desk.normal_reference(ticket.reference) == ticket.reference
     with new_session(engine) as session:  # as stored, JSON all the way
         stored = session.get(SupportTicket, ticket.id)
         assert stored is not None
@@ -202,8 +203,8 @@ def test_a_ticket_keeps_the_players_clicks_progress_events_and_conversions(
 
     # The portal's reading of it, in words.
     with new_session(engine) as session:
-        detail = tickets.ticket_detail(session, account=STAFF, ticket_id=on_quest.id)
-        first = tickets.ticket_detail(session, account=STAFF, ticket_id=ticket.id)
+        detail = in_words(desk.ticket_detail(session, account=STAFF, ticket_id=on_quest.id))
+        first = in_words(desk.ticket_detail(session, account=STAFF, ticket_id=ticket.id))
     assert (detail.offer_kind, detail.publisher, detail.uid) == ("quest", "GemWall", "p1")
     assert detail.clicks.startswith("Opened once, ")
     assert detail.game_users == "1 game account linked to the player."
@@ -226,7 +227,7 @@ def test_a_player_without_a_linked_game_account_is_told_apart(engine, box, game,
     assert ticket.context["linked_game_users"] == 0
     assert ticket.context["missions"][0]["events"] == {"count": 0, "last_at": None}
     with new_session(engine) as session:
-        detail = tickets.ticket_detail(session, account=STAFF, ticket_id=ticket.id)
+        detail = in_words(desk.ticket_detail(session, account=STAFF, ticket_id=ticket.id))
     assert detail.game_users.startswith("No game account is linked to the player")
 
 
@@ -245,16 +246,16 @@ def test_the_message_the_offer_and_the_player_are_checked(engine, box, game, wal
         "This mission is part of the quest “Season opener”: report the quest instead."
     )
     # A player the offerwall never sent, and a known player on an offer they never opened.
-    assert _refusal(engine, wall, "stranger", mission.id) == tickets.NO_RECORD
-    assert _refusal(engine, wall, "p1", other.id) == tickets.NO_RECORD
-    assert _refusal(engine, wall, "", mission.id) == tickets.NO_RECORD
+    assert _refusal(engine, wall, "stranger", mission.id) == report.NO_RECORD
+    assert _refusal(engine, wall, "p1", other.id) == report.NO_RECORD
+    assert _refusal(engine, wall, "", mission.id) == report.NO_RECORD
     # What a hand-made link may carry is looked up safely (PostgreSQL refuses a NUL).
-    assert _refusal(engine, wall, "p\x001", mission.id) == tickets.NO_RECORD
+    assert _refusal(engine, wall, "p\x001", mission.id) == report.NO_RECORD
     assert _refusal(engine, wall, "p1", "m\x00") == "This offer does not exist."
     assert _player_sees(engine, wall, "p\x001") == []
     # Another offerwall's player of the same uid is another player.
     elsewhere, _ = make_offerwall(engine, box, name="Elsewhere")
-    assert _refusal(engine, elsewhere, "p1", mission.id) == tickets.NO_RECORD
+    assert _refusal(engine, elsewhere, "p1", mission.id) == report.NO_RECORD
     with write_session(engine) as session:
         offerwalls.suspend(session=session, offerwall=_fresh(session, wall))
     assert _refusal(engine, wall, "p1", mission.id) == "This offer list is not available."
@@ -279,7 +280,7 @@ def test_one_ticket_per_offer_and_five_waiting_at_most(engine, box, game, wall):
     _as(
         engine,
         STAFF,
-        lambda s, a: tickets.answer(s, account=a, ticket_id=first.id, text="Soon.", close=False),
+        lambda s, a: desk.answer(s, account=a, ticket_id=first.id, text="Soon.", close=False),
     )
     assert first.reference in _refusal(engine, wall, "busy", missions[0].id)
     for mission in missions[1:5]:
@@ -288,13 +289,13 @@ def test_one_ticket_per_offer_and_five_waiting_at_most(engine, box, game, wall):
         "You have 5 reports waiting: wait for their answers before you report another offer."
     )
     # Closing one makes room, and its offer may be reported again.
-    _as(engine, STAFF, lambda s, a: tickets.close(s, account=a, ticket_id=first.id))
+    _as(engine, STAFF, lambda s, a: desk.close(s, account=a, ticket_id=first.id))
     again = _open(engine, wall, "busy", missions[0].id, "Still nothing")
     assert again.reference != first.reference
     assert "5 reports waiting" in _refusal(engine, wall, "busy", missions[5].id)
     # Reopening the closed one would make two on the same offer: refused.
     with pytest.raises(TicketError, match=again.reference):
-        _as(engine, STAFF, lambda s, a: tickets.reopen(s, account=a, ticket_id=first.id))
+        _as(engine, STAFF, lambda s, a: desk.reopen(s, account=a, ticket_id=first.id))
     # Another player has limits of their own.
     make_click(engine, offer_id=missions[0].id, offerwall=wall, uid="calm")
     _open(engine, wall, "calm", missions[0].id)
@@ -339,28 +340,28 @@ def _two_publishers(engine, box, game):
 def test_a_publisher_sees_and_answers_their_offerwalls_tickets_only(engine, box, game):
     walls, (mine, theirs), (alpha, beta) = _two_publishers(engine, box, game)
     with new_session(engine) as session:
-        seen = tickets.search_tickets(session, account=alpha)
+        seen = desk.search_tickets(session, account=alpha)
         assert [r.reference for r in seen.rows] == [mine.reference]
         assert seen.rows[0].publisher == "Alpha Wall"
-        assert tickets.status_counts(session, account=alpha) == {
+        assert desk.status_counts(session, account=alpha) == {
             "open": 1,
             "answered": 0,
             "closed": 0,
         }
-        assert tickets.open_count(session, account=STAFF) == 2
-        assert tickets.open_count(session, account=alpha) == 1
+        assert desk.open_count(session, account=STAFF) == 2
+        assert desk.open_count(session, account=alpha) == 1
         staff_view = dashboard.staff_dashboard(session=session, account=STAFF, now=utcnow())
         assert staff_view.open_tickets == 2
-        everything = tickets.search_tickets(session, account=STAFF)
+        everything = desk.search_tickets(session, account=STAFF)
         assert {r.reference for r in everything.rows} == {mine.reference, theirs.reference}
         # Another publisher's ticket is "no such ticket", like one that does not exist.
         for ticket_id in (theirs.id, 999_999, "not-a-number"):
             with pytest.raises(TicketError, match="No such ticket"):
-                tickets.ticket_detail(session, account=alpha, ticket_id=ticket_id)
-        assert tickets.search_tickets(session, account=alpha, text=theirs.reference).rows == []
+                desk.ticket_detail(session, account=alpha, ticket_id=ticket_id)
+        assert desk.search_tickets(session, account=alpha, text=theirs.reference).rows == []
     for act in (
-        lambda s, a: tickets.answer(s, account=a, ticket_id=theirs.id, text="Mine now", close=True),
-        lambda s, a: tickets.close(s, account=a, ticket_id=theirs.id),
+        lambda s, a: desk.answer(s, account=a, ticket_id=theirs.id, text="Mine now", close=True),
+        lambda s, a: desk.close(s, account=a, ticket_id=theirs.id),
     ):
         with pytest.raises(TicketError, match="No such ticket"):
             _as(engine, alpha, act)
@@ -369,23 +370,23 @@ def test_a_publisher_sees_and_answers_their_offerwalls_tickets_only(engine, box,
     # Designers have no tickets; a publisher whose offerwall is suspended has none either.
     designer = make_account(Role.DESIGNER, studio_id="s1")
     with new_session(engine) as session, pytest.raises(Forbidden):
-        tickets.search_tickets(session, account=designer)
+        desk.search_tickets(session, account=designer)
     with write_session(engine) as session:
         offerwalls.suspend(session=session, offerwall=_fresh(session, walls[1]))
     with new_session(engine) as session, pytest.raises(NotApproved):
-        tickets.search_tickets(session, account=beta)
+        desk.search_tickets(session, account=beta)
     with pytest.raises(NotApproved):
         _as(
             engine,
             beta,
-            lambda s, a: tickets.answer(s, account=a, ticket_id=theirs.id, text="x", close=False),
+            lambda s, a: desk.answer(s, account=a, ticket_id=theirs.id, text="x", close=False),
         )
 
     # Staff answer any.
     _as(
         engine,
         STAFF,
-        lambda s, a: tickets.answer(s, account=a, ticket_id=theirs.id, text="Sent.", close=True),
+        lambda s, a: desk.answer(s, account=a, ticket_id=theirs.id, text="Sent.", close=True),
     )
     assert _player_sees(engine, walls[1], "beta-1") == [(theirs.reference, "closed", "Sent.")]
 
@@ -408,7 +409,7 @@ def test_answers_and_closing_are_what_the_player_reads(engine, box, game, wall):
         return _as(
             engine,
             publisher,
-            lambda s, a: tickets.answer(s, account=a, ticket_id=older.id, text=text, close=close),
+            lambda s, a: desk.answer(s, account=a, ticket_id=older.id, text=text, close=close),
         )
 
     with pytest.raises(TicketError, match="Write the answer first"):
@@ -427,7 +428,7 @@ def test_answers_and_closing_are_what_the_player_reads(engine, box, game, wall):
         "The game sent one kill too few.",
     )
     answer("Corrected: it was credited today.")  # a second answer replaces the first
-    closed = _as(engine, publisher, lambda s, a: tickets.close(s, account=a, ticket_id=older.id))
+    closed = _as(engine, publisher, lambda s, a: desk.close(s, account=a, ticket_id=older.id))
     assert closed.status == "closed" and closed.closed_at is not None
     assert _player_sees(engine, wall, "reader")[1] == (
         older.reference,
@@ -437,16 +438,16 @@ def test_answers_and_closing_are_what_the_player_reads(engine, box, game, wall):
     with pytest.raises(TicketError, match="is closed: reopen it"):
         answer("Once more")
     with pytest.raises(TicketError, match="already closed"):
-        _as(engine, publisher, lambda s, a: tickets.close(s, account=a, ticket_id=older.id))
-    reopened = _as(engine, publisher, lambda s, a: tickets.reopen(s, account=a, ticket_id=older.id))
+        _as(engine, publisher, lambda s, a: desk.close(s, account=a, ticket_id=older.id))
+    reopened = _as(engine, publisher, lambda s, a: desk.reopen(s, account=a, ticket_id=older.id))
     assert (reopened.status, reopened.closed_at) == ("open", None)
     with pytest.raises(TicketError, match="is not closed"):
-        _as(engine, publisher, lambda s, a: tickets.reopen(s, account=a, ticket_id=older.id))
+        _as(engine, publisher, lambda s, a: desk.reopen(s, account=a, ticket_id=older.id))
     final = answer("Paid, sorry for the wait.", close=True)
     assert (final.status, final.answered_by) == ("closed", "publisher@example.com")
     assert final.closed_at is not None and final.answered_at is not None
     with new_session(engine) as session:
-        assert tickets.status_counts(session, account=publisher) == {
+        assert desk.status_counts(session, account=publisher) == {
             "open": 1,
             "answered": 0,
             "closed": 1,
@@ -463,12 +464,12 @@ def test_the_list_filters_by_status_and_finds_a_reference_a_uid_or_a_title(engin
     _as(
         engine,
         STAFF,
-        lambda s, a: tickets.answer(s, account=a, ticket_id=made["bob"].id, text="Ok", close=False),
+        lambda s, a: desk.answer(s, account=a, ticket_id=made["bob"].id, text="Ok", close=False),
     )
 
     def found(**query) -> list[str]:
         with new_session(engine) as session:
-            window = tickets.search_tickets(session, account=STAFF, **query)
+            window = desk.search_tickets(session, account=STAFF, **query)
         return [row.uid for row in window.rows]
 
     assert found() == ["cid", "bob", "ann"]
@@ -483,7 +484,7 @@ def test_the_list_filters_by_status_and_finds_a_reference_a_uid_or_a_title(engin
     assert found(text="boss", status="open") == ["cid", "ann"]
     assert found(text="%") == []
     with new_session(engine) as session:
-        [row] = tickets.search_tickets(session, account=STAFF, text="bob").rows
+        [row] = desk.search_tickets(session, account=STAFF, text="bob").rows
     assert (row.status, row.answered_by, row.preview) == (
         "answered",
         "staff@example.com",

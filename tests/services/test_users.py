@@ -13,6 +13,7 @@ from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
 from api.accounts.throttle import IpThrottle
 from api.core.db import new_session, write_session
 from models import MailMessage, Role, User
+from portal.state.users import UserLine, user_line
 from tests.factories import PASSWORD, make_studio, make_user
 
 
@@ -60,10 +61,11 @@ def act(engine, fn, **kwargs):
         return fn(session=session, **kwargs)
 
 
-def listed(engine, staff, **filters) -> dict[str, users.UserRow]:
+def listed(engine, staff, **filters) -> dict[str, UserLine]:
+    """The accounts as the Users page lists them."""
     with new_session(engine) as session:
         window = users.list_users(session=session, account=staff, **filters)
-    return {row.email: row for row in window.rows}
+    return {row.email: user_line(row) for row in window.rows}
 
 
 def test_staff_see_every_account_with_its_studio_or_company_and_status(engine, box, people):

@@ -13,8 +13,8 @@ from api.wall import i18n
 
 WALL = Path(i18n.__file__).parent
 # Beyond the wall's package: the form's own messages, and the refusals of the service
-# behind it (each marked N_, shown translated).
-SOURCES = (WALL.parent / "routes" / "wall.py", WALL.parent / "services" / "tickets.py")
+# behind it, api/tickets/report.py (each marked N_, shown translated).
+SOURCES = (WALL.parent / "routes" / "wall.py", WALL.parent / "tickets" / "report.py")
 
 
 def extracted() -> set[str]:

@@ -1,0 +1,44 @@
+"""Moments and amounts as the portal writes them for people: every page's date, time and
+money goes through here, so one moment or one payout reads the same on every page.
+
+Amounts are rounded as `api.core.money` rounds them (half-up, as postbacks round), so a
+$1.505 payout reads $1.51 here as in a postback. The hosted wall writes its own, in the
+player's language (`api.wall.i18n`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from api.core.money import format_money, format_usd
+
+
+def when(moment: datetime | None) -> str:
+    """A moment to the minute, in UTC: "2026-01-05 14:03 UTC" ("" for none)."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def instant(moment: datetime) -> str:
+    """A moment to the millisecond, as the event debugger lists events:
+    "2026-01-05 14:03:09.250" (UTC, unlabelled)."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def day(moment: datetime) -> str:
+    """A moment's day: "2026-01-05"."""
+    return moment.strftime("%Y-%m-%d")
+
+
+def money(amount: Decimal, *, decimals: int = 2, code: str = "") -> str:
+    """An amount rounded half-up to `decimals`: "$1,234.51" in US dollars (no `code`),
+    "1,234.5 GEM" with a currency's code."""
+    return format_money(amount, decimals=decimals, code=code)
+
+
+def usd(payout_micros: int) -> str:
+    """A payout in millionths of a USD, in cents: "$1.51"."""
+    return format_usd(payout_micros)
