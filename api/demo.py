@@ -27,10 +27,11 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.missions import offers
-from api.postbacks.outbox import Dispatcher
+from api.postbacks.dispatcher import Dispatcher
 from api.publishers import offerwalls
 from api.studios import studios
 from api.studios.games import create_game
+from api.worker import approve_held
 from models import Studio
 from models.offer_schemas import CatalogFile
 
@@ -231,7 +232,8 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
     server = ThreadingHTTPServer(("127.0.0.1", port), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     local = settings.model_copy(update={"postback_allow_private": True})
-    dispatcher = Dispatcher(engine=client.app.state.engine, box=box, settings=local)  # type: ignore[attr-defined]
+    engine = client.app.state.engine  # type: ignore[attr-defined]
+    dispatcher = Dispatcher(engine=engine, box=box, settings=local, periodic=approve_held(engine))
     thread = threading.Thread(target=dispatcher.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

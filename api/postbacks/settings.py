@@ -25,6 +25,7 @@ from api.core.paging import Window, paged
 from api.core.refusals import SignedOut
 from api.postbacks import endpoint as endpoints
 from api.postbacks import outbox as postbacks
+from api.postbacks import transport
 from api.postbacks.url import render
 from api.publishers import offerwalls
 from api.publishers.offerwalls import OfferwallError
@@ -218,8 +219,8 @@ def send_test_postback(
         api_key=api_key(box=box, offerwall=offerwall),
     )
     secrets = endpoints.signing_secrets(box, offerwall)
-    with postbacks.http_client(settings, pool=1) as client:
-        result = postbacks.send(
+    with transport.http_client(settings, pool=1) as client:
+        result = transport.send(
             client, url, allow_private=settings.postback_allow_private, secrets=secrets
         )
     return PostbackTrial(
