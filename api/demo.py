@@ -21,7 +21,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from sqlmodel import select
 
-from api.accounts import sessions as accounts
 from api.app import create_api
 from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
@@ -29,6 +28,7 @@ from api.core.db import write_session
 from api.missions import offers
 from api.postbacks.dispatcher import Dispatcher
 from api.publishers import offerwalls
+from api.publishers.signup import signup_publisher
 from api.studios import studios
 from api.studios.games import create_game
 from api.worker import approve_held
@@ -143,7 +143,7 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
         )
         game = create_game(session=session, box=box, name="Star Siege", studio_id=studio.id)
         missions, quests = offers.import_catalog(session=session, data=_catalog(game.game_id))
-        publisher = accounts.signup_publisher(
+        publisher = signup_publisher(
             session=session,
             company="Demo Rewards",
             website="https://rewards.demo.example",

@@ -147,7 +147,7 @@ def test_without_allow_private_a_local_name_is_refused_by_the_system_resolver():
 def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
     engine, box, settings
 ):
-    from api.postbacks import settings as publishers
+    from api.postbacks import trial
     from api.publishers import offerwalls
 
     wall = make_offerwall(engine, box)
@@ -156,7 +156,7 @@ def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
         offerwall = offerwalls.get_offerwall(session=session, ref=wall[0].id)
         url = f"http://[::127.0.0.1]:{receiver.port}/pb?tx={{transaction_id}}"
         offerwalls.set_postback_url(session=session, offerwall=offerwall, url=url)
-        result = publishers.send_test_postback(settings=strict, box=box, offerwall=offerwall)
+        result = trial.send_test_postback(settings=strict, box=box, offerwall=offerwall)
     assert result.status_code is None and "not a public address" in result.error
     assert result.latency_ms == 0 and receiver.requests == []
 
