@@ -21,16 +21,17 @@ from urllib.parse import parse_qs, urlsplit
 
 from sqlmodel import select
 
-from api.accounts import sessions as accounts
 from api.app import create_api
 from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.missions import offers
-from api.postbacks.outbox import Dispatcher
+from api.postbacks.dispatcher import Dispatcher
 from api.publishers import offerwalls
+from api.publishers.signup import signup_publisher
 from api.studios import studios
 from api.studios.games import create_game
+from api.worker import approve_held
 from models import Studio
 from models.offer_schemas import CatalogFile
 
@@ -142,7 +143,7 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
         )
         game = create_game(session=session, box=box, name="Star Siege", studio_id=studio.id)
         missions, quests = offers.import_catalog(session=session, data=_catalog(game.game_id))
-        publisher = accounts.signup_publisher(
+        publisher = signup_publisher(
             session=session,
             company="Demo Rewards",
             website="https://rewards.demo.example",
@@ -231,7 +232,8 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
     server = ThreadingHTTPServer(("127.0.0.1", port), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     local = settings.model_copy(update={"postback_allow_private": True})
-    dispatcher = Dispatcher(engine=client.app.state.engine, box=box, settings=local)  # type: ignore[attr-defined]
+    engine = client.app.state.engine  # type: ignore[attr-defined]
+    dispatcher = Dispatcher(engine=engine, box=box, settings=local, periodic=approve_held(engine))
     thread = threading.Thread(target=dispatcher.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

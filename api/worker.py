@@ -1,22 +1,39 @@
 """The postback dispatcher and the mail and alert senders as background threads of the
-all-in-one server."""
+all-in-one server, and the dispatcher's periodic task (`approve_held`), which every
+process that runs a dispatcher hands it."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
+from sqlalchemy import Engine
+
+from api.conversions.review import auto_approve
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
 from api.core.outbox import OutboxSender
 from api.mail.outbox import MailSender
 from api.postbacks.alerts import AlertSender
-from api.postbacks.outbox import Dispatcher
+from api.postbacks.dispatcher import Dispatcher
 
 log = logging.getLogger("questwall.worker")
+
+
+def approve_held(engine: Engine) -> Callable[[], None]:
+    """The dispatcher's periodic task (once a minute): approve the held conversions whose
+    review time is up; their postbacks join the outbox the dispatcher reads
+    (docs/fraud.md#the-review-queue)."""
+
+    def approve() -> None:
+        approved = auto_approve(engine)
+        if approved:
+            log.info("approved %d held conversions whose review time was up", approved)
+
+    return approve
 
 
 @asynccontextmanager
@@ -27,7 +44,10 @@ async def background_dispatcher() -> AsyncIterator[None]:
     if not settings.postback_dispatcher:
         yield
         return
-    dispatcher = Dispatcher(engine=get_engine(), box=get_secret_box(), settings=settings)
+    engine = get_engine()
+    dispatcher = Dispatcher(
+        engine=engine, box=get_secret_box(), settings=settings, periodic=approve_held(engine)
+    )
     thread = threading.Thread(target=dispatcher.run, name="postback-dispatcher", daemon=True)
     thread.start()
     log.info("postback dispatcher started")

@@ -31,7 +31,6 @@ from api.accounts.sessions import (
     LoginThrottled,
     sign_in,
     sign_out,
-    signup_publisher,
 )
 from api.accounts.throttle import IpThrottle
 from api.core.config import Settings
@@ -39,6 +38,7 @@ from api.core.db import write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.net import client_ip, parse_networks
 from api.core.refusals import NUL_MESSAGE
+from api.publishers.signup import signup_publisher
 from api.responses import OrjsonResponse
 from api.routes.body import read_limited_body
 from portal import routes

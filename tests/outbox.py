@@ -14,8 +14,10 @@ from sqlmodel import select
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.postbacks import outbox as postbacks
+from api.postbacks.dispatcher import Dispatcher
+from api.postbacks.transport import http_client
 from api.publishers import offerwalls
+from api.worker import approve_held
 from models import Postback, PostbackAttempt
 from models.types import utcnow
 
@@ -38,8 +40,14 @@ def configure(engine: Engine, offerwall_id: str, url: str | None) -> None:
 
 def run_once(engine: Engine, box: SecretBox, settings: Settings, threads: int = 4) -> int:
     """One claim of a dispatcher, waited for until its attempts are recorded; how many."""
-    dispatcher = postbacks.Dispatcher(engine=engine, box=box, settings=settings, threads=threads)
-    with ThreadPoolExecutor(threads) as pool, postbacks.http_client(settings) as http:
+    dispatcher = Dispatcher(
+        engine=engine,
+        box=box,
+        settings=settings,
+        threads=threads,
+        periodic=approve_held(engine),
+    )
+    with ThreadPoolExecutor(threads) as pool, http_client(settings) as http:
         return dispatcher.run_once(pool, http)
 
 

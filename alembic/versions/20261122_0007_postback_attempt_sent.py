@@ -17,7 +17,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 # What attempts that never sent a request recorded as their error until now: the target
-# refusals (api.postbacks.outbox.target_problem, api.core.egress) and a postback
+# refusals (api.postbacks.transport.target_problem, api.core.egress) and a postback
 # without a URL. Each of them was recorded with no status and 0 ms.
 _NOT_SENT_ERRORS = (
     "only http and https URLs are sent",

@@ -1,4 +1,6 @@
-"""Portal accounts: password rules, sign-in with throttling, sessions, publisher signup.
+"""Portal accounts: password rules, new accounts, sign-in with throttling, sessions, and
+the password asked again before a secret is shown (`reauthenticate`). A publisher's signup,
+which also applies for an offerwall, is api/publishers/signup.py's.
 
 Every function takes the session it works in; the portal's states call them and
 never touch password hashes or session tokens themselves.
@@ -19,9 +21,8 @@ from api.accounts import throttle
 from api.accounts.throttle import IpThrottle
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
-from api.core.refusals import DomainError
+from api.core.refusals import DomainError, SignedOut
 from api.core.wording import email_problem
-from api.publishers.offerwalls import create_offerwall
 from models import PortalSession, Role, User
 from models.types import utcnow
 
@@ -109,7 +110,7 @@ def create_user(
     offerwall_id: str | None = None,
 ) -> User:
     """A new account. Designers belong to a studio, publishers to an offerwall."""
-    problems = _account_problems(session=session, email=email, password=password)
+    problems = account_problems(session=session, email=email, password=password)
     if role == Role.DESIGNER and not studio_id:
         problems["studio"] = "A designer belongs to a studio."
     if problems:
@@ -127,8 +128,9 @@ def create_user(
     return user
 
 
-def _account_problems(*, session: Session, email: str, password: str) -> dict[str, str]:
-    """What is wrong with a new account's email and password, every input at once."""
+def account_problems(*, session: Session, email: str, password: str) -> dict[str, str]:
+    """What is wrong with a new account's email and password, every input at once (a
+    signup adds its own inputs' problems to these)."""
     problems: dict[str, str] = {}
     try:
         email = normalize_email(email)
@@ -141,44 +143,6 @@ def _account_problems(*, session: Session, email: str, password: str) -> dict[st
     if problem:
         problems["password"] = problem
     return problems
-
-
-def signup_publisher(
-    *,
-    session: Session,
-    company: str,
-    website: str,
-    contact: str,
-    email: str,
-    password: str,
-    confirm: str | None = None,
-) -> User:
-    """A publisher's application: a pending offerwall and its account. Refused with
-    every input's problem at once; `confirm`, when given, must repeat the password."""
-    company, contact, website = company.strip(), contact.strip(), website.strip()
-    problems: dict[str, str] = {}
-    if not 2 <= len(company) <= 200:
-        problems["company"] = "Enter your company's name (2 to 200 characters)."
-    if not website.lower().startswith(("http://", "https://")) or len(website) > 2048:
-        problems["website"] = "Enter your website as a full URL, e.g. https://example.com."
-    if not 2 <= len(contact) <= 200:
-        problems["contact"] = "Enter the name of a contact person."
-    problems |= _account_problems(session=session, email=email, password=password)
-    if confirm is not None and confirm != password:
-        problems["confirm"] = "The two passwords differ."
-    if problems:
-        raise AccountError.several(problems)
-    offerwall = create_offerwall(session=session, name=company)
-    offerwall.website = website
-    offerwall.contact_name = contact
-    return create_user(
-        session=session,
-        email=email,
-        password=password,
-        role=Role.PUBLISHER,
-        name=contact,
-        offerwall_id=offerwall.id,
-    )
 
 
 def sign_in(
@@ -301,8 +265,30 @@ def prune_sessions(*, session: Session) -> int:
 
 
 def check_password(user: User, password: str) -> bool:
-    """Re-authentication before revealing a secret (publishers.reveal_api_key)."""
+    """Whether the password is the account's (`reauthenticate`)."""
     return verify_password(password, user.password_hash)
+
+
+def reauthenticate(*, session: Session, box: SecretBox, user_id: str, password: str) -> None:
+    """Before a secret is shown (an API key or a signing secret, revealed or rotated): the
+    account entered its password again.
+
+    A wrong password counts against the sign-in limit of the account's address, and the
+    password is refused while that limit holds, so a reveal is no way around it. The count
+    is committed before the password is checked, so a refusal cannot roll it back. Raises
+    SignedOut (no such account), LoginThrottled or AccountError (field "password")."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise SignedOut()
+    key = box.digest(user.email)
+    now = utcnow()
+    wait = throttle.claim_attempt(session, key, now)
+    session.commit()
+    if wait is not None:
+        raise LoginThrottled(wait)
+    if not check_password(user, password):
+        raise AccountError("Wrong password.", "password")
+    throttle.forget_failures(session, key)
 
 
 @lru_cache(maxsize=1)

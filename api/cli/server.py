@@ -129,12 +129,16 @@ def worker_cmd(threads: int) -> None:
     import signal
     import threading
 
-    from api.postbacks.outbox import Dispatcher
-    from api.worker import alert_sender, mail_sender
+    from api.postbacks.dispatcher import Dispatcher
+    from api.worker import alert_sender, approve_held, mail_sender
 
     _require_ready_to_serve()
     dispatcher = Dispatcher(
-        engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
+        engine=get_engine(),
+        box=get_secret_box(),
+        settings=get_settings(),
+        threads=threads,
+        periodic=approve_held(get_engine()),
     )
     mail, alerts = mail_sender(), alert_sender()
     senders = [sender for sender in (mail, alerts) if sender is not None]

@@ -26,6 +26,7 @@ from api.core import outbox
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.egress import refusal, total_timeout
+from api.postbacks.transport import http_client
 from models import AlertMessage, MailStatus
 from models.types import utcnow
 
@@ -94,8 +95,6 @@ class AlertSender(outbox.OutboxSender):
     kind = "alert"
 
     def __init__(self, *, engine: Engine, settings: Settings, poll: float = 15.0):
-        from api.postbacks.outbox import http_client  # postbacks imports this module
-
         super().__init__(poll=poll)
         self.engine, self.settings = engine, settings
         self._client = http_client

@@ -46,7 +46,9 @@ LAST_ERRORS = 5
 
 
 class EndpointError(DomainError, ValueError):
-    """A signing secret or pause/resume step the rules refuse."""
+    """A step on the offerwall's postbacks the rules refuse: the signing secret, pause and
+    resume, the test postback (api/postbacks/trial.py), a postback that is not the
+    offerwall's (api/postbacks/delivery_log.py)."""
 
 
 # --- the signing secret -------------------------------------------------------------

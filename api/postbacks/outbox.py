@@ -1,32 +1,29 @@
-"""Postbacks (docs/contract.md#postbacks), end to end: this module owns the outbox. `enqueue` writes a
-conversion's postback row (in the conversion's transaction), `values_for`/`sample_values`
-give the macro values of a real or a made-up conversion, and the dispatcher claims due
-postbacks with a lease, sends them, keeps every attempt (and whether it was sent), and
-retries on a schedule.
+"""The postback outbox (docs/contract.md#postbacks): one row per postback owed, from the
+conversion's transaction until it is delivered or given up.
+
+`enqueue` writes a conversion's postback row (in the conversion's transaction);
+`values_for`/`sample_values` give the macro values of a real or a made-up conversion;
+`claim` takes due postbacks with a lease (`renew_leases`, `release_leases`), `urls_for`
+tells where each goes; `record` keeps every attempt (and whether it was sent) and moves
+the postback on: delivered, retried on a schedule (`RETRY_DELAYS`), or failed; `resend`
+queues one again. The dispatcher (`api/postbacks/dispatcher.py`) drives these, and the
+requests themselves are `api/postbacks/transport.py`'s.
 
 At least once: a dispatcher that dies mid-delivery holds its lease until it expires, then
 another claims the postback. Several dispatchers (processes or threads) share the outbox:
 claims are one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)` on PostgreSQL,
 and serialized by the single writer on SQLite.
+
+A little over 400 lines: the outbox's every statement (write, claim, lease, address,
+record, resend) is here, so its states change in one module.
 """
 
 from __future__ import annotations
 
-import logging
-import queue
-import ssl
-import threading
-import time
-from collections import Counter, deque
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpcore
-import httpx
 import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -34,17 +31,9 @@ from sqlalchemy.orm import Session
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
-from api.core.egress import (
-    Resolver,
-    address_problem,
-    guarded_transport,
-    parse_address,
-    refusal,
-    total_timeout,
-)
 from api.core.money import in_currency, usd
 from api.postbacks import endpoint as endpoints
-from api.postbacks.signature import HEADER, header_value
+from api.postbacks.transport import AttemptResult, Target
 from api.postbacks.url import PostbackValues, render, with_status
 from models import Offerwall, PostbackKind, PostbackStatus
 from models.tables import click as _click
@@ -56,12 +45,9 @@ from models.tables import postback_attempt as _attempt
 from models.tables import quest as _quest
 from models.types import utcnow
 
-log = logging.getLogger("questwall.postbacks")
-
 # Waits after the 1st, 2nd, … failed attempt; after the last, the postback has failed.
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
-BODY_EXCERPT = 1024
 SAMPLE_PAYOUT_MICROS = 1_500_000  # $1.50, the portal's made-up conversion
 
 
@@ -187,21 +173,6 @@ def sample_values(offerwall: Offerwall) -> PostbackValues:
     )
 
 
-@dataclass(frozen=True)
-class AttemptResult:
-    status_code: int | None
-    body_excerpt: str | None
-    error: str | None
-    duration_ms: int
-    # Whether a request went to the target: False when it was refused before sending
-    # (scheme, non-public address) or there was no URL to send.
-    sent: bool = True
-
-    @property
-    def delivered(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
 # A paused offerwall's postbacks wait (api/postbacks/endpoint.py), and each postback of a
 # conversion waits for the ones queued before it (held, then approved or rejected, then
 # reversed) to be delivered or given up, so they arrive in order.
@@ -306,80 +277,6 @@ def release_leases(engine: Engine, ids: list[int]) -> None:
         )
 
 
-def target_problem(url: str, *, allow_private: bool) -> str | None:
-    """Why a URL must not be requested (scheme, or a literal address that is not public),
-    or None. Host names are checked when connecting (`api.core.egress`), against the very
-    addresses the connection uses."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "only http and https URLs are sent"
-    literal = parse_address(parts.hostname)
-    if allow_private or literal is None:
-        return None
-    problem = address_problem(literal)
-    return None if problem is None else f"{parts.hostname} is {problem}"
-
-
-def send(
-    client: httpx.Client, url: str, *, allow_private: bool, secrets: tuple[str, ...] = ()
-) -> AttemptResult:
-    """One GET, redirects not followed; success is any 2xx. With `secrets`, it carries the
-    Questwall-Signature header, signed now. A refused target is reported as not sent,
-    with a duration of 0."""
-    started = time.perf_counter()
-    problem = target_problem(url, allow_private=allow_private)
-    if problem is not None:
-        return not_sent(problem)
-    try:
-        request_url = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        return not_sent(f"the URL is not valid: {exc}")
-    headers = {}
-    if secrets:
-        # Signed over the URL as the receiver sees it: httpx's normal form of the rendered
-        # one, without user:password@ or #fragment (neither reaches the receiver).
-        signed_url = request_url.copy_with(userinfo=b"", fragment=None)
-        headers[HEADER] = header_value(str(signed_url), secrets)
-    try:
-        # The client's read timeout is the total one (http_client): bound the whole request.
-        stream = client.stream("GET", request_url, headers=headers)
-        with total_timeout(client.timeout.read), stream as response:
-            excerpt = b""
-            for chunk in response.iter_bytes():
-                excerpt += chunk
-                if len(excerpt) >= BODY_EXCERPT:
-                    break
-            status = response.status_code
-        text = excerpt[:BODY_EXCERPT].decode("utf-8", "replace")
-        return AttemptResult(status, text, None, _ms(started))
-    except httpx.TimeoutException as exc:
-        return AttemptResult(None, None, f"timed out: {type(exc).__name__}", _ms(started))
-    except httpx.HTTPError as exc:
-        refused = refusal(exc)
-        if refused is not None:
-            return not_sent(refused)
-        return AttemptResult(None, None, f"{type(exc).__name__}: {exc}", _ms(started))
-
-
-def not_sent(reason: str) -> AttemptResult:
-    """An attempt that ended before any request went out, and why."""
-    return AttemptResult(None, None, reason, 0, sent=False)
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a claimed postback goes: its URL (None: it cannot be sent, and `problem` says
-    why) and the secrets that sign it."""
-
-    url: str | None
-    problem: str = ""
-    secrets: tuple[str, ...] = ()
-
-
 def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target]:
     """For each postback: its stored URL, or one rendered now from the offerwall's template
     (first attempt: the API key of that moment makes its hash_key, kept for every resend);
@@ -450,14 +347,11 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
     return found
 
 
-# Seconds between two looks for held conversions due to be approved by themselves.
-REVIEW_EVERY = 60.0
-
 # A receiver that answers 410 Gone says the postback must not come again.
 GONE = 410
 
 
-def _record(
+def record(
     engine: Engine,
     done: list[tuple[int, str | None, datetime, AttemptResult]],
     settings: Settings,
@@ -535,251 +429,3 @@ def resend(engine: Engine, postback_id: int) -> None:
                 ),
             )
         )
-
-
-def http_client(
-    settings: Settings,
-    *,
-    pool: int = 32,
-    resolver: Resolver | None = None,
-    network: httpcore.NetworkBackend | None = None,
-    ssl_context: ssl.SSLContext | None = None,
-) -> httpx.Client:
-    """The postback client: every connection resolves once and goes to a checked address
-    (`api.core.egress`), from POSTBACK_SOURCE_ADDRESS when set. `resolver`, `network` and
-    `ssl_context` replace the system resolver, TCP connections and trusted certificate
-    authorities (tests)."""
-    timeout = httpx.Timeout(
-        settings.postback_total_timeout, connect=settings.postback_connect_timeout
-    )
-    transport = guarded_transport(
-        allow_private=settings.postback_allow_private,
-        resolver=resolver,
-        inner=network,
-        local_address=settings.postback_source_address or None,
-        max_connections=pool,
-        ssl_context=ssl_context,
-    )
-    return httpx.Client(
-        timeout=timeout,
-        transport=transport,
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": "Questwall-Postback/1.0"},
-    )
-
-
-@dataclass(frozen=True)
-class _Finished:
-    """An attempt that ended and waits to be recorded."""
-
-    postback_id: int
-    url: str | None
-    started_at: datetime
-    result: AttemptResult
-
-
-# Claimed postbacks one offerwall may hold per allowed request (waiting for a free
-# request of that offerwall), so its requests follow each other without a claim between.
-HELD_PER_REQUEST = 4
-
-
-class Dispatcher:
-    """Claims due postbacks and delivers them with a pool of threads, until stopped.
-
-    Each offerwall's claimed postbacks wait in a queue of their own, sent by at most
-    POSTBACK_PER_OFFERWALL threads ("lanes") at a time: a receiver that hangs holds only its
-    own lanes, and the other offerwalls' postbacks keep flowing. Each attempt is recorded as
-    soon as it ends (those that ended together in one transaction) and the dispatcher claims
-    again. Leases of held postbacks are renewed until their attempt is recorded."""
-
-    def __init__(
-        self,
-        *,
-        engine: Engine,
-        box: SecretBox,
-        settings: Settings,
-        threads: int = 16,
-        batch: int | None = None,
-        idle_wait: float = 0.2,
-        on_attempt: Callable[[int, AttemptResult], None] | None = None,
-    ):
-        self.engine, self.box, self.settings = engine, box, settings
-        # At most `batch` postbacks are held (claimed, not yet recorded) at once.
-        self.threads, self.batch, self.idle_wait = threads, batch or 4 * threads, idle_wait
-        # One offerwall never has every thread, nor every held postback: a hanging one
-        # must leave room for the others even with few threads.
-        self.per_offerwall = max(1, min(settings.postback_per_offerwall, threads - 1))
-        self.held_per_offerwall = min(
-            self.per_offerwall * HELD_PER_REQUEST, max(self.per_offerwall, self.batch // 2)
-        )
-        self.on_attempt = on_attempt
-        self.stop_event = threading.Event()
-        self.held: dict[int, str] = {}  # postback id → offerwall id (the loop's own)
-        self.finished: queue.Queue[_Finished] = queue.Queue()
-        # Shared with the lanes, under the lock: queued postbacks and open lanes by offerwall.
-        self.lock = threading.Lock()
-        self.waiting: dict[str, deque[tuple[int, Target]]] = {}
-        self.lanes: Counter[str] = Counter()
-        self._renewed_at = time.monotonic()
-        self._reviewed_at: float | None = None
-
-    def start_due(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
-        """Claim what the batch and the per-offerwall limits allow, queue them by offerwall
-        and open lanes; returns how many were claimed."""
-        free = self.batch - len(self.held)
-        claimed = {}
-        if free > 0:
-            claimed = claim(
-                self.engine,
-                limit=free,
-                lease_seconds=self.settings.postback_lease_seconds,
-                per_offerwall=self.held_per_offerwall,
-                busy=Counter(self.held.values()),
-            )
-        if claimed:
-            urls = urls_for(self.engine, self.box, list(claimed))
-            with self.lock:
-                for postback_id, offerwall_id in claimed.items():
-                    missing = Target(None, "the postback's conversion is missing")
-                    target = urls.get(postback_id, missing)
-                    self.held[postback_id] = offerwall_id
-                    self.waiting.setdefault(offerwall_id, deque()).append((postback_id, target))
-        self._open_lanes(pool, client)
-        return len(claimed)
-
-    def _open_lanes(self, pool: ThreadPoolExecutor, client: httpx.Client) -> None:
-        """A lane per waiting postback, up to the offerwall's limit and the free threads;
-        offerwalls with the fewest lanes first."""
-        with self.lock:
-            by_lanes = sorted(self.waiting.items(), key=lambda item: self.lanes[item[0]])
-            for offerwall_id, waiting in by_lanes:
-                new = min(self.per_offerwall - self.lanes[offerwall_id], len(waiting))
-                new = min(new, self.threads - self.lanes.total())
-                for _ in range(max(new, 0)):
-                    self.lanes[offerwall_id] += 1
-                    pool.submit(self._lane, client, offerwall_id)
-
-    def _lane(self, client: httpx.Client, offerwall_id: str) -> None:
-        """Send the offerwall's waiting postbacks one after the other, until none is left
-        (or the dispatcher stops)."""
-        while True:
-            with self.lock:
-                waiting = self.waiting.get(offerwall_id)
-                if not waiting or self.stop_event.is_set():
-                    self._close_lane(offerwall_id)
-                    return
-                postback_id, target = waiting.popleft()
-            self._attempt(client, postback_id, target)
-
-    def _close_lane(self, offerwall_id: str) -> None:
-        """(Under the lock.) The last lane of an offerwall drops its empty queue."""
-        self.lanes[offerwall_id] -= 1
-        if self.lanes[offerwall_id] <= 0:
-            del self.lanes[offerwall_id]
-            if not self.waiting.get(offerwall_id):
-                self.waiting.pop(offerwall_id, None)
-
-    def _attempt(self, client: httpx.Client, postback_id: int, target: Target) -> None:
-        started_at = utcnow()
-        url = target.url
-        try:
-            if url is None:
-                result = not_sent(target.problem)
-            else:
-                result = send(
-                    client,
-                    url,
-                    allow_private=self.settings.postback_allow_private,
-                    secrets=target.secrets,
-                )
-        except Exception as exc:  # a bug must not keep the lane's postbacks for ever
-            log.exception("sending postback %s failed", postback_id)
-            # Not known to have reached the target: shown as not sent.
-            result = not_sent(f"{type(exc).__name__}: {exc}")
-        self.finished.put(_Finished(postback_id, url, started_at, result))
-
-    def record_finished(self, *, wait: float) -> int:
-        """Record every attempt that ended (waiting up to `wait` s for a first one) in one
-        transaction; returns how many."""
-        try:
-            done = [self.finished.get(timeout=wait) if wait > 0 else self.finished.get_nowait()]
-        except queue.Empty:
-            return 0
-        while True:
-            try:
-                done.append(self.finished.get_nowait())
-            except queue.Empty:
-                break
-        for item in done:
-            self.held.pop(item.postback_id, None)
-        # Should this fail, the leases expire and the postbacks are sent again (at least once).
-        notices = _record(
-            self.engine,
-            [(d.postback_id, d.url, d.started_at, d.result) for d in done],
-            self.settings,
-        )
-        endpoints.announce(notices)
-        if self.on_attempt:
-            for item in done:
-                self.on_attempt(item.postback_id, item.result)
-        return len(done)
-
-    def renew_leases(self) -> None:
-        """Every third of a lease, extend the leases of the postbacks still held."""
-        lease = self.settings.postback_lease_seconds
-        if time.monotonic() - self._renewed_at < lease / 3:
-            return
-        self._renewed_at = time.monotonic()
-        renew_leases(self.engine, list(self.held), lease_seconds=lease)
-
-    def run_once(self, pool: ThreadPoolExecutor, client: httpx.Client) -> int:
-        """Claim once and wait until those attempts are recorded; returns how many."""
-        started = self.start_due(pool, client)
-        while self.held:
-            self.record_finished(wait=self.idle_wait)
-            self.renew_leases()
-            self._open_lanes(pool, client)
-        return started
-
-    def approve_due(self) -> None:
-        """Once a minute, approve the held conversions whose review time is up: their
-        postbacks join the outbox this dispatcher reads (docs/fraud.md#the-review-queue)."""
-        from api.conversions.review import auto_approve  # the review queues postbacks: no cycle
-
-        now = time.monotonic()
-        if self._reviewed_at is not None and now - self._reviewed_at < REVIEW_EVERY:
-            return
-        self._reviewed_at = now
-        approved = auto_approve(self.engine)
-        if approved:
-            log.info("approved %d held conversions whose review time was up", approved)
-
-    def run(self) -> None:
-        with (
-            ThreadPoolExecutor(self.threads, thread_name_prefix="postback") as pool,
-            http_client(self.settings, pool=self.threads) as client,
-        ):
-            while not self.stop_event.is_set():
-                try:
-                    self.approve_due()
-                    started = self.start_due(pool, client)
-                    # Wake at the first attempt that ends, or after idle_wait to claim again.
-                    self.record_finished(wait=0 if started else self.idle_wait)
-                    self.renew_leases()
-                except Exception:
-                    log.exception("claiming or recording postbacks failed; retrying")
-                    self.stop_event.wait(self.idle_wait)
-            pool.shutdown(wait=True)  # running requests end; lanes take no more
-            self._finish()
-
-    def _finish(self) -> None:
-        """Keep the last attempts and hand the postbacks never sent back to the outbox."""
-        try:
-            self.record_finished(wait=0)
-            release_leases(self.engine, list(self.held))
-        except Exception:
-            log.exception("recording the last postback attempts failed")
-
-    def stop(self) -> None:
-        self.stop_event.set()

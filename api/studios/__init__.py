@@ -1,2 +1,1 @@
-"""Studios, their designers, their games, and the games' signing credentials.
-"""
+"""Studios, their designers, their games, and the games' signing credentials."""

@@ -9,9 +9,12 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.accounts.access import Account
+from api.core.paging import Window
+from api.postbacks import delivery_log as deliveries
 from api.postbacks import endpoint as endpoints
-from api.postbacks import settings as publishers
+from api.postbacks import signing_secret, trial
 from api.postbacks.url import unknown_macros
+from api.publishers import api_key as api_keys
 from api.publishers import offerwalls
 from models import Offerwall, Role
 from models.types import utcnow
@@ -81,8 +84,8 @@ class PostbackState(OfferwallScoped):
         def work(_s: Session, offerwall: Offerwall, _a: Account) -> str:
             if not template.strip() or offerwall.api_key_sealed is None:
                 return ""
-            key = publishers.api_key(box=box(), offerwall=offerwall)
-            return publishers.preview_url(template=template, offerwall=offerwall, api_key=key)
+            key = api_keys.api_key(box=box(), offerwall=offerwall)
+            return trial.preview_url(template=template, offerwall=offerwall, api_key=key)
 
         self.preview = await self._on_offerwall(work)
 
@@ -117,7 +120,7 @@ class PostbackState(OfferwallScoped):
         password, requested = form.get("password", ""), self._requested()
         self.secret_error = ""
         self.revealed_secret = await self._run(
-            lambda s, a: publishers.reveal_signing_secret(
+            lambda s, a: signing_secret.reveal_signing_secret(
                 session=s, box=box(), account=a, password=password, requested=requested
             ),
             Role.PUBLISHER,
@@ -148,7 +151,7 @@ class PostbackState(OfferwallScoped):
             return None
         (password, overlap, requested), self.rotate_secret_error = asked, ""
         self.revealed_secret, wall = await self._run(
-            lambda s, a: publishers.rotate_signing_secret(
+            lambda s, a: signing_secret.rotate_signing_secret(
                 session=s,
                 box=box(),
                 account=a,
@@ -184,7 +187,7 @@ class PostbackState(OfferwallScoped):
         try:
             wall = await self._on_offerwall(lambda _s, o, _a: o)
             result = await off_loop(
-                publishers.send_test_postback, settings=settings(), box=box(), offerwall=wall
+                trial.send_test_postback, settings=settings(), box=box(), offerwall=wall
             )
         finally:
             self.sending = False
@@ -203,12 +206,12 @@ class PostbackState(OfferwallScoped):
 
 
 class DeliveryState(Paged, OfferwallScoped):
-    rows: list[publishers.DeliveryRow] = []
+    rows: list[deliveries.DeliveryRow] = []
     # The postback opened in the side panel.
     open_id: int = 0
     open_url: str = ""
     open_status: str = ""
-    attempts: list[publishers.AttemptRow] = []
+    attempts: list[deliveries.AttemptRow] = []
 
     @rx.event
     @refusals()
@@ -224,8 +227,8 @@ class DeliveryState(Paged, OfferwallScoped):
     async def _fetch(self) -> None:
         status, search, page = self.status_filter, self.search, self.page
 
-        def work(session: Session, offerwall: Offerwall, _a: Account) -> publishers.Window:
-            return publishers.delivery_log(
+        def work(session: Session, offerwall: Offerwall, _a: Account) -> Window:
+            return deliveries.delivery_log(
                 session=session, offerwall=offerwall, status=status, search=search, page=page
             )
 
@@ -235,10 +238,10 @@ class DeliveryState(Paged, OfferwallScoped):
     @refusals()
     async def open(self, postback_id: int):
         def work(session: Session, offerwall: Offerwall, _a: Account):
-            postback = publishers.owned_postback(
+            postback = deliveries.owned_postback(
                 session=session, offerwall=offerwall, postback_id=int(postback_id)
             )
-            return postback, publishers.attempts(session=session, postback=postback)
+            return postback, deliveries.attempts(session=session, postback=postback)
 
         postback, attempts = await self._on_offerwall(work)
         self.open_id, self.open_url, self.open_status = (
@@ -258,7 +261,7 @@ class DeliveryState(Paged, OfferwallScoped):
     async def resend(self, postback_id: int):
         account = await self._account()
         await off_loop(
-            publishers.resend_postback,
+            deliveries.resend_postback,
             engine=engine(),
             account=account,
             postback_id=int(postback_id),

@@ -10,8 +10,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.accounts.access import Account
-from api.postbacks import settings as publishers
-from api.publishers import offerwalls
+from api.publishers import offerwalls, staff_queue
 from api.publishers.offerwalls import OfferwallError
 from models import Offerwall, Role
 from portal.backend import box
@@ -38,7 +37,7 @@ STEPS: dict[str, tuple[Change, str]] = {
 
 
 class StaffState(Paged, AuthState):
-    rows: list[publishers.PublisherRow] = []
+    rows: list[staff_queue.PublisherRow] = []
     counts: dict[str, int] = {}
     status_filter: str = "pending"
     # The publisher in the reject dialog.
@@ -56,10 +55,10 @@ class StaffState(Paged, AuthState):
         status, search, page = self.status_filter, self.search, self.page
 
         def work(session: Session, _a: Account):
-            found = publishers.list_publishers(
+            found = staff_queue.list_publishers(
                 session=session, status=status, search=search, page=page
             )
-            return found, publishers.status_counts(session=session)
+            return found, staff_queue.status_counts(session=session)
 
         found, counts = await self._run(work, Role.STAFF)
         self._show(found)

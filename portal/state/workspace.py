@@ -14,8 +14,9 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.accounts.access import Account, Forbidden, NotApproved, offerwall_for
+from api.postbacks import delivery_log as deliveries
 from api.postbacks import endpoint as endpoints
-from api.postbacks import settings as publishers
+from api.publishers import api_key as api_keys
 from api.publishers import offerwalls
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
@@ -45,13 +46,13 @@ class OfferwallScoped(AuthState):
     staff_view: bool = False
     # Appended to workspace links so staff stay on the publisher they opened.
     query: str = ""
-    # The postback endpoint (publishers.endpoint_health): paused since when, failing
+    # The postback endpoint (deliveries.endpoint_health): paused since when, failing
     # since when, failures in a row, postbacks waiting, the last errors.
     paused_since: str = ""
     failing_since: str = ""
     failures: int = 0
     waiting: int = 0
-    last_errors: list[publishers.EndpointFailure] = []
+    last_errors: list[deliveries.EndpointFailure] = []
     # How long every attempt must fail before deliveries pause (POSTBACK_PAUSE_AFTER_SECONDS).
     pause_after: str = ""
 
@@ -89,7 +90,7 @@ class OfferwallScoped(AuthState):
             return rx.redirect(routes.STAFF_PUBLISHERS), None
         try:
             wall, health = await self._on_offerwall(
-                lambda s, o, _a: (o, publishers.endpoint_health(session=s, offerwall=o))
+                lambda s, o, _a: (o, deliveries.endpoint_health(session=s, offerwall=o))
             )
         except NotApproved:  # checked by the service on every event too
             return rx.redirect(routes.APPLICATION), None
@@ -101,7 +102,7 @@ class OfferwallScoped(AuthState):
         self._show_health(health)
         return None, wall
 
-    def _show_health(self, health: publishers.EndpointHealth) -> None:
+    def _show_health(self, health: deliveries.EndpointHealth) -> None:
         self.paused_since, self.failing_since = health.paused_since, health.failing_since
         self.failures, self.waiting, self.last_errors = (
             health.failures,
@@ -126,7 +127,7 @@ class OfferwallScoped(AuthState):
             return (
                 released,
                 notice,
-                publishers.endpoint_health(session=session, offerwall=offerwall),
+                deliveries.endpoint_health(session=session, offerwall=offerwall),
             )
 
         released, notice, health = await self._on_offerwall(work, write=True)
@@ -182,7 +183,7 @@ class WorkspaceState(OfferwallScoped):
         password, requested = form.get("password", ""), self._requested()
         self.reveal_error = ""
         self.revealed_key = await self._run(
-            lambda s, a: publishers.reveal_api_key(
+            lambda s, a: api_keys.reveal_api_key(
                 session=s, box=box(), account=a, password=password, requested=requested
             ),
             Role.PUBLISHER,
@@ -212,7 +213,7 @@ class WorkspaceState(OfferwallScoped):
             return None
         (password, grace, requested), self.rotate_key_error = asked, ""
         key, wall = await self._run(
-            lambda s, a: publishers.rotate_api_key(
+            lambda s, a: api_keys.rotate_api_key(
                 session=s, box=box(), account=a, password=password, grace=grace, requested=requested
             ),
             Role.PUBLISHER,

@@ -14,6 +14,7 @@ from api.accounts.sessions import AccountError, LoginThrottled
 from api.accounts.throttle import IpThrottle
 from api.core.db import write_session
 from api.core.refusals import SignedOut
+from api.publishers.signup import signup_publisher
 from models import Offerwall, OfferwallStatus, PortalSession, Role, SignInThrottle, User
 from tests.factories import PASSWORD, make_user
 
@@ -29,7 +30,7 @@ def sign_in(**kwargs):
 
 def signup(engine, email="pub@example.com", company="Acme Rewards"):
     with write_session(engine) as session:
-        user = accounts.signup_publisher(
+        user = signup_publisher(
             session=session,
             company=company,
             website="https://acme.example",
@@ -93,7 +94,7 @@ def test_signup_names_the_field_it_refuses(engine, field, overrides):
         "password": PASSWORD,
     } | overrides
     with pytest.raises(AccountError) as refused, write_session(engine) as session:
-        accounts.signup_publisher(session=session, **data)
+        signup_publisher(session=session, **data)
     assert refused.value.field == field
     with write_session(engine) as session:
         assert session.exec(select(Offerwall)).all() == []
@@ -102,7 +103,7 @@ def test_signup_names_the_field_it_refuses(engine, field, overrides):
 def test_signup_names_every_refused_field_at_once(engine):
     signup(engine, email="taken@example.com")
     with pytest.raises(AccountError) as refused, write_session(engine) as session:
-        accounts.signup_publisher(
+        signup_publisher(
             session=session,
             company="A",
             website="acme.example",

@@ -1,4 +1,5 @@
-"""The publisher's delivery log (`publishers.delivery_log`, `attempts`, `owned_postback`):
+"""The publisher's delivery log (`api/postbacks/delivery_log.py`: `delivery_log`, `attempts`,
+`owned_postback`):
 an offerwall's postbacks newest first, each with its kind (conversion or reversal) and its
 conversion's status, filtered by status and searched by player uid, click id or
 transaction id, paged, with each attempt; another offerwall's postbacks never appear
@@ -16,9 +17,9 @@ from api.core import paging
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.postbacks import delivery_log as deliveries
 from api.postbacks import outbox as postbacks
-from api.postbacks import settings as publishers
-from api.publishers.offerwalls import OfferwallError
+from api.postbacks.endpoint import EndpointError
 from models import Offerwall
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.outbox import run_once
@@ -52,9 +53,9 @@ def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
         pass
 
 
-def _log(engine: Engine, wall: Offerwall, **filters) -> publishers.Window:
+def _log(engine: Engine, wall: Offerwall, **filters) -> paging.Window:
     with new_session(engine) as session:
-        return publishers.delivery_log(session=session, offerwall=wall, **filters)
+        return deliveries.delivery_log(session=session, offerwall=wall, **filters)
 
 
 def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_answer(
@@ -169,11 +170,11 @@ def test_another_offerwalls_postbacks_never_appear_or_open(engine, box, mission_
     their_txn = _log(engine, theirs).rows[0].transaction_id
     assert _log(engine, mine, search=their_txn).rows == []
     with new_session(engine) as session:
-        assert publishers.owned_postback(session=session, offerwall=mine, postback_id=my_ids[0])
-        with pytest.raises(OfferwallError) as other:
-            publishers.owned_postback(session=session, offerwall=mine, postback_id=their_id)
-        with pytest.raises(OfferwallError) as missing:
-            publishers.owned_postback(session=session, offerwall=mine, postback_id=10**9)
+        assert deliveries.owned_postback(session=session, offerwall=mine, postback_id=my_ids[0])
+        with pytest.raises(EndpointError) as other:
+            deliveries.owned_postback(session=session, offerwall=mine, postback_id=their_id)
+        with pytest.raises(EndpointError) as missing:
+            deliveries.owned_postback(session=session, offerwall=mine, postback_id=10**9)
     assert str(other.value) == str(missing.value)  # the same answer: nothing learned
 
 
@@ -193,13 +194,13 @@ def test_attempts_list_every_try_in_order_and_whether_it_was_sent(
     [unsent_id] = _convert(engine, mission_id, unsent, 1)
     _deliver(engine, box, private_ok)
     with new_session(engine) as session:
-        postback = publishers.owned_postback(
+        postback = deliveries.owned_postback(
             session=session, offerwall=wall, postback_id=postback_id
         )
-        tries = publishers.attempts(session=session, postback=postback)
-        never = publishers.attempts(
+        tries = deliveries.attempts(session=session, postback=postback)
+        never = deliveries.attempts(
             session=session,
-            postback=publishers.owned_postback(
+            postback=deliveries.owned_postback(
                 session=session, offerwall=unsent, postback_id=unsent_id
             ),
         )

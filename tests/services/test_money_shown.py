@@ -19,7 +19,7 @@ from api.core.db import new_session, write_session
 from api.core.money import format_money, format_usd, in_currency
 from api.listing import catalog as publisher_offers
 from api.listing.preview import offer_preview
-from api.postbacks import settings as publishers
+from api.postbacks import delivery_log as deliveries
 from api.publishers import offerwalls
 from api.reports import figures as reports
 from api.reports.csv_export import to_csv
@@ -94,7 +94,7 @@ def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, o
         (offer,) = publisher_offers.offer_catalog(
             session=session, account=publisher, base_url="https://qw.example", now=utcnow()
         )
-        (delivery,) = publishers.delivery_log(session=session, offerwall=odd.wall).rows
+        (delivery,) = deliveries.delivery_log(session=session, offerwall=odd.wall).rows
     card = catalog_card(offer)
     assert (card.payout, card.payout_usd) == ("15.1 TKN", "$1.51")
     assert delivery.payout == "15.1 TKN"

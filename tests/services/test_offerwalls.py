@@ -153,7 +153,7 @@ def test_a_rotated_key_replaces_the_old_one(engine, box):
 
 def _applied(session: Session) -> Offerwall:
     """A publisher's application as the signup makes it: an offerwall and its account."""
-    from api.accounts.sessions import signup_publisher
+    from api.publishers.signup import signup_publisher
     from tests.factories import PASSWORD
 
     user = signup_publisher(

@@ -14,6 +14,8 @@ from sqlmodel import select
 
 from api.core.db import build_engine, new_session, write_session
 from api.postbacks import outbox as postbacks
+from api.postbacks import transport
+from api.postbacks.dispatcher import Dispatcher
 from models import Conversion, Offerwall, Postback
 from models.types import utcnow
 from tests.factories import make_conversion, make_game, make_mission, make_offerwall
@@ -114,11 +116,11 @@ def test_loopback_target_is_refused_unless_allowed(wall, engine, box, pb_setting
 
 
 def test_only_http_and_https(engine):
-    assert postbacks.target_problem("ftp://example.com/x", allow_private=True)
-    assert postbacks.target_problem("file:///etc/passwd", allow_private=True)
-    assert postbacks.target_problem("http://10.0.0.1/pb", allow_private=False)
-    assert postbacks.target_problem("http://169.254.169.254/latest", allow_private=False)
-    assert postbacks.target_problem("http://[::1]:8000/", allow_private=False)
+    assert transport.target_problem("ftp://example.com/x", allow_private=True)
+    assert transport.target_problem("file:///etc/passwd", allow_private=True)
+    assert transport.target_problem("http://10.0.0.1/pb", allow_private=False)
+    assert transport.target_problem("http://169.254.169.254/latest", allow_private=False)
+    assert transport.target_problem("http://[::1]:8000/", allow_private=False)
 
 
 def test_a_dead_dispatchers_lease_expires_and_another_delivers(wall, engine, box, pb_settings):
@@ -208,7 +210,7 @@ def test_three_dispatchers_deliver_1000_postbacks_exactly_once(
         # Three dispatchers, each with its own engine (as separate processes would be).
         with _engines(db_url, 3) as engines:
             dispatchers = [
-                postbacks.Dispatcher(
+                Dispatcher(
                     engine=e, box=box, settings=pb_settings, threads=8, batch=25, idle_wait=0.05
                 )
                 for e in engines
@@ -268,7 +270,7 @@ def _add_postbacks(engine, offerwall_id: str, count: int, *, due_ago: float) -> 
 
 
 @contextmanager
-def _running(*dispatchers: postbacks.Dispatcher) -> Iterator[None]:
+def _running(*dispatchers: Dispatcher) -> Iterator[None]:
     """The dispatchers' loops, each on a thread of its own; stopped and joined on exit."""
     threads = [threading.Thread(target=d.run) for d in dispatchers]
     for thread in threads:
@@ -332,7 +334,7 @@ def test_a_hanging_offerwall_does_not_hold_back_another_ones_postbacks(
         slow_ids = [p.id for p in postback_rows(engine)]
         slow_ids += _add_postbacks(engine, wall.id, 5, due_ago=0.5)
         fast_ids = _add_postbacks(engine, fast_wall.id, 5, due_ago=0.1)
-        dispatcher = postbacks.Dispatcher(
+        dispatcher = Dispatcher(
             engine=engine, box=box, settings=settings, threads=8, idle_wait=0.05
         )
         with _running(dispatcher):
@@ -368,9 +370,7 @@ def test_a_running_requests_lease_is_renewed_so_no_other_dispatcher_sends_it_aga
         _convert(engine, box, wall)
         with _engines(db_url, 2) as engines:
             dispatchers = [
-                postbacks.Dispatcher(
-                    engine=e, box=box, settings=settings, threads=2, idle_wait=0.05
-                )
+                Dispatcher(engine=e, box=box, settings=settings, threads=2, idle_wait=0.05)
                 for e in engines
             ]
             with _running(*dispatchers):
@@ -391,7 +391,7 @@ def test_a_stopping_dispatcher_hands_back_the_postbacks_it_has_not_sent(
         _convert(engine, box, wall)
         make_due(engine)
         _add_postbacks(engine, wall.id, 2, due_ago=0.5)
-        dispatcher = postbacks.Dispatcher(
+        dispatcher = Dispatcher(
             engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
         )
         with _running(dispatcher):
@@ -418,7 +418,7 @@ def test_with_few_threads_a_hanging_offerwalls_backlog_still_leaves_room_for_oth
         # holds at once (4 × 4 threads), and as many lanes allowed as it has threads.
         _add_postbacks(engine, wall.id, 19, due_ago=0.5)
         other_ids = _add_postbacks(engine, other_wall.id, 3, due_ago=0.1)
-        dispatcher = postbacks.Dispatcher(
+        dispatcher = Dispatcher(
             engine=engine, box=box, settings=settings, threads=4, idle_wait=0.05
         )
         with _running(dispatcher):

@@ -9,7 +9,7 @@ import pytest
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.egress import GuardedBackend, TargetRefused
-from api.postbacks import outbox as postbacks
+from api.postbacks import transport
 from tests.factories import make_offerwall
 from tests.receiver import running_receiver
 
@@ -65,7 +65,7 @@ EMBEDDED_LOOPBACK = [
 
 @pytest.mark.parametrize("address", EMBEDDED_LOOPBACK)
 def test_ipv6_spellings_of_a_private_ipv4_address_are_refused(address):
-    assert postbacks.target_problem(f"http://[{address}]:8000/pb", allow_private=False)
+    assert transport.target_problem(f"http://[{address}]:8000/pb", allow_private=False)
     backend = GuardedBackend(allow_private=False, resolver=lambda host, port: [address])
     with pytest.raises(TargetRefused, match="not a public address"):
         backend.checked_addresses("publisher.example", 80)
@@ -73,8 +73,8 @@ def test_ipv6_spellings_of_a_private_ipv4_address_are_refused(address):
 
 @pytest.mark.parametrize("address", EMBEDDED_LOOPBACK)
 def test_a_literal_embedded_ipv4_url_is_not_sent(address):
-    with postbacks.http_client(_settings(allow_private=False)) as client:
-        result = postbacks.send(client, f"http://[{address}]:8000/pb", allow_private=False)
+    with transport.http_client(_settings(allow_private=False)) as client:
+        result = transport.send(client, f"http://[{address}]:8000/pb", allow_private=False)
     assert result.status_code is None and "not a public address" in (result.error or "")
     assert result.duration_ms == 0 and not result.sent  # refused before anything was sent
 
@@ -106,16 +106,16 @@ def test_a_name_that_rebinds_to_loopback_only_ever_reaches_the_checked_address()
         url = f"http://rebind.example:{internal.port}/pb?tx=1"
         resolver = RebindingResolver(PUBLIC, "127.0.0.1")
         internet = Internet(public_port=publisher.port)
-        with postbacks.http_client(settings, resolver=resolver, network=internet) as client:
-            first = postbacks.send(client, url, allow_private=False)
+        with transport.http_client(settings, resolver=resolver, network=internet) as client:
+            first = transport.send(client, url, allow_private=False)
             # The kept-alive connection still leads to the address that was checked.
-            again = postbacks.send(client, url, allow_private=False)
+            again = transport.send(client, url, allow_private=False)
         assert (first.status_code, again.status_code) == (200, 200)
         assert resolver.calls == 1  # one resolution, for the one connection
         assert internet.connected_to == [PUBLIC]
         # A new connection resolves again, gets 127.0.0.1, and is refused before connecting.
-        with postbacks.http_client(settings, resolver=resolver, network=internet) as client:
-            rebound = postbacks.send(client, url, allow_private=False)
+        with transport.http_client(settings, resolver=resolver, network=internet) as client:
+            rebound = transport.send(client, url, allow_private=False)
         assert rebound.status_code is None and rebound.duration_ms == 0 and not rebound.sent
         assert (
             rebound.error == "rebind.example resolves to 127.0.0.1, which is not a public address"
@@ -128,8 +128,8 @@ def test_a_name_that_rebinds_to_loopback_only_ever_reaches_the_checked_address()
 def test_allow_private_delivers_over_http_to_a_local_receiver_by_name():
     with running_receiver() as receiver:
         url = f"http://localhost:{receiver.port}/pb?tx=2"
-        with postbacks.http_client(_settings(allow_private=True)) as client:
-            result = postbacks.send(client, url, allow_private=True)
+        with transport.http_client(_settings(allow_private=True)) as client:
+            result = transport.send(client, url, allow_private=True)
     assert result.status_code == 200 and result.body_excerpt == "ok"
     assert receiver.requests == ["/pb?tx=2"]
     assert receiver.hosts == [f"localhost:{receiver.port}"]
@@ -138,8 +138,8 @@ def test_allow_private_delivers_over_http_to_a_local_receiver_by_name():
 def test_without_allow_private_a_local_name_is_refused_by_the_system_resolver():
     with running_receiver() as receiver:
         url = f"http://localhost:{receiver.port}/pb?tx=3"
-        with postbacks.http_client(_settings(allow_private=False)) as client:
-            result = postbacks.send(client, url, allow_private=False)
+        with transport.http_client(_settings(allow_private=False)) as client:
+            result = transport.send(client, url, allow_private=False)
     assert result.status_code is None and "not a public address" in (result.error or "")
     assert receiver.requests == []
 
@@ -147,7 +147,7 @@ def test_without_allow_private_a_local_name_is_refused_by_the_system_resolver():
 def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
     engine, box, settings
 ):
-    from api.postbacks import settings as publishers
+    from api.postbacks import trial
     from api.publishers import offerwalls
 
     wall = make_offerwall(engine, box)
@@ -156,7 +156,7 @@ def test_the_portals_test_postback_is_refused_for_an_embedded_loopback_address(
         offerwall = offerwalls.get_offerwall(session=session, ref=wall[0].id)
         url = f"http://[::127.0.0.1]:{receiver.port}/pb?tx={{transaction_id}}"
         offerwalls.set_postback_url(session=session, offerwall=offerwall, url=url)
-        result = publishers.send_test_postback(settings=strict, box=box, offerwall=offerwall)
+        result = trial.send_test_postback(settings=strict, box=box, offerwall=offerwall)
     assert result.status_code is None and "not a public address" in result.error
     assert result.latency_ms == 0 and receiver.requests == []
 
@@ -166,8 +166,8 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_at_the_total_timeout():
     settings = _settings(allow_private=True).model_copy(update={"postback_total_timeout": 1.5})
     with running_receiver() as receiver:
         receiver.drip_seconds = 0.2
-        with postbacks.http_client(settings) as client:
-            result = postbacks.send(client, f"{receiver.url}/pb?tx=4", allow_private=True)
+        with transport.http_client(settings) as client:
+            result = transport.send(client, f"{receiver.url}/pb?tx=4", allow_private=True)
     assert result.status_code is None and result.error == "timed out: ReadTimeout"
 
 
@@ -219,13 +219,13 @@ def test_https_goes_to_the_checked_address_with_the_urls_server_name(tmp_path):
     with running_receiver(tls=server) as publisher:
         url = f"https://publisher.example:{publisher.port}/pb?tx=5"
         internet = Internet(public_port=publisher.port)
-        with postbacks.http_client(
+        with transport.http_client(
             _settings(allow_private=False),
             resolver=lambda host, port: [PUBLIC],
             network=internet,
             ssl_context=trusting,
         ) as client:
-            result = postbacks.send(client, url, allow_private=False)
+            result = transport.send(client, url, allow_private=False)
     assert result.status_code == 200, result.error
     assert internet.connected_to == [PUBLIC]
     # The certificate was checked against the URL's host, which was also the SNI and Host.

@@ -16,8 +16,10 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.postbacks import settings as publishers
+from api.postbacks import delivery_log as deliveries
+from api.postbacks import trial
 from api.postbacks.url import MACROS, PostbackValues
+from api.publishers import api_key as api_keys
 from models import Offerwall, PostbackStatus
 from models.tables import postback as _postback
 from models.types import utcnow
@@ -84,10 +86,8 @@ def test_the_sample_and_a_real_delivery_fill_the_same_macros(engine, box, privat
         with new_session(engine) as session:
             ow = session.get(Offerwall, wall.id)
             assert ow is not None and ow.postback_url is not None
-            api_key = publishers.api_key(box=box, offerwall=ow)
-            preview = publishers.preview_url(
-                template=ow.postback_url, offerwall=ow, api_key=api_key
-            )
+            api_key = api_keys.api_key(box=box, offerwall=ow)
+            preview = trial.preview_url(template=ow.postback_url, offerwall=ow, api_key=api_key)
     [real] = receiver.queries()
     real_values, sample = dict(real), _macro_query(preview)
     # Both went through the same value object: the same macros, none left unfilled.
@@ -142,13 +142,13 @@ def test_the_delivery_log_and_the_test_postback_say_whether_it_was_sent(engine, 
         with new_session(engine) as session:
             ow = session.get(Offerwall, wall.id)
             assert ow is not None
-            postback = publishers.owned_postback(
+            postback = deliveries.owned_postback(
                 session=session, offerwall=ow, postback_id=postback_id
             )
-            [row] = publishers.attempts(session=session, postback=postback)
-        refused = publishers.send_test_postback(settings=settings, box=box, offerwall=ow)
+            [row] = deliveries.attempts(session=session, postback=postback)
+        refused = trial.send_test_postback(settings=settings, box=box, offerwall=ow)
         allowed = settings.model_copy(update={"postback_allow_private": True})
-        answered = publishers.send_test_postback(settings=allowed, box=box, offerwall=ow)
+        answered = trial.send_test_postback(settings=allowed, box=box, offerwall=ow)
     assert row.sent is False
     assert refused.sent is False and refused.status_code is None
     assert answered.sent is True and answered.status_code == 200

@@ -1,5 +1,5 @@
-"""The workspace's postback endpoint use cases (`api/postbacks/settings.py` over
-`api/postbacks/endpoint.py`): the signing secret shown once behind the password, the
+"""The workspace's postback endpoint use cases (`api/postbacks/signing_secret.py` and
+`delivery_log.py` over `api/postbacks/endpoint.py`): the signing secret shown once behind the password, the
 endpoint's health for the banner (failing, paused, what waits, the last errors), and a
 resume that sends what waited to the URL the publisher fixed (SQLite and PostgreSQL, a
 real local receiver)."""
@@ -15,8 +15,9 @@ from api.accounts.throttle import MAX_FAILURES
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.postbacks import delivery_log as deliveries
 from api.postbacks import endpoint as endpoints
-from api.postbacks import settings as publishers
+from api.postbacks import signing_secret
 from api.publishers import offerwalls
 from models import Offerwall, Postback, PostbackStatus
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
@@ -46,7 +47,7 @@ def mission_id(engine: Engine, box: SecretBox) -> str:
 
 def _reveal_secret(engine, box, account, password, requested=""):
     with write_session(engine) as session:
-        return publishers.reveal_signing_secret(
+        return signing_secret.reveal_signing_secret(
             session=session, box=box, account=account, password=password, requested=requested
         )
 
@@ -58,11 +59,11 @@ def _wall(engine: Engine, offerwall_id: str) -> Offerwall:
         return wall
 
 
-def _health(engine: Engine, offerwall_id: str) -> publishers.EndpointHealth:
+def _health(engine: Engine, offerwall_id: str) -> deliveries.EndpointHealth:
     with new_session(engine) as session:
         wall = session.get(Offerwall, offerwall_id)
         assert wall is not None
-        return publishers.endpoint_health(session=session, offerwall=wall)
+        return deliveries.endpoint_health(session=session, offerwall=wall)
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
@@ -125,7 +126,7 @@ def test_only_the_offerwalls_own_publisher_or_staff_see_its_secret(engine, box):
 
 def test_a_healthy_endpoint_has_nothing_to_say(engine, box):
     wall = make_paying_offerwall(engine, box)
-    assert _health(engine, wall.id) == publishers.EndpointHealth("", "", 0, 0, [])
+    assert _health(engine, wall.id) == deliveries.EndpointHealth("", "", 0, 0, [])
 
 
 def test_failures_then_a_pause_show_what_waits_and_the_last_errors(
@@ -199,4 +200,4 @@ def test_a_resume_sends_what_waited_to_the_fixed_url_once(engine, box, mission_i
     assert len(set(fixed.requests)) == 3  # each postback once
     with new_session(engine) as session:
         assert {session.get(Postback, i).status for i in ids} == {PostbackStatus.DELIVERED}
-    assert _health(engine, wall.id) == publishers.EndpointHealth("", "", 0, 0, [])
+    assert _health(engine, wall.id) == deliveries.EndpointHealth("", "", 0, 0, [])

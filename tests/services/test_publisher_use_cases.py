@@ -12,9 +12,11 @@ from api.accounts.access import Account, Forbidden, NotApproved, account_for, of
 from api.accounts.sessions import AccountError, LoginThrottled
 from api.accounts.throttle import MAX_FAILURES
 from api.core.db import new_session, write_session
-from api.postbacks import settings as publishers
+from api.postbacks import delivery_log as deliveries
+from api.postbacks import signing_secret
+from api.postbacks.endpoint import EndpointError
+from api.publishers import api_key as api_keys
 from api.publishers import offerwalls
-from api.publishers.offerwalls import OfferwallError
 from models import Postback, PostbackStatus, Role, SignInThrottle
 from tests.factories import make_paying_offerwall, make_postback
 from tests.services.test_accounts import PASSWORD, sign_in, signup
@@ -36,7 +38,7 @@ def _publisher(engine, box, email="pub@example.com", company="Acme Rewards") -> 
 
 def _reveal(engine, box, account, password, requested=""):
     with write_session(engine) as session:
-        return publishers.reveal_api_key(
+        return api_keys.reveal_api_key(
             session=session, box=box, account=account, password=password, requested=requested
         )
 
@@ -46,7 +48,7 @@ def test_the_right_password_reveals_the_offerwalls_key(engine, box):
     key = _reveal(engine, box, account, PASSWORD)
     with new_session(engine) as session:
         wall = offerwalls.get_offerwall(session=session, ref=account.offerwall_id)
-        assert key == publishers.api_key(box=box, offerwall=wall)
+        assert key == api_keys.api_key(box=box, offerwall=wall)
 
 
 def test_a_wrong_password_is_refused_and_counted(engine, box):
@@ -80,11 +82,11 @@ def test_another_publishers_postback_cannot_be_resent(engine, box):
     wall = make_paying_offerwall(engine, box, postback_url="https://receiver.example/pb")
     postback_id = make_postback(engine, box, wall)
     stranger = _publisher(engine, box, email="other@example.com", company="Other")
-    with pytest.raises(OfferwallError, match="No such postback"):
-        publishers.resend_postback(engine=engine, account=stranger, postback_id=postback_id)
+    with pytest.raises(EndpointError, match="No such postback"):
+        deliveries.resend_postback(engine=engine, account=stranger, postback_id=postback_id)
     staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
-    with pytest.raises(OfferwallError, match="No such postback"):
-        publishers.resend_postback(
+    with pytest.raises(EndpointError, match="No such postback"):
+        deliveries.resend_postback(
             engine=engine, account=staff, postback_id=postback_id, requested=stranger.offerwall_id
         )
 
@@ -95,7 +97,7 @@ def test_the_offerwalls_own_postback_is_queued_again(engine, box):
     with write_session(engine) as session:
         session.get(Postback, postback_id).status = PostbackStatus.FAILED
     staff = Account("s", "staff@example.com", "Staff", Role.STAFF, None, None)
-    publishers.resend_postback(
+    deliveries.resend_postback(
         engine=engine, account=staff, postback_id=postback_id, requested=wall.id
     )
     with new_session(engine) as session:
@@ -138,8 +140,8 @@ def test_a_publisher_not_approved_reaches_only_their_application(engine, box, st
 
 # Each rotation and the name of its grace period's argument.
 _ROTATIONS = {
-    "key": (publishers.rotate_api_key, "grace"),
-    "secret": (publishers.rotate_signing_secret, "overlap"),
+    "key": (api_keys.rotate_api_key, "grace"),
+    "secret": (signing_secret.rotate_signing_secret, "overlap"),
 }
 
 

@@ -4,6 +4,7 @@ reset link, a designer's studio; and every function refuses an account that is n
 from __future__ import annotations
 
 import pytest
+from portal.state.users import UserLine, user_line
 from sqlmodel import select
 
 from api.accounts import sessions as accounts
@@ -12,8 +13,8 @@ from api.accounts.access import Account, Forbidden, account_for
 from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
 from api.accounts.throttle import IpThrottle
 from api.core.db import new_session, write_session
+from api.publishers.signup import signup_publisher
 from models import MailMessage, Role, User
-from portal.state.users import UserLine, user_line
 from tests.factories import PASSWORD, make_studio, make_user
 
 
@@ -41,7 +42,7 @@ def people(engine):
     make_user(engine, "boss@example.com")
     make_user(engine, "dee@example.com", role=Role.DESIGNER, studio_id=studio, name="Dee")
     with write_session(engine) as session:
-        accounts.signup_publisher(
+        signup_publisher(
             session=session,
             company="Acme Rewards",
             website="https://acme.example",

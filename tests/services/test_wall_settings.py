@@ -16,8 +16,8 @@ from api.accounts.access import Forbidden, NotApproved, account_for
 from api.app import create_api
 from api.core.db import new_session, write_session
 from api.core.refusals import NUL_MESSAGE, SignedOut
-from api.postbacks.settings import api_key
 from api.publishers import offerwalls, wall_settings
+from api.publishers.api_key import api_key
 from api.publishers.wall_settings import WallSettings, WallSettingsError
 from api.publishers.wall_theme import DEFAULT_ACCENT, signature
 from api.wall.page import preview_html

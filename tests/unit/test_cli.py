@@ -489,9 +489,9 @@ def test_import_reports_what_is_wrong(run, tmp_path):
 
 
 def test_offerwall_approve_and_reject_from_the_cli_mail_the_publisher(run, env, monkeypatch):
-    from api.accounts.sessions import signup_publisher
     from api.core.config import get_settings
     from api.core.db import get_engine, write_session
+    from api.publishers.signup import signup_publisher
     from tests.smtp import smtp_server, text_of
 
     run("migrate")

@@ -1,0 +1,79 @@
+"""The staff's queue of publishers (the portal's Publishers page): every offerwall with its
+publisher's account, newest first, filtered by status and searched (`list_publishers`),
+and how many there are in each status (`status_counts`). Acting on one (approve, reject,
+suspend, reinstate) is api/publishers/offerwalls.py's; the page's access check is the
+caller's (api/accounts/access.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from api.core.paging import Window, paged
+from models import Offerwall, User
+
+
+@dataclass(frozen=True)
+class PublisherRow:
+    id: str
+    company: str
+    website: str
+    contact: str
+    email: str
+    status: str
+    owid: str
+    created_at: str
+    rejection_reason: str
+
+
+def list_publishers(
+    *, session: Session, status: str = "", search: str = "", page: int = 1
+) -> Window[PublisherRow]:
+    """Publishers newest first, by status and a search over company, email, website, owid."""
+    query = sa.select(Offerwall, col(User.email)).outerjoin(
+        User, col(User.offerwall_id) == col(Offerwall.id)
+    )
+    if status:
+        query = query.where(col(Offerwall.status) == status)
+    if search.strip():
+        like = f"%{search.strip().lower()}%"
+        query = query.where(
+            sa.or_(
+                sa.func.lower(col(Offerwall.name)).like(like),
+                sa.func.lower(col(User.email)).like(like),
+                sa.func.lower(sa.func.coalesce(col(Offerwall.website), "")).like(like),
+                sa.func.lower(sa.func.coalesce(col(Offerwall.owid), "")).like(like),
+            )
+        )
+    rows, total, page, pages = paged(
+        session, query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id)), page
+    )
+    return Window([_row(o, email) for o, email in rows], total, page, pages)
+
+
+def status_counts(*, session: Session) -> dict[str, int]:
+    counted = session.execute(
+        sa.select(col(Offerwall.status), sa.func.count()).group_by(col(Offerwall.status))
+    ).all()
+    return {status: count for status, count in counted}
+
+
+def _row(offerwall: Offerwall, email: str | None) -> PublisherRow:
+    return PublisherRow(
+        id=offerwall.id,
+        company=offerwall.name,
+        website=offerwall.website or "",
+        contact=offerwall.contact_name or "",
+        email=email or "",
+        status=offerwall.status,
+        owid=offerwall.owid or "",
+        created_at=_when(offerwall.created_at),
+        rejection_reason=offerwall.rejection_reason or "",
+    )
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
