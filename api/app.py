@@ -21,14 +21,14 @@ from api.core.db import get_engine
 from api.core.errors import ApiError, error_body
 from api.core.geo import CountryLookup, country_lookup
 from api.core.ratelimit import ingest_limiter, reports_limiter
-from api.fraud.policy import Policy
-from api.ingest.refused_requests import RefusalRecorder
+from api.fraud import Policy
+from api.ingest import RefusalRecorder
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, reports_api, tracking, wall
 from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
-from api.tracking.screening import click_screen
+from api.tracking import click_screen
 
 log = logging.getLogger("questwall.api")
 

@@ -26,11 +26,9 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
 from api.missions import offers
-from api.postbacks.dispatcher import Dispatcher
-from api.publishers import offerwalls
-from api.publishers.signup import signup_publisher
-from api.studios import studios
-from api.studios.games import create_game
+from api.postbacks import Dispatcher
+from api.publishers import offerwalls, signup_publisher
+from api.studios import create_game, studios
 from api.worker import approve_held
 from models import Studio
 from models.offer_schemas import CatalogFile

@@ -11,14 +11,13 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy import Engine
 
-from api.conversions.review import auto_approve
+from api.conversions import auto_approve
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
 from api.core.outbox import OutboxSender
-from api.mail.outbox import MailSender
-from api.postbacks.alerts import AlertSender
-from api.postbacks.dispatcher import Dispatcher
+from api.mail import MailSender
+from api.postbacks import AlertSender, Dispatcher
 
 log = logging.getLogger("questwall.worker")
 

@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate, new_session, write_connection, write_session
 from api.publishers.offerwalls import approve, create_offerwall
 from api.reports import figures as reports
 from api.reports import ranges
-from api.studios.games import create_game
+from api.studios import create_game
 from bench.common import add_target_arguments, emit, temp_dir, throwaway_database
 from models import Click, Mission, PlatformUser, Studio, tables
 

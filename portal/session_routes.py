@@ -19,26 +19,24 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.accounts.passwords import (
+from api.accounts import (
+    SESSION_MAX,
+    AccountError,
+    IpThrottle,
+    LoginThrottled,
     ResetThrottled,
     forgot_password,
     reset_password,
     reset_throttle,
-)
-from api.accounts.sessions import (
-    SESSION_MAX,
-    AccountError,
-    LoginThrottled,
     sign_in,
     sign_out,
 )
-from api.accounts.throttle import IpThrottle
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.net import client_ip, parse_networks
 from api.core.refusals import NUL_MESSAGE
-from api.publishers.signup import signup_publisher
+from api.publishers import signup_publisher
 from api.responses import OrjsonResponse
 from api.routes.body import read_limited_body
 from portal import routes

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import Engine
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import new_session, write_session
 from api.studios import games

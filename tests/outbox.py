@@ -14,7 +14,7 @@ from sqlmodel import select
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.postbacks.dispatcher import Dispatcher
+from api.postbacks import Dispatcher
 from api.postbacks.transport import http_client
 from api.publishers import offerwalls
 from api.worker import approve_held

@@ -2,3 +2,50 @@
 throttles, staff's management of accounts, and who may do what (`access`, asked by every
 portal action on the server).
 """
+
+from api.accounts.access import (
+    Account,
+    Forbidden,
+    NotApproved,
+    account_for,
+    game_for,
+    offerwall_for,
+    require,
+)
+from api.accounts.passwords import ResetThrottled, forgot_password, reset_password, reset_throttle
+from api.accounts.sessions import (
+    SESSION_MAX,
+    AccountError,
+    LoginThrottled,
+    account_problems,
+    create_user,
+    prune_sessions,
+    reauthenticate,
+    sign_in,
+    sign_out,
+)
+from api.accounts.throttle import IpThrottle
+
+__all__ = [
+    "SESSION_MAX",
+    "Account",
+    "AccountError",
+    "Forbidden",
+    "IpThrottle",
+    "LoginThrottled",
+    "NotApproved",
+    "ResetThrottled",
+    "account_for",
+    "account_problems",
+    "create_user",
+    "forgot_password",
+    "game_for",
+    "offerwall_for",
+    "prune_sessions",
+    "reauthenticate",
+    "require",
+    "reset_password",
+    "reset_throttle",
+    "sign_in",
+    "sign_out",
+]

@@ -26,7 +26,7 @@ def user_group() -> None:
 )
 def user_create_staff(email: str, name: str, password_stdin: bool) -> None:
     """Create a staff account; the password is prompted for (never an argument)."""
-    from api.accounts.sessions import AccountError, create_user
+    from api.accounts import AccountError, create_user
     from models import Role
 
     _require_ready()

@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from api.cli.common import _print_json, _require_ready
+from api.conversions import ConversionRow
 from api.conversions import ledger as conversions
-from api.conversions.ledger import ConversionRow
 from api.core.db import new_session, write_session
 from models import ConversionStatus
 

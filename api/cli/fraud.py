@@ -16,9 +16,8 @@ from api.conversions import review
 from api.core.config import get_settings
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError
-from api.fraud import blocklist
+from api.fraud import OfferwallRules, blocklist, offerwall_rules, set_offerwall_rules
 from api.fraud import policy as fraud
-from api.fraud.rules import OfferwallRules, offerwall_rules, set_offerwall_rules
 from api.publishers import offerwalls
 from models import BlockKind, ConversionStatus
 

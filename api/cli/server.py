@@ -26,7 +26,7 @@ def _require_ready_to_serve() -> None:
     """The start checks, then the event partitions of this month and the next (PostgreSQL;
     nothing on SQLite), so a fresh deployment's events have their month's partition before
     the first `questwall prune` (they would land in the DEFAULT partition meanwhile)."""
-    from api.ingest.retention import ensure_partitions
+    from api.ingest import ensure_partitions
 
     _require_ready()
     ensure_partitions(get_engine())
@@ -77,10 +77,8 @@ def prune_cmd() -> None:
     alerts sent or failed over 30 days ago, and events, refused clicks and events set aside
     by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on
     PostgreSQL)."""
-    from api.accounts import passwords
-    from api.accounts.sessions import prune_sessions
-    from api.ingest.custom_events import prune_expired
-    from api.ingest.retention import prune_events, prune_refused_clicks
+    from api.accounts import passwords, prune_sessions
+    from api.ingest import prune_events, prune_expired, prune_refused_clicks
     from api.mail import outbox as mail
     from api.postbacks import alerts
     from models.types import utcnow
@@ -129,7 +127,7 @@ def worker_cmd(threads: int) -> None:
     import signal
     import threading
 
-    from api.postbacks.dispatcher import Dispatcher
+    from api.postbacks import Dispatcher
     from api.worker import alert_sender, approve_held, mail_sender
 
     _require_ready_to_serve()

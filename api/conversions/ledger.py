@@ -22,11 +22,11 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.money import format_money, format_usd, usd
 from api.core.paging import Window, paged
 from api.core.refusals import DomainError
-from api.missions.index import bump
+from api.missions import bump
 from api.postbacks import outbox as postbacks
 from models import ConversionStatus, Game, PostbackKind, Role
 from models.tables import click as _click

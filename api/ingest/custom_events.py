@@ -27,14 +27,13 @@ from api.core.db import new_session, read_session, run_transaction, write_sessio
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.geo import CountryLookup
 from api.core.ratelimit import RateLimiter
-from api.fraud.policy import Policy
+from api.fraud import Policy
 from api.ingest import refused_requests as refusals
 from api.ingest._event_store import insert_events
 from api.ingest._group_commit import PerLoop
 from api.ingest._identifiers import apply_identifiers, lock_batch_users
 from api.ingest.signing import SignedCaller, SignedMessage, authenticate
-from api.missions.index import INDEX
-from api.missions.progress import evaluate_events, replay_for_link
+from api.missions import INDEX, evaluate_events, replay_for_link
 from models import IdempotencyRecord
 from models.schemas import NUL, EventIn, IdentifierIn
 from models.tables import idempotency_record as _idem

@@ -10,7 +10,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.fraud.cheat_flags import FlagRow, cheat_flags
+from api.fraud import FlagRow, cheat_flags
 from models import Event, GameCredential, GameUser, GameUserIdentifier
 from models.events import SignedRefusal, SignedRequest
 

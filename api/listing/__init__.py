@@ -3,3 +3,66 @@
 publisher's offer catalog in the portal (`catalog`), and an offer as players see it
 (`preview`).
 """
+
+from api.listing.catalog import UID_PLACEHOLDER
+from api.listing.offers import (
+    LISTINGS,
+    MAX_OFFSET,
+    Goal,
+    Listed,
+    ListingOfferwall,
+    approved_offerwall,
+    invalid_parameter,
+    list_offers,
+    parse_page,
+    whole_number,
+)
+from api.listing.players import (
+    COMPLETED,
+    DOABLE,
+    NEW,
+    SORTS,
+    STARTED,
+    MissionState,
+    OfferFilters,
+    OfferState,
+    list_for_player,
+    parse_filters,
+    parse_uid,
+    player_progress,
+    progress_document,
+    select,
+    targets,
+)
+from api.listing.preview import OfferPreview, offer_preview
+
+__all__ = [
+    "COMPLETED",
+    "DOABLE",
+    "LISTINGS",
+    "MAX_OFFSET",
+    "NEW",
+    "SORTS",
+    "STARTED",
+    "UID_PLACEHOLDER",
+    "Goal",
+    "Listed",
+    "ListingOfferwall",
+    "MissionState",
+    "OfferFilters",
+    "OfferPreview",
+    "OfferState",
+    "approved_offerwall",
+    "invalid_parameter",
+    "list_for_player",
+    "list_offers",
+    "offer_preview",
+    "parse_filters",
+    "parse_page",
+    "parse_uid",
+    "player_progress",
+    "progress_document",
+    "select",
+    "targets",
+    "whole_number",
+]

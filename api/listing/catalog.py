@@ -14,10 +14,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.accounts.access import Account, offerwall_for
+from api.accounts import Account, offerwall_for
 from api.core.money import in_currency
 from api.listing.offers import Listed, build_listing
-from api.publishers.offerwalls import OfferwallError
+from api.publishers import OfferwallError
 from models import Mission, Offerwall, Quest
 
 # What a publisher puts in place of their user's id in a tracking link.

@@ -3,3 +3,22 @@
 active missions (`index`), the open-offer predicate, the editor's forms and use cases
 (`forms`, `designer`) and each mission's funnel.
 """
+
+from api.missions.forms import PICKERS, TYPED, form_values
+from api.missions.index import INDEX, bump
+from api.missions.offers import OfferError
+from api.missions.progress import evaluate_events, replay_for_link
+from api.missions.rules import plain_number, summary
+
+__all__ = [
+    "INDEX",
+    "PICKERS",
+    "TYPED",
+    "OfferError",
+    "bump",
+    "evaluate_events",
+    "form_values",
+    "plain_number",
+    "replay_for_link",
+    "summary",
+]

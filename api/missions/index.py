@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Engine
 from sqlmodel import Session, select
 
 from api.core.sql import insert_ignore
-from api.fraud.policy import strictest
+from api.fraud import strictest
 from api.missions.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import rule_in

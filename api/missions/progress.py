@@ -24,8 +24,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_time
+from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
-from api.fraud.policy import DEFAULT_POLICY, Policy
 from api.missions import open_offers
 from api.missions.index import MissionIndex, MissionSpec, bump
 from api.missions.rules import Tally, step

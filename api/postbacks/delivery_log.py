@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from api.accounts.access import Account, offerwall_for
+from api.accounts import Account, offerwall_for
 from api.core.db import new_session
 from api.core.money import format_money, in_currency
 from api.core.paging import Window, paged

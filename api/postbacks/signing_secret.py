@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts.access import Account, offerwall_for
-from api.accounts.sessions import reauthenticate
+from api.accounts import Account, offerwall_for, reauthenticate
 from api.core.crypto import SecretBox
 from api.postbacks import endpoint as endpoints
 from models import Offerwall

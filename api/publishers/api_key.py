@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts.access import Account, offerwall_for
-from api.accounts.sessions import reauthenticate
+from api.accounts import Account, offerwall_for, reauthenticate
 from api.core.crypto import SecretBox, open_api_key
 from api.publishers import offerwalls
 from api.publishers.offerwalls import OfferwallError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts.sessions import AccountError, account_problems, create_user
+from api.accounts import AccountError, account_problems, create_user
 from api.publishers.offerwalls import create_offerwall
 from models import Role, User
 

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from sqlmodel import Session
 
-from api.accounts.access import Account, offerwall_for
+from api.accounts import Account, offerwall_for
 from api.core.crypto import SecretBox, open_api_key
 from api.core.refusals import NUL_MESSAGE
 from api.publishers.offerwalls import OfferwallError

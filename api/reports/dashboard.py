@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.accounts.access import Account, require
+from api.accounts import Account, require
 from api.postbacks import endpoint as endpoints
 from api.reports import figures as reports
 from api.tickets import desk

@@ -28,7 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.accounts.access import Account, Forbidden, game_for, offerwall_for
+from api.accounts import Account, Forbidden, game_for, offerwall_for
 from api.core.money import format_money, format_usd, in_currency, rounded, usd
 from api.reports.ranges import ReportError, day_bounds
 from api.studios import studios

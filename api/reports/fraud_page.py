@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from api.conversions.ledger import visible_ids
-from api.fraud.cheat_flags import FlagRow, cheat_flags
+from api.conversions import visible_ids
+from api.fraud import FlagRow, cheat_flags
 from models import ConversionStatus, Game
 from models.tables import click as _click
 from models.tables import conversion as _conversion

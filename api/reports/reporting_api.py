@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlmodel import Session
 
-from api.accounts.access import Account, Forbidden
+from api.accounts import Account, Forbidden
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
-from api.listing.offers import (
+from api.listing import (
     MAX_OFFSET,
     approved_offerwall,
     invalid_parameter,

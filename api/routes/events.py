@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 
 from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
-from api.ingest.custom_events import (
+from api.ingest import (
     BatchArgs,
     check_batch,
     parse_batch,

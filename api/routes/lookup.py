@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import BoxDep, EngineDep, LimiterDep, SettingsDep
-from api.ingest.lookup import lookup_platform_users
+from api.ingest import lookup_platform_users
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body

@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from api.deps import BoxDep, EngineDep, SettingsDep
-from api.listing.offers import approved_offerwall, list_offers, parse_page
-from api.listing.players import (
+from api.listing import (
     SORTS,
+    approved_offerwall,
     list_for_player,
+    list_offers,
     parse_filters,
+    parse_page,
     parse_uid,
     progress_document,
 )

@@ -10,9 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.core.db import new_session
 from api.deps import BoxDep, EngineDep, ReportsLimiterDep
+from api.reports import DEFAULT_LIMIT, GROUP_BY, MAX_DAYS, MAX_LIMIT, MAX_OFFSET
 from api.reports import reporting_api as publisher_reports
-from api.reports.ranges import MAX_DAYS
-from api.reports.reporting_api import DEFAULT_LIMIT, GROUP_BY, MAX_LIMIT, MAX_OFFSET
 from api.routes.blocking import run_db
 from api.routes.docs import API_KEY_DESCRIBED, error_responses
 

@@ -18,8 +18,7 @@ from fastapi import Depends, Header, Request
 
 from api.core.errors import ApiError
 from api.deps import SettingsDep
-from api.ingest.refused_requests import Refusal, RefusalRecorder
-from api.ingest.signing import SignedMessage
+from api.ingest import Refusal, RefusalRecorder, SignedMessage
 from api.routes.blocking import run_db
 from api.routes.body import declared_length, read_limited_body
 

@@ -12,11 +12,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from api.core.geo import CountryLookup
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
-from api.fraud.policy import Policy
+from api.fraud import Policy
 from api.routes.blocking import run_db
 from api.routes.docs import html_answer
-from api.tracking.clicks import ClickIn, TrackingRefusal, record_click, record_refusal
-from api.tracking.screening import ClickScreen
+from api.tracking import ClickIn, ClickScreen, TrackingRefusal, record_click, record_refusal
 from models import RefusalReason
 from models.schemas import NUL
 

@@ -23,8 +23,8 @@ from api.core.geo import CountryLookup, detect_os
 from api.core.net import client_ip, parse_networks
 from api.core.refusals import N_
 from api.deps import BoxDep, EngineDep, SettingsDep
-from api.listing.players import player_progress
-from api.publishers.wall_theme import Theme
+from api.listing import player_progress
+from api.publishers import Theme
 from api.routes.blocking import run_db
 from api.routes.body import read_limited_body
 from api.routes.docs import error_responses, html_answer

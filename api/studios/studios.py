@@ -8,8 +8,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from api.accounts.access import Account
-from api.accounts.sessions import AccountError, create_user
+from api.accounts import Account, AccountError, create_user
 from models import Game, GameCredential, Role, Studio, User
 
 

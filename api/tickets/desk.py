@@ -16,7 +16,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from api.accounts.access import Account, offerwall_for, require
+from api.accounts import Account, offerwall_for, require
 from api.core.paging import Window, paged
 from api.tickets import snapshot
 from api.tickets.report import ANSWER_MAX, NOT_CLOSED, TicketError, checked_text

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.core.money import format_money, in_currency, usd
-from api.missions.rules import plain_number, summary
+from api.missions import plain_number, summary
 from models import Mission, Offerwall
 from models.offer_schemas import rule_in
 from models.tables import click as _click

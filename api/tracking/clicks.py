@@ -15,10 +15,9 @@ from api.core.db import run_transaction, write_connection
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_json, to_db_time
 from api.core.geo import CountryLookup, detect_os, device_signature
 from api.core.sql import dialect_insert
+from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
-from api.fraud.policy import DEFAULT_POLICY, Policy
-from api.missions import open_offers
-from api.missions.index import bump
+from api.missions import bump, open_offers
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL

@@ -28,12 +28,15 @@ from sqlalchemy import Connection
 from api.core.crypto import SecretBox, open_api_key
 from api.core.money import in_currency
 from api.core.refusals import N_
-from api.listing.offers import LISTINGS, Goal, Listed, ListingOfferwall
-from api.listing.players import (
+from api.listing import (
     COMPLETED,
     DOABLE,
+    LISTINGS,
     NEW,
     STARTED,
+    Goal,
+    Listed,
+    ListingOfferwall,
     MissionState,
     OfferFilters,
     OfferState,
@@ -42,7 +45,7 @@ from api.listing.players import (
     targets,
 )
 from api.missions import index
-from api.publishers.wall_theme import Theme, safe_image, signature
+from api.publishers import Theme, safe_image, signature
 from api.wall.i18n import Language, translations
 from models import OfferwallStatus
 from models.schemas import NUL

@@ -7,8 +7,8 @@ from typing import Any
 
 import reflex as rx
 
-from api.conversions.ledger import REASON_MAX, REASON_MIN
-from api.fraud.policy import DESCRIPTIONS
+from api.conversions import REASON_MAX, REASON_MIN
+from api.fraud import DESCRIPTIONS
 from portal.state.auth import SUBMITTED, AuthState
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import reflex as rx
 
 from api.core.countries import countries
-from api.missions.forms import PICKERS, TYPED
+from api.missions import PICKERS, TYPED
 from models.offer_schemas import OPERATING_SYSTEMS
 from portal import routes
 from portal.components.forms import field_error, submission_count

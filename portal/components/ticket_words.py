@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from api.core.wording import counted
-from api.missions.rules import plain_number
-from api.tickets import desk
-from api.tickets.snapshot import ClickFacts, ConversionFacts, MissionFacts
+from api.missions import plain_number
+from api.tickets import ClickFacts, ConversionFacts, MissionFacts, desk
 from portal.components.formatting import money, when
 
 

@@ -3,7 +3,7 @@ payout in their currency and a tracking link to copy."""
 
 import reflex as rx
 
-from api.listing.catalog import UID_PLACEHOLDER
+from api.listing import UID_PLACEHOLDER
 from portal import routes
 from portal.components.layout import card, empty_state, page
 from portal.components.wording import counted

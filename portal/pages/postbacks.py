@@ -5,7 +5,7 @@ any publisher (`?offerwall=<id>`)."""
 
 import reflex as rx
 
-from api.postbacks.url import LEGACY, MACROS
+from api.postbacks import LEGACY, MACROS
 from portal import routes
 from portal.components.forms import form_error, submission_count
 from portal.components.layout import card, empty_state, page, status_badge

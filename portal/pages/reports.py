@@ -3,7 +3,7 @@ value, with reversed and net payout; CSV export."""
 
 import reflex as rx
 
-from api.reports.ranges import PRESETS
+from api.reports import PRESETS
 from portal.components.forms import field_error, native_select
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table

@@ -4,7 +4,7 @@ Questwall knew when it was opened, and the form that answers (and closes) it."""
 
 import reflex as rx
 
-from api.tickets.report import ANSWER_MAX
+from api.tickets import ANSWER_MAX
 from portal.components.forms import field_error, form_error, search_form, submission_count
 from portal.components.layout import empty_state, page, status_badge
 from portal.components.offer_form import checkbox

@@ -4,7 +4,7 @@ may frame it and signed links. Staff see it for any publisher (`?offerwall=<id>`
 
 import reflex as rx
 
-from api.publishers.wall_settings import ORIGINS_MAX, TITLE_MAX
+from api.publishers import ORIGINS_MAX, TITLE_MAX
 from models.tracking import TEST_UID
 from portal import routes
 from portal.components.forms import field, field_error

@@ -7,8 +7,7 @@ from __future__ import annotations
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts import passwords
-from api.accounts.access import Account
+from api.accounts import Account, passwords
 from models import Offerwall, Role, Studio
 from portal.backend import box
 from portal.state.auth import SIGN_OUT_JS, AuthState, refusals

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import reflex as rx
 from sqlmodel import Session
 
+from api.accounts import Account
 from api.accounts import staff as users
-from api.accounts.access import Account
 from models import Role, User
 from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals

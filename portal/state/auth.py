@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account, Forbidden, NotApproved, account_for, require
+from api.accounts import Account, Forbidden, NotApproved, account_for, require
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut, refuse_nul
 from api.core.wording import sentence
-from api.missions.offers import OfferError
+from api.missions import OfferError
 from models import Role
 from portal import routes
 from portal.backend import engine, off_loop

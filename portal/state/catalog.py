@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.listing import catalog as publisher_offers
 from models import Role
 from models.types import utcnow

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from api.conversions import ConversionError
 from api.conversions import ledger as conversions
-from api.conversions.ledger import ConversionError
 from models import ConversionStatus, Role
 from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.paging import Paged

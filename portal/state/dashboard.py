@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.reports import dashboard
 from api.reports import figures as reports
 from models import Role

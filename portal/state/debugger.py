@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.refusals import DomainError
-from api.fraud.cheat_flags import FlagRow
+from api.fraud import FlagRow
 from api.ingest import debugger
 from models import Game
 from portal import activity

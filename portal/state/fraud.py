@@ -13,15 +13,19 @@ from typing import Any
 
 import reflex as rx
 
+from api.conversions import ConversionError, Decided, review
 from api.conversions import ledger as conversions
-from api.conversions import review
-from api.conversions.ledger import ConversionError
-from api.conversions.review import Decided
 from api.core.wording import sentence
-from api.fraud import blocklist
-from api.fraud.cheat_flags import FlagRow
-from api.fraud.policy import SIGNALS, FraudRuleError, Policy
-from api.fraud.rules import OfferwallRules, offerwall_rules, set_offerwall_rules
+from api.fraud import (
+    SIGNALS,
+    FlagRow,
+    FraudRuleError,
+    OfferwallRules,
+    Policy,
+    blocklist,
+    offerwall_rules,
+    set_offerwall_rules,
+)
 from api.reports import fraud_page
 from models import ConversionStatus, Role
 from portal.backend import settings

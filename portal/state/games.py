@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account, Forbidden, game_for
+from api.accounts import Account, Forbidden, game_for
 from api.studios import games, studios
 from models import Game, Role
 from portal import routes

@@ -9,10 +9,8 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
-from api.missions import designer, offers
-from api.missions.forms import form_values
-from api.missions.offers import OfferError
+from api.accounts import Account
+from api.missions import OfferError, designer, form_values, offers
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
 from portal.state.auth import refusals

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 import reflex as rx
 
 from api.core.countries import country, find_countries, find_country, unknown_countries
-from api.listing.preview import OfferPreview, offer_preview
-from api.missions.forms import PICKERS, TYPED
-from api.missions.offers import OfferError
+from api.listing import OfferPreview, offer_preview
+from api.missions import PICKERS, TYPED, OfferError
 from models import Mission, Quest
 from portal import routes
 from portal.backend import settings

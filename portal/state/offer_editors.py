@@ -10,10 +10,8 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
-from api.missions import designer
-from api.missions.forms import form_values
-from api.missions.rules import summary
+from api.accounts import Account
+from api.missions import designer, form_values, summary
 from models import Game, Mission, Quest
 from models.offer_schemas import mission_in, quest_fields, rule_in
 from portal import routes

@@ -8,12 +8,11 @@ import time
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.paging import Window
 from api.postbacks import delivery_log as deliveries
 from api.postbacks import endpoint as endpoints
-from api.postbacks import signing_secret, trial
-from api.postbacks.url import unknown_macros
+from api.postbacks import signing_secret, trial, unknown_macros
 from api.publishers import api_key as api_keys
 from api.publishers import offerwalls
 from models import Offerwall, Role

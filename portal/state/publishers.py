@@ -9,9 +9,8 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
-from api.publishers import offerwalls, staff_queue
-from api.publishers.offerwalls import OfferwallError
+from api.accounts import Account
+from api.publishers import OfferwallError, offerwalls, staff_queue
 from models import Offerwall, Role
 from portal.backend import box
 from portal.state.auth import AuthState, refusals

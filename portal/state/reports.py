@@ -8,10 +8,9 @@ from datetime import date
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.reports import figures as reports
-from api.reports import ranges
-from api.reports.csv_export import to_csv
+from api.reports import ranges, to_csv
 from models import Role
 from portal.state.auth import AuthState, refusals
 

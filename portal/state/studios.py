@@ -7,7 +7,7 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.studios import studios
 from models import Role
 from portal.state.auth import SUBMITTED, AuthState, refusals

@@ -14,11 +14,9 @@ from collections.abc import Callable
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.refusals import DomainError
-from api.publishers import wall_settings
-from api.publishers.wall_settings import WallSettings
-from api.publishers.wall_theme import DEFAULT_ACCENT
+from api.publishers import DEFAULT_ACCENT, WallSettings, wall_settings
 from api.wall.page import preview_html
 from models import Offerwall
 from portal.backend import box, settings

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts.access import Account, Forbidden, NotApproved, offerwall_for
+from api.accounts import Account, Forbidden, NotApproved, offerwall_for
 from api.postbacks import delivery_log as deliveries
 from api.postbacks import endpoint as endpoints
 from api.publishers import api_key as api_keys

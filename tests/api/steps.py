@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 
 from api.core.db import write_session
+from api.fraud import Policy
 from api.fraud import rules as fraud_rules
-from api.fraud.policy import Policy
 from api.studios.games import IssuedCredential
 from tests.api.live_server import post_signed
 from tests.api.tracking_helpers import click, platform_id

@@ -8,9 +8,8 @@ import threading
 from sqlmodel import func, select
 
 from api.core.db import new_session
+from api.ingest import SignedMessage, parse_batch, store_batch
 from api.ingest._identifiers import identifiers_of
-from api.ingest.custom_events import parse_batch, store_batch
-from api.ingest.signing import SignedMessage
 from models import GameUser, GameUserIdentifier
 from tests.factories import SignedClient, iso_now, make_platform_user, now_ms
 

@@ -11,9 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import select
 
+from api.accounts import AccountError, IpThrottle
 from api.accounts import sessions as accounts
-from api.accounts.sessions import AccountError
-from api.accounts.throttle import IpThrottle
 from api.app import create_api
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session

@@ -19,9 +19,8 @@ from api.app import create_api
 from api.core.db import new_session, write_session
 from api.fraud import policy as fraud
 from api.listing.offers import mission_doc
-from api.missions import designer, offers
+from api.missions import INDEX, designer, offers
 from api.missions.forms import FormError, form_values, from_form
-from api.missions.index import INDEX
 from models import Click, Conversion, ConversionStatus, Mission
 from models.offer_schemas import MissionIn, mission_in
 from models.signals import parse_defaults

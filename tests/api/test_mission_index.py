@@ -5,8 +5,7 @@ from __future__ import annotations
 from sqlmodel import select
 
 from api.core.db import build_engine, new_session, write_session
-from api.missions import offers
-from api.missions.index import INDEX
+from api.missions import INDEX, offers
 from models import Conversion
 from tests.api.steps import KILLS, at, start
 from tests.factories import make_mission

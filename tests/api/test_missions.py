@@ -9,8 +9,7 @@ import pytest
 from sqlmodel import select
 
 from api.core.db import new_session, write_session
-from api.ingest.custom_events import parse_batch, store_batch
-from api.ingest.signing import SignedMessage
+from api.ingest import SignedMessage, parse_batch, store_batch
 from api.missions import offers
 from models import Conversion, Mission, Progress, Quest
 from tests.api.steps import KILLS, at, start

@@ -14,9 +14,8 @@ from sqlmodel import select
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.ingest import debugger
+from api.ingest import RefusalRecorder, debugger
 from api.ingest import refused_requests as refusals
-from api.ingest.refused_requests import RefusalRecorder
 from api.studios import games
 from models import SignedRefusal
 from models.types import utcnow

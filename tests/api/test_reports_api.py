@@ -16,17 +16,15 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from api.accounts.access import Account, account_for
-from api.accounts.sessions import sign_in
-from api.accounts.throttle import IpThrottle
+from api.accounts import Account, IpThrottle, account_for, sign_in
 from api.app import create_api
 from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.money import format_money
 from api.publishers import offerwalls
+from api.reports import GROUP_BY
 from api.reports import figures as reports
-from api.reports.reporting_api import GROUP_BY
 from models import ConversionStatus, Offerwall, OfferwallStatus, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion

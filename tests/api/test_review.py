@@ -15,12 +15,10 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from api.app import create_api
-from api.conversions import review
-from api.conversions.ledger import ConversionError
+from api.conversions import ConversionError, review
 from api.core.db import new_session, write_session
-from api.fraud import blocklist
+from api.fraud import Policy, blocklist
 from api.fraud import rules as fraud_rules
-from api.fraud.policy import Policy
 from api.ingest import debugger
 from api.reports import fraud_page
 from models import Conversion, ConversionStatus, PostbackKind
@@ -598,7 +596,7 @@ def test_reports_count_refused_clicks_in_their_own_column(engine, screened, game
 
 def test_the_deployments_defaults_are_checked_at_start_and_used(settings):
     from api.core.config import Settings
-    from api.fraud.policy import Policy
+    from api.fraud import Policy
 
     with pytest.raises(ValueError, match="hold, allow"):
         Settings(QUESTWALL_FRAUD_DEFAULTS="shared_ip=refuse")

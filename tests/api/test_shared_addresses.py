@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from api.app import create_api
 from api.core.db import new_session
 from api.core.geo import device_signature
-from api.fraud.policy import Policy
+from api.fraud import Policy
 from models import Conversion, ConversionStatus
 from models.tables import click as _click
 from tests.api.steps import SCORE, at

@@ -10,10 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlmodel import select
 
-from api.accounts.access import Forbidden
+from api.accounts import Forbidden
 from api.core.db import new_session, write_session
-from api.publishers import wall_settings
-from api.publishers.wall_theme import signature
+from api.publishers import signature, wall_settings
 from api.reports import figures as reports
 from models import Click, Conversion, Mission, Role
 from models.tracking import TEST_UID

@@ -10,8 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from api.core.db import write_session
-from api.publishers import offerwalls
-from api.publishers.wall_theme import signature
+from api.publishers import offerwalls, signature
 from api.routes import wall as wall_routes
 from models import Offerwall
 from models.types import utcnow

@@ -7,9 +7,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
+from api.accounts import account_for, throttle
 from api.accounts import sessions as accounts
-from api.accounts import throttle
-from api.accounts.access import account_for
 from api.app import create_api
 from api.core.db import write_session
 from models import Role, User

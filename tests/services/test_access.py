@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from api.accounts import access
-from api.accounts.access import Account, Forbidden
+from api.accounts import Account, Forbidden, access
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut
-from api.missions import offers
-from api.missions.offers import OfferError
+from api.missions import OfferError, offers
 from api.studios import studios
 from models import Role
 from tests.factories import make_game, make_mission, make_quest, mission_data
@@ -75,10 +73,10 @@ def test_no_account_is_signed_out_not_forbidden():
 
 
 def test_every_service_refusal_shares_one_base():
-    from api.accounts.sessions import AccountError
+    from api.accounts import AccountError
+    from api.missions import OfferError
     from api.missions.forms import FormError
-    from api.missions.offers import OfferError
-    from api.publishers.offerwalls import OfferwallError
+    from api.publishers import OfferwallError
     from api.reports.ranges import ReportError
     from api.studios.games import CredentialError, GameError
 

@@ -7,14 +7,20 @@ from datetime import timedelta
 import pytest
 from sqlmodel import select
 
+from api.accounts import (
+    AccountError,
+    Forbidden,
+    IpThrottle,
+    LoginThrottled,
+    account_for,
+    offerwall_for,
+    require,
+    throttle,
+)
 from api.accounts import sessions as accounts
-from api.accounts import throttle
-from api.accounts.access import Forbidden, account_for, offerwall_for, require
-from api.accounts.sessions import AccountError, LoginThrottled
-from api.accounts.throttle import IpThrottle
 from api.core.db import write_session
 from api.core.refusals import SignedOut
-from api.publishers.signup import signup_publisher
+from api.publishers import signup_publisher
 from models import Offerwall, OfferwallStatus, PortalSession, Role, SignInThrottle, User
 from tests.factories import PASSWORD, make_user
 

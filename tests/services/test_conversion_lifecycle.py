@@ -17,9 +17,9 @@ from api.conversions import ledger as conversions
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.postbacks import AlertSender
 from api.postbacks import endpoint as endpoints
 from api.postbacks import outbox as postbacks
-from api.postbacks.alerts import AlertSender
 from api.postbacks.signature import verify
 from api.publishers import offerwalls
 from models import Conversion, MailMessage, Offerwall, PostbackKind, PostbackStatus, Role

@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
+from api.conversions import ConversionError, ConversionRow
 from api.conversions import ledger as conversions
-from api.conversions.ledger import ConversionError, ConversionRow
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from models import ConversionStatus, PostbackKind, Role

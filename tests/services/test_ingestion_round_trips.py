@@ -11,8 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.db import new_session
-from api.ingest.custom_events import parse_batch, store_batch
-from api.ingest.signing import SignedMessage
+from api.ingest import SignedMessage, parse_batch, store_batch
 from tests.databases import only_postgres
 from tests.factories import SignedClient, iso_now, make_game
 

@@ -18,11 +18,11 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.money import format_money, format_usd, in_currency
 from api.listing import catalog as publisher_offers
-from api.listing.preview import offer_preview
+from api.listing import offer_preview
 from api.postbacks import delivery_log as deliveries
 from api.publishers import offerwalls
 from api.reports import figures as reports
-from api.reports.csv_export import to_csv
+from api.reports import to_csv
 from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow

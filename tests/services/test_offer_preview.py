@@ -10,9 +10,9 @@ import pytest
 from sqlmodel import col, select
 
 from api.core.db import new_session
-from api.listing.preview import offer_preview
+from api.listing import offer_preview
+from api.missions import OfferError
 from api.missions.designer import game_offers, quest_builder
-from api.missions.offers import OfferError
 from models import Mission, Quest
 from tests.factories import make_game, make_mission, make_quest, mission_data
 

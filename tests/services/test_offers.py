@@ -11,8 +11,7 @@ from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.missions import designer, offers
-from api.missions.offers import OfferError
+from api.missions import OfferError, designer, offers
 from api.missions.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import CatalogFile

@@ -11,8 +11,7 @@ from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.publishers import offerwalls
-from api.publishers.offerwalls import OfferwallError
+from api.publishers import OfferwallError, offerwalls
 from models import Offerwall, OfferwallStatus
 
 PENDING, APPROVED = OfferwallStatus.PENDING, OfferwallStatus.APPROVED
@@ -153,7 +152,7 @@ def test_a_rotated_key_replaces_the_old_one(engine, box):
 
 def _applied(session: Session) -> Offerwall:
     """A publisher's application as the signup makes it: an offerwall and its account."""
-    from api.publishers.signup import signup_publisher
+    from api.publishers import signup_publisher
     from tests.factories import PASSWORD
 
     user = signup_publisher(

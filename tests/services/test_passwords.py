@@ -10,12 +10,16 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import select
 
-from api.accounts import passwords
+from api.accounts import (
+    Account,
+    AccountError,
+    IpThrottle,
+    LoginThrottled,
+    ResetThrottled,
+    account_for,
+    passwords,
+)
 from api.accounts import sessions as accounts
-from api.accounts.access import Account, account_for
-from api.accounts.passwords import ResetThrottled
-from api.accounts.sessions import AccountError, LoginThrottled
-from api.accounts.throttle import IpThrottle
 from api.core.crypto import token_digest
 from api.core.db import new_session, write_session
 from models import MailMessage, PasswordReset, PortalSession, Role, User

@@ -13,9 +13,8 @@ from sqlalchemy import Engine
 from sqlmodel import select
 
 from api.core.db import build_engine, new_session, write_session
+from api.postbacks import Dispatcher, transport
 from api.postbacks import outbox as postbacks
-from api.postbacks import transport
-from api.postbacks.dispatcher import Dispatcher
 from models import Conversion, Offerwall, Postback
 from models.types import utcnow
 from tests.factories import make_conversion, make_game, make_mission, make_offerwall

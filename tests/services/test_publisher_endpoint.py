@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from api.accounts.access import Forbidden, NotApproved, account_for
-from api.accounts.sessions import AccountError, LoginThrottled
+from api.accounts import AccountError, Forbidden, LoginThrottled, NotApproved, account_for
 from api.accounts.throttle import MAX_FAILURES
 from api.core.config import Settings
 from api.core.crypto import SecretBox

@@ -12,11 +12,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from api.accounts.access import Account, NotApproved
+from api.accounts import Account, NotApproved
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.listing import catalog as publisher_offers
-from api.publishers.offerwalls import OfferwallError
+from api.publishers import OfferwallError
 from models import Offerwall, Role
 from models.tables import mission as _mission
 from models.types import utcnow

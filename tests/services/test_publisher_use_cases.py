@@ -7,9 +7,16 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from api.accounts import (
+    Account,
+    AccountError,
+    Forbidden,
+    LoginThrottled,
+    NotApproved,
+    account_for,
+    offerwall_for,
+)
 from api.accounts import sessions as accounts
-from api.accounts.access import Account, Forbidden, NotApproved, account_for, offerwall_for
-from api.accounts.sessions import AccountError, LoginThrottled
 from api.accounts.throttle import MAX_FAILURES
 from api.core.db import new_session, write_session
 from api.postbacks import delivery_log as deliveries

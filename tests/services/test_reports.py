@@ -13,14 +13,13 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from api.accounts.access import Account, Forbidden, NotApproved
+from api.accounts import Account, Forbidden, NotApproved
 from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.publishers import offerwalls
 from api.reports import figures as reports
-from api.reports import ranges
-from api.reports.csv_export import to_csv
+from api.reports import ranges, to_csv
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion

@@ -12,12 +12,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.reports import figures as reports
-from api.reports.csv_export import to_csv
+from api.reports import to_csv
 from models import Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion

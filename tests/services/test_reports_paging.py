@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.reports import figures as reports

@@ -10,11 +10,11 @@ from datetime import date, timedelta
 import pytest
 from sqlalchemy import Engine
 
-from api.accounts.access import Account
+from api.accounts import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session
 from api.reports import figures as reports
-from api.reports.csv_export import to_csv
+from api.reports import to_csv
 from models import Offerwall, Role
 from tests.factories import (
     make_account,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from api.accounts.sessions import AccountError
+from api.accounts import AccountError
 from api.core.db import new_session, write_session
 from api.studios import games, studios
 from models import Game, Role, User

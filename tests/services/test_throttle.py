@@ -9,10 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlmodel import select
 
+from api.accounts import AccountError, IpThrottle, LoginThrottled, throttle
 from api.accounts import sessions as accounts
-from api.accounts import throttle
-from api.accounts.sessions import AccountError, LoginThrottled
-from api.accounts.throttle import IpThrottle
 from api.core.db import write_session
 from models import SignInOrigin
 from tests.factories import PASSWORD, make_user

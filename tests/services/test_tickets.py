@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from api.accounts.access import Forbidden, NotApproved
+from api.accounts import Forbidden, NotApproved
 from api.app import create_api
 from api.core.db import new_session, write_session
 from api.publishers import offerwalls

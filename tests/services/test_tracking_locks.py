@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 
 from api.core.crypto import SecretBox
 from api.core.db import build_engine
-from api.tracking.clicks import ClickIn, record_click
+from api.tracking import ClickIn, record_click
 from models.types import utcnow
 from tests.conftest import MASTER_KEY, _truncate_all
 from tests.factories import FixedCountries, make_game, make_mission, make_offerwall

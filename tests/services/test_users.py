@@ -7,13 +7,12 @@ import pytest
 from portal.state.users import UserLine, user_line
 from sqlmodel import select
 
+from api.accounts import Account, Forbidden, IpThrottle, account_for
 from api.accounts import sessions as accounts
 from api.accounts import staff as users
-from api.accounts.access import Account, Forbidden, account_for
 from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
-from api.accounts.throttle import IpThrottle
 from api.core.db import new_session, write_session
-from api.publishers.signup import signup_publisher
+from api.publishers import signup_publisher
 from models import MailMessage, Role, User
 from tests.factories import PASSWORD, make_studio, make_user
 

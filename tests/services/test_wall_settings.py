@@ -12,14 +12,13 @@ import subprocess
 import pytest
 from fastapi.testclient import TestClient
 
-from api.accounts.access import Forbidden, NotApproved, account_for
+from api.accounts import Forbidden, NotApproved, account_for
 from api.app import create_api
 from api.core.db import new_session, write_session
 from api.core.refusals import NUL_MESSAGE, SignedOut
-from api.publishers import offerwalls, wall_settings
+from api.publishers import DEFAULT_ACCENT, offerwalls, signature, wall_settings
 from api.publishers.api_key import api_key
 from api.publishers.wall_settings import WallSettings, WallSettingsError
-from api.publishers.wall_theme import DEFAULT_ACCENT, signature
 from api.wall.page import preview_html
 from models import Offerwall, Role
 from tests.factories import FixedCountries, make_account, make_offerwall

@@ -237,7 +237,7 @@ def _key_opens(env: dict[str, str], api_key: str) -> bool:
     from api.core.crypto import SecretBox
     from api.core.db import build_engine
     from api.core.errors import ApiError
-    from api.listing.offers import approved_offerwall
+    from api.listing import approved_offerwall
 
     engine = build_engine(env["DATABASE_URL"])
     try:
@@ -491,7 +491,7 @@ def test_import_reports_what_is_wrong(run, tmp_path):
 def test_offerwall_approve_and_reject_from_the_cli_mail_the_publisher(run, env, monkeypatch):
     from api.core.config import get_settings
     from api.core.db import get_engine, write_session
-    from api.publishers.signup import signup_publisher
+    from api.publishers import signup_publisher
     from tests.smtp import smtp_server, text_of
 
     run("migrate")

@@ -231,7 +231,7 @@ SUMMARIES = [
 
 @pytest.mark.parametrize(("definition", "words"), SUMMARIES)
 def test_a_rule_reads_as_words(definition, words):
-    from api.missions.rules import summary
+    from api.missions import summary
     from models.offer_schemas import RuleIn
 
     assert summary(RuleIn.model_validate(definition)) == words
@@ -245,7 +245,7 @@ def test_every_completion_the_engine_has_is_summarized():
 
 
 def test_a_stored_mission_reads_as_typed_even_when_its_numbers_are_floats():
-    from api.missions.rules import summary
+    from api.missions import summary
     from models import Mission
     from models.offer_schemas import rule_in
 

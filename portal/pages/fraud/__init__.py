@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.reports.fraud_page import DAYS
+from api.reports import DAYS
 from portal.components.layout import card, page
 from portal.pages.fraud import blocklist, overview, review, rules
 from portal.state.fraud import FraudState

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from api.reports.fraud_page import DAYS
+from api.reports import DAYS
 from portal.components.layout import card
 from portal.components.tables import data_table
 from portal.state.fraud import FraudState
