@@ -31,7 +31,7 @@ from api.publishers import offerwalls, signup_publisher
 from api.studios import create_game, studios
 from api.worker import approve_held
 from models import Studio
-from models.offer_schemas import CatalogFile
+from models.offer_schemas import OffersFile
 
 STUDIO = "Demo Studio"
 DESIGNER = ("designer@demo.example", "star-siege-2026")
@@ -56,9 +56,9 @@ PHONE = (
 )
 
 
-def _catalog(game_id: str) -> CatalogFile:
+def _offers_file(game_id: str) -> OffersFile:
     mission = {"destinationUrl": "https://demo.questwall.example/play", "isActive": True}
-    return CatalogFile.model_validate(
+    return OffersFile.model_validate(
         {
             "gameId": game_id,
             "missions": [
@@ -140,7 +140,7 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
             name="Demo Designer",
         )
         game = create_game(session=session, box=box, name="Star Siege", studio_id=studio.id)
-        missions, quests = offers.import_catalog(session=session, data=_catalog(game.game_id))
+        missions, quests = offers.import_offers(session=session, data=_offers_file(game.game_id))
         publisher = signup_publisher(
             session=session,
             company="Demo Rewards",

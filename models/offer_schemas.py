@@ -230,7 +230,7 @@ class QuestIn(QuestFields):
     missions: list[MissionIn] = Field(min_length=1)
 
 
-class CatalogFile(BaseModel):
+class OffersFile(BaseModel):
     """An import file: a game's missions and quests."""
 
     model_config = ConfigDict(extra="forbid")

@@ -54,7 +54,7 @@ from portal.state.workspace import ApplicationState, WorkspaceState
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
 exit_unless_ready()
 
-# The API's app is the outer one; the portal's own HTTP endpoints (the session cookie)
+# The API's app is the outer one; the portal's own HTTP routes (the session cookie)
 # join it, so they answer before Reflex does.
 api = create_api(on_stored=activity.touch)
 add_session_routes(api)

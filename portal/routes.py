@@ -35,7 +35,7 @@ FORGOT_PAGE = "/forgot-password"
 RESET_PAGE = "/reset-password"
 STAFF_USERS = "/staff/users"
 STAFF_MAIL = "/staff/mail"
-# The session's HTTP endpoints (portal/session_routes.py): sign-in, sign-up, sign-out.
+# The session's HTTP routes (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
 SIGN_IN = f"{AUTH}/sign-in"
 SIGN_UP = f"{AUTH}/sign-up"

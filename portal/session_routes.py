@@ -2,12 +2,12 @@
 forgotten password (ask for a reset link, set the new password with it).
 
 The session token lives in an HttpOnly, SameSite=Lax cookie (Secure when `BASE_URL` is
-https) that these endpoints set and delete; no script on the page can read it. The
+https) that these routes set and delete; no script on the page can read it. The
 portal's states read it from the websocket's handshake (portal/state/auth.py), which
 is why the page loads anew after signing in or out.
 
 Cross-site requests: SameSite=Lax keeps the cookie off cross-site POSTs, and every
-endpoint here also refuses a request whose `Origin` is not the portal's own.
+route here also refuses a request whose `Origin` is not the portal's own.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def session_token(cookie_header: str) -> str:
 
 
 def add_session_routes(app: FastAPI) -> None:
-    """Mount the endpoints on the app `create_api()` built (it holds engine, box, settings)."""
+    """Mount the routes on the app `create_api()` built (it holds engine, box, settings)."""
     settings = app.state.settings
     app.state.ip_throttle = IpThrottle(settings.redis_url, key_prefix=settings.redis_key_prefix)
     app.state.reset_throttle = reset_throttle(

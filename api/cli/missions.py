@@ -23,15 +23,15 @@ def offers_import(path: str) -> None:
     import yaml
     from pydantic import ValidationError
 
-    from models.offer_schemas import CatalogFile
+    from models.offer_schemas import OffersFile
 
     _require_ready()
     with open(path, encoding="utf-8") as handle:
         raw = yaml.safe_load(handle) if path.endswith((".yaml", ".yml")) else json.load(handle)
     try:
-        data = CatalogFile.model_validate(raw)
+        data = OffersFile.model_validate(raw)
         with write_session() as session:
-            missions, quests = offers.import_catalog(session=session, data=data)
+            missions, quests = offers.import_offers(session=session, data=data)
             result = {
                 "missions": [{"id": m.id, "title": m.title} for m in missions],
                 "quests": [{"id": q.id, "name": q.name} for q in quests],

@@ -1,4 +1,6 @@
-"""Domain errors with stable codes, and the one JSON error shape (docs/contract.md#errors)."""
+"""The HTTP API's refusals: `ApiError` with a stable code, and the one JSON error shape
+(docs/contract.md#errors). The portal's and the CLI's are `DomainError`s
+(`api/core/refusals.py`; which face raises which: docs/architecture.md#the-house-rules)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""The one base class of the services' refusals.
+"""The refusals a person sees in the portal or the CLI: `DomainError` and its subclasses.
 
-A service refuses with a subclass of `DomainError`: a message written for the user and,
+The HTTP API's clients get `ApiError` instead (`api/core/errors.py`), from the use cases
+behind the signed and keyed routes; every other use case refuses with a subclass of
+`DomainError` (docs/architecture.md#the-house-rules): a message written for the user and,
 when the refusal is about one input of a form, that input's name. The portal maps every
 subclass the same way in one place (portal/state/auth.py: field errors beside their
 field, other refusals as a toast, `SignedOut` to the sign-in page), so a new refusal

@@ -1,4 +1,4 @@
-"""The one check of a signed request (docs/contract.md#signed-requests), shared by every signed endpoint.
+"""The one check of a signed request (docs/contract.md#signed-requests), shared by every signed route.
 
 `authenticate` answers "who sent this, and may they ask it?": the signature and its time
 window (401), the client's rate (429), then what the body claims: a body error kept until

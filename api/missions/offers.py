@@ -21,8 +21,8 @@ from api.missions import index
 from api.missions.rules import Rule, RuleError
 from models import Game, Mission, Quest
 from models.offer_schemas import (
-    CatalogFile,
     MissionIn,
+    OffersFile,
     QuestFields,
     QuestIn,
     mission_in,
@@ -114,7 +114,7 @@ def _set_missions(session: Session, quest: Quest, mission_ids: list[str]) -> Non
     session.flush()
 
 
-def import_catalog(*, session: Session, data: CatalogFile) -> tuple[list[Mission], list[Quest]]:
+def import_offers(*, session: Session, data: OffersFile) -> tuple[list[Mission], list[Quest]]:
     """Create or update every mission and quest of an import file, in one transaction."""
     if session.get(Game, data.gameId) is None:
         raise OfferError(f"no game with id {data.gameId}")
@@ -123,14 +123,14 @@ def import_catalog(*, session: Session, data: CatalogFile) -> tuple[list[Mission
     return missions, quests
 
 
-def export_catalog(*, session: Session, game_id: str) -> CatalogFile:
+def export_offers(*, session: Session, game_id: str) -> OffersFile:
     """A game's missions and quests as an import file that saves them again unchanged."""
     missions, quests = list_offers(session=session, game_id=game_id)
     inside: dict[str, list[Mission]] = {q.id: [] for q in quests}
     for m in sorted(missions, key=lambda m: m.quest_position):
         if m.quest_id is not None:
             inside[m.quest_id].append(m)
-    return CatalogFile(
+    return OffersFile(
         gameId=game_id,
         missions=[mission_in(m) for m in missions if m.quest_id is None],
         quests=[quest_in(q, inside[q.id]) for q in quests],

@@ -1,6 +1,6 @@
 """Sign-in and publisher signup.
 
-The forms post to the session endpoints (portal/session_routes.py) from the browser, so
+The forms post to the session routes (portal/session_routes.py) from the browser, so
 the answer's HttpOnly cookie lands there; on success the page loads its next address
 (the websocket reconnects carrying the cookie), on failure the answer comes back here
 to be shown beside the form. The password never passes through these states.
@@ -18,7 +18,7 @@ from portal.state.auth import AuthState
 
 def post_form_js(form_id: str, path: str, *, extra: str = "") -> str:
     """A script that posts a form's fields as JSON (with `?next=`, and what `extra` adds to
-    `fields`) to a session endpoint, follows a success to its `location`, and yields an
+    `fields`) to a session route, follows a success to its `location`, and yields an
     error's body for the callback."""
     return f"""
 (async () => {{
@@ -67,7 +67,7 @@ class LoginState(AuthState):
 
     @rx.event
     def refused(self, answer: dict[str, Any] | None):
-        """The endpoint's error answer (None: signed in, the page is already leaving)."""
+        """The route's error answer (None: signed in, the page is already leaving)."""
         if answer:
             self.error = str(answer.get("message", ""))
 

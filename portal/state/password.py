@@ -1,6 +1,6 @@
 """The forgotten password: ask for a reset link, then set the new password with it.
 
-Both forms post to the session endpoints (portal/session_routes.py) from the browser, as
+Both forms post to the session routes (portal/session_routes.py) from the browser, as
 the sign-in does; the reset link's token stays in the page's address fragment and goes
 only into that post. The answers come back here to be shown beside the fields."""
 
@@ -36,7 +36,7 @@ class PasswordFormState(AuthState):
 
     @rx.event
     def refused(self, answer: dict[str, Any] | None):
-        """The endpoint's error answer (None: it succeeded and the page is leaving)."""
+        """The route's error answer (None: it succeeded and the page is leaving)."""
         self.sending = False
         if not answer:
             return

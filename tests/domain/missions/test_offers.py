@@ -1,0 +1,200 @@
+"""Missions and quests have one owner: the same save, membership and conversion rules for
+import files, the CLI and the editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from api.core.crypto import SecretBox
+from api.core.db import write_session
+from api.missions import OfferError, designer, offers
+from api.missions.rules import Rule
+from models import Mission, Quest
+from models.offer_schemas import OffersFile
+from tests.factories import make_game, mission_data
+
+
+@pytest.fixture
+def game_id(engine: Engine, box: SecretBox) -> str:
+    return make_game(engine, box).game_id
+
+
+def _import(engine: Engine, game_id: str, **catalog: Any) -> tuple[list[Mission], list[Quest]]:
+    with write_session(engine) as session:
+        missions, quests = offers.import_offers(
+            session=session, data=OffersFile.model_validate({"gameId": game_id, **catalog})
+        )
+        return missions, quests
+
+
+def _quest(name: str, *missions: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"name": name, "destinationUrl": "https://g.example/q", "missions": missions, **fields}
+
+
+def _rows(engine: Engine) -> list[tuple[Any, ...]]:
+    with Session(engine) as session:
+        missions = session.exec(select(Mission).order_by(Mission.id)).all()  # type: ignore[arg-type]
+        quests = session.exec(select(Quest).order_by(Quest.id)).all()  # type: ignore[arg-type]
+        skip = {"created_at", "updated_at"}
+        return [m.model_dump(exclude=skip) for m in missions] + [
+            q.model_dump(exclude=skip) for q in quests
+        ]
+
+
+def test_an_import_refuses_a_mission_of_another_quest(engine, game_id):
+    """The stricter rule, the editor's: a mission is in one quest at most. An import used
+    to move it silently out of the other quest."""
+    _, [first] = _import(engine, game_id, quests=[_quest("First", mission_data(title="Shared"))])
+    with Session(engine) as session:
+        shared = session.exec(select(Mission).where(Mission.quest_id == first.id)).one()
+    with pytest.raises(OfferError, match="Shared is in another quest") as refused:
+        _import(
+            engine,
+            game_id,
+            quests=[_quest("Second", mission_data(id=shared.id, title="Shared"))],
+        )
+    assert refused.value.errors == {"missions": "Shared is in another quest"}
+    with Session(engine) as session:
+        assert session.get(Mission, shared.id).quest_id == first.id  # type: ignore[union-attr]
+        assert len(session.exec(select(Quest)).all()) == 1  # nothing of it was saved
+
+
+def test_missions_taken_out_of_a_quest_become_standalone(engine, game_id):
+    _, [quest] = _import(
+        engine,
+        game_id,
+        quests=[_quest("Q", mission_data(title="Stays"), mission_data(title="Leaves"))],
+    )
+    with Session(engine) as session:
+        stays, leaves = session.exec(
+            select(Mission).where(Mission.quest_id == quest.id).order_by(Mission.quest_position)  # type: ignore[arg-type]
+        ).all()
+    _import(engine, game_id, quests=[_quest("Q", mission_data(id=stays.id), id=quest.id)])
+    with Session(engine) as session:
+        assert session.get(Mission, stays.id).quest_id == quest.id  # type: ignore[union-attr]
+        assert session.get(Mission, leaves.id).quest_id is None  # type: ignore[union-attr]
+
+
+def test_saving_a_mission_on_its_own_keeps_its_quest(engine, game_id):
+    _, [quest] = _import(engine, game_id, quests=[_quest("Q", mission_data(title="In"))])
+    with Session(engine) as session:
+        mission = session.exec(select(Mission)).one()
+    _import(engine, game_id, missions=[mission_data(id=mission.id, title="Renamed")])
+    with Session(engine) as session:
+        again = session.get(Mission, mission.id)
+        assert (again.title, again.quest_id) == ("Renamed", quest.id)  # type: ignore[union-attr]
+
+
+def test_an_export_imports_again_to_the_same_rows(engine, game_id):
+    _import(
+        engine,
+        game_id,
+        missions=[
+            mission_data(
+                title="Everything",
+                description="All fields set.",
+                thumbnail="https://g.example/t.png",
+                previewUrl="https://g.example/p",
+                expirationDate="2027-12-31T23:59:59Z",
+                isActive=False,
+                cap=5,
+                allowMultipleConversions=True,
+                timeLimitSeconds=3600,
+                operatingSystem=["iOS", "Android"],
+                geotargeting={"countriesInclude": ["US"], "countriesExclude": ["FR"]},
+                tags=["pvp"],
+                instructions="Play.",
+                requirements="None.",
+                rule={
+                    "event": "SCORE",
+                    "conditions": [
+                        {"field": "traits.mode", "op": "==", "value": "ranked"},
+                        {"field": "traits.bot", "op": "not exists"},
+                    ],
+                    "completion": {"kind": "sum", "threshold": 2500, "field": "value"},
+                },
+            ),
+            mission_data(title="Plain"),
+        ],
+        quests=[
+            _quest("Q", mission_data(title="One"), mission_data(title="Two"), startCap=10),
+        ],
+    )
+    before = _rows(engine)
+    with Session(engine) as session:
+        exported = offers.export_offers(session=session, game_id=game_id)
+    assert [m.title for m in exported.quests[0].missions] == ["One", "Two"]
+    _import(engine, game_id, **exported.model_dump(mode="json", exclude={"gameId"}))
+    assert _rows(engine) == before
+
+
+def test_a_portal_save_builds_the_rule_once(engine, game_id, monkeypatch):
+    built = []
+    original = Rule.build.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Rule], **kwargs: Any) -> Rule:
+        built.append(kwargs["event"])
+        return original(cls, **kwargs)
+
+    monkeypatch.setattr(Rule, "build", classmethod(counting))
+    form = {
+        "title": "T",
+        "payout": "1",
+        "destinationUrl": "https://g.example/",
+        "rule.event": "E",
+    }
+    with write_session(engine) as session:
+        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+    assert built == ["E"]
+
+
+def test_the_editor_cannot_save_into_another_games_mission(engine, box, game_id):
+    [mission], _ = _import(engine, game_id, missions=[mission_data()])
+    other = make_game(engine, box, "Other").game_id
+    form = {"title": "Hijacked", "payout": "1", "destinationUrl": "https://g.example/"}
+    with write_session(engine) as session, pytest.raises(OfferError, match="No such mission"):
+        designer.save_mission_form(
+            session=session, game_id=other, form={**form, "rule.event": "E"}, mission_id=mission.id
+        )
+
+
+# The editor's smallest form that saves.
+FORM = {"title": "T", "payout": "1", "destinationUrl": "https://g.example/", "rule.event": "E"}
+
+
+def test_a_rule_error_names_its_input(engine, game_id):
+    form = {
+        **FORM,
+        "rule.conditions.0.field": "traits.mode",
+        "rule.conditions.0.op": "==",
+        "rule.conditions.0.value": "",
+    }
+    with write_session(engine) as session, pytest.raises(OfferError) as refused:
+        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+    assert list(refused.value.errors) == ["rule.conditions.0.value"]
+
+
+def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_id):
+    form = {
+        **FORM,
+        "geotargeting.countriesInclude": "",
+        "typed.geotargeting.countriesInclude": "Narnia",
+    }
+    with write_session(engine) as session, pytest.raises(OfferError) as refused:
+        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+    assert list(refused.value.errors) == ["geotargeting.countriesInclude"]
+    with Session(engine) as session:
+        assert session.exec(select(Mission)).all() == []
+    # A name the picker knows is saved as its code, chip or not.
+    with write_session(engine) as session:
+        saved = designer.save_mission_form(
+            session=session,
+            game_id=game_id,
+            form={**form, "typed.geotargeting.countriesInclude": "USA"},
+            mission_id=None,
+        )
+        assert saved.countries_include == ["US"]

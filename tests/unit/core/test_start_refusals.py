@@ -1,0 +1,189 @@
+"""Every refusal to start is one line on stderr naming the setting, without a traceback,
+and a non-zero exit: checked on the real command line, as an operator meets it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from api.core.config import Settings, get_settings
+from api.core.startup import StartRefused, load_settings
+from tests.live import free_port, run_cli
+
+ROOT = Path(__file__).resolve().parents[3]
+README = ROOT / "README.md"
+KEY_A = "start-check-master-key-a"
+KEY_B = "start-check-master-key-b"
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY_PREVIOUS", "TRUSTED_PROXIES", "QUESTWALL_ENV"}
+    }
+    return {
+        **base,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'start.db'}",
+        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
+        "SECRET_KEY": KEY_A,
+    }
+
+
+def questwall(env: dict[str, str], *args: str, **changes: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(env, *args, **changes)
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "Traceback" not in output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def _migrated(env: dict[str, str]) -> dict[str, str]:
+    assert questwall(env, "migrate").returncode == 0
+    return json.loads(questwall(env, "game", "create", "Keyed").stdout)
+
+
+SERVE = ("serve", "--host", "127.0.0.1", "--port", "1")  # refused before it binds anything
+
+
+def unreachable() -> str:
+    return f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/questwall"
+
+
+REFUSALS = {
+    # case: (environment changes, text the line must contain)
+    "database_url_not_a_url": ({"DATABASE_URL": "not-a-database"}, "DATABASE_URL"),
+    "database_url_unknown_driver": ({"DATABASE_URL": "mysql+nodriver://h/db"}, "DATABASE_URL"),
+    "production_without_secret_key": (
+        {"QUESTWALL_ENV": "production", "SECRET_KEY": ""},
+        "SECRET_KEY must be set",
+    ),
+    "trusted_proxies_not_an_ip": ({"TRUSTED_PROXIES": "10.0.0.1,not-an-ip"}, "TRUSTED_PROXIES"),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "command"),
+    [
+        *((case, SERVE) for case in sorted(REFUSALS)),
+        ("database_url_not_a_url", ("migrate",)),
+        ("production_without_secret_key", ("game", "list")),
+        ("trusted_proxies_not_an_ip", ("api",)),
+    ],
+)
+def test_a_bad_setting_is_refused_in_one_line(env, case, command):
+    changes, needle = REFUSALS[case]
+    assert_refused(questwall(env, *command, **changes), needle)
+
+
+@pytest.mark.parametrize("command", [SERVE, ("api", "--workers", "1"), ("worker",)])
+def test_a_limit_the_limiter_cannot_take_is_refused_in_one_line(env, command):
+    assert questwall(env, "migrate").returncode == 0  # so nothing else stops it first
+    if command[0] == "api":
+        command = (*command, "--port", str(free_port()))
+    line = assert_refused(
+        questwall(env, *command, QUESTWALL_INGEST_RATE="0"), "QUESTWALL_INGEST_RATE"
+    )
+    assert "greater than 0" in line and "unset it for the default (500)" in line
+
+
+NUMBERS = sorted(
+    field.alias or name
+    for name, field in Settings.model_fields.items()
+    if field.annotation in (int, float)
+)
+# The numbers whose 0 means something (off, or the failures alone): README.md says what.
+ZERO_MEANS_SOMETHING = {
+    "POSTBACK_PAUSE_AFTER_SECONDS",
+    "QUESTWALL_CLICKS_PER_IP",
+    "QUESTWALL_CLICKS_PER_UID",
+    "QUESTWALL_PLAYERS_PER_IP",
+    "QUESTWALL_REVIEW_AUTO_APPROVE_HOURS",
+    "QUESTWALL_STALE_EVENT_HOURS",
+}
+
+
+def _refusal(monkeypatch, name: str, value: str) -> str | None:
+    """The one line `load_settings` refuses NAME=VALUE with, or None when it takes it."""
+    monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        load_settings()
+    except StartRefused as exc:
+        return str(exc)
+    finally:
+        monkeypatch.delenv(name)
+        get_settings.cache_clear()
+    return None
+
+
+@pytest.mark.parametrize("name", NUMBERS)
+def test_every_number_is_refused_at_start_unless_usable(monkeypatch, name):
+    for value in ("-1", "nan", "inf", "many"):
+        line = _refusal(monkeypatch, name, value)
+        assert line is not None, f"{name}={value} was taken"
+        assert line.startswith(f"{name} is invalid: ") and "unset it for the default" in line
+        assert "\n" not in line
+    zero = _refusal(monkeypatch, name, "0")
+    if name in ZERO_MEANS_SOMETHING:
+        assert zero is None, zero
+        row = next(line for line in README.read_text().splitlines() if f"`{name}`" in line)
+        assert "`0`" in row, row  # the table says what 0 does
+    else:
+        assert zero is not None and zero.startswith(f"{name} is invalid: ")
+
+
+@pytest.mark.parametrize("command", [SERVE, ("worker",)])
+def test_an_unreachable_database_is_refused_in_one_line(env, command):
+    line = assert_refused(
+        questwall(env, *command, DATABASE_URL=unreachable()), "DATABASE_URL", "cannot reach"
+    )
+    assert "start the database" in line
+
+
+@pytest.mark.parametrize("command", [SERVE, ("api",)])
+def test_an_unmigrated_database_is_refused_in_one_line(env, command):
+    assert_refused(questwall(env, *command), "DATABASE_URL", "questwall migrate")
+
+
+def test_a_wrong_master_key_is_refused_in_one_line(env):
+    game = _migrated(env)
+    # `api` and `migrate` take the same check (a subprocess each costs seconds here).
+    for command in (SERVE, ("worker",), ("credential", "add", game["gameId"])):
+        line = assert_refused(questwall(env, *command, SECRET_KEY=KEY_B), "SECRET_KEY")
+        assert "SECRET_KEY_PREVIOUS" in line
+    # `credential add` under another key would have mixed two master keys: nothing was added.
+    listing = json.loads(questwall(env, "game", "list").stdout)
+    assert len(listing[0]["credentials"]) == 1
+
+
+def test_the_api_entry_point_refuses_a_wrong_master_key(env):
+    _migrated(env)
+    result = subprocess.run(
+        [sys.executable, "-c", "import api.asgi"],
+        cwd=ROOT,
+        env={**env, "SECRET_KEY": KEY_B},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_refused(result, "SECRET_KEY")
+
+
+def test_the_previous_key_is_accepted_during_a_rotation(env):
+    _migrated(env)
+    result = questwall(env, "game", "list", SECRET_KEY=KEY_B, SECRET_KEY_PREVIOUS=KEY_A)
+    assert result.returncode == 0, result.stderr
