@@ -9,6 +9,7 @@ from api.accounts.access import (
     NotApproved,
     account_for,
     game_for,
+    offerwall_after_password,
     offerwall_for,
     require,
 )
@@ -20,7 +21,6 @@ from api.accounts.sessions import (
     account_problems,
     create_user,
     prune_sessions,
-    reauthenticate,
     sign_in,
     sign_out,
 )
@@ -40,9 +40,9 @@ __all__ = [
     "create_user",
     "forgot_password",
     "game_for",
+    "offerwall_after_password",
     "offerwall_for",
     "prune_sessions",
-    "reauthenticate",
     "require",
     "reset_password",
     "reset_throttle",

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlmodel import Session, col
 
-from api.accounts.sessions import user_for_token
+from api.accounts.sessions import reauthenticate, user_for_token
+from api.core.crypto import SecretBox
 from api.core.db import new_session
 from api.core.refusals import DomainError, SignedOut
 from models import Game, Offerwall, OfferwallStatus, Role
@@ -89,6 +90,18 @@ def offerwall_for(
         offerwall = session.get(Offerwall, requested) if requested else None
     if offerwall is None:
         raise Forbidden("No such publisher.")
+    return offerwall
+
+
+def offerwall_after_password(
+    *, session: Session, box: SecretBox, account: Account, password: str, requested: str = ""
+) -> Offerwall:
+    """`offerwall_for`, for an action that shows a secret (an API key or a signing secret,
+    revealed or rotated): the account must also have entered its password again
+    (`sessions.reauthenticate`, throttled like the sign-in). Raises Forbidden,
+    LoginThrottled or AccountError (field "password")."""
+    offerwall = offerwall_for(session=session, account=account, requested=requested)
+    reauthenticate(session=session, box=box, user_id=account.id, password=password)
     return offerwall
 
 

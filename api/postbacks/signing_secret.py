@@ -1,6 +1,6 @@
 """The postback signing secret as the portal shows it (docs/publisher-integration.md#signatures):
 revealed once, or rotated, each only after the account entered its password again
-(`api.accounts.sessions.reauthenticate`). Sealing the secret, the overlap and which secrets
+(`api.accounts.access.offerwall_after_password`). Sealing the secret, the overlap and which secrets
 sign now are api/postbacks/endpoint.py's. Ownership is decided here by
 api/accounts/access.py (`offerwall_for`): a publisher's own offerwall, staff the requested
 one."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts import Account, offerwall_for, reauthenticate
+from api.accounts import Account, offerwall_after_password
 from api.core.crypto import SecretBox
 from api.postbacks import endpoint as endpoints
 from models import Offerwall
@@ -22,8 +22,9 @@ def reveal_signing_secret(
     password: afterwards only a rotation shows one. Commit the session after: the reveal
     is recorded in it. Raises Forbidden, LoginThrottled, AccountError (field "password")
     or EndpointError (shown already)."""
-    offerwall = offerwall_for(session=session, account=account, requested=requested)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    offerwall = offerwall_after_password(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
     return endpoints.reveal_signing_secret(session=session, box=box, offerwall=offerwall)
 
 
@@ -40,8 +41,9 @@ def rotate_signing_secret(
     password; the old secret also signs for the overlap picked
     (endpoints.rotate_signing_secret). Raises Forbidden, LoginThrottled, AccountError
     (field "password") or EndpointError."""
-    offerwall = offerwall_for(session=session, account=account, requested=requested)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    offerwall = offerwall_after_password(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
     secret = endpoints.rotate_signing_secret(
         session=session, box=box, offerwall=offerwall, overlap=overlap
     )

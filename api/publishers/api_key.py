@@ -1,5 +1,5 @@
 """The offerwall's API key as the portal shows it: opened (`api_key`), revealed or rotated
-for an account that entered its password again (`api.accounts.sessions.reauthenticate`).
+for an account that entered its password again (`api.accounts.access.offerwall_after_password`).
 Issuing and sealing a key, and the old key's grace, are api/publishers/offerwalls.py's
 (`rotate_key`). Ownership is decided here by api/accounts/access.py (`offerwall_for`): a
 publisher's own offerwall, staff the requested one."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts import Account, offerwall_for, reauthenticate
+from api.accounts import Account, offerwall_after_password
 from api.core.crypto import SecretBox, open_api_key
 from api.publishers import offerwalls
 from api.publishers.offerwalls import OfferwallError
@@ -27,8 +27,9 @@ def reveal_api_key(
 ) -> str:
     """The offerwall's API key, for an account that re-entered its password. Raises
     Forbidden, LoginThrottled, AccountError (field "password") or OfferwallError."""
-    offerwall = offerwall_for(session=session, account=account, requested=requested)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    offerwall = offerwall_after_password(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
     return api_key(box=box, offerwall=offerwall)
 
 
@@ -45,7 +46,8 @@ def rotate_api_key(
     its password: a rotation shows a key, as a reveal does. The old key keeps the grace
     picked (offerwalls.rotate_key). Raises Forbidden, LoginThrottled, AccountError (field
     "password") or OfferwallError."""
-    offerwall = offerwall_for(session=session, account=account, requested=requested)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    offerwall = offerwall_after_password(
+        session=session, box=box, account=account, password=password, requested=requested
+    )
     issued = offerwalls.rotate_key(session=session, box=box, offerwall=offerwall, grace=grace)
     return issued.api_key, offerwall
