@@ -13,7 +13,7 @@ from sqlmodel import Session, col
 from api.accounts import passwords
 from api.accounts.access import Account, Forbidden, require
 from api.accounts.sessions import AccountError
-from api.core.paging import Window, paged
+from api.core.paging import Window, paged, searched
 from models import Offerwall, Role, Studio, User
 from models.types import utcnow
 
@@ -52,16 +52,14 @@ def list_users(
     )
     if role:
         query = query.where(col(User.role) == role)
-    if search.strip():
-        like = f"%{search.strip().lower()}%"
-        query = query.where(
-            sa.or_(
-                sa.func.lower(col(User.email)).like(like),
-                sa.func.lower(col(User.name)).like(like),
-                sa.func.lower(sa.func.coalesce(col(Studio.name), "")).like(like),
-                sa.func.lower(sa.func.coalesce(col(Offerwall.name), "")).like(like),
-            )
-        )
+    query = searched(
+        query,
+        search,
+        col(User.email),
+        col(User.name),
+        col(Studio.name),
+        col(Offerwall.name),
+    )
     rows, total, page, pages = paged(
         session, query.order_by(col(User.created_at).desc(), col(User.id)), page
     )

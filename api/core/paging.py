@@ -24,6 +24,18 @@ class Window(Generic[T]):
     pages: int
 
 
+def searched(query: Any, search: str, *columns: Any) -> Any:
+    """The query narrowed to rows where any of `columns` holds `search`, case-insensitively
+    (a missing value holds nothing); the query itself when the search is blank."""
+    text = search.strip().lower()
+    if not text:
+        return query
+    like = f"%{text}%"
+    return query.where(
+        sa.or_(*(sa.func.lower(sa.func.coalesce(column, "")).like(like) for column in columns))
+    )
+
+
 def paged(session: Session, query: Any, page: int) -> tuple[Sequence[Any], int, int, int]:
     """One page of an ordered query: its rows, the total, the page (clamped) and pages."""
     counted = sa.select(sa.func.count()).select_from(query.order_by(None).subquery())

@@ -26,7 +26,7 @@ from sqlmodel import Session, col
 from api.core import outbox
 from api.core.config import Settings, get_settings
 from api.core.db import write_session
-from api.core.paging import Window, paged
+from api.core.paging import Window, paged, searched
 from api.core.smtp import parse_smtp_url, send_message
 from models import MailMessage, MailStatus
 from models.types import utcnow
@@ -208,14 +208,7 @@ def list_messages(
     query = sa.select(MailMessage)
     if status:
         query = query.where(col(MailMessage.status) == status)
-    if search.strip():
-        like = f"%{search.strip().lower()}%"
-        query = query.where(
-            sa.or_(
-                sa.func.lower(col(MailMessage.to_address)).like(like),
-                sa.func.lower(col(MailMessage.subject)).like(like),
-            )
-        )
+    query = searched(query, search, col(MailMessage.to_address), col(MailMessage.subject))
     rows, total, page, pages = paged(session, query.order_by(col(MailMessage.id).desc()), page)
     return Window([_row(m) for (m,) in rows], total, page, pages)
 

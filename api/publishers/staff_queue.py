@@ -12,7 +12,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.core.paging import Window, paged
+from api.core.paging import Window, paged, searched
 from models import Offerwall, User
 
 
@@ -38,16 +38,14 @@ def list_publishers(
     )
     if status:
         query = query.where(col(Offerwall.status) == status)
-    if search.strip():
-        like = f"%{search.strip().lower()}%"
-        query = query.where(
-            sa.or_(
-                sa.func.lower(col(Offerwall.name)).like(like),
-                sa.func.lower(col(User.email)).like(like),
-                sa.func.lower(sa.func.coalesce(col(Offerwall.website), "")).like(like),
-                sa.func.lower(sa.func.coalesce(col(Offerwall.owid), "")).like(like),
-            )
-        )
+    query = searched(
+        query,
+        search,
+        col(Offerwall.name),
+        col(User.email),
+        col(Offerwall.website),
+        col(Offerwall.owid),
+    )
     rows, total, page, pages = paged(
         session, query.order_by(col(Offerwall.created_at).desc(), col(Offerwall.id)), page
     )

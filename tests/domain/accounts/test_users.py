@@ -4,7 +4,7 @@ reset link, a designer's studio; and every function refuses an account that is n
 from __future__ import annotations
 
 import pytest
-from portal.state.users import UserLine, user_line
+from portal.state.accounts import UserLine, user_line
 from sqlmodel import select
 
 from api.accounts import Account, Forbidden, IpThrottle, account_for
