@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import click
@@ -11,6 +12,7 @@ from api.cli.common import _print_json, _require_ready
 from api.conversions import ConversionRow
 from api.conversions import ledger as conversions
 from api.core.db import new_session, write_session
+from api.core.money import format_money, usd
 from models import ConversionStatus
 
 # Who a reversal from the command line is recorded as (the portal records the account's
@@ -23,23 +25,28 @@ def conversion_group() -> None:
     """Find conversions and reverse one (its publisher receives a reversal postback)."""
 
 
+def _minute(at: datetime | None) -> str | None:
+    """A moment to the minute, unlabelled ("2026-01-05 14:03"; None for none)."""
+    return f"{at:%Y-%m-%d %H:%M}" if at else None
+
+
 def _conversion_json(row: ConversionRow) -> dict[str, Any]:
     return {
         "transactionId": row.transaction_id,
-        "createdAt": row.created_at,
+        "createdAt": _minute(row.created_at),
         "game": row.game,
         "mission": row.mission,
         "missionId": row.mission_id,
         "publisher": row.publisher,
         "uid": row.uid,
         "platformUserId": row.platform_user_id,
-        "payoutUsd": row.payout_usd,
+        "payoutUsd": format_money(usd(row.payout_micros), plain=True),
         "status": row.status,
-        "reversedAt": row.reversed_at or None,
+        "reversedAt": _minute(row.reversed_at),
         "reversalReason": row.reversal_reason or None,
         "reversedBy": row.reversed_by or None,
         "signals": row.signals.split(", ") if row.signals else [],
-        "reviewDueAt": row.review_due or None,
+        "reviewDueAt": _minute(row.review_due_at),
         "reviewedBy": row.reviewed_by or None,
         "reviewNote": row.review_note or None,
     }

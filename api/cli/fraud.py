@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from api.cli.common import _print_json, _require_ready
-from api.cli.conversions import ACTOR, _conversion_json
+from api.cli.conversions import ACTOR, _conversion_json, _minute
 from api.conversions import ledger as conversions
 from api.conversions import review
 from api.core.config import get_settings
@@ -170,6 +170,10 @@ def fraud_rules(offerwall: str, changes: tuple[str, ...], review_postbacks: bool
     _print_json(_write(apply))
 
 
+def _block_json(row: blocklist.BlockRow) -> dict[str, Any]:
+    return {**row.__dict__, "created_at": _minute(row.created_at)}
+
+
 @fraud_group.command("block")
 @click.argument("kind", type=click.Choice([k.value for k in BlockKind]))
 @click.argument("value")
@@ -180,7 +184,7 @@ def fraud_block(kind: str, value: str, note: str) -> None:
     row = _write(
         lambda s: blocklist.block(session=s, kind=kind, value=value, note=note, actor=ACTOR)
     )
-    _print_json(row.__dict__)
+    _print_json(_block_json(row))
 
 
 @fraud_group.command("unblock")
@@ -196,4 +200,4 @@ def fraud_blocklist() -> None:
     """List the blocklist, newest first."""
     _require_ready()
     with new_session() as session:
-        _print_json([row.__dict__ for row in blocklist.blocklist(session=session)])
+        _print_json([_block_json(row) for row in blocklist.blocklist(session=session)])

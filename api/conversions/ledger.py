@@ -23,7 +23,6 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.accounts import Account
-from api.core.money import format_money, format_usd, usd
 from api.core.paging import Window, paged
 from api.core.refusals import DomainError
 from api.missions import bump
@@ -51,29 +50,24 @@ class ConversionError(DomainError, ValueError):
 class ConversionRow:
     id: int
     transaction_id: str
-    created_at: str
+    created_at: datetime
     game: str
     mission: str
     mission_id: str
     publisher: str
     uid: str  # the player's id at the publisher
     platform_user_id: str
-    payout: str  # USD, as people read it ("$1.51")
-    payout_usd: str  # the same as a plain number ("1.51"), for machines
+    payout_micros: int  # USD millionths
     status: str
-    reversed_at: str
+    reversed_at: datetime | None
     reversal_reason: str
     reversed_by: str
     # Review (docs/fraud.md#the-review-queue): the risk signals, when a held one is
-    # approved by itself ("" when flagged or decided), who decided, and the note.
+    # approved by itself (None when flagged or decided), who decided, and the note.
     signals: str = ""
-    review_due: str = ""
+    review_due_at: datetime | None = None
     reviewed_by: str = ""
     review_note: str = ""
-
-
-def _when(at: datetime | None) -> str:
-    return f"{at:%Y-%m-%d %H:%M}" if at else ""
 
 
 def scope(account: Account) -> str | None:
@@ -177,21 +171,20 @@ def _row(r: sa.Row) -> ConversionRow:
     return ConversionRow(
         id=r.id,
         transaction_id=r.transaction_id,
-        created_at=_when(r.created_at),
+        created_at=r.created_at,
         game=r.game,
         mission=r.title,
         mission_id=r.mission_id,
         publisher=r.publisher,
         uid=r.uid or "",
         platform_user_id=r.platform_user_id,
-        payout=format_usd(r.payout_micros),
-        payout_usd=format_money(usd(r.payout_micros), plain=True),
+        payout_micros=r.payout_micros,
         status=r.status,
-        reversed_at=_when(r.reversed_at),
+        reversed_at=r.reversed_at,
         reversal_reason=r.reversal_reason or "",
         reversed_by=r.reversed_by or "",
         signals=", ".join(r.signals or []),
-        review_due=_when(r.review_due_at),
+        review_due_at=r.review_due_at,
         reviewed_by=r.reviewed_by or "",
         review_note=r.review_note or "",
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlmodel import Session
@@ -31,7 +32,7 @@ class BlockRow:
     value: str
     note: str
     created_by: str
-    created_at: str
+    created_at: datetime
 
 
 def _normalized(kind: str, value: str) -> str:
@@ -65,10 +66,7 @@ def _normalized(kind: str, value: str) -> str:
 
 def blocklist(*, session: Session) -> list[BlockRow]:
     rows = session.execute(sa.select(_blocked).order_by(_blocked.c.id.desc())).all()
-    return [
-        BlockRow(r.id, r.kind, r.value, r.note, r.created_by, f"{r.created_at:%Y-%m-%d %H:%M}")
-        for r in rows
-    ]
+    return [BlockRow(r.id, r.kind, r.value, r.note, r.created_by, r.created_at) for r in rows]
 
 
 def block(*, session: Session, kind: str, value: str, note: str, actor: str) -> BlockRow:
@@ -87,7 +85,7 @@ def block(*, session: Session, kind: str, value: str, note: str, actor: str) -> 
         .values(kind=kind, value=value, note=note, created_by=actor[:320], created_at=now)
         .returning(_blocked.c.id)
     ).scalar_one()
-    return BlockRow(new_id, kind, value, note, actor, f"{now:%Y-%m-%d %H:%M}")
+    return BlockRow(new_id, kind, value, note, actor, now)
 
 
 def unblock(*, session: Session, entry_id: int) -> None:

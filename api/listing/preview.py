@@ -1,8 +1,8 @@
 """An offer as a publisher's player sees it, for the mission and quest editors: the card
 (thumbnail, name, description, payout, instructions, requirements, expiry) and the record
 the offers API returns for it (`GET /offerwall/offers`), rendered by the listing's own code
-with the server's `BASE_URL` in the tracking link. Payouts are in USD here; each offerwall
-sees its own currency and its own owid."""
+with the server's `BASE_URL` in the tracking link. Payouts are in USD millionths here (the
+editors write them for people); each offerwall sees its own currency and its own owid."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from api.core.money import format_usd
 from api.listing.offers import ListingOfferwall, mission_doc, quest_doc, render_offer
 from models import Mission, Quest
 
@@ -24,7 +23,7 @@ PREVIEW_OFFERWALL = ListingOfferwall(
 @dataclass(frozen=True)
 class PreviewMission:
     title: str
-    payout: str
+    payout_micros: int
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class OfferPreview:
     title: str
     description: str
     thumbnail: str
-    payout: str  # "$1.50"; a quest's is its missions' together
+    payout_micros: int  # USD millionths; a quest's is its missions' together
     instructions: str
     requirements: str
     expires: str  # "Ends on 31 Jan 2027", "Ended on …", or ""
@@ -62,13 +61,13 @@ def offer_preview(
         title=title,
         description=offer.description or "",
         thumbnail=offer.thumbnail,
-        payout=format_usd(micros),
+        payout_micros=micros,
         instructions=offer.instructions,
         requirements=offer.requirements,
         expires=_expiry(offer.expiration_date, now or datetime.now(UTC)),
         tracking_link=record["trackingLink"],
         json=json.dumps(record, indent=2, ensure_ascii=False),
-        missions=[PreviewMission(m.title, format_usd(m.payout_micros)) for m in missions],
+        missions=[PreviewMission(m.title, m.payout_micros) for m in missions],
     )
 
 

@@ -14,7 +14,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.core.money import format_usd
 from api.missions import offers
 from api.missions.forms import FormError, from_form, scalar
 from api.missions.funnels import Funnel, duration_words, mission_funnels
@@ -277,7 +276,7 @@ class OfferRow:
     id: str
     kind: str  # "mission" | "quest"
     title: str
-    payout: str
+    payout_micros: int | None  # USD millionths; None for a quest
     active: bool
     cap: str  # "3 / 100 conversions", "2 / ∞ players" (a quest's start cap)
     rule: str  # the rule in words
@@ -296,7 +295,7 @@ def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
         m.id,
         "mission",
         m.title,
-        format_usd(m.payout_micros),
+        m.payout_micros,
         m.is_active,
         f"{m.conversions} / {m.cap or '∞'} conversions",
         summary(rule_in(m)),
@@ -337,7 +336,7 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
             q.id,
             "quest",
             q.name,
-            "",
+            None,
             q.is_active,
             f"{q.starts} / {q.start_cap or '∞'} players",
             "",

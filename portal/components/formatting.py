@@ -22,6 +22,12 @@ def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def minute(moment: datetime | None) -> str:
+    """A moment to the minute, unlabelled, as the conversion lists write it:
+    "2026-01-05 14:03" ("" for none)."""
+    return f"{moment:%Y-%m-%d %H:%M}" if moment else ""
+
+
 def instant(moment: datetime) -> str:
     """A moment to the millisecond, as the event debugger lists events:
     "2026-01-05 14:03:09.250" (UTC, unlabelled)."""

@@ -5,11 +5,14 @@ studio's conversions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import reflex as rx
 
-from api.conversions import ConversionError
+from api.conversions import ConversionError, ConversionRow
 from api.conversions import ledger as conversions
 from models import ConversionStatus, Role
+from portal.components.formatting import minute, usd
 from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.paging import Paged
 
@@ -19,8 +22,56 @@ MANAGERS = (Role.STAFF, Role.DESIGNER)
 STATUSES = ["approved", "pending", "rejected", "reversed"]
 
 
+@dataclass(frozen=True)
+class ConversionLine:
+    """A conversion as the Conversions page and the review queue show it
+    (`ledger.ConversionRow` with its moments and payout written)."""
+
+    id: int
+    transaction_id: str
+    created_at: str
+    game: str
+    mission: str
+    mission_id: str
+    publisher: str
+    uid: str
+    platform_user_id: str
+    payout: str  # "$1.51"
+    status: str
+    reversed_at: str
+    reversal_reason: str
+    reversed_by: str
+    signals: str
+    review_due: str
+    reviewed_by: str
+    review_note: str
+
+
+def conversion_line(row: ConversionRow) -> ConversionLine:
+    return ConversionLine(
+        id=row.id,
+        transaction_id=row.transaction_id,
+        created_at=minute(row.created_at),
+        game=row.game,
+        mission=row.mission,
+        mission_id=row.mission_id,
+        publisher=row.publisher,
+        uid=row.uid,
+        platform_user_id=row.platform_user_id,
+        payout=usd(row.payout_micros),
+        status=row.status,
+        reversed_at=minute(row.reversed_at),
+        reversal_reason=row.reversal_reason,
+        reversed_by=row.reversed_by,
+        signals=row.signals,
+        review_due=minute(row.review_due_at),
+        reviewed_by=row.reviewed_by,
+        review_note=row.review_note,
+    )
+
+
 class ConversionsState(Paged, AuthState):
-    rows: list[conversions.ConversionRow] = []
+    rows: list[ConversionLine] = []
     status_filter: str = ""
     # The conversion in the reverse dialog, and what the dialog says about it.
     reversing: str = ""
@@ -43,7 +94,7 @@ class ConversionsState(Paged, AuthState):
             ),
             *MANAGERS,
         )
-        self._show(found)
+        self._show(found, conversion_line)
 
     @rx.event
     def start_reverse(self, transaction_id: str):

@@ -9,6 +9,7 @@ studio's conversions. The blocklist and the offerwalls' rules are read and chang
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
@@ -29,7 +30,9 @@ from api.fraud import (
 from api.reports import fraud_page
 from models import ConversionStatus, Role
 from portal.backend import settings
+from portal.components.formatting import minute
 from portal.state.auth import SUBMITTED, AuthState, refusals
+from portal.state.conversions import ConversionLine, conversion_line
 from portal.state.paging import Paged
 
 MANAGERS = (Role.STAFF, Role.DESIGNER)
@@ -48,9 +51,26 @@ def _summary(verb: str, done: Decided) -> str:
     return text + "."
 
 
+@dataclass(frozen=True)
+class BlockLine:
+    """A blocklist entry as the page lists it (`blocklist.BlockRow` with its moment
+    written)."""
+
+    id: int
+    kind: str
+    value: str
+    note: str
+    created_by: str
+    created_at: str
+
+
+def block_line(row: blocklist.BlockRow) -> BlockLine:
+    return BlockLine(row.id, row.kind, row.value, row.note, row.created_by, minute(row.created_at))
+
+
 class FraudState(Paged, AuthState):
     # The review queue: held (pending) conversions, and the ones ticked on this page.
-    rows: list[conversions.ConversionRow] = []
+    rows: list[ConversionLine] = []
     selected: list[str] = []
     # The conversions in the reject dialog (one row's, or the selection).
     rejecting: list[str] = []
@@ -68,7 +88,7 @@ class FraudState(Paged, AuthState):
     flags: list[FlagRow] = []
     # Staff only: filled when the account is staff's, and shown only then.
     is_staff: bool = False
-    blocks: list[blocklist.BlockRow] = []
+    blocks: list[BlockLine] = []
     block_errors: dict[str, str] = {}
     walls: list[OfferwallRules] = []
     rules_errors: dict[str, str] = {}
@@ -111,7 +131,7 @@ class FraudState(Paged, AuthState):
             ),
             *MANAGERS,
         )
-        self._show(found)
+        self._show(found, conversion_line)
         shown = {r.transaction_id for r in self.rows}
         self.selected = [t for t in self.selected if t in shown]
 
@@ -124,7 +144,8 @@ class FraudState(Paged, AuthState):
             walls = offerwall_rules(session=s, policy=_policy())
             return found, True, blocks, walls
 
-        found, self.is_staff, self.blocks, self.walls = await self._run(read, *MANAGERS)
+        found, self.is_staff, blocks, self.walls = await self._run(read, *MANAGERS)
+        self.blocks = [block_line(b) for b in blocks]
         self.held, self.refused = found.held, found.refused
         self.reasons, self.days, self.flags = found.reasons, found.days, found.flags
         self.ips, self.networks, self.uids = found.ips, found.networks, found.uids

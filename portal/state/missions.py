@@ -4,6 +4,7 @@ quest builder live in offer_editors.py."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
@@ -13,6 +14,7 @@ from api.accounts import Account
 from api.missions import OfferError, designer, form_values, offers
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
+from portal.components.formatting import usd
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
 from portal.state.offer_editors import EditorState, QuestState
@@ -23,8 +25,48 @@ __all__ = ["OS_CHOICES", "EditorState", "MissionsState", "QuestState", "RuleTest
 OS_CHOICES = list(OPERATING_SYSTEMS)
 
 
+@dataclass(frozen=True)
+class OfferLine:
+    """A mission or quest as the list shows it (`designer.OfferRow` with its payout
+    written; "" for a quest)."""
+
+    id: str
+    kind: str
+    title: str
+    payout: str
+    active: bool
+    cap: str
+    rule: str
+    quest: str
+    quest_id: str
+    clicks: str
+    started: str
+    in_progress: str
+    completed: str
+    median_time: str
+
+
+def offer_line(row: designer.OfferRow) -> OfferLine:
+    return OfferLine(
+        id=row.id,
+        kind=row.kind,
+        title=row.title,
+        payout="" if row.payout_micros is None else usd(row.payout_micros),
+        active=row.active,
+        cap=row.cap,
+        rule=row.rule,
+        quest=row.quest,
+        quest_id=row.quest_id,
+        clicks=row.clicks,
+        started=row.started,
+        in_progress=row.in_progress,
+        completed=row.completed,
+        median_time=row.median_time,
+    )
+
+
 class MissionsState(GameScoped):
-    rows: list[designer.OfferRow] = []
+    rows: list[OfferLine] = []
 
     @rx.event
     @refusals()
@@ -32,9 +74,8 @@ class MissionsState(GameScoped):
         return await self._load_game_page()
 
     async def _fetch(self) -> None:
-        self.rows = await self._on_game(
-            lambda s, g, _a: designer.game_offers(session=s, game_id=g.id)
-        )
+        found = await self._on_game(lambda s, g, _a: designer.game_offers(session=s, game_id=g.id))
+        self.rows = [offer_line(row) for row in found]
 
     @rx.event
     @refusals()

@@ -7,6 +7,7 @@ A state using it declares `errors` and implements `_save(fields)`: the save itse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import reflex as rx
@@ -17,9 +18,51 @@ from api.missions import PICKERS, TYPED, OfferError
 from models import Mission, Quest
 from portal import routes
 from portal.backend import settings
+from portal.components.formatting import usd
 from portal.state.auth import SUBMITTED, refusals
 
-NO_PREVIEW = OfferPreview(
+
+@dataclass(frozen=True)
+class PreviewMissionLine:
+    title: str
+    payout: str  # "$1.50"
+
+
+@dataclass(frozen=True)
+class PreviewCard:
+    """The preview as the editors show it (`preview.OfferPreview` with its payouts
+    written)."""
+
+    kind: str
+    title: str
+    description: str
+    thumbnail: str
+    payout: str  # "$1.50"; a quest's is its missions' together
+    instructions: str
+    requirements: str
+    expires: str
+    tracking_link: str
+    json: str
+    missions: list[PreviewMissionLine] = field(default_factory=list)
+
+
+def preview_card(preview: OfferPreview) -> PreviewCard:
+    return PreviewCard(
+        kind=preview.kind,
+        title=preview.title,
+        description=preview.description,
+        thumbnail=preview.thumbnail,
+        payout=usd(preview.payout_micros),
+        instructions=preview.instructions,
+        requirements=preview.requirements,
+        expires=preview.expires,
+        tracking_link=preview.tracking_link,
+        json=preview.json,
+        missions=[PreviewMissionLine(m.title, usd(m.payout_micros)) for m in preview.missions],
+    )
+
+
+NO_PREVIEW = PreviewCard(
     kind="",
     title="",
     description="",
@@ -42,7 +85,7 @@ def _chips(codes: list[str]) -> list[dict[str, str]]:
 
 
 class OfferEditing(rx.State, mixin=True):
-    preview: OfferPreview = NO_PREVIEW
+    preview: PreviewCard = NO_PREVIEW
     show_json: bool = False
     operating_systems: list[str] = []
     countries_include: list[str] = []
@@ -89,7 +132,7 @@ class OfferEditing(rx.State, mixin=True):
         if offer is None:
             self.preview, self.offer_name, self.offer_active = NO_PREVIEW, "", False
             return
-        self.preview = offer_preview(offer, missions, base_url=settings().base_url)
+        self.preview = preview_card(offer_preview(offer, missions, base_url=settings().base_url))
         self.offer_name, self.offer_active = self.preview.title, offer.is_active
 
     def _fill_targeting(self, values: dict[str, str]) -> None:

@@ -4,7 +4,6 @@ reset link, a designer's studio; and every function refuses an account that is n
 from __future__ import annotations
 
 import pytest
-from portal.state.accounts import UserLine, user_line
 from sqlmodel import select
 
 from api.accounts import Account, Forbidden, IpThrottle, account_for
@@ -14,6 +13,7 @@ from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
 from api.core.db import new_session, write_session
 from api.publishers import signup_publisher
 from models import MailMessage, Role, User
+from portal.state.accounts import UserLine, user_line
 from tests.factories import PASSWORD, make_studio, make_user
 
 

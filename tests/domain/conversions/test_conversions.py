@@ -23,6 +23,7 @@ from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user
 from models.tables import postback as _postback
 from models.types import utcnow
+from portal.state.conversions import conversion_line
 from tests.factories import (
     make_account,
     make_conversion,
@@ -137,7 +138,7 @@ def test_a_reversal_marks_the_conversion_and_queues_one_reversal_postback(engine
         REASON,
         "ops@example.com",
     )
-    assert row.reversed_at != ""
+    assert conversion_line(row).reversed_at != ""
     assert _status(engine, sold.transaction_id) == ConversionStatus.REVERSED
     assert _status(engine, sold.other_transaction_id) == ConversionStatus.APPROVED
     # The conversion's own postback, and one reversal of the same conversion.

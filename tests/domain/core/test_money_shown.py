@@ -27,6 +27,8 @@ from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow
 from portal.state.catalog import catalog_card
+from portal.state.conversions import conversion_line
+from portal.state.offer_editing import preview_card
 from tests.factories import (
     make_account,
     make_conversion,
@@ -85,7 +87,8 @@ def odd(engine: Engine, box: SecretBox) -> Odd:
 
 
 def test_the_editors_preview_shows_the_payout_rounded_up(odd):
-    assert offer_preview(odd.mission, base_url="https://qw.example").payout == "$1.51"
+    preview = offer_preview(odd.mission, base_url="https://qw.example")
+    assert preview_card(preview).payout == "$1.51"
 
 
 def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, odd):
@@ -103,7 +106,7 @@ def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, o
 def test_the_conversions_list_shows_dollars_rounded_up(engine, odd):
     with new_session(engine) as session:
         (row,) = conversions.search(session=session, studio_id=None).rows
-    assert row.payout == "$1.51"
+    assert conversion_line(row).payout == "$1.51"
 
 
 def test_the_report_and_its_csv_round_a_half_cent_up(engine, odd):

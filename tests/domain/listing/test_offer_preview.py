@@ -14,6 +14,7 @@ from api.listing import offer_preview
 from api.missions import OfferError
 from api.missions.designer import game_offers, quest_builder
 from models import Mission, Quest
+from portal.state.offer_editing import preview_card
 from tests.factories import make_game, make_mission, make_quest, mission_data
 
 BASE = "https://play.questwall.example"
@@ -34,7 +35,11 @@ def test_a_mission_preview_is_the_card_and_the_api_record_with_the_real_base_url
         payout="1.5",
     )
     preview = offer_preview(mission, base_url=BASE, now=NOW)
-    assert (preview.kind, preview.title, preview.payout) == ("mission", "Kill 10", "$1.50")
+    assert (preview.kind, preview.title, preview_card(preview).payout) == (
+        "mission",
+        "Kill 10",
+        "$1.50",
+    )
     assert preview.description == "Ten in one game."
     assert preview.thumbnail == "https://cdn.example/kill.png"
     assert (preview.instructions, preview.requirements) == ("Play ranked.", "Level 5")
@@ -68,13 +73,14 @@ def test_a_quest_preview_lists_its_missions_and_their_payouts_together(engine, b
         )
         assert stored is not None
         preview = offer_preview(stored, missions, base_url=BASE)
-    assert (preview.kind, preview.title, preview.payout, preview.expires) == (
+    card = preview_card(preview)
+    assert (preview.kind, preview.title, card.payout, preview.expires) == (
         "quest",
         "The lair",
         "$3.50",
         "",
     )
-    assert [(m.title, m.payout) for m in preview.missions] == [("Gate", "$1.00"), ("Boss", "$2.50")]
+    assert [(m.title, m.payout) for m in card.missions] == [("Gate", "$1.00"), ("Boss", "$2.50")]
     record = json.loads(preview.json)
     assert record["trackingLink"] == f"{BASE}/quests/{quest.id}?owid=<owid>"
     assert [m["payout"] for m in record["missions"]] == [1.0, 2.5]
