@@ -1,11 +1,13 @@
 """The events anti-cheat rules set aside (docs/fraud.md#anti-cheat-rules): the Fraud page
 lists them, and the game's live debugger (`api/ingest/debugger.py`) shows a game's or a
-user's. Staff see everything; a designer what concerns their studio's games.
+user's. Staff see everything; a designer what concerns their studio's games. The rows
+carry the moment each was set aside; the portal writes it (portal/state/fraud.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlmodel import Session
@@ -19,7 +21,7 @@ _game: sa.Table = Game.__table__  # type: ignore[attr-defined]
 
 @dataclass(frozen=True)
 class FlagRow:
-    at: str
+    at: datetime
     mission: str
     user_id: str
     event: str
@@ -55,6 +57,6 @@ def cheat_flags(
     if user_id:
         query = query.where(_cheat_flag.c.user_id == user_id)
     return [
-        FlagRow(f"{r.created_at:%Y-%m-%d %H:%M:%S}", r.title, r.user_id, r.event, r.rule, r.detail)
+        FlagRow(r.created_at, r.title, r.user_id, r.event, r.rule, r.detail)
         for r in session.execute(query)
     ]

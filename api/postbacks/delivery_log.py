@@ -1,7 +1,8 @@
 """What the publisher's workspace shows of its postbacks (docs/publisher-integration.md#delivery):
 the endpoint's health for the banner (`endpoint_health`: paused, failing, the last
 errors), the delivery log searched and paged (`delivery_log`), each postback's attempts,
-and resend. Ownership is decided by the caller (api/accounts/access.py), except for
+and resend. The rows carry moments and amounts; the portal writes them for people
+(portal/state/workspace.py, portal/state/postbacks.py). Ownership is decided by the caller (api/accounts/access.py), except for
 `resend_postback`, which asks it; these functions take the offerwall they act on and
 check that rows belong to it."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 
 import sqlalchemy as sa
 from sqlalchemy import Engine
@@ -16,7 +18,7 @@ from sqlmodel import Session, col, select
 
 from api.accounts import Account, offerwall_for
 from api.core.db import new_session
-from api.core.money import format_money, in_currency
+from api.core.money import in_currency
 from api.core.paging import Window, paged
 from api.postbacks import endpoint as endpoints
 from api.postbacks import outbox
@@ -28,7 +30,7 @@ from models import Click, Conversion, Mission, Offerwall, Postback, PostbackAtte
 class EndpointFailure:
     """One failed attempt as the workspace's banner lists it."""
 
-    at: str
+    at: datetime
     answer: str  # "HTTP 500", or "No answer" when none came
     detail: str  # the error, or the start of the answer
 
@@ -36,10 +38,10 @@ class EndpointFailure:
 @dataclass(frozen=True)
 class EndpointHealth:
     """How the offerwall's postback endpoint is doing: paused (since when, how many
-    postbacks wait), failing (failures in a row), or neither (every field empty)."""
+    postbacks wait), failing (failures in a row), or neither (no moments, no counts)."""
 
-    paused_since: str
-    failing_since: str
+    paused_since: datetime | None
+    failing_since: datetime | None
     failures: int
     waiting: int
     errors: list[EndpointFailure]
@@ -49,18 +51,18 @@ def endpoint_health(*, session: Session, offerwall: Offerwall) -> EndpointHealth
     """What the workspace's banner says; reads the attempts only when something failed."""
     paused, failing = offerwall.deliveries_paused_at, offerwall.failing_since
     if paused is None and offerwall.consecutive_failures == 0:
-        return EndpointHealth("", "", 0, 0, [])
+        return EndpointHealth(None, None, 0, 0, [])
     errors = [
         EndpointFailure(
-            at=_when(failed.started_at),
+            at=failed.started_at,
             answer="No answer" if failed.status_code is None else f"HTTP {failed.status_code}",
             detail=failed.error,
         )
         for failed in endpoints.last_errors(session, offerwall.id)
     ]
     return EndpointHealth(
-        paused_since=_when(paused),
-        failing_since=_when(failing),
+        paused_since=paused,
+        failing_since=failing,
         failures=offerwall.consecutive_failures,
         waiting=endpoints.waiting(session, offerwall),
         errors=errors,
@@ -76,17 +78,19 @@ class DeliveryRow:
     uid: str  # the player's id the publisher sent in the tracking link
     clickid: str
     mission: str
-    payout: str
+    payout: Decimal  # in the offerwall's currency
+    currency_decimals: int
+    currency_code: str
     status: str
     attempts: int
-    created_at: str
-    next_attempt_at: str
+    created_at: datetime
+    next_attempt_at: datetime | None  # a pending postback's next attempt; None otherwise
     last_status: str
 
 
 @dataclass(frozen=True)
 class AttemptRow:
-    started_at: str
+    started_at: datetime
     status_code: str
     duration_ms: int
     answer: str
@@ -150,19 +154,17 @@ def delivery_log(
                 uid=uid or "",
                 clickid=clickid or "",
                 mission=title,
-                payout=format_money(
-                    in_currency(
-                        micros,
-                        exchange_rate=offerwall.exchange_rate,
-                        decimals=offerwall.currency_decimals,
-                    ),
+                payout=in_currency(
+                    micros,
+                    exchange_rate=offerwall.exchange_rate,
                     decimals=offerwall.currency_decimals,
-                    code=offerwall.currency_code,
                 ),
+                currency_decimals=offerwall.currency_decimals,
+                currency_code=offerwall.currency_code,
                 status=pb.status,
                 attempts=pb.attempts,
-                created_at=_when(pb.created_at),
-                next_attempt_at=_when(pb.next_attempt_at) if pb.status == "pending" else "",
+                created_at=pb.created_at,
+                next_attempt_at=pb.next_attempt_at if pb.status == "pending" else None,
                 last_status="" if code is None else str(code),
             )
             for pb, txn, conversion_status, micros, title, code, uid, clickid in rows
@@ -202,7 +204,7 @@ def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:
     ).all()
     return [
         AttemptRow(
-            started_at=_when(a.started_at),
+            started_at=a.started_at,
             status_code="" if a.status_code is None else str(a.status_code),
             duration_ms=a.duration_ms,
             answer=a.body_excerpt or "",
@@ -211,7 +213,3 @@ def attempts(*, session: Session, postback: Postback) -> list[AttemptRow]:
         )
         for a in found
     ]
-
-
-def _when(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""

@@ -2,7 +2,8 @@
 publisher's account, newest first, filtered by status and searched (`list_publishers`),
 and how many there are in each status (`status_counts`). Acting on one (approve, reject,
 suspend, reinstate) is api/publishers/offerwalls.py's; the page's access check is the
-caller's (api/accounts/access.py)."""
+caller's (api/accounts/access.py). The rows carry the moment each applied; the portal
+writes it (portal/state/publishers.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class PublisherRow:
     email: str
     status: str
     owid: str
-    created_at: str
+    created_at: datetime
     rejection_reason: str
 
 
@@ -68,10 +69,6 @@ def _row(offerwall: Offerwall, email: str | None) -> PublisherRow:
         email=email or "",
         status=offerwall.status,
         owid=offerwall.owid or "",
-        created_at=_when(offerwall.created_at),
+        created_at=offerwall.created_at,
         rejection_reason=offerwall.rejection_reason or "",
     )
-
-
-def _when(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""

@@ -22,10 +22,26 @@ def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def exact(moment: datetime | None) -> str:
+    """A moment to the second, in UTC, as the postback pages and the staff's publisher
+    list write it: "2026-01-05 14:03:09 UTC" ("" for none)."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def minute(moment: datetime | None) -> str:
     """A moment to the minute, unlabelled, as the conversion lists write it:
     "2026-01-05 14:03" ("" for none)."""
     return f"{moment:%Y-%m-%d %H:%M}" if moment else ""
+
+
+def second(moment: datetime) -> str:
+    """A moment to the second, unlabelled, as the events set aside are listed:
+    "2026-01-05 14:03:09" (UTC)."""
+    return f"{moment:%Y-%m-%d %H:%M:%S}"
 
 
 def instant(moment: datetime) -> str:

@@ -15,12 +15,12 @@ from sqlmodel import Session
 
 from api.accounts import Account
 from api.core.refusals import DomainError
-from api.fraud import FlagRow
 from api.ingest import debugger
 from models import Game
 from portal import activity
 from portal.components.formatting import instant
 from portal.state.auth import refusals
+from portal.state.fraud import FlagLine, flag_line
 from portal.state.games import GameScoped
 
 FULL_REFRESH_SECONDS = 10
@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 
 # The debugger's rows as the page lists them: `api.ingest.debugger`'s, each moment written
-# to the millisecond.
+# to the millisecond (the events set aside are the Fraud page's `FlagLine`s, to the second).
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class DebuggerState(GameScoped):
     identifiers: list[IdentifierLine] = []
     rejected: list[RejectionLine] = []
     refused: list[RefusedLine] = []
-    set_aside: list[FlagRow] = []
+    set_aside: list[FlagLine] = []
     _seen: int = -1
     _fetched_at: float = 0.0
 
@@ -115,7 +115,8 @@ class DebuggerState(GameScoped):
                 debugger.refused_requests(session=session, game_id=game.id),
             )
 
-        events, identifiers, rejected, self.set_aside, refused = await self._on_game(work)
+        events, identifiers, rejected, set_aside, refused = await self._on_game(work)
+        self.set_aside = [flag_line(f) for f in set_aside]
         self.events = _lines(events, EventLine, ("time", "received"))
         self.identifiers = _lines(identifiers, IdentifierLine, ("updated",))
         self.rejected = _lines(rejected, RejectionLine, ("at",))

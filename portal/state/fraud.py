@@ -30,7 +30,7 @@ from api.fraud import (
 from api.reports import fraud_page
 from models import ConversionStatus, Role
 from portal.backend import settings
-from portal.components.formatting import minute
+from portal.components.formatting import minute, second
 from portal.state.auth import SUBMITTED, AuthState, refusals
 from portal.state.conversions import ConversionLine, conversion_line
 from portal.state.paging import Paged
@@ -68,6 +68,23 @@ def block_line(row: blocklist.BlockRow) -> BlockLine:
     return BlockLine(row.id, row.kind, row.value, row.note, row.created_by, minute(row.created_at))
 
 
+@dataclass(frozen=True)
+class FlagLine:
+    """An event an anti-cheat rule set aside, as the Fraud page and the game's debugger
+    list it (`FlagRow` with its moment written, to the second)."""
+
+    at: str
+    mission: str
+    user_id: str
+    event: str
+    rule: str
+    detail: str
+
+
+def flag_line(row: FlagRow) -> FlagLine:
+    return FlagLine(second(row.at), row.mission, row.user_id, row.event, row.rule, row.detail)
+
+
 class FraudState(Paged, AuthState):
     # The review queue: held (pending) conversions, and the ones ticked on this page.
     rows: list[ConversionLine] = []
@@ -85,7 +102,7 @@ class FraudState(Paged, AuthState):
     ips: list[fraud_page.Count] = []
     networks: list[fraud_page.Count] = []
     uids: list[fraud_page.Count] = []
-    flags: list[FlagRow] = []
+    flags: list[FlagLine] = []
     # Staff only: filled when the account is staff's, and shown only then.
     is_staff: bool = False
     blocks: list[BlockLine] = []
@@ -147,7 +164,8 @@ class FraudState(Paged, AuthState):
         found, self.is_staff, blocks, self.walls = await self._run(read, *MANAGERS)
         self.blocks = [block_line(b) for b in blocks]
         self.held, self.refused = found.held, found.refused
-        self.reasons, self.days, self.flags = found.reasons, found.days, found.flags
+        self.reasons, self.days = found.reasons, found.days
+        self.flags = [flag_line(f) for f in found.flags]
         self.ips, self.networks, self.uids = found.ips, found.networks, found.uids
 
     # --- choosing conversions ----------------------------------------------------------

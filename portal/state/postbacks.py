@@ -4,6 +4,7 @@ postback, the signing secret) and the delivery log."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import reflex as rx
 from sqlmodel import Session
@@ -18,7 +19,7 @@ from api.publishers import offerwalls
 from models import Offerwall, Role
 from models.types import utcnow
 from portal.backend import box, engine, off_loop, settings
-from portal.components.formatting import when
+from portal.components.formatting import exact, money, when
 from portal.state.auth import SUBMITTED, refusals
 from portal.state.paging import Paged
 from portal.state.workspace import OfferwallScoped
@@ -204,13 +205,70 @@ class PostbackState(OfferwallScoped):
         )
 
 
+@dataclass(frozen=True)
+class DeliveryLine:
+    """A postback as the delivery log lists it (`deliveries.DeliveryRow` with its moments
+    and payout written)."""
+
+    id: int
+    kind: str
+    conversion_status: str
+    transaction_id: str
+    uid: str
+    clickid: str
+    mission: str
+    payout: str  # "15.1 TKN", in the offerwall's currency
+    status: str
+    attempts: int
+    created_at: str
+    next_attempt_at: str  # "" unless pending
+    last_status: str
+
+
+def delivery_line(row: deliveries.DeliveryRow) -> DeliveryLine:
+    return DeliveryLine(
+        id=row.id,
+        kind=row.kind,
+        conversion_status=row.conversion_status,
+        transaction_id=row.transaction_id,
+        uid=row.uid,
+        clickid=row.clickid,
+        mission=row.mission,
+        payout=money(row.payout, decimals=row.currency_decimals, code=row.currency_code),
+        status=row.status,
+        attempts=row.attempts,
+        created_at=exact(row.created_at),
+        next_attempt_at=exact(row.next_attempt_at),
+        last_status=row.last_status,
+    )
+
+
+@dataclass(frozen=True)
+class AttemptLine:
+    """One attempt as the side panel lists it (`deliveries.AttemptRow` with its moment
+    written)."""
+
+    started_at: str
+    status_code: str
+    duration_ms: int
+    answer: str
+    error: str
+    sent: bool
+
+
+def attempt_line(row: deliveries.AttemptRow) -> AttemptLine:
+    return AttemptLine(
+        exact(row.started_at), row.status_code, row.duration_ms, row.answer, row.error, row.sent
+    )
+
+
 class DeliveryState(Paged, OfferwallScoped):
-    rows: list[deliveries.DeliveryRow] = []
+    rows: list[DeliveryLine] = []
     # The postback opened in the side panel.
     open_id: int = 0
     open_url: str = ""
     open_status: str = ""
-    attempts: list[deliveries.AttemptRow] = []
+    attempts: list[AttemptLine] = []
 
     @rx.event
     @refusals()
@@ -231,7 +289,7 @@ class DeliveryState(Paged, OfferwallScoped):
                 session=session, offerwall=offerwall, status=status, search=search, page=page
             )
 
-        self._show(await self._on_offerwall(work))
+        self._show(await self._on_offerwall(work), delivery_line)
 
     @rx.event
     @refusals()
@@ -248,7 +306,7 @@ class DeliveryState(Paged, OfferwallScoped):
             postback.url or "",
             postback.status,
         )
-        self.attempts = attempts
+        self.attempts = [attempt_line(a) for a in attempts]
         return None
 
     @rx.event

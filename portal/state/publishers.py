@@ -5,6 +5,7 @@ workspace is portal/state/workspace.py.)"""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import reflex as rx
 from sqlmodel import Session
@@ -13,6 +14,7 @@ from api.accounts import Account
 from api.publishers import OfferwallError, offerwalls, staff_queue
 from models import Offerwall, Role
 from portal.backend import box
+from portal.components.formatting import exact
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
@@ -35,8 +37,38 @@ STEPS: dict[str, tuple[Change, str]] = {
 }
 
 
+@dataclass(frozen=True)
+class PublisherLine:
+    """A publisher as staff's list shows it (`staff_queue.PublisherRow` with its moment
+    written)."""
+
+    id: str
+    company: str
+    website: str
+    contact: str
+    email: str
+    status: str
+    owid: str
+    created_at: str
+    rejection_reason: str
+
+
+def publisher_line(row: staff_queue.PublisherRow) -> PublisherLine:
+    return PublisherLine(
+        id=row.id,
+        company=row.company,
+        website=row.website,
+        contact=row.contact,
+        email=row.email,
+        status=row.status,
+        owid=row.owid,
+        created_at=exact(row.created_at),
+        rejection_reason=row.rejection_reason,
+    )
+
+
 class StaffState(Paged, AuthState):
-    rows: list[staff_queue.PublisherRow] = []
+    rows: list[PublisherLine] = []
     counts: dict[str, int] = {}
     status_filter: str = "pending"
     # The publisher in the reject dialog.
@@ -60,7 +92,7 @@ class StaffState(Paged, AuthState):
             return found, staff_queue.status_counts(session=session)
 
         found, counts = await self._run(work, Role.STAFF)
-        self._show(found)
+        self._show(found, publisher_line)
         self.counts = {s: counts.get(s, 0) for s in STATUSES}
 
     async def _act(

@@ -8,6 +8,7 @@ the server decides which offerwall an event acts on (access.offerwall_for)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import reflex as rx
@@ -21,7 +22,7 @@ from api.publishers import offerwalls
 from models import Offerwall, OfferwallStatus, Role
 from portal import routes
 from portal.backend import box, settings
-from portal.components.formatting import when
+from portal.components.formatting import exact, when
 from portal.state.auth import SUBMITTED, AuthState, refusals
 
 T = TypeVar("T")
@@ -34,6 +35,38 @@ def duration_text(seconds: float) -> str:
             count = int(seconds // size)
             return f"{count} {unit}" + ("" if count == 1 else "s")
     return f"{seconds:g} seconds"
+
+
+@dataclass(frozen=True)
+class FailureLine:
+    """A failed attempt as the banner lists it (`deliveries.EndpointFailure` with its
+    moment written)."""
+
+    at: str
+    answer: str  # "HTTP 500", or "No answer" when none came
+    detail: str
+
+
+@dataclass(frozen=True)
+class HealthLine:
+    """The endpoint's health as the banner says it (`deliveries.EndpointHealth` with its
+    moments written: "" for none)."""
+
+    paused_since: str
+    failing_since: str
+    failures: int
+    waiting: int
+    errors: list[FailureLine]
+
+
+def health_line(health: deliveries.EndpointHealth) -> HealthLine:
+    return HealthLine(
+        paused_since=exact(health.paused_since),
+        failing_since=exact(health.failing_since),
+        failures=health.failures,
+        waiting=health.waiting,
+        errors=[FailureLine(exact(e.at), e.answer, e.detail) for e in health.errors],
+    )
 
 
 class OfferwallScoped(AuthState):
@@ -52,7 +85,7 @@ class OfferwallScoped(AuthState):
     failing_since: str = ""
     failures: int = 0
     waiting: int = 0
-    last_errors: list[deliveries.EndpointFailure] = []
+    last_errors: list[FailureLine] = []
     # How long every attempt must fail before deliveries pause (POSTBACK_PAUSE_AFTER_SECONDS).
     pause_after: str = ""
 
@@ -103,11 +136,12 @@ class OfferwallScoped(AuthState):
         return None, wall
 
     def _show_health(self, health: deliveries.EndpointHealth) -> None:
-        self.paused_since, self.failing_since = health.paused_since, health.failing_since
+        shown = health_line(health)
+        self.paused_since, self.failing_since = shown.paused_since, shown.failing_since
         self.failures, self.waiting, self.last_errors = (
-            health.failures,
-            health.waiting,
-            health.errors,
+            shown.failures,
+            shown.waiting,
+            shown.errors,
         )
         self.pause_after = duration_text(settings().postback_pause_after_seconds)
 

@@ -29,6 +29,7 @@ from models.types import utcnow
 from portal.state.catalog import catalog_card
 from portal.state.conversions import conversion_line
 from portal.state.offer_editing import preview_card
+from portal.state.postbacks import delivery_line
 from tests.factories import (
     make_account,
     make_conversion,
@@ -100,7 +101,7 @@ def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, o
         (delivery,) = deliveries.delivery_log(session=session, offerwall=odd.wall).rows
     card = catalog_card(offer)
     assert (card.payout, card.payout_usd) == ("15.1 TKN", "$1.51")
-    assert delivery.payout == "15.1 TKN"
+    assert delivery_line(delivery).payout == "15.1 TKN"
 
 
 def test_the_conversions_list_shows_dollars_rounded_up(engine, odd):

@@ -21,6 +21,7 @@ from api.postbacks import delivery_log as deliveries
 from api.postbacks import outbox as postbacks
 from api.postbacks.endpoint import EndpointError
 from models import Offerwall
+from portal.state.postbacks import attempt_line, delivery_line
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.outbox import run_once
 from tests.receiver import running_receiver
@@ -73,7 +74,7 @@ def test_the_log_lists_the_offerwalls_postbacks_newest_first_with_their_last_ans
     assert (log.total, log.page, log.pages) == (2, 1, 1)
     by_status = {row.status: row for row in log.rows}
     assert set(by_status) == {"pending", "delivered"}
-    pending, delivered = by_status["pending"], by_status["delivered"]
+    pending, delivered = delivery_line(by_status["pending"]), delivery_line(by_status["delivered"])
     assert (pending.last_status, pending.attempts) == ("500", 1) and pending.next_attempt_at
     assert (delivered.last_status, delivered.next_attempt_at) == ("200", "")
     assert delivered.payout == "150 GEM" and delivered.mission == "Kill 10 players in one game"
@@ -208,7 +209,7 @@ def test_attempts_list_every_try_in_order_and_whether_it_was_sent(
         ("503", "try again", True),
         ("200", "ok", True),
     ]
-    assert tries[0].started_at <= tries[1].started_at
+    assert attempt_line(tries[0]).started_at <= attempt_line(tries[1]).started_at
     assert [(a.status_code, a.sent, a.error) for a in never] == [
         ("", False, "the offerwall has no postback URL")
     ]

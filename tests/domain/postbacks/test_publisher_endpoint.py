@@ -19,6 +19,7 @@ from api.postbacks import endpoint as endpoints
 from api.postbacks import signing_secret
 from api.publishers import offerwalls
 from models import Offerwall, Postback, PostbackStatus
+from portal.state.workspace import HealthLine, health_line
 from tests.domain.accounts.test_accounts import PASSWORD, sign_in, signup
 from tests.domain.publishers.test_publisher_use_cases import _publisher
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
@@ -58,11 +59,12 @@ def _wall(engine: Engine, offerwall_id: str) -> Offerwall:
         return wall
 
 
-def _health(engine: Engine, offerwall_id: str) -> deliveries.EndpointHealth:
+def _health(engine: Engine, offerwall_id: str) -> HealthLine:
+    """The endpoint's health as the workspace's banner says it."""
     with new_session(engine) as session:
         wall = session.get(Offerwall, offerwall_id)
         assert wall is not None
-        return deliveries.endpoint_health(session=session, offerwall=wall)
+        return health_line(deliveries.endpoint_health(session=session, offerwall=wall))
 
 
 def _deliver(engine: Engine, box: SecretBox, settings: Settings) -> None:
@@ -125,7 +127,7 @@ def test_only_the_offerwalls_own_publisher_or_staff_see_its_secret(engine, box):
 
 def test_a_healthy_endpoint_has_nothing_to_say(engine, box):
     wall = make_paying_offerwall(engine, box)
-    assert _health(engine, wall.id) == deliveries.EndpointHealth("", "", 0, 0, [])
+    assert _health(engine, wall.id) == HealthLine("", "", 0, 0, [])
 
 
 def test_failures_then_a_pause_show_what_waits_and_the_last_errors(
@@ -199,4 +201,4 @@ def test_a_resume_sends_what_waited_to_the_fixed_url_once(engine, box, mission_i
     assert len(set(fixed.requests)) == 3  # each postback once
     with new_session(engine) as session:
         assert {session.get(Postback, i).status for i in ids} == {PostbackStatus.DELIVERED}
-    assert _health(engine, wall.id) == deliveries.EndpointHealth("", "", 0, 0, [])
+    assert _health(engine, wall.id) == HealthLine("", "", 0, 0, [])
