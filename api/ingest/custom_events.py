@@ -28,7 +28,7 @@ from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.geo import CountryLookup
 from api.core.ratelimit import RateLimiter
 from api.fraud import Policy
-from api.ingest import refused_requests as refusals
+from api.ingest import refused_requests
 from api.ingest._event_store import insert_events
 from api.ingest._group_commit import PerLoop
 from api.ingest._identifiers import apply_identifiers, lock_batch_users
@@ -471,7 +471,7 @@ def _maybe_prune(engine: Engine, settings: Settings) -> None:
 
 def prune_expired(*, engine: Engine, settings: Settings) -> int:
     """Delete signed-request records past any valid resend, idempotency keys past 24 h,
-    and refused requests kept for the debugger past theirs (`refusals.RETENTION`)."""
+    and refused requests kept for the debugger past theirs (`refused_requests.RETENTION`)."""
     now = utcnow()
     # A request signed up to `window` in the future stays valid until 2 × window from now.
     signed_cutoff = now - timedelta(seconds=2 * settings.signature_window_seconds + 60)
@@ -479,5 +479,5 @@ def prune_expired(*, engine: Engine, settings: Settings) -> int:
     with write_session(engine) as session:
         a = session.execute(sa.delete(_signed).where(_signed.c.created_at < signed_cutoff))
         b = session.execute(sa.delete(_idem).where(_idem.c.created_at < idem_cutoff))
-        refused = refusals.prune(session, now)
+        refused = refused_requests.prune(session, now)
         return int(a.rowcount or 0) + int(b.rowcount or 0) + refused  # type: ignore[attr-defined]

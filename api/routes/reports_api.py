@@ -10,8 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.core.db import new_session
 from api.deps import BoxDep, EngineDep, ReportsLimiterDep
-from api.reports import DEFAULT_LIMIT, GROUP_BY, MAX_DAYS, MAX_LIMIT, MAX_OFFSET
-from api.reports import reporting_api as publisher_reports
+from api.reports import DEFAULT_LIMIT, GROUP_BY, MAX_DAYS, MAX_LIMIT, MAX_OFFSET, reporting_api
 from api.routes.blocking import run_db
 from api.routes.docs import API_KEY_DESCRIBED, error_responses
 
@@ -131,17 +130,17 @@ async def offerwall_reports(
         str | None, Query(description=f"Rows to skip, 0-{MAX_OFFSET} (default 0).")
     ] = None,
 ) -> Response:
-    query = publisher_reports.parse_query(
+    query = reporting_api.parse_query(
         start=start, end=end, group_by=group_by, limit=limit, offset=offset
     )
 
     def work() -> bytes:
         with new_session(engine) as session:
-            offerwall_id = publisher_reports.approved_offerwall_id(
+            offerwall_id = reporting_api.approved_offerwall_id(
                 session=session, box=box, api_key=x_api_key
             )
             limiter.check(offerwall_id)
-            page = publisher_reports.report_page(
+            page = reporting_api.report_page(
                 session=session, offerwall_id=offerwall_id, query=query
             )
         return orjson.dumps(page)

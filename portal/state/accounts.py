@@ -10,14 +10,13 @@ from dataclasses import dataclass
 import reflex as rx
 from sqlmodel import Session
 
-from api.accounts import Account
-from api.accounts import staff as users
+from api.accounts import Account, staff
 from models import Role, User
 from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
 
-ROLES = [str(role) for role in users.ROLES]
+ROLES = [str(role) for role in staff.ROLES]
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class UserLine:
     last_login_at: str  # "never" for an account never signed in
 
 
-def user_line(row: users.UserRow) -> UserLine:
+def user_line(row: staff.UserRow) -> UserLine:
     return UserLine(
         id=row.id,
         email=row.email,
@@ -51,7 +50,7 @@ def user_line(row: users.UserRow) -> UserLine:
 
 class UsersState(Paged, AuthState):
     rows: list[UserLine] = []
-    studios: list[users.StudioChoice] = []
+    studios: list[staff.StudioChoice] = []
     # The account in the "disable" confirmation, and the designer in the "studio" dialog.
     disabling_id: str = ""
     disabling_email: str = ""
@@ -71,10 +70,10 @@ class UsersState(Paged, AuthState):
         role, search, page = self.status_filter, self.search, self.page
 
         def work(session: Session, account: Account):
-            found = users.list_users(
+            found = staff.list_users(
                 session=session, account=account, role=role, search=search, page=page
             )
-            return found, users.studio_choices(session=session, account=account)
+            return found, staff.studio_choices(session=session, account=account)
 
         found, self.studios = await self._run(work, Role.STAFF)
         self._show(found, user_line)
@@ -98,7 +97,7 @@ class UsersState(Paged, AuthState):
     async def disable(self):
         user_id, self.disabling_id = self.disabling_id, ""
         return await self._act(
-            lambda s, a: users.disable(session=s, account=a, user_id=user_id),
+            lambda s, a: staff.disable(session=s, account=a, user_id=user_id),
             "{} is disabled and signed out everywhere.",
         )
 
@@ -106,7 +105,7 @@ class UsersState(Paged, AuthState):
     @refusals()
     async def enable(self, user_id: str):
         return await self._act(
-            lambda s, a: users.enable(session=s, account=a, user_id=user_id),
+            lambda s, a: staff.enable(session=s, account=a, user_id=user_id),
             "{} can sign in again.",
         )
 
@@ -117,7 +116,7 @@ class UsersState(Paged, AuthState):
         yield
         try:
             yield await self._act(
-                lambda s, a: users.send_reset(session=s, account=a, user_id=user_id),
+                lambda s, a: staff.send_reset(session=s, account=a, user_id=user_id),
                 "A link to set a new password is on its way to {}.",
             )
         finally:
@@ -138,7 +137,7 @@ class UsersState(Paged, AuthState):
         user_id, studio_id = self.moving_id, form.get("studio", "")
         self.move_errors = {}
         studio = await self._run(
-            lambda s, a: users.move_to_studio(
+            lambda s, a: staff.move_to_studio(
                 session=s, account=a, user_id=user_id, studio_id=studio_id
             ),
             Role.STAFF,

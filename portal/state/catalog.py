@@ -8,7 +8,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.accounts import Account
-from api.listing import catalog as publisher_offers
+from api.listing import catalog
 from models import Role
 from models.types import utcnow
 from portal.backend import settings
@@ -34,7 +34,7 @@ class CatalogCard:
     missions: int  # a quest's open missions (0 for a mission)
 
 
-def catalog_card(offer: publisher_offers.CatalogOffer) -> CatalogCard:
+def catalog_card(offer: catalog.CatalogOffer) -> CatalogCard:
     return CatalogCard(
         id=offer.id,
         kind=offer.kind,
@@ -66,8 +66,8 @@ class CatalogState(OfferwallScoped):
     async def _fetch(self) -> None:
         search, base, requested = self.search, settings().base_url, self._requested()
 
-        def work(session: Session, account: Account) -> list[publisher_offers.CatalogOffer]:
-            return publisher_offers.offer_catalog(
+        def work(session: Session, account: Account) -> list[catalog.CatalogOffer]:
+            return catalog.offer_catalog(
                 session=session,
                 account=account,
                 requested=requested,

@@ -14,8 +14,7 @@ from sqlmodel import select
 
 from api.app import create_api
 from api.core.db import new_session, write_session
-from api.ingest import RefusalRecorder, debugger
-from api.ingest import refused_requests as refusals
+from api.ingest import RefusalRecorder, debugger, refused_requests
 from api.studios import games
 from models import SignedRefusal
 from models.types import utcnow
@@ -213,7 +212,7 @@ def test_the_ring_keeps_the_last_50_of_500_refusals(client, signed, game, engine
         body = _body(game)[:-1] + f',"n":{n}}}'.encode()
         assert signed.post_raw("/v2/custom-events", body, secret="qw_cs_wrong").status_code == 401
     rows = _stored(engine)
-    assert len(rows) == refusals.RING == 50
+    assert len(rows) == refused_requests.RING == 50
     assert [r.seq for r in rows] == list(range(451, 501))
     assert rows[-1].body_head.endswith(b',"n":499}')
     shown = _shown(engine, game.game_id)
@@ -226,7 +225,7 @@ def test_500_refusals_at_once_write_at_most_the_burst(client, signed, game, engi
     for _ in range(500):
         assert signed.events(KILL, secret="qw_cs_wrong").status_code == 401
     rows = _stored(engine)
-    burst = refusals.PER_CLIENT[1]
+    burst = refused_requests.PER_CLIENT[1]
     assert len(rows) == burst and max(r.seq for r in rows) == burst  # 50 writes, no more
     with caplog.at_level(logging.WARNING, "questwall.refusals"):
         clock.now += 61
@@ -245,8 +244,8 @@ def test_a_game_sees_only_its_own_refusals(client, signed, game, engine, box):
 def test_refusals_older_than_24_hours_are_pruned(signed, engine):
     signed.events(KILL, secret="qw_cs_wrong")
     with write_session(engine) as session:
-        assert refusals.prune(session, utcnow() + timedelta(hours=23)) == 0
-        assert refusals.prune(session, utcnow() + timedelta(hours=24, seconds=1)) == 1
+        assert refused_requests.prune(session, utcnow() + timedelta(hours=23)) == 0
+        assert refused_requests.prune(session, utcnow() + timedelta(hours=24, seconds=1)) == 1
     assert _stored(engine) == []
 
 

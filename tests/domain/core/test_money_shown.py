@@ -17,8 +17,7 @@ from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.money import format_money, format_usd, in_currency
-from api.listing import catalog as publisher_offers
-from api.listing import offer_preview
+from api.listing import catalog, offer_preview
 from api.postbacks import delivery_log as deliveries
 from api.publishers import offerwalls
 from api.reports import figures as reports
@@ -95,7 +94,7 @@ def test_the_editors_preview_shows_the_payout_rounded_up(odd):
 def test_the_publishers_catalog_and_delivery_log_round_as_the_postback(engine, odd):
     publisher = make_account(Role.PUBLISHER, offerwall_id=odd.wall.id)
     with new_session(engine) as session:
-        (offer,) = publisher_offers.offer_catalog(
+        (offer,) = catalog.offer_catalog(
             session=session, account=publisher, base_url="https://qw.example", now=utcnow()
         )
         (delivery,) = deliveries.delivery_log(session=session, offerwall=odd.wall).rows

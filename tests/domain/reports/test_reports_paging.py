@@ -16,7 +16,7 @@ from api.accounts import Account
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.reports import figures as reports
-from api.reports import reporting_api as publisher_reports
+from api.reports import reporting_api
 from models import Offerwall, Role
 from models.tables import click as _click
 from models.types import utcnow
@@ -87,11 +87,11 @@ def _page(engine: Engine, wall: Offerwall, limit: int, offset: int, statements: 
     def record(*args) -> None:
         statements.append(args[2])
 
-    query = publisher_reports.ReportQuery(today(), today(), "sub1", limit, offset)
+    query = reporting_api.ReportQuery(today(), today(), "sub1", limit, offset)
     sa.event.listen(engine, "before_cursor_execute", record)
     try:
         with new_session(engine) as session:
-            return publisher_reports.report_page(session=session, offerwall_id=wall.id, query=query)
+            return reporting_api.report_page(session=session, offerwall_id=wall.id, query=query)
     finally:
         sa.event.remove(engine, "before_cursor_execute", record)
 

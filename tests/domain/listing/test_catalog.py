@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from api.accounts import Account, NotApproved
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.listing import catalog as publisher_offers
+from api.listing import catalog as listing_catalog
 from api.publishers import OfferwallError
 from models import Offerwall, Role
 from models.tables import mission as _mission
@@ -80,7 +80,7 @@ def catalog(engine: Engine, box: SecretBox) -> Catalog:
 def _offers(engine: Engine, account: Account, **kwargs) -> list[CatalogCard]:
     """The offers as the catalog page shows them."""
     with new_session(engine) as session:
-        found = publisher_offers.offer_catalog(
+        found = listing_catalog.offer_catalog(
             session=session, account=account, base_url=BASE, now=utcnow(), **kwargs
         )
     return [catalog_card(offer) for offer in found]
