@@ -28,7 +28,7 @@ def to_csv(report: Report, dimension: str) -> str:
     header.append("refused_clicks")
     writer.writerow(header)
     for r in [*report.rows, report.totals]:
-        line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, r.rate]
+        line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, _rate(r)]
         line += [
             format_money(usd(r.payout_micros), plain=True),
             format_money(usd(r.payout_micros) / r.clicks, decimals=4, plain=True)
@@ -43,6 +43,11 @@ def to_csv(report: Report, dimension: str) -> str:
         line.append(r.refused)
         writer.writerow(line)
     return out.getvalue()
+
+
+def _rate(r: ReportRow) -> str:
+    """The conversion rate as the reports page writes it: "42.9%", "–" without clicks."""
+    return "–" if r.rate_percent is None else f"{r.rate_percent:.1f}%"
 
 
 def _local_cells(r: ReportRow, currency: Currency) -> list[str]:

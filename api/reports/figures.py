@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.accounts import Account, Forbidden, game_for, offerwall_for
-from api.core.money import format_money, format_usd, in_currency, rounded, usd
+from api.core.money import in_currency, rounded, usd
 from api.reports.ranges import ReportError, day_bounds
 from api.studios import studios
 from models import Click, Conversion, ConversionStatus, Game, Mission, Offerwall, Quest, Role
@@ -59,34 +59,24 @@ COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
 
 @dataclass(frozen=True)
 class ReportRow:
-    """One row as the portal shows it, and the figures it shows as numbers (the reporting
-    API's), each text made from its number."""
+    """One row's figures as numbers: the reporting API writes them, and the portal's
+    reports page, the staff dashboard and the CSV write their texts from them."""
 
     key: str
     label: str
     clicks: int
     starts: int
     conversions: int  # approved, those reversed since included
-    rate: str  # conversions per click, as a percentage
-    rate_percent: float | None  # the same, to one decimal; None without clicks
-    epc: str  # payout per click, USD
+    rate_percent: float | None  # conversions per click, a percentage to one decimal
+    usd_per_click: Decimal | None  # EPC in USD, unrounded; None without clicks
     epc_usd: float | None  # the same, to 4 decimals (the CSV's); None without clicks
-    payout: str  # USD, of every conversion counted (reversed ones included)
-    payout_usd: float
+    payout_usd: float  # of every conversion counted (reversed ones included)
     payout_micros: int
     reversed: int  # conversions reversed, on the conversion's day
-    reversed_payout: str  # USD
     reversed_micros: int
-    net_payout: str  # USD: payout minus reversed payout
-    net_micros: int
-    # In the publisher's currency as the portal shows it ("" for staff and designers, and
-    # for a publisher paid in USD at rate 1, whose USD columns say it all).
-    payout_local: str = ""
-    epc_local: str = ""
-    reversed_local: str = ""
-    net_local: str = ""
-    # The same amounts as numbers, for every publisher (USD at rate 1 included), each
-    # payout rounded as postbacks round it; None for staff and designers.
+    net_micros: int  # payout minus reversed payout
+    # The amounts in the publisher's currency, for every publisher (USD at rate 1
+    # included), each payout rounded as postbacks round it; None for staff and designers.
     payout_amount: Decimal | None = None
     epc_amount: Decimal | None = None  # to the currency's decimals, at least 2
     reversed_amount: Decimal | None = None
@@ -126,12 +116,6 @@ class Currency:
         """An amount per click (EPC) with at least cents: 0 decimals would round most
         EPCs to nothing."""
         return rounded(amount / clicks, max(self.decimals, 2))
-
-    def show(self, amount: Decimal, *, places: int | None = None) -> str:
-        """An amount with the currency's decimals (or `places`) and its code."""
-        return format_money(
-            amount, decimals=self.decimals if places is None else places, code=self.code
-        )
 
     def note(self) -> str:
         places = "decimal" if self.decimals == 1 else "decimals"
@@ -257,7 +241,7 @@ def build_report(
     shown = currency if currency is not None and not currency.is_usd else None
 
     def row(key: str, label: str, tally: _Tally) -> ReportRow:
-        return _row(key, label, tally, currency, shown=shown is not None)
+        return _row(key, label, tally, currency)
 
     if limit is not None and dimension != "day":
         keys, count = _page_keys(session, q, limit, offset)
@@ -590,46 +574,31 @@ class _Tally:
         self.reversed_local += other.reversed_local
 
 
-def _row(key: str, label: str, t: _Tally, currency: Currency | None, *, shown: bool) -> ReportRow:
+def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRow:
     rate = round(100 * t.conversions / t.clicks, 1) if t.clicks else None
     per_click = usd(t.micros) / t.clicks if t.clicks else None
-    net_micros = t.micros - t.reversed_micros
     amounts: dict[str, Any] = {}
     if currency is not None:
-        net = t.local - t.reversed_local
-        epc = currency.per_click(t.local, t.clicks) if t.clicks else None
         amounts = {
             "payout_amount": t.local,
-            "epc_amount": epc,
+            "epc_amount": currency.per_click(t.local, t.clicks) if t.clicks else None,
             "reversed_amount": t.reversed_local,
-            "net_amount": net,
+            "net_amount": t.local - t.reversed_local,
         }
-        if shown:
-            places = max(currency.decimals, 2)
-            amounts |= {
-                "payout_local": currency.show(t.local),
-                "epc_local": currency.show(epc, places=places) if epc is not None else "–",
-                "reversed_local": currency.show(t.reversed_local),
-                "net_local": currency.show(net),
-            }
     return ReportRow(
         key=key,
         label=label,
         clicks=t.clicks,
         starts=t.starts,
         conversions=t.conversions,
-        rate=f"{rate:.1f}%" if rate is not None else "–",
         rate_percent=rate,
-        epc=format_money(per_click) if per_click is not None else "–",
+        usd_per_click=per_click,
         epc_usd=float(rounded(per_click, 4)) if per_click is not None else None,
-        payout=format_usd(t.micros),
         payout_usd=t.micros / 1_000_000,
         payout_micros=t.micros,
         reversed=t.reversed,
-        reversed_payout=format_usd(t.reversed_micros),
         reversed_micros=t.reversed_micros,
-        net_payout=format_usd(net_micros),
-        net_micros=net_micros,
+        net_micros=t.micros - t.reversed_micros,
         refused=t.refused,
         **amounts,
     )

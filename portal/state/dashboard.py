@@ -9,11 +9,11 @@ from sqlmodel import Session
 
 from api.accounts import Account
 from api.reports import dashboard
-from api.reports import figures as reports
 from models import Role
 from models.types import utcnow
 from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
+from portal.state.reports import ReportLine, report_line
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class DashboardState(AuthState):
     pending: int = 0
     open_tickets: int = 0
     day: str = ""
-    today: reports.ReportRow | None = None
+    today: ReportLine | None = None
     failing: list[FailingLine] = []
     paused: list[PausedLine] = []
 
@@ -66,7 +66,8 @@ class DashboardState(AuthState):
             return dashboard.staff_dashboard(session=session, account=account, now=utcnow())
 
         found = await self._run(work, Role.STAFF)
-        self.pending, self.day, self.today = found.pending_applications, found.day, found.today
+        self.pending, self.day = found.pending_applications, found.day
+        self.today = report_line(found.today)
         self.failing = [failing_line(row) for row in found.failing]
         self.paused = [paused_line(row) for row in found.paused]
         self.open_tickets = found.open_tickets

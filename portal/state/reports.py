@@ -1,9 +1,13 @@
 """Reports for every role: staff see everything, designers their studio's offers,
-publishers their offerwall (scoped on the server by api/reports/figures.py)."""
+publishers their offerwall (scoped on the server by api/reports/figures.py). The rows carry
+numbers; `report_line` writes them for people (through `portal/components/formatting.py`),
+for this page and the staff dashboard's figures of the day."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 
 import reflex as rx
 from sqlmodel import Session
@@ -12,12 +16,73 @@ from api.accounts import Account
 from api.reports import figures as reports
 from api.reports import ranges, to_csv
 from models import Role
+from portal.components.formatting import money, usd
 from portal.state.auth import AuthState, refusals
 
 EVERYONE = (Role.STAFF, Role.DESIGNER, Role.PUBLISHER)
 # The report form's id: a changed choice submits it (dates, group and filters together).
 FORM_ID = "report-form"
 SUBMIT_FORM = f"document.getElementById('{FORM_ID}').requestSubmit()"
+# What a figure without clicks reads (the conversion rate, EPC).
+NOTHING = "–"
+
+
+@dataclass(frozen=True)
+class ReportLine:
+    """A report's row as the Reports page and the staff dashboard show it
+    (`figures.ReportRow` with its rate and amounts written)."""
+
+    key: str
+    label: str
+    clicks: int
+    starts: int
+    conversions: int
+    rate: str  # "42.9%"
+    epc: str  # "$1.00"
+    payout: str  # "$3.01"
+    reversed: int
+    reversed_payout: str
+    net_payout: str
+    # In the publisher's currency ("" when the page shows USD only): "1,002 GEM".
+    payout_local: str
+    epc_local: str
+    reversed_local: str
+    net_local: str
+    refused: int
+
+
+def report_line(row: reports.ReportRow, currency: reports.Currency | None = None) -> ReportLine:
+    """`row` as the page shows it; `currency`: the publisher's, when the page shows it
+    beside USD (`Report.currency`)."""
+    local = {"payout_local": "", "epc_local": "", "reversed_local": "", "net_local": ""}
+    if currency is not None:
+
+        def shown(amount: Decimal | None, decimals: int = currency.decimals) -> str:
+            return (
+                NOTHING if amount is None else money(amount, decimals=decimals, code=currency.code)
+            )
+
+        local = {
+            "payout_local": shown(row.payout_amount),
+            "epc_local": shown(row.epc_amount, max(currency.decimals, 2)),
+            "reversed_local": shown(row.reversed_amount),
+            "net_local": shown(row.net_amount),
+        }
+    return ReportLine(
+        key=row.key,
+        label=row.label,
+        clicks=row.clicks,
+        starts=row.starts,
+        conversions=row.conversions,
+        rate=NOTHING if row.rate_percent is None else f"{row.rate_percent:.1f}%",
+        epc=NOTHING if row.usd_per_click is None else money(row.usd_per_click),
+        payout=usd(row.payout_micros),
+        reversed=row.reversed,
+        reversed_payout=usd(row.reversed_micros),
+        net_payout=usd(row.net_micros),
+        refused=row.refused,
+        **local,
+    )
 
 
 class ReportState(AuthState):
@@ -30,8 +95,8 @@ class ReportState(AuthState):
     offer: str = ""
     games: list[reports.Choice] = []
     offers: list[reports.Choice] = []
-    rows: list[reports.ReportRow] = []
-    totals: reports.ReportRow | None = None
+    rows: list[ReportLine] = []
+    totals: ReportLine | None = None
     chart: list[dict[str, float | str]] = []
     currency_note: str = ""
     errors: dict[str, str] = {}
@@ -83,7 +148,8 @@ class ReportState(AuthState):
             )
 
         report = await self._run(work, *EVERYONE)
-        self.rows, self.totals = report.rows, report.totals
+        self.rows = [report_line(r, report.currency) for r in report.rows]
+        self.totals = report_line(report.totals, report.currency)
         self.currency_note = report.currency.note() if report.currency else ""
         # Every day of the range; for the other groupings the 60 largest.
         shown = report.rows if dimension == "day" else report.rows[:60]

@@ -16,6 +16,7 @@ from api.publishers import signature, wall_settings
 from api.reports import figures as reports
 from models import Click, Conversion, Mission, Role
 from models.tracking import TEST_UID
+from portal.state.reports import report_line
 from tests.api.steps import KILLS, at, start
 from tests.factories import make_account, make_mission, make_offerwall
 from tests.outbox import TEMPLATE, configure, postback_rows, run_once
@@ -48,7 +49,8 @@ def publisher_totals(engine, offerwall_id: str) -> tuple[int, int, str]:
             first=today,
             last=today,
         )
-    return report.totals.clicks, report.totals.conversions, report.totals.payout
+    totals = report_line(report.totals, report.currency)
+    return totals.clicks, totals.conversions, totals.payout
 
 
 def test_the_test_players_conversion_is_flagged_unpaid_and_sends_no_postback(

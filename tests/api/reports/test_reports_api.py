@@ -28,6 +28,7 @@ from api.reports import figures as reports
 from models import ConversionStatus, Offerwall, OfferwallStatus, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
+from portal.state.reports import report_line
 from tests.api.conftest import PROXY
 from tests.factories import (
     ANDROID_UA,
@@ -228,9 +229,12 @@ def _number(value: float | None) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
-def _assert_same_figures(api: dict[str, Any], row: reports.ReportRow, local: bool) -> None:
+def _assert_same_figures(
+    api: dict[str, Any], row: reports.ReportRow, local: bool, currency: reports.Currency | None
+) -> None:
     """The API's figures of a row are the portal's, field by field; `local`: the portal
-    shows the publisher's currency beside USD."""
+    shows the publisher's currency beside USD (`currency`, the report's)."""
+    line = report_line(row, currency)
     assert set(api) - {"key", "label"} == FIGURES
     assert (api["clicks"], api["conversions"], api["reversed"]) == (
         row.clicks,
@@ -238,7 +242,7 @@ def _assert_same_figures(api: dict[str, Any], row: reports.ReportRow, local: boo
         row.reversed,
     )
     rate = api["conversionRate"]
-    assert (f"{rate:.1f}%" if rate is not None else "–") == row.rate
+    assert (f"{rate:.1f}%" if rate is not None else "–") == line.rate
     assert rate == row.rate_percent
     # In the offerwall's currency: the numbers the page's texts are made of, and the texts.
     assert _number(api["payout"]) == row.payout_amount
@@ -246,16 +250,16 @@ def _assert_same_figures(api: dict[str, Any], row: reports.ReportRow, local: boo
     assert _number(api["reversedPayout"]) == row.reversed_amount
     assert _number(api["netPayout"]) == row.net_amount
     if local:
-        assert _number(api["payout"]) == _shown(row.payout_local)
-        assert _number(api["epc"]) == _shown(row.epc_local)
-        assert _number(api["reversedPayout"]) == _shown(row.reversed_local)
-        assert _number(api["netPayout"]) == _shown(row.net_local)
+        assert _number(api["payout"]) == _shown(line.payout_local)
+        assert _number(api["epc"]) == _shown(line.epc_local)
+        assert _number(api["reversedPayout"]) == _shown(line.reversed_local)
+        assert _number(api["netPayout"]) == _shown(line.net_local)
     # In USD: exactly the micros the portal rounds to cents, and the CSV's EPC.
     assert round(api["payoutUsd"] * 1_000_000) == row.payout_micros
     assert round(api["reversedPayoutUsd"] * 1_000_000) == row.reversed_micros
     assert round(api["netPayoutUsd"] * 1_000_000) == row.net_micros
-    assert format_money(Decimal(str(api["payoutUsd"]))) == row.payout
-    assert format_money(Decimal(str(api["netPayoutUsd"]))) == row.net_payout
+    assert format_money(Decimal(str(api["payoutUsd"]))) == line.payout
+    assert format_money(Decimal(str(api["netPayoutUsd"]))) == line.net_payout
     assert api["epcUsd"] == row.epc_usd
     assert api["refusedClicks"] == row.refused
 
@@ -272,8 +276,8 @@ def test_every_row_and_the_totals_are_the_portals_for_that_publisher(
     # The same rows, in the portal's order.
     assert [(r["key"], r["label"]) for r in body["data"]] == [(r.key, r.label) for r in portal.rows]
     for api_row, portal_row in zip(body["data"], portal.rows, strict=True):
-        _assert_same_figures(api_row, portal_row, local=True)
-    _assert_same_figures(body["totals"], portal.totals, local=True)
+        _assert_same_figures(api_row, portal_row, local=True, currency=portal.currency)
+    _assert_same_figures(body["totals"], portal.totals, local=True, currency=portal.currency)
     # Wall A's traffic in the range only: 9 clicks, 6 conversions (the pending one is a
     # click), 1 reversed.
     totals = body["totals"]
@@ -290,9 +294,9 @@ def test_wall_b_gets_its_own_report_in_usd_as_its_portal_shows_it(client, engine
             r.key for r in portal.rows if r.clicks
         ]
         for api_row, portal_row in zip(body["data"], portal.rows, strict=True):
-            _assert_same_figures(api_row, portal_row, local=False)
+            _assert_same_figures(api_row, portal_row, local=False, currency=portal.currency)
             # Whole-cent payouts: the amounts are the USD the page shows.
-            assert _number(api_row["payout"]) == _shown(portal_row.payout)
+            assert _number(api_row["payout"]) == _shown(report_line(portal_row).payout)
         assert body["totals"]["clicks"] == 2 and body["totals"]["payout"] == 5.5
     assert body["currency"] == {
         "code": "USD",

@@ -29,6 +29,7 @@ from portal.state.catalog import catalog_card
 from portal.state.conversions import conversion_line
 from portal.state.offer_editing import preview_card
 from portal.state.postbacks import delivery_line
+from portal.state.reports import report_line
 from tests.factories import (
     make_account,
     make_conversion,
@@ -115,7 +116,7 @@ def test_the_report_and_its_csv_round_a_half_cent_up(engine, odd):
         report = reports.build_report(
             session=session, account=publisher, dimension="offer", first=today(), last=today()
         )
-    (row,) = report.rows
+    (row,) = [report_line(r, report.currency) for r in report.rows]
     assert (row.payout, row.epc, row.net_payout) == ("$1.51", "$1.51", "$1.51")
     assert (row.payout_local, row.epc_local) == ("15.1 TKN", "15.10 TKN")
     (line, total) = csv.DictReader(io.StringIO(to_csv(report, "offer")))

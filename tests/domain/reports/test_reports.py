@@ -23,6 +23,7 @@ from api.reports import ranges, to_csv
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
+from portal.state.reports import ReportLine, report_line
 from tests.factories import (
     make_account,
     make_click,
@@ -137,8 +138,18 @@ def reversal(engine: Engine, traffic: Traffic) -> str:
     return (today() - timedelta(days=2)).isoformat()
 
 
-def _money(row: reports.ReportRow) -> tuple[int, str, int, str, str]:
+def _money(row: ReportLine) -> tuple[int, str, int, str, str]:
     return row.conversions, row.payout, row.reversed, row.reversed_payout, row.net_payout
+
+
+def _lines(report: reports.Report) -> dict[str, ReportLine]:
+    """The report's rows as the reports page shows them, by key."""
+    return {r.key: report_line(r, report.currency) for r in report.rows}
+
+
+def _total(report: reports.Report) -> ReportLine:
+    """The report's totals as the reports page shows them."""
+    return report_line(report.totals, report.currency)
 
 
 def _report(engine: Engine, account: Account, dimension: str = "day", **kwargs):
@@ -154,7 +165,7 @@ def _report(engine: Engine, account: Account, dimension: str = "day", **kwargs):
 
 
 def _totals(report: reports.Report) -> tuple[int, int, int, str, str]:
-    t = report.totals
+    t = _total(report)
     return t.clicks, t.starts, t.conversions, t.payout, t.epc
 
 
@@ -162,7 +173,9 @@ def test_a_report_per_day_has_every_day_of_the_range_with_zeros(engine, traffic)
     report = _report(engine, STAFF)
     days = [(first() + timedelta(days=n)).isoformat() for n in range(5)]
     assert [r.key for r in report.rows] == days
-    by_day = {r.key: (r.clicks, r.conversions, r.payout, r.rate, r.epc) for r in report.rows}
+    by_day = {
+        k: (r.clicks, r.conversions, r.payout, r.rate, r.epc) for k, r in _lines(report).items()
+    }
     assert by_day[days[0]] == (0, 0, "$0.00", "–", "–")
     assert by_day[days[1]] == (0, 0, "$0.00", "–", "–")
     assert by_day[days[2]] == (1, 1, "$1.50", "100.0%", "$1.50")
@@ -196,9 +209,10 @@ def test_the_totals_are_the_sums_of_the_rows(engine, traffic, reversal, dimensio
     assert t.reversed_micros == sum(r.reversed_micros for r in rows)
     assert t.net_micros == sum(r.net_micros for r in rows) == t.payout_micros - t.reversed_micros
     if report.currency is not None:
+        lines = [report_line(r, report.currency) for r in rows]
         for shown in ("payout_local", "reversed_local", "net_local"):
-            amounts = [_amount(getattr(r, shown)) for r in rows]
-            assert _amount(getattr(t, shown)) == sum(amounts), shown
+            amounts = [_amount(getattr(line, shown)) for line in lines]
+            assert _amount(getattr(_total(report), shown)) == sum(amounts), shown
     # Whatever the grouping, the same traffic.
     assert _totals(report) == _totals(_report(engine, account, "day", **narrow))
 
@@ -210,17 +224,17 @@ def _amount(shown: str) -> Decimal:
 
 def test_a_reversal_counts_on_the_conversions_day_as_reversed_and_net(engine, traffic, reversal):
     report = _report(engine, STAFF)
-    by_day = {r.key: r for r in report.rows}
+    by_day = _lines(report)
     # Still a conversion and its payout, with the same rate and EPC; reversed, so net nil.
     assert _money(by_day[reversal]) == (1, "$1.50", 1, "$1.50", "$0.00")
     assert (by_day[reversal].rate, by_day[reversal].epc) == ("100.0%", "$1.50")
     # Today: the reversal is not counted again; pending and rejected count nowhere.
     assert _money(by_day[today().isoformat()]) == (2, "$5.50", 0, "$0.00", "$5.50")
-    assert _money(report.totals) == (3, "$7.00", 1, "$1.50", "$5.50")
+    assert _money(_total(report)) == (3, "$7.00", 1, "$1.50", "$5.50")
     # Their clicks count as clicks: 3 conversions of 7 clicks.
-    assert (report.totals.rate, report.totals.epc) == ("42.9%", "$1.00")
+    assert (_total(report).rate, _total(report).epc) == ("42.9%", "$1.00")
     # Per offer too: the reversed payout is the mission's.
-    by_offer = {r.key: r for r in _report(engine, STAFF, "offer").rows}
+    by_offer = _lines(_report(engine, STAFF, "offer"))
     assert _money(by_offer[traffic.mission_a]) == (2, "$3.00", 1, "$1.50", "$1.50")
     assert _money(by_offer[traffic.mission_b]) == (1, "$4.00", 0, "$0.00", "$4.00")
 
@@ -228,9 +242,9 @@ def test_a_reversal_counts_on_the_conversions_day_as_reversed_and_net(engine, tr
 def test_a_publisher_sees_reversed_and_net_payout_in_their_currency(engine, traffic, reversal):
     publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
     report = _report(engine, publisher)
-    day = next(r for r in report.rows if r.key == reversal)
+    day = _lines(report)[reversal]
     assert (day.payout_local, day.reversed_local, day.net_local) == ("150 GEM", "150 GEM", "0 GEM")
-    t = report.totals
+    t = _total(report)
     assert (t.payout_local, t.reversed_local, t.net_local) == ("700 GEM", "150 GEM", "550 GEM")
 
 
@@ -254,7 +268,7 @@ def test_a_report_is_one_grouped_statement_each_for_clicks_conversions_and_refus
 
 def test_epc_is_the_payout_per_click_beside_the_conversion_rate(engine, traffic):
     report = _report(engine, STAFF, "offer")
-    by_offer = {r.key: r for r in report.rows}
+    by_offer = _lines(report)
     mission_a = by_offer[traffic.mission_a]
     assert (mission_a.clicks, mission_a.rate, mission_a.payout, mission_a.epc) == (
         3,
@@ -320,9 +334,9 @@ def test_a_publisher_sees_payouts_in_their_currency_as_postbacks_round_them(engi
     )
     publisher = make_account(Role.PUBLISHER, offerwall_id=traffic.wall.id)
     report = _report(engine, publisher, "offer")
-    row = next(r for r in report.rows if r.key == odd)
+    row = _lines(report)[odd]
     assert (row.payout, row.payout_local, row.epc_local) == ("$3.01", "302 GEM", "151.00 GEM")
-    assert report.totals.payout_local == "1,002 GEM"  # 2 × 150 + 400 + 302
+    assert _total(report).payout_local == "1,002 GEM"  # 2 × 150 + 400 + 302
     assert report.currency is not None
     assert report.currency.note() == (
         "Payouts in Gems (GEM): 100 per USD, each payout rounded to 0 decimals, "
@@ -330,7 +344,7 @@ def test_a_publisher_sees_payouts_in_their_currency_as_postbacks_round_them(engi
     )
     # Staff and designers see USD only.
     assert _report(engine, STAFF).currency is None
-    assert _report(engine, STAFF).totals.payout_local == ""
+    assert _total(_report(engine, STAFF)).payout_local == ""
 
 
 def test_a_publisher_not_approved_gets_no_report(engine, box):
@@ -439,7 +453,7 @@ def test_a_report_per_operating_system_or_sub_value_joins_conversions_to_their_c
     def rows(dimension: str) -> list[tuple[str, str, int, int, str]]:
         return [
             (r.key, r.label, r.clicks, r.conversions, r.payout_local)
-            for r in _report(engine, publisher, dimension).rows
+            for r in _lines(_report(engine, publisher, dimension)).values()
         ]
 
     assert rows("os") == [
@@ -482,15 +496,16 @@ def test_every_figure_shown_is_made_from_its_number(engine, traffic, reversal):
         report = _report(engine, publisher, dimension)
         assert report.currency == report.amounts_in and report.currency is not None
         for r in [*report.rows, report.totals]:
+            line = report_line(r, report.currency)
             if r.clicks:
-                assert r.rate == f"{r.rate_percent:.1f}%"
+                assert line.rate == f"{r.rate_percent:.1f}%"
                 assert r.epc_usd == round(r.payout_micros / 1e6 / r.clicks, 4)
-                assert r.epc_local == f"{r.epc_amount:,.2f} GEM"
+                assert line.epc_local == f"{r.epc_amount:,.2f} GEM"
             else:
                 assert (r.rate_percent, r.epc_usd, r.epc_amount) == (None, None, None)
-            assert r.payout_local == f"{r.payout_amount:,f} GEM"
-            assert r.reversed_local == f"{r.reversed_amount:,f} GEM"
-            assert r.net_local == f"{r.net_amount:,f} GEM"
+            assert line.payout_local == f"{r.payout_amount:,f} GEM"
+            assert line.reversed_local == f"{r.reversed_amount:,f} GEM"
+            assert line.net_local == f"{r.net_amount:,f} GEM"
 
 
 def test_a_publisher_paid_in_usd_sees_usd_and_gets_the_amounts_as_postbacks_round_them(
@@ -504,7 +519,7 @@ def test_a_publisher_paid_in_usd_sees_usd_and_gets_the_amounts_as_postbacks_roun
     assert report.currency is None  # the page and the CSV show the USD columns only
     assert report.amounts_in is not None and report.amounts_in.is_usd
     t = report.totals
-    assert (t.payout, t.payout_local) == ("$3.01", "")
+    assert (_total(report).payout, _total(report).payout_local) == ("$3.01", "")
     # Each postback carries $1.51 (half up to the offerwall's 2 decimals).
     assert (t.payout_amount, t.epc_amount, t.net_amount) == (
         Decimal("3.02"),

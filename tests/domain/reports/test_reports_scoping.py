@@ -16,6 +16,7 @@ from api.core.db import new_session
 from api.reports import figures as reports
 from api.reports import to_csv
 from models import Offerwall, Role
+from portal.state.reports import report_line
 from tests.factories import (
     make_account,
     make_click,
@@ -94,7 +95,7 @@ def _report(engine: Engine, account: Account, dimension: str, **kwargs) -> repor
 
 
 def _totals(report: reports.Report) -> tuple[int, int, int, str]:
-    t = report.totals
+    t = report_line(report.totals, report.currency)
     return t.clicks, t.starts, t.conversions, t.payout
 
 
