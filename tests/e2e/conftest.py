@@ -55,10 +55,18 @@ def mailbox() -> Iterator[MailCatcher]:
         yield server
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `own_portal` serve a portal of their own, whose build rewrites `.web/`
+    under the shared one: they run after every test of the shared portal, wherever their
+    file sorts."""
+    items.sort(key=lambda item: item.get_closest_marker("own_portal") is not None)
+
+
 @pytest.fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory, mailbox: MailCatcher) -> Iterator[Portal]:
     # One portal for every module: a second one would rebuild the frontend in .web/, which
-    # the running one serves, with its own port in it.
+    # the running one serves, with its own port in it (so such tests are marked
+    # `own_portal` and run last).
     with served_portal(tmp_path_factory.mktemp("portal"), SMTP_URL=mailbox.url) as served:
         yield served
 

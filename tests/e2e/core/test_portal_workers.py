@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import Portal, served_portal
 from tests.e2e.steps import sign_in
 
-pytestmark = pytest.mark.e2e
+# It serves a portal of its own, so it runs after the shared portal's tests (conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.own_portal]
 
 
 @pytest.fixture
