@@ -1,1 +1,1 @@
-"""Questwall's API: settings, domain services and the FastAPI routes."""
+"""Questwall's API: the domain's contexts (one package each), settings, and the FastAPI routes."""

@@ -8,7 +8,7 @@ link refuses the others (410), and a conversion or a quest's new player is count
 under the cap, in the same conditional `UPDATE`.
 
 Each SQL function takes a Core table (or alias) with the offer's columns; each Python
-function takes anything with the same attributes (an ORM row or a Core row). A service test
+function takes anything with the same attributes (an ORM row or a Core row). A domain test
 checks both forms agree on a table of cases, on SQLite and PostgreSQL.
 """
 

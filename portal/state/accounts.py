@@ -1,5 +1,5 @@
 """Staff's Users page: every account (search, filter by role), disable and enable, a reset
-link by mail, a designer's studio. The services check the role again. (The signed-in
+link by mail, a designer's studio. `api/accounts/staff.py` checks the role again. (The signed-in
 user's own account is portal/state/account.py; the mail outbox, portal/state/mail.py.)"""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def _cleared(update: Any) -> Any:
 
 
 def refusals(into: str = "") -> Callable[[H], H]:
-    """Wrap an event handler so that a service's refusal is shown, never raised:
+    """Wrap an event handler so that a context's refusal (a DomainError) is shown, never raised:
     `SignedOut` leads to the sign-in page (and back here after it), an error about a
     form goes into the state's `into` var (a dict of field errors, "form" for the form
     as a whole, or one message), and `Forbidden`, or any refusal of a handler without a

@@ -99,8 +99,8 @@ class ConversionsState(Paged, AuthState):
     @rx.event
     def start_reverse(self, transaction_id: str):
         """Open the dialog on an approved row this tab was shown (the server's copy, not
-        what the browser says about it); the reversal itself is checked again by the
-        service."""
+        what the browser says about it); the reversal itself is checked again by
+        `api/conversions/ledger.py`."""
         row = next((r for r in self.rows if r.transaction_id == transaction_id), None)
         if row is None or row.status != ConversionStatus.APPROVED:
             return

@@ -2,7 +2,7 @@
 aside, and (staff only) the blocklist and each offerwall's rules.
 
 Staff see every held conversion, a designer their studio's. Every decision goes to the
-service with the account's own scope (`conversions.scope`) and only names transaction
+review (`api/conversions/review.py`) with the account's own scope (`conversions.scope`) and only names transaction
 ids this tab was shown, so whatever the browser sends, a designer decides only their
 studio's conversions. The blocklist and the offerwalls' rules are read and changed under
 `Role.STAFF` alone: a designer's events for them are refused by `_run`."""
