@@ -3,6 +3,10 @@
 Order of checks: signature → rate → JSON envelope → gameId (`signing.authenticate`) →
 retry of a committed request → Idempotency-Key → items. Identifiers are applied before events, so events in the
 same request see the new links. Valid items are stored; invalid ones are reported.
+
+Why one module of this size: it is the use case end to end (parse, check, apply, answer, the
+retry of a committed request), the hottest path of the service; its parts that stand alone
+are the package's private modules.
 """
 
 from __future__ import annotations

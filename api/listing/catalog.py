@@ -1,5 +1,5 @@
 """A publisher's offer catalog in the portal: every offer their offerwall can list, as
-`GET /offerwall/offers` selects them (`offer_listing.build_listing`), with payouts in the
+`GET /offerwall/offers` selects them (`offers.build_listing`), with payouts in the
 offerwall's currency (rounded as its postbacks round), what is left of each cap, the
 expiry, the targeting and a tracking link ready to copy. The portal writes the amounts
 and the expiry for people."""

@@ -3,6 +3,9 @@
 Standalone missions and quests, newest first, in one combined list that pages cut across.
 Only active, unexpired, uncapped offers; missions inside a quest appear only inside it.
 Payouts are in the offerwall's currency; tracking links carry its owid.
+
+Why one module of this size: the listing's SQL, its in-memory cache of the rendered offers
+and the rendering are one hot path (`GET /offerwall/offers`), read together.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 can still do, and how far along they are (docs/publisher-integration.md#players-and-progress).
 
 The offers API with `uid`, `GET /offerwall/users/{uid}/progress` and the hosted wall all
-read the same two things: the combined listing (`offer_listing.LISTINGS`, in memory) and
+read the same two things: the combined listing (`offers.LISTINGS`, in memory) and
 the player's progress rows (one statement). So the wall shows exactly the offers the API
 returns for that player.
 
@@ -17,6 +17,9 @@ A mission's state for a player:
 A player can still do a mission that is `new` or `started`; a quest while one of its
 missions is. A quest's own state: `completed` when every mission is done, `expired` when
 none is left to do and one expired, `new` before the first click, `started` otherwise.
+
+Why one module of this size: the offers API with `uid`, the progress endpoint and the hosted
+wall must agree to the letter, so the one player's view they share is written once.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the portal's mission editor and rule tester need: the editor's saves, the rule
 tester's event-by-event run, the offer preview, the game's offers and its event names.
 
-Forms become definitions in `offer_forms.py`, and are saved by `offers.py` like import
+Forms become definitions in `forms.py`, and are saved by `offers.py` like import
 files: the portal adds no rules of its own."""
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ so its cap holds under any concurrency. Both kinds of rows are locked in id orde
 batches converting the same missions wait for each other instead of deadlocking. Rows
 are read and written with Core statements, the changed ones in one executemany: a
 batch may touch hundreds of them.
+
+Why one module of this size: evaluation, replay and conversion share the locks and the order
+in which rows are taken; split, the lock order would be spread over files.
 """
 
 from __future__ import annotations

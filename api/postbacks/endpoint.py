@@ -9,7 +9,11 @@ An offerwall whose every attempt has failed for `POSTBACK_PAUSE_AFTER_SECONDS` (
 least `POSTBACK_PAUSE_MIN_FAILURES` in a row) is paused: its postbacks stay queued, none
 is sent or dropped, its publisher is mailed, staff see it. Resuming releases the queue in
 order at `POSTBACK_RESUME_RATE` per second. `ALERT_WEBHOOK_URL` hears of both, through
-the alert outbox (`api/postbacks/alerts.py`)."""
+the alert outbox (`api/postbacks/alerts.py`).
+
+Why one module of this size: the secret and the health are the two halves of the endpoint's
+row (`offerwall`'s postback columns), and every statement that writes them is here.
+"""
 
 from __future__ import annotations
 

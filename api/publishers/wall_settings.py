@@ -5,7 +5,12 @@ and the theme of the workspace's preview (`preview_theme`).
 
 The portal's Wall page (`save_settings`, for the signed-in account) and `questwall offerwall
 wall` (an operator's) both check through `checked_settings`, so the rules hold whoever edits. The framing origins go into the wall's Content-Security-Policy
-header (`frame-ancestors`), so anything that could end or extend the header is refused."""
+header (`frame-ancestors`), so anything that could end or extend the header is refused.
+
+Why one module of this size: every rule of the wall's settings (the checks, their normalised
+form, the link and how it is signed) sits beside the one function that saves them, so the
+portal and the CLI cannot check differently.
+"""
 
 from __future__ import annotations
 

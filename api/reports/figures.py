@@ -16,7 +16,12 @@ Scoped on the server: staff see everything, designers their studio's offers, pub
 their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too.
 The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
 `reporting_api.py`) both call `build_report`, so their figures cannot differ. The date
-range is read by `ranges.py`, and a report written as CSV by `csv_export.py`."""
+range is read by `ranges.py`, and a report written as CSV by `csv_export.py`.
+
+Why one module of this size: one report is one grouped statement built from its parts
+(scope, filters, the grouping's label, the tallies); the date ranges and the CSV live beside
+it (`ranges.py`, `csv_export.py`).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Tracking links (docs/contract.md#tracking-links): record the click, start the progress, redirect."""
+"""Tracking links (docs/contract.md#tracking-links): record the click, start the progress, redirect.
+
+Why one module of this size: a click is one transaction on the hottest path after ingestion
+(the offer's checks, the cap, the platform user, the progress it starts, the redirect), kept
+in one place to be read and measured as one.
+"""
 
 from __future__ import annotations
 

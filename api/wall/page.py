@@ -3,7 +3,7 @@ what they can do, and the HTML.
 
 `open_wall` checks the link (the offerwall is approved, the uid is there, `sig` is right when
 the offerwall requires it or the link carries one); `wall_view` chooses the offers the way
-the offers API does for that player (`player_offers.select`), then narrows them by the
+the offers API does for that player (`api.listing.players.select`), then narrows them by the
 player's country and operating system as their tracking links would; `render` fills the
 templates in the player's language. The page loads nothing from another host but the
 images the offerwall and the offers' designers configured.
@@ -345,7 +345,7 @@ def wall_view(
     listing = wall.listing
     progress = player_progress(conn, offerwall_id=listing.id, uid=visit.uid, now=now)
     # What the player can do here: the offers API's list for them (newest first,
-    # `player_offers.select`), narrowed to what their country and device may open.
+    # `api.listing.players.select`), narrowed to what their country and device may open.
     derived = _FROM_LISTING.of(LISTINGS.get(conn, listing.catalog_version))
     targeted = derived.open_to(country, os_name)
     offers = select(targeted, OfferFilters(), listing, progress) if progress.rows else targeted
