@@ -176,7 +176,9 @@ def test_the_quest_builder_edits_every_field_an_import_file_sets(portal, new_pag
         designer.get_by_text(title).locator("..").get_by_role("button", name="Add").click()
     designer.get_by_role("button", name="Save quest").click()
 
-    expect(designer.get_by_text("Quest “The lair” created.")).to_be_visible()
+    # A save is a round trip through the server and the database: on a loaded machine it
+    # has taken over the 5 s default, so the toast gets longer.
+    expect(designer.get_by_text("Quest “The lair” created.")).to_be_visible(timeout=15_000)
     expect(designer.get_by_role("heading", name="Edit quest")).to_be_visible()
     quest_id = re.search(r"quest=([0-9a-f-]+)", designer.url).group(1)
     stored = offer(portal, Quest, quest_id)
