@@ -13,12 +13,12 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test install install-dev chromium bench lock messages clean
+.PHONY: help run test check install install-dev bytecode chromium bench lock messages clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-run: install ## Install, migrate the database and start Questwall on http://localhost:8000 (PORT=8000)
+run: install bytecode ## Install, migrate the database and start Questwall on http://localhost:8000 (PORT=8000)
 	$(BIN)/questwall migrate
 	$(if $(filter-out 8000,$(PORT)),BASE_URL=$${BASE_URL:-http://localhost:$(PORT)}) $(BIN)/questwall serve --port $(PORT)
 
@@ -26,12 +26,22 @@ demo: install ## Seed demo data (studio, game, missions, publisher, players) int
 	$(BIN)/questwall migrate
 	$(BIN)/questwall demo
 
-test: install-dev ## Install test tools, lint, check the import contracts, type-check and run the whole test suite
+# Test worker processes (pytest-xdist); each has its own databases, Redis keys, ports and portal.
+WORKERS ?= auto
+
+test: install-dev bytecode ## Install test tools, lint, check the import contracts, type-check and run every test in parallel, with coverage
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(WORKERS) $(PYTEST_ARGS)
+
+check: install-dev bytecode ## The inner loop: lint, import contracts, types, unit and domain tests on SQLite (skips `slow`)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
+	$(BIN)/pytest -n $(WORKERS) -m "not postgres and not slow" tests/unit tests/domain $(PYTEST_ARGS)
 
 install: $(VENV)/.installed $(TOOLS)/.installed ## Python packages, Node.js 22 and bun
 
@@ -43,12 +53,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 
 $(VENV)/.installed: $(BIN)/python requirements.txt pyproject.toml
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements-dev.txt
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements-dev.txt
 	@touch $@
 
 $(TOOLS)/.installed: $(TOOLS)/package.json $(TOOLS)/package-lock.json
@@ -57,10 +67,15 @@ $(TOOLS)/.installed: $(TOOLS)/package.json $(TOOLS)/package-lock.json
 	@node --version && bun --version
 	@touch $@
 
+# Compiled modules for every process a run starts (servers, `questwall` commands), also
+# where PYTHONDONTWRITEBYTECODE is set: without them each process compiles its imports anew.
+bytecode:
+	@$(BIN)/python -m compileall -q -j 0 api models portal alembic tests bench rxconfig.py
+
 chromium: ## Debian's Chromium for the browser tests
 	@test -x /usr/bin/chromium || scripts/apt-install.sh chromium
 
-bench: install ## Run every benchmark on SQLite and PostgreSQL, with targets (see bench/README.md)
+bench: install bytecode ## Run every benchmark on SQLite and PostgreSQL, with targets (see bench/README.md)
 	$(BIN)/python bench/all.py $(BENCH_ARGS)
 	$(BIN)/python bench/reports.py
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -20,10 +21,33 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Each test worker (pytest-xdist's gw0, gw1, ...) takes its ports from a range of its own,
+# below Linux's ephemeral range (32768 and up), where the kernel hands out no port itself:
+# two workers never pick the same port, and no outgoing connection takes one meanwhile.
+PORTS_PER_WORKER = 1000
+FIRST_PORT = 20000
+
+
+def worker_index() -> int:
+    """This test worker's number: 0 for gw0 (and for a run without workers), 1 for gw1, ..."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(name[2:]) if name[2:].isdigit() else 0
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, from this worker's range (it starts at a random
+    place, as the kernel's choice would: a process and the one it starts pick apart)."""
+    first = FIRST_PORT + worker_index() * PORTS_PER_WORKER
+    offset = random.randrange(PORTS_PER_WORKER)
+    for step in range(PORTS_PER_WORKER):
+        port = first + (offset + step) % PORTS_PER_WORKER
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}..{first + PORTS_PER_WORKER - 1}")
 
 
 def node() -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import ROOT, cli, free_port, wait_until_up
+from tests.live import ROOT, cli, free_port, wait_until_up, worker_index
 from tests.smtp import MailCatcher, smtp_server
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -55,26 +55,29 @@ def mailbox() -> Iterator[MailCatcher]:
         yield server
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `own_portal` serve a portal of their own, whose build rewrites `.web/`
-    under the shared one: they run after every test of the shared portal, wherever their
-    file sorts."""
-    items.sort(key=lambda item: item.get_closest_marker("own_portal") is not None)
-
-
 @pytest.fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory, mailbox: MailCatcher) -> Iterator[Portal]:
-    # One portal for every module: a second one would rebuild the frontend in .web/, which
-    # the running one serves, with its own port in it (so such tests are marked
-    # `own_portal` and run last).
+    """One portal per test worker, shared by its browser tests (each signs in as users of
+    its own)."""
     with served_portal(tmp_path_factory.mktemp("portal"), SMTP_URL=mailbox.url) as served:
         yield served
 
 
+def web_dir(name: str) -> Path:
+    """The portal's build directory for one served portal of this test worker.
+
+    A build holds its server's port, so two portals served at once need two directories;
+    the tests never touch the developer's `.web/`. A directory is kept between runs: its
+    frontend packages are installed once, and a rebuild only recompiles the pages."""
+    return ROOT / ".web-tests" / f"gw{worker_index()}-{name}"
+
+
 @contextmanager
-def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Portal]:
+def served_portal(
+    tmp: Path, *serve_args: str, build: str = "shared", **extra_env: str
+) -> Iterator[Portal]:
     """`questwall serve` (with `serve_args`) on a database of its own, a game and a staff
-    account in it, until the block ends."""
+    account in it, until the block ends; `build` names its build directory (`web_dir`)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # Without the project's Node.js and bun on PATH (as `make` puts them): `questwall
@@ -97,6 +100,7 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
         # The tests' browser is headless Chromium, whose User-Agent says so.
         "QUESTWALL_REFUSE_SCRIPTED_AGENTS": "false",
         "REFLEX_TELEMETRY_ENABLED": "false",
+        "REFLEX_WEB_WORKDIR": str(web_dir(build)),
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), *path]),
         **extra_env,
     }
@@ -128,10 +132,18 @@ def served_portal(tmp: Path, *serve_args: str, **extra_env: str) -> Iterator[Por
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+# How long an `expect` keeps polling before it fails. Polling returns as soon as the page
+# shows what is expected, so a generous limit costs nothing on a quiet machine and keeps a
+# loaded one (parallel test workers, each with a portal and a browser) from failing a test
+# that only waited 5 s, Playwright's default.
+EXPECT_TIMEOUT_MS = 15_000
+
+
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     assert Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM}: run `make test`"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

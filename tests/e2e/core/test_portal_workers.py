@@ -12,14 +12,13 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import Portal, served_portal
 from tests.e2e.steps import sign_in
 
-# It serves a portal of its own, so it runs after the shared portal's tests (conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.own_portal]
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 def two_workers(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Portal]:
     env = {"REDIS_URL": redis_url, "REDIS_KEY_PREFIX": redis_prefix}
-    with served_portal(tmp_path, "--workers", "2", **env) as served:
+    with served_portal(tmp_path, "--workers", "2", build="two-workers", **env) as served:
         yield served
 
 
