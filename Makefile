@@ -34,7 +34,7 @@ test: install-dev bytecode ## Install test tools, lint, check the import contrac
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
-	$(BIN)/pytest -n $(WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(WORKERS) --cov --cov-report=term $(PYTEST_ARGS)
 
 check: install-dev bytecode ## The inner loop: lint, import contracts, types, unit and domain tests on SQLite (skips `slow`)
 	$(BIN)/ruff check .
