@@ -10,7 +10,7 @@ from sqlalchemy.engine import make_url
 from api.app import create_api
 from api.core.config import Settings
 from api.core.db import build_engine
-from tests.conftest import _truncate_all
+from tests.conftest import empty_postgres
 from tests.factories import FixedCountries, SignedClient, iso_now, make_game, make_offerwall
 from tests.tcp_proxy import TcpProxy
 
@@ -19,7 +19,7 @@ from tests.tcp_proxy import TcpProxy
 def direct(postgres_server_url):
     engine = build_engine(postgres_server_url)
     yield engine
-    _truncate_all(engine)
+    empty_postgres(engine)
     engine.dispose()
 
 

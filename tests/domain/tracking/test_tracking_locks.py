@@ -13,7 +13,7 @@ from api.core.crypto import SecretBox
 from api.core.db import build_engine
 from api.tracking import ClickIn, record_click
 from models.types import utcnow
-from tests.conftest import MASTER_KEY, _truncate_all
+from tests.conftest import MASTER_KEY, empty_postgres
 from tests.factories import FixedCountries, make_game, make_mission, make_offerwall
 
 
@@ -21,7 +21,7 @@ from tests.factories import FixedCountries, make_game, make_mission, make_offerw
 def pg_engine(postgres_server_url: str) -> Iterator[Engine]:
     engine = build_engine(postgres_server_url)
     yield engine
-    _truncate_all(engine)
+    empty_postgres(engine)
     engine.dispose()
 
 

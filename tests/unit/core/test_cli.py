@@ -62,6 +62,7 @@ def run(env):
     return _run
 
 
+@pytest.mark.slow  # real subprocesses
 def test_real_command_line(env):
     refused = run_cli(env, "game", "list")
     assert refused.returncode != 0 and "questwall migrate" in refused.stderr
@@ -70,6 +71,7 @@ def test_real_command_line(env):
     assert created["clientSecret"].startswith("qw_cs_")
 
 
+@pytest.mark.slow  # real subprocesses
 def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
     import sqlite3
 
@@ -80,6 +82,7 @@ def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
     assert [r[0] for r in rows] == [SecretBox([env["SECRET_KEY"]]).current_key_id]
 
 
+@pytest.mark.slow  # real subprocesses
 def test_rotate_secrets_then_only_the_new_key(env):
     old, new = env["SECRET_KEY"], "cli-test-next-master-key"
     assert run_cli(env, "migrate").returncode == 0

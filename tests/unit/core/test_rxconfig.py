@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test starts Python processes of its own
+
 ROOT = Path(__file__).resolve().parents[3]
 SHOW_ORIGINS = "import rxconfig, json; print(json.dumps(rxconfig.config.cors_allowed_origins))"
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.live import run_cli
+
+pytestmark = pytest.mark.slow  # every test starts Python processes of its own
 
 
 def _env(tmp_path, **changes: str) -> dict[str, str]:

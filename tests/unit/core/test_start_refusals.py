@@ -15,6 +15,8 @@ from api.core.config import Settings, get_settings
 from api.core.startup import StartRefused, load_settings
 from tests.live import free_port, run_cli
 
+pytestmark = pytest.mark.slow  # every test starts Python processes of its own
+
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
 KEY_A = "start-check-master-key-a"
