@@ -55,6 +55,15 @@ def mailbox() -> Iterator[MailCatcher]:
         yield server
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests are not traced for coverage: the code they exercise runs in the served
+    portal, a process of its own, and tracing Playwright's client in the test's process
+    costs CPU the browser and the server need."""
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.no_cover)
+
+
 @pytest.fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory, mailbox: MailCatcher) -> Iterator[Portal]:
     """One portal per test worker, shared by its browser tests (each signs in as users of

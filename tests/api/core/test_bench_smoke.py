@@ -97,8 +97,15 @@ def test_bench_runs_on_sqlite(script: str) -> None:
     check(script, run_bench(script, ""))
 
 
+# The scripts whose own code takes another path on PostgreSQL (moving a sequence, the
+# database's CPU per batch). Every other script's code is the same on both databases and runs
+# above on SQLite; the PostgreSQL plumbing they share (a throwaway database, migrated, the
+# server on it) runs here and in `test_throwaway_database_is_dropped_even_on_error`.
+ON_POSTGRES = ["engine", "ingest"]
+
+
 @pytest.mark.postgres
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", ON_POSTGRES)
 def test_bench_runs_on_postgres(script: str, postgres_server_url: str) -> None:
     check(script, run_bench(script, PG_SERVER))
 
