@@ -87,4 +87,4 @@ messages: $(BIN)/python ## Extract the hosted wall's messages into api/wall/loca
 	cd api/wall && ../../$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header --sort-output -o locales/wall.pot . ../routes/wall.py ../tickets/report.py
 
 clean: ## Remove installed tools and build outputs (keeps data/)
-	rm -rf $(VENV) $(TOOLS)/node_modules $(TOOLS)/.installed .web
+	rm -rf $(VENV) $(TOOLS)/node_modules $(TOOLS)/.installed .web .web-tests
