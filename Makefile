@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test check install install-dev bytecode chromium bench lock messages clean
+.PHONY: help run test check lint install install-dev bytecode chromium bench lock messages clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,21 +26,19 @@ demo: install ## Seed demo data (studio, game, missions, publisher, players) int
 	$(BIN)/questwall migrate
 	$(BIN)/questwall demo
 
+lint: install-dev ## Lint and format checks, the import contracts, type checks
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
+
 # Test worker processes (pytest-xdist); each has its own databases, Redis keys, ports and portal.
 WORKERS ?= auto
 
-test: install-dev bytecode ## Install test tools, lint, check the import contracts, type-check and run every test in parallel, with coverage
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports --no-cache
-	$(BIN)/mypy
+test: lint bytecode ## Install test tools, lint, check the import contracts, type-check and run every test in parallel, with coverage
 	$(BIN)/pytest -n $(WORKERS) --cov --cov-report=term $(PYTEST_ARGS)
 
-check: install-dev bytecode ## The inner loop: lint, import contracts, types, unit and domain tests on SQLite (skips `slow`)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports --no-cache
-	$(BIN)/mypy
+check: lint bytecode ## The inner loop: lint, import contracts, types, unit and domain tests on SQLite (skips `slow`)
 	$(BIN)/pytest -n $(WORKERS) -m "not postgres and not slow" tests/unit tests/domain $(PYTEST_ARGS)
 
 install: $(VENV)/.installed $(TOOLS)/.installed ## Python packages, Node.js 22 and bun

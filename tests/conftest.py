@@ -28,6 +28,7 @@ os.environ["REFLEX_TELEMETRY_ENABLED"] = "false"
 os.environ["REDIS_URL"] = ""
 os.environ.pop("REFLEX_REDIS_URL", None)
 
+from api.core import crypto
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate
@@ -40,17 +41,18 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 REQUIRE_REDIS = os.environ.get("QUESTWALL_REQUIRE_REDIS") == "1"
 
 
+# The password hashing every process but the tests' own uses (`test_crypto.py` checks its cost).
+PRODUCTION_PASSWORDS = crypto._passwords
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cheap_password_hashing() -> Iterator[None]:
     """Argon2id at its lowest work factor in the tests' own process, as Django's test
     settings do: the scheme and every code path stay the production ones, a hash costs a
     millisecond instead of a quarter second. Servers the tests start as processes of their
-    own hash at the production cost; `test_crypto.py` checks that cost."""
+    own hash at the production cost."""
     from passlib.context import CryptContext
 
-    from api.core import crypto
-
-    production = crypto._passwords
     crypto._passwords = CryptContext(
         schemes=["argon2"],
         deprecated="auto",
@@ -59,7 +61,7 @@ def cheap_password_hashing() -> Iterator[None]:
         argon2__parallelism=1,
     )
     yield
-    crypto._passwords = production
+    crypto._passwords = PRODUCTION_PASSWORDS
 
 
 def _postgres_problem() -> str | None:
