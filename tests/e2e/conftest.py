@@ -110,6 +110,9 @@ def served_portal(
         "QUESTWALL_REFUSE_SCRIPTED_AGENTS": "false",
         "REFLEX_TELEMETRY_ENABLED": "false",
         "REFLEX_WEB_WORKDIR": str(web_dir(build)),
+        # Reflex empties its state directory as it starts: two portals starting at once
+        # in one directory would each delete the other's files (a crash at start).
+        "REFLEX_STATES_WORKDIR": str(tmp / "states"),
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), *path]),
         **extra_env,
     }
@@ -181,6 +184,31 @@ def new_page(browser):
     yield make
     for context in contexts:
         context.close()
+
+
+LAPTOP, PHONE = (1366, 768), (390, 844)
+
+
+def widths_too_wide(page, name: str, sizes=(LAPTOP, PHONE)) -> list[int]:
+    """Look at the open page at each size: a screenshot each (`<name>-<width>.png`), and
+    the widths at which it scrolls sideways. The portal's layout follows the width in CSS
+    alone, so a resized page shows what one opened at that width shows; the page is left
+    at the size it had."""
+    before = page.viewport_size
+    too_wide = []
+    for width, height in sizes:
+        page.set_viewport_size({"width": width, "height": height})
+        screenshot(page, f"{name}-{width}")
+        if page.evaluate("document.documentElement.scrollWidth") > width:
+            too_wide.append(width)
+    if before:
+        page.set_viewport_size(before)
+    return too_wide
+
+
+def looked_at(page, name: str, sizes=(LAPTOP, PHONE)) -> None:
+    """`widths_too_wide`, none allowed."""
+    assert widths_too_wide(page, name, sizes) == [], f"{name} scrolls sideways"
 
 
 def screenshot(page, name: str) -> Path:
