@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,23 @@ class Portal:
         from api.core.db import build_engine
 
         return build_engine(self.env["DATABASE_URL"])
+
+    @contextmanager
+    def setting_up(self) -> Iterator[tuple[Any, Any]]:
+        """(session, secret box) for arranging a test's rows in the server's database, one
+        transaction, with the server's master key: what a `questwall` command would do,
+        without the second a process of its own costs. The command line itself is tested
+        by tests/unit/core/test_cli.py; a step a browser test is about goes through the
+        browser."""
+        from api.core.crypto import SecretBox
+        from api.core.db import write_session
+
+        engine = self.engine()
+        try:
+            with write_session(engine) as session:
+                yield session, SecretBox([self.env["SECRET_KEY"]])
+        finally:
+            engine.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,9 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from api.core.crypto import signed_headers
-from tests.live import cli
+from api.missions import offers
+from api.publishers import offerwalls
+from models.offer_schemas import OffersFile
 
 PUBLISHER_PASSWORD = "publisher-pass-2026"
 _numbers = itertools.count(1)
@@ -109,9 +111,23 @@ def offers_status(url: str, api_key: str) -> int:
 
 
 def approved_wall(portal, name: str) -> str:
-    """A new offerwall, approved from the command line; returns its owid."""
-    wall = json.loads(cli(portal.env, "offerwall", "create", name))
-    return json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+    """A new offerwall, approved as staff's `questwall offerwall approve` does; its owid."""
+    with portal.setting_up() as (session, box):
+        wall = offerwalls.create_offerwall(session=session, name=name)
+        return offerwalls.approve(session=session, box=box, offerwall=wall).owid
+
+
+def import_offers(portal, data: dict) -> dict[str, list[dict[str, str]]]:
+    """Import an offers file's content (`gameId`, `missions`, `quests`) as `questwall offers
+    import` does; the ids and titles of what it made, as that command prints them."""
+    with portal.setting_up() as (session, _):
+        missions, quests = offers.import_offers(
+            session=session, data=OffersFile.model_validate(data)
+        )
+        return {
+            "missions": [{"id": m.id, "title": m.title} for m in missions],
+            "quests": [{"id": q.id, "name": q.name} for q in quests],
+        }
 
 
 def click_mission(portal, mission_id: str, owid: str, uid: str, **params: str) -> str:
@@ -127,7 +143,6 @@ def convert(
     portal,
     owid: str,
     uid: str,
-    tmp_path,
     *,
     clickid: str = "",
     game: dict | None = None,
@@ -138,24 +153,21 @@ def convert(
     completes it with a signed event. `mission_fields` go into the mission's definition
     (e.g. `minCompletionSeconds`)."""
     game = game or portal.game
-    offers_file = tmp_path / f"offers-{uid}.json"
-    offers_file.write_text(
-        json.dumps(
-            {
-                "gameId": game["gameId"],
-                "missions": [
-                    {
-                        "title": f"Win once ({uid})",
-                        "payout": 2,
-                        "destinationUrl": "https://game.example/",
-                        "rule": {"event": "WIN"},
-                        **mission_fields,
-                    }
-                ],
-            }
-        )
-    )
-    [mission] = json.loads(cli(portal.env, "offers", "import", str(offers_file)))["missions"]
+    [mission] = import_offers(
+        portal,
+        {
+            "gameId": game["gameId"],
+            "missions": [
+                {
+                    "title": f"Win once ({uid})",
+                    "payout": 2,
+                    "destinationUrl": "https://game.example/",
+                    "rule": {"event": "WIN"},
+                    **mission_fields,
+                }
+            ],
+        },
+    )["missions"]
     extra = {"clickid": clickid} if clickid else {}
     player = click_mission(portal, mission["id"], owid, uid, **extra)
     when = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()

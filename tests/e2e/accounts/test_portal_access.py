@@ -65,7 +65,7 @@ def form(**fields: str) -> dict:
     return {"form": {"__reflex_form_data__": [[k, v] for k, v in fields.items()]}}
 
 
-def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page, tmp_path):
+def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page):
     from portal.state.postbacks import DeliveryState, PostbackState
     from portal.state.publishers import StaffState
     from portal.state.workspace import WorkspaceState
@@ -82,7 +82,7 @@ def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page, tmp_
     with Session(portal.engine()) as db:
         walls = {w.name: w for w in db.exec(select(Offerwall)).all()}
     private, waiting = walls["Private Wall"], walls["Waiting Wall"]
-    convert(portal, private.owid, "their-player", tmp_path)
+    convert(portal, private.owid, "their-player")
     time.sleep(0.5)  # the dispatcher settles the postback (no URL: it fails at once)
     with Session(portal.engine()) as db:
         their_postback = db.exec(select(Postback).where(Postback.offerwall_id == private.id)).one()

@@ -48,7 +48,7 @@ def _fits(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_a_designer_reverses_their_studios_conversion_once(portal, new_page, tmp_path):
+def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
     from portal.state.conversions import ConversionsState
 
     staff, designer, rival = new_page(), new_page(1366, 900), new_page()
@@ -61,8 +61,8 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page, tmp
     game_id, client_id, secret = create_game(designer, "Refund Arena")
     game = {"gameId": game_id, "clientId": client_id, "clientSecret": secret}
     owid = approved_wall(portal, "Refund Wall")
-    convert(portal, owid, "refund-player-1", tmp_path, game=game)
-    convert(portal, owid, "refund-player-2", tmp_path, game=game)  # stays approved
+    convert(portal, owid, "refund-player-1", game=game)
+    convert(portal, owid, "refund-player-2", game=game)  # stays approved
     first, second = _conversion(portal, "refund-player-1"), _conversion(portal, "refund-player-2")
     tx = first.transaction_id
 

@@ -14,7 +14,7 @@ from tests.receiver import running_receiver
 pytestmark = pytest.mark.e2e
 
 
-def test_a_played_mission_is_posted_back_by_the_servers_dispatcher(portal, tmp_path):
+def test_a_played_mission_is_posted_back_by_the_servers_dispatcher(portal):
     with running_receiver() as receiver:
         wall = json.loads(cli(portal.env, "offerwall", "create", "E2E wall"))
         approved = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))
@@ -25,7 +25,7 @@ def test_a_played_mission_is_posted_back_by_the_servers_dispatcher(portal, tmp_p
             approved["owid"],
             receiver.url + "/pb?tx={transaction_id}&uid={uid}&h={hash_key}",
         )
-        convert(portal, approved["owid"], "e2e-player", tmp_path)
+        convert(portal, approved["owid"], "e2e-player")
         converted = time.perf_counter()
         while not receiver.requests and time.perf_counter() - converted < 10:
             time.sleep(0.05)

@@ -34,10 +34,10 @@ pytestmark = pytest.mark.e2e
 REASON = "Completed in a second: a script, not a player."
 
 
-def _held(portal, owid: str, uid: str, tmp_path) -> None:
+def _held(portal, owid: str, uid: str) -> None:
     """A player of `owid` completes a new mission of the portal's game a second after
     the click, sooner than its minimum time: the conversion is held for review."""
-    convert(portal, owid, uid, tmp_path, minCompletionSeconds=600)
+    convert(portal, owid, uid, minCompletionSeconds=600)
 
 
 def _refused_click(portal, owid: str, mission_id: str, uid: str) -> None:
@@ -75,7 +75,7 @@ def _fits(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_staff_review_held_conversions_and_set_the_rules(portal, new_page, tmp_path):
+def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
     from portal.state.fraud import FraudState
 
     staff = new_page(1366, 900)
@@ -86,7 +86,7 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page, tmp_p
     owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
     uids = [f"fraud-p{n}" for n in range(1, 5)]
     for uid in uids:
-        _held(portal, owid, uid, tmp_path)
+        _held(portal, owid, uid)
     held = {uid: _conversion(portal, uid) for uid in uids}
     assert {c.status for c in held.values()} == {ConversionStatus.PENDING}
     tx = {uid: c.transaction_id for uid, c in held.items()}

@@ -17,13 +17,12 @@ from sqlmodel import Session, select
 from models import GameCredential, Mission, Quest
 from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, form, send_event
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import approved_wall, click_mission, send_events, sign_in
+from tests.e2e.steps import approved_wall, click_mission, import_offers, send_events, sign_in
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
     create_studio_with_designer,
 )
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -41,10 +40,8 @@ def designer_with_game(portal, new_page, name: str, **size: int) -> tuple[Page, 
     return designer, *create_game(designer, name)
 
 
-def import_missions(portal, tmp_path, game_id: str, *missions: dict) -> list[dict]:
-    path = tmp_path / f"missions-{game_id}.json"
-    path.write_text(json.dumps({"gameId": game_id, "missions": list(missions)}))
-    return json.loads(cli(portal.env, "offers", "import", str(path)))["missions"]
+def import_missions(portal, game_id: str, *missions: dict) -> list[dict]:
+    return import_offers(portal, {"gameId": game_id, "missions": list(missions)})["missions"]
 
 
 def mission(title: str, event: str, **more) -> dict:
@@ -142,11 +139,10 @@ def test_the_mission_editor_shows_the_offer_as_players_see_it(portal, new_page):
     assert game_id in designer.url
 
 
-def test_the_quest_builder_edits_every_field_an_import_file_sets(portal, new_page, tmp_path):
+def test_the_quest_builder_edits_every_field_an_import_file_sets(portal, new_page):
     designer, game_id, _, _ = designer_with_game(portal, new_page, "Quest Game")
     import_missions(
         portal,
-        tmp_path,
         game_id,
         mission("Open the gate", "GATE", payout=1),
         mission("Slay the dragon", "DRAGON", payout=2.5),
@@ -219,9 +215,9 @@ def test_the_quest_builder_edits_every_field_an_import_file_sets(portal, new_pag
     expect(designer.get_by_test_id("offer-row").filter(has_text="in The lair")).to_have_count(2)
 
 
-def test_typing_before_an_editor_has_loaded_is_not_lost(portal, new_page, tmp_path):
+def test_typing_before_an_editor_has_loaded_is_not_lost(portal, new_page):
     designer, game_id, _, _ = designer_with_game(portal, new_page, "Early Typing")
-    [stored] = import_missions(portal, tmp_path, game_id, mission("Stored title", "WIN"))
+    [stored] = import_missions(portal, game_id, mission("Stored title", "WIN"))
     path = f"/studio/mission?game={game_id}&mission={stored['id']}"
     # The page as served, before any script ran: its inputs cannot take typing yet.
     served = httpx.get(portal.url + path, follow_redirects=True).text
@@ -241,9 +237,9 @@ def test_typing_before_an_editor_has_loaded_is_not_lost(portal, new_page, tmp_pa
         expect(field).to_have_value(typed)
 
 
-def test_deactivating_an_offer_asks_first_and_names_it(portal, new_page, tmp_path):
+def test_deactivating_an_offer_asks_first_and_names_it(portal, new_page):
     designer, game_id, _, _ = designer_with_game(portal, new_page, "Ask First")
-    [kill] = import_missions(portal, tmp_path, game_id, mission("Kill 10", "KILL"))
+    [kill] = import_missions(portal, game_id, mission("Kill 10", "KILL"))
     designer.goto(portal.url + f"/studio/missions?game={game_id}")
     row = designer.get_by_test_id("offer-row").filter(has_text="Kill 10")
     row.get_by_role("button", name="Deactivate").click()
@@ -330,11 +326,10 @@ def test_credentials_are_named_revoked_after_asking_and_the_example_fits_a_phone
     assert live == [first_client]
 
 
-def test_the_missions_list_shows_each_missions_funnel(portal, new_page, tmp_path):
+def test_the_missions_list_shows_each_missions_funnel(portal, new_page):
     designer, game_id, client_id, secret = designer_with_game(portal, new_page, "Funnel Game")
     [duel, _] = import_missions(
         portal,
-        tmp_path,
         game_id,
         mission(
             "Win two duels",
@@ -411,11 +406,11 @@ def test_the_rule_tester_lists_every_event_also_after_completion(portal, new_pag
     screenshot(designer, "editors-rule-tester")
 
 
-def test_another_studio_cannot_deactivate_or_build_quests_in_a_game(portal, new_page, tmp_path):
+def test_another_studio_cannot_deactivate_or_build_quests_in_a_game(portal, new_page):
     from portal.state.missions import MissionsState, QuestState
 
     owner, game_id, _, _ = designer_with_game(portal, new_page, "Guarded Game")
-    [kept] = import_missions(portal, tmp_path, game_id, mission("Kept active", "KEEP"))
+    [kept] = import_missions(portal, game_id, mission("Kept active", "KEEP"))
     rival, _, _, _ = designer_with_game(portal, new_page, "Rival Game")
     rival.add_init_script(SPY)
     rival.goto(portal.url + f"/studio/missions?game={game_id}")

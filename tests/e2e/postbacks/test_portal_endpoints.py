@@ -125,15 +125,13 @@ def send_test_postback(page: Page, receiver: Receiver) -> None:
     wait_for(lambda: len(receiver.requests) == before + 1)
 
 
-def test_a_paused_endpoint_shows_its_errors_and_resumes_once_the_url_is_fixed(
-    portal, new_page, tmp_path
-):
+def test_a_paused_endpoint_shows_its_errors_and_resumes_once_the_url_is_fixed(portal, new_page):
     publisher, wall = approved_publisher(portal, new_page, "Stalled Wall")
     with running_receiver() as broken, running_receiver() as fixed:
         broken.statuses = [500] * 100
         cli(portal.env, "offerwall", "set-postback", wall.owid, template(broken))
         for n in (1, 2, 3):
-            convert(portal, wall.owid, f"stalled-{n}", tmp_path)
+            convert(portal, wall.owid, f"stalled-{n}")
         # The served dispatcher tries each once (500), then waits to retry.
         wait_for(lambda: sum(p.attempts >= 1 for p in postbacks_of(portal, wall)) == 3)
 

@@ -36,7 +36,7 @@ def test_login_page_first_load(portal, page):
     screenshot(page, "login")
 
 
-def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page, tmp_path):
+def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page):
     publisher, staff = new_page(), new_page()
     # Inline validation: the server's answer appears under the field.
     publisher.goto(portal.url + "/signup")
@@ -96,7 +96,7 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page,
         assert len(receiver.requests) == 2
         screenshot(publisher, "publisher-postback")
 
-        convert(portal, owid, "player-1", tmp_path)
+        convert(portal, owid, "player-1")
         deadline = time.monotonic() + 10
         while len(receiver.requests) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -19,7 +19,7 @@ from api.core.db import write_session
 from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.accounts.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
+from tests.e2e.steps import convert, import_offers, sign_in, sign_up, staff_approve
 from tests.live import cli
 
 pytestmark = pytest.mark.e2e
@@ -68,10 +68,8 @@ def click(portal, offer_id: str, owid: str, uid: str) -> None:
     assert answer.status_code == 302, answer.text
 
 
-def import_offers(portal, tmp_path, game_id: str, *missions: dict) -> None:
-    path = tmp_path / f"offers-{time.monotonic_ns()}.json"
-    path.write_text(json.dumps({"gameId": game_id, "missions": list(missions)}))
-    cli(portal.env, "offers", "import", str(path))
+def import_missions(portal, game_id: str, *missions: dict) -> None:
+    import_offers(portal, {"gameId": game_id, "missions": list(missions)})
 
 
 def reverse(portal, uid: str) -> None:
@@ -91,7 +89,7 @@ def figure(page: Page, test_id: str) -> Decimal:
     return Decimal(page.get_by_test_id(test_id).inner_text().lstrip("$").replace(",", ""))
 
 
-def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page, tmp_path):
+def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page):
     staff, publisher = new_page(*DESKTOP), new_page()
     staff_signed_in(staff, portal)
     expect(staff).to_have_url(re.compile(r"/staff/?$"))  # staff's home after sign-in
@@ -108,7 +106,7 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page,
 
     staff_approve(staff, portal.url, "Dashboard Wall")
     # A click and its conversion ($2); without a postback URL its postback fails at once.
-    convert(portal, wall_named(portal, "Dashboard Wall").owid, "dash-player", tmp_path)
+    convert(portal, wall_named(portal, "Dashboard Wall").owid, "dash-player")
     failing = staff.get_by_test_id("failing-endpoint").filter(has_text="Dashboard Wall")
     deadline = time.monotonic() + 20
     while True:
@@ -143,21 +141,20 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page,
     expect(staff.get_by_role("radio", name=re.compile("^Pending"))).to_be_checked()
 
 
-def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page, tmp_path):
+def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page):
     staff, publisher = new_page(*DESKTOP), new_page()
     staff_signed_in(staff, portal)
     wall = approved_publisher(publisher, staff, portal, "Report Wall")
     # Today: the E2E game's mission, 2 clicks and 2 conversions ($2 each), one of them
     # reversed; another game's, a click.
-    convert(portal, wall.owid, "rep-1", tmp_path)
-    convert(portal, wall.owid, "rep-9", tmp_path)
+    convert(portal, wall.owid, "rep-1")
+    convert(portal, wall.owid, "rep-9")
     reverse(portal, "rep-9")
     mission = mission_titled(portal, "Win once (rep-1)")
     click(portal, mission.id, wall.owid, "rep-2")
     other = json.loads(cli(portal.env, "game", "create", "Other Game"))
-    import_offers(
+    import_missions(
         portal,
-        tmp_path,
         other["gameId"],
         {
             "title": "Elsewhere mission",
@@ -251,7 +248,7 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page,
     shots(publisher, "reports-publisher")
 
 
-def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new_page, tmp_path):
+def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new_page):
     staff, publisher = new_page(), new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     wall = approved_publisher(publisher, staff, portal, "Catalog Wall")
@@ -260,9 +257,8 @@ def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new
         *("offerwall", "set-currency", wall.id, "--name", "Gems", "--code", "GEM"),
         *("--rate", "100"),
     )
-    import_offers(
+    import_missions(
         portal,
-        tmp_path,
         portal.game["gameId"],
         {
             "title": "Catalog duel",
@@ -309,12 +305,12 @@ def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new
     assert first and second and first["x"] == second["x"] and second["y"] > first["y"]
 
 
-def test_the_delivery_log_finds_a_player_by_uid_or_click_id(portal, new_page, tmp_path):
+def test_the_delivery_log_finds_a_player_by_uid_or_click_id(portal, new_page):
     staff, publisher = new_page(), new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     wall = approved_publisher(publisher, staff, portal, "Search Wall")
-    convert(portal, wall.owid, "uid-alpha", tmp_path, clickid="click-111")
-    convert(portal, wall.owid, "uid-beta", tmp_path, clickid="click-222")
+    convert(portal, wall.owid, "uid-alpha", clickid="click-111")
+    convert(portal, wall.owid, "uid-beta", clickid="click-222")
     publisher.get_by_role("link", name="Deliveries", exact=True).first.click()
     rows = publisher.get_by_role("row").filter(has_text="Win once")
     expect(rows).to_have_count(2)

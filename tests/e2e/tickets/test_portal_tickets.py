@@ -69,7 +69,7 @@ def _fits(page: Page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page, tmp_path):
+def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page):
     from portal.state.tickets import TicketsState
 
     publisher, staff = new_page(*DESKTOP), new_page(*DESKTOP)
@@ -82,11 +82,11 @@ def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page, t
         owid = db.exec(select(Offerwall.owid).where(Offerwall.name == "Helpdesk Wall")).one()
     assert owid is not None
     # The player converts, yet says the reward never came.
-    convert(portal, owid, "help-player", tmp_path)
+    convert(portal, owid, "help-player")
     mine = _open_ticket(portal, owid, "help-player", "I won the match but got\nno gems at all.")
     # Another publisher's player, with a ticket of their own.
     other_owid = approved_wall(portal, "Elsewhere Wall")
-    convert(portal, other_owid, "else-player", tmp_path)
+    convert(portal, other_owid, "else-player")
     theirs = _open_ticket(portal, other_owid, "else-player", "Nothing arrived here either.")
 
     # The publisher's Tickets page lists their ticket alone, with the count waiting.
