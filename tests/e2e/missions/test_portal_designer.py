@@ -134,8 +134,9 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
         csv_text = exported.read()
     assert "Win two sieges,1,1,1,100.0%,3.00" in csv_text
     # A refused range shows its reason and no figures (not the previous range's).
-    designer.get_by_label("From").fill("2030-01-02")
-    designer.get_by_label("To").fill("2030-01-01")
+    # exact: "To" is also in the label of a toast's close button ("Close toast").
+    designer.get_by_label("From", exact=True).fill("2030-01-02")
+    designer.get_by_label("To", exact=True).fill("2030-01-01")
     designer.get_by_role("button", name="Show").click()
     expect(designer.get_by_text("The range starts after it ends.")).to_be_visible()
     expect(row).to_be_hidden()
