@@ -54,6 +54,8 @@ def send_event(page, handler, payload: dict, path: str) -> None:
         "payload": payload,
         "router_data": {"pathname": path.split("?")[0], "asPath": path},
     }
+    # The page may show its heading before its socket has opened: wait for it to be open.
+    page.wait_for_function("() => window.__socket && window.__socket.readyState === 1")
     page.evaluate("f => window.__socket.send(f)", "42/_event," + json.dumps(["event", event]))
 
 
