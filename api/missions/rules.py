@@ -1,21 +1,49 @@
 """The rule engine: does an event pass a mission's rule, and when is the mission complete.
 
 Pure functions over plain data; no database, no web framework. The same code evaluates
-events at ingestion, replays stored events when a player is linked late, and (later)
-powers the portal's rule tester.
+events at ingestion, replays stored events when a player is linked late, and powers the
+portal's rule tester.
 
-A rule is: an event name; conditions joined by AND, each on `value` (the event's value)
-or `traits.<name>`; and a completion: `count >= N` (passing events), `consecutive >= N`
-(the current run of passing events; a matching event that fails resets it) or
-`sum >= N` (the total of a field over passing events).
+A rule is a set of matchers (an event name and conditions joined by AND, each on `value`,
+`traits.<name>` or `groupId`; `anyOf` lists several, and an event passes when it passes
+any matcher of its name) and a completion:
+
+- `count` (passing events), `consecutive` (the current run of passing events; a matching
+  event that fails resets it) and `sum` (the total of a field over passing events);
+- `max` (the largest `field` of a passing event reaches the threshold) and `min` (the
+  smallest is at or below it);
+- `distinct` (distinct values of `field` among passing events);
+- `days` (distinct calendar days with a passing event, in the rule's time zone) and
+  `streak` (calendar days in a row with a passing event; a missed day starts it again);
+- `steps`: matchers in order, each after the previous one, all within `within` seconds of
+  the first.
+
+`per` (`groupId` or `traits.<name>`) makes the completion be reached within one group (one
+match), and `window` counts together only passing events within that many seconds.
+
+What a player's progress keeps stays bounded, whatever the events: `distinct` and `days`
+keep at most `threshold` values, `streak` the days of the current run, `window` the events
+within the window of the latest one (at most `threshold` of them for a count, the
+`WINDOW_LIMIT` latest for a sum), `per` the `GROUP_LIMIT` groups with the latest events,
+and `steps` one time per step. Events are evaluated in event-time order (callers sort them);
+one that arrives after later ones is evaluated against what is kept then: for `window` an
+event older than the window of the latest one kept does not count, and for `streak` a day
+before the current run does not extend it.
+
+A definition (an import file, the editor, the API: models/offer_schemas.py) names `count`,
+`consecutive` and `sum` so far; the other kinds are evaluated here and are not yet part of
+a definition.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 if TYPE_CHECKING:
     from models.offer_schemas import RuleIn
@@ -23,7 +51,18 @@ if TYPE_CHECKING:
 NUMBER_OPS = (">=", ">", "<=", "<", "==", "!=")
 STRING_OPS = ("==", "!=")
 PRESENCE_OPS = ("exists", "not exists")
-COMPLETIONS = ("count", "consecutive", "sum")
+LIST_OPS = ("in", "not in")
+COMPLETIONS = ("count", "consecutive", "sum", "max", "min", "distinct", "days", "streak")
+SEQUENCE = "steps"
+# The kinds that read a field of the passing events, and those that read their time.
+FIELD_KINDS = ("sum", "max", "min", "distinct")
+DAY_KINDS = ("days", "streak")
+# Which kinds `per` and `window` combine with.
+PER_KINDS = ("count", "consecutive", "sum", "max", "min", "distinct")
+WINDOW_KINDS = ("count", "sum")
+GROUP_LIMIT = 32  # `per`: the groups kept, those with the latest events
+WINDOW_LIMIT = 10_000  # a summed `window`: the latest events kept
+LIST_LIMIT = 100  # `in` / `not in`: the values one condition may list
 
 
 class RuleError(ValueError):
@@ -32,18 +71,20 @@ class RuleError(ValueError):
 
 @dataclass(frozen=True)
 class Condition:
-    field: str  # "value" or "traits.<name>"
+    field: str  # "value", "traits.<name>" or "groupId"
     op: str
-    operand: Any = None
+    operand: Any = None  # a float, a string, a boolean, or a frozenset for in / not in
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Condition:
         field_name, op = raw.get("field"), raw.get("op")
-        if not isinstance(field_name, str) or not _valid_field(field_name):
-            raise RuleError('a condition needs "field": "value" or "traits.<name>"')
+        if not isinstance(field_name, str) or not _valid_field(field_name, group=True):
+            raise RuleError('a condition needs "field": "value", "traits.<name>" or "groupId"')
         if op in PRESENCE_OPS:
             return cls(field_name, op)
         operand = raw.get("value")
+        if op in LIST_OPS:
+            return cls(field_name, op, _listed(operand))
         if _is_number(operand):
             if op not in NUMBER_OPS:
                 raise RuleError(f"operator {op!r} does not compare numbers")
@@ -56,7 +97,9 @@ class Condition:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"field": self.field, "op": self.op}
-        if self.op not in PRESENCE_OPS:
+        if self.op in LIST_OPS:
+            data["value"] = sorted((plain_number(v) for v in self.operand), key=_sort_key)
+        elif self.op not in PRESENCE_OPS:
             data["value"] = plain_number(self.operand)
         return data
 
@@ -68,6 +111,11 @@ class Condition:
             return not present
         if not present:
             return False
+        if self.op in LIST_OPS:
+            key = _list_key(actual)
+            if key is None:
+                return False  # a value of a type no list holds fails both
+            return (key in self.operand) is (self.op == "in")
         if isinstance(self.operand, float):
             if not _is_number(actual):
                 return False  # a trait of the wrong type fails the comparison
@@ -77,38 +125,142 @@ class Condition:
         return (actual == self.operand) if self.op == "==" else (actual != self.operand)
 
 
+def _listed(operand: Any) -> frozenset[Any]:
+    """The values of an `in` / `not in` list: strings and numbers (numbers as floats)."""
+    if not isinstance(operand, list | tuple) or not operand:
+        raise RuleError("in and not in take a list of strings or numbers")
+    if len(operand) > LIST_LIMIT:
+        raise RuleError(f"a list holds at most {LIST_LIMIT} values")
+    values = set()
+    for item in operand:
+        key = _list_key(item)
+        if key is None:
+            raise RuleError("in and not in take a list of strings or numbers")
+        values.add(key)
+    return frozenset(values)
+
+
+def _list_key(value: Any) -> str | float | None:
+    if isinstance(value, str):
+        return value
+    if _is_number(value):
+        return float(value)
+    return None
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int | float) else (1, str(value))
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """An event name and the conditions (joined by AND) an event of that name must pass."""
+
+    event: str
+    conditions: tuple[Condition, ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Matcher:
+        event = raw.get("event")
+        if not isinstance(event, str) or not event:
+            raise RuleError('a matcher needs "event": the event\'s name')
+        return cls(event, tuple(Condition.parse(c) for c in raw.get("conditions") or ()))
+
+    def passes(self, event: Mapping[str, Any]) -> bool:
+        return event.get("event") == self.event and all(c.holds(event) for c in self.conditions)
+
+
 @dataclass(frozen=True)
 class Rule:
     event: str
     conditions: tuple[Condition, ...] = ()
     completion: str = "count"
     threshold: float = 1
-    sum_field: str | None = None
+    field: str | None = None  # what sum, max, min and distinct read
+    any_of: tuple[Matcher, ...] = ()  # every matcher, the first being (event, conditions)
+    time_zone: str = "UTC"  # days and streak
+    per: str | None = None
+    window_seconds: int | None = None
+    steps: tuple[Matcher, ...] = ()  # completion "steps"
+    within_seconds: int | None = None
 
     @classmethod
     def build(
         cls,
         *,
-        event: str,
+        event: str | None = None,
         conditions: Iterable[Mapping[str, Any]] = (),
+        any_of: Iterable[Mapping[str, Any]] = (),
         completion: str = "count",
         threshold: float = 1,
+        field: str | None = None,
         sum_field: str | None = None,
+        time_zone: str | None = None,
+        per: str | None = None,
+        window_seconds: int | None = None,
+        steps: Iterable[Mapping[str, Any]] = (),
+        within_seconds: int | None = None,
     ) -> Rule:
-        if completion not in COMPLETIONS:
+        """A rule from its parts, checked: `event` and `conditions`, or `any_of`, or
+        `steps` (a sequence, which is its own completion)."""
+        matchers = [Matcher.parse(m) for m in any_of]
+        if event is not None:
+            matchers.insert(0, Matcher.parse({"event": event, "conditions": list(conditions)}))
+        sequence = tuple(Matcher.parse(m) for m in steps)
+        if sequence:
+            if matchers:
+                raise RuleError("a rule has steps, or an event (or anyOf), not both")
+            if not 2 <= len(sequence) <= 20:
+                raise RuleError("a sequence has 2 to 20 steps")
+            matchers, completion, threshold = list(sequence), SEQUENCE, len(sequence)
+            if per is not None or window_seconds is not None:
+                raise RuleError("a sequence takes neither per nor window")
+        elif within_seconds is not None:
+            raise RuleError("within belongs to steps")
+        if not matchers:
+            raise RuleError("a rule needs an event, anyOf or steps")
+        if completion not in (*COMPLETIONS, SEQUENCE):
             raise RuleError(f"completion must be one of {', '.join(COMPLETIONS)}")
-        if not _is_number(threshold) or threshold <= 0:
+        lowest = 0 if completion == "min" else None
+        if not _is_number(threshold) or threshold < 0 or (lowest is None and threshold == 0):
             raise RuleError("the completion threshold must be a positive number")
-        if completion == "sum" and (sum_field is None or not _valid_field(sum_field)):
-            raise RuleError('a sum completion needs "sumField": "value" or "traits.<name>"')
-        if completion != "sum":
-            sum_field = None
+        field = field or sum_field
+        if completion in FIELD_KINDS:
+            if field is None or not _valid_field(field, group=completion == "distinct"):
+                raise RuleError(
+                    f'a {completion} completion needs "field": "value" or "traits.<name>"'
+                )
+        else:
+            field = None
+        if completion in DAY_KINDS:
+            time_zone = _zone_name(time_zone or "UTC")
+        elif time_zone is not None and time_zone != "UTC":
+            raise RuleError("timeZone belongs to days and streak")
+        if per is not None:
+            if completion not in PER_KINDS:
+                raise RuleError(f"per works with {', '.join(PER_KINDS)}")
+            if not _valid_field(per, group=True) or per == "value":
+                raise RuleError('per is "groupId" or "traits.<name>"')
+        for name, seconds in (("window", window_seconds), ("within", within_seconds)):
+            if seconds is not None and (
+                not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 1
+            ):
+                raise RuleError(f"{name} is a whole number of seconds, 1 or more")
+        if window_seconds is not None and (completion not in WINDOW_KINDS or per is not None):
+            raise RuleError(f"window works with {' and '.join(WINDOW_KINDS)}, without per")
+        first = matchers[0]
         return cls(
-            event,
-            tuple(Condition.parse(c) for c in conditions),
-            completion,
-            float(threshold),
-            sum_field,
+            event=first.event,
+            conditions=first.conditions,
+            completion=completion,
+            threshold=float(threshold),
+            field=field,
+            any_of=tuple(matchers) if len(matchers) > 1 or sequence else (),
+            time_zone=time_zone or "UTC",
+            per=per,
+            window_seconds=window_seconds,
+            steps=sequence,
+            within_seconds=within_seconds,
         )
 
     @classmethod
@@ -124,20 +276,37 @@ class Rule:
             sum_field=rule.completion.field,
         )
 
+    @property
+    def sum_field(self) -> str | None:
+        return self.field if self.completion == "sum" else None
+
+    @property
+    def matchers(self) -> tuple[Matcher, ...]:
+        return self.any_of or (Matcher(self.event, self.conditions),)
+
+    @property
+    def events(self) -> frozenset[str]:
+        """Every event name the rule reads."""
+        return frozenset(m.event for m in self.matchers)
+
     def matches(self, event: Mapping[str, Any]) -> bool:
-        return event.get("event") == self.event
+        return event.get("event") in self.events
 
     def passes(self, event: Mapping[str, Any]) -> bool:
-        return all(c.holds(event) for c in self.conditions)
+        return any(m.passes(event) for m in self.matchers)
 
 
 @dataclass(frozen=True)
 class Tally:
-    """Where a player stands on a rule since the start (or the last conversion)."""
+    """Where a player stands on a rule since the start (or the last conversion): `count`
+    passing events, the current `run` (consecutive; the streak's days), the `total` (sum;
+    the largest or smallest value for max and min), and what the other kinds keep in
+    `state` (plain JSON: lists and numbers)."""
 
     count: int = 0
     run: int = 0
     total: float = 0.0
+    state: Any = None
 
 
 @dataclass
@@ -149,27 +318,199 @@ class StepResult:
 
 
 def step(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
-    """Apply one event to a tally. Events of other names change nothing."""
+    """Apply one event to a tally. Events of other names change nothing. An event is a
+    mapping with `event`, `value`, `traits`, and for the kinds that need them `time` (an
+    aware datetime) and `groupId`."""
     if not rule.matches(event):
         return StepResult(tally, matched=False, passed=False, completed=False)
+    if rule.steps:
+        return _sequence(rule, tally, event)
     if not rule.passes(event):
-        # Only a consecutive run is broken by a failing event.
-        return StepResult(replace(tally, run=0), matched=True, passed=False, completed=False)
-    total = tally.total
-    if rule.completion == "sum" and rule.sum_field:
-        present, amount = read_field(event, rule.sum_field)
-        if present and _is_number(amount):
-            total += float(amount)
-    new = Tally(count=tally.count + 1, run=tally.run + 1, total=total)
+        # A failing event breaks the current run of passing events (in its group, with
+        # per), which consecutive counts; a streak's run is of days, which it does not.
+        if rule.completion == "streak" or rule.window_seconds is not None:
+            return StepResult(tally, matched=True, passed=False, completed=False)
+        if rule.per is None:
+            new = replace(tally, run=0)
+        else:
+            new = _per_group(rule, tally, event, lambda before: replace(before, run=0))
+        return StepResult(new, matched=True, passed=False, completed=False)
+    if rule.per is not None:
+        new = _per_group(rule, tally, event, lambda before: _advance(rule, before, event))
+    elif rule.window_seconds is not None:
+        new = _windowed(rule, tally, event)
+    else:
+        new = _advance(rule, tally, event)
     return StepResult(new, matched=True, passed=True, completed=is_complete(rule, new))
 
 
+def _advance(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
+    """A passing event added to a tally of one of the plain kinds."""
+    kind = rule.completion
+    count, run, total, state = tally.count + 1, tally.run + 1, tally.total, tally.state
+    if kind in FIELD_KINDS and rule.field is not None:
+        present, found = read_field(event, rule.field)
+        if kind == "distinct":
+            key = _list_key(found) if present else None
+            seen = list(state or [])
+            if key is not None and key not in seen and len(seen) < math.ceil(rule.threshold):
+                seen.append(key)
+            state = seen
+        elif present and _is_number(found):
+            amount = float(found)
+            if kind == "sum":
+                total += amount
+            elif state is None:  # max and min: the first value found
+                total, state = amount, 1
+            else:
+                total = max(total, amount) if kind == "max" else min(total, amount)
+    elif kind in DAY_KINDS:
+        day = _day(rule, event)
+        run = tally.run  # a streak's run is of days
+        if day is not None:
+            state, run = _days(rule, list(state or []), day)
+    return Tally(count=count, run=run, total=total, state=state)
+
+
+def _days(rule: Rule, days: list[int], day: int) -> tuple[list[int], int]:
+    """The days kept and, for a streak, the days in a row ending at the latest. A streak
+    keeps the days that could still be part of one reaching the threshold at the latest
+    day, so a day that arrives late fills its gap."""
+    if day not in days:
+        days = sorted([*days, day])
+    needed = math.ceil(rule.threshold)
+    if rule.completion == "days":
+        return days[:needed], 0
+    latest = days[-1]
+    days = [d for d in days if d > latest - needed]
+    run = 0
+    while latest - run in days:
+        run += 1
+    return days, run
+
+
+def _windowed(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
+    """Passing events within `window_seconds` of the latest: [time, amount] pairs."""
+    when = _seconds(event)
+    if when is None:
+        return tally
+    amount = 1.0
+    if rule.completion == "sum" and rule.field is not None:
+        present, found = read_field(event, rule.field)
+        amount = float(found) if present and _is_number(found) else 0.0
+    kept = sorted([*(tally.state or []), [when, amount]])
+    latest = kept[-1][0]
+    assert rule.window_seconds is not None
+    kept = [p for p in kept if latest - p[0] <= rule.window_seconds][-WINDOW_LIMIT:]
+    total = math.fsum(p[1] for p in kept)
+    return Tally(count=len(kept), run=0, total=total, state=kept)
+
+
+def _per_group(
+    rule: Rule, tally: Tally, event: Mapping[str, Any], change: Callable[[Tally], Tally]
+) -> Tally:
+    """`change` applied to the event's group; the tally shows the group furthest along.
+    `state` holds [group, [count, run, total, state]] for the latest `GROUP_LIMIT` groups,
+    latest last."""
+    assert rule.per is not None
+    present, group = read_field(event, rule.per)
+    key = _group_key(group) if present else None
+    if key is None:
+        return tally  # an event outside any group counts for none
+    groups = {k: v for k, v in (tally.state or [])}
+    before = Tally(*groups.pop(key)) if key in groups else Tally()
+    after = change(before)
+    groups[key] = [after.count, after.run, after.total, after.state]
+    kept = [[k, v] for k, v in list(groups.items())[-GROUP_LIMIT:]]
+    best = _best_group(rule, kept)
+    return Tally(best.count, best.run, best.total, kept)
+
+
+def _best_group(rule: Rule, groups: Any) -> Tally:
+    """Of the groups a `per` tally keeps, the one furthest along (a fresh tally if none)."""
+    tallies = [Tally(*v) for _, v in groups or ()]
+    return max(tallies, key=lambda t: _standing(rule, t), default=Tally())
+
+
+def _group_key(value: Any) -> str | None:
+    """A group's name in the kept state: strings and numbers apart ("s:7" is not "n:7")."""
+    key = _list_key(value)
+    if key is None:
+        return None
+    return f"s:{key}" if isinstance(key, str) else f"n:{plain_number(key)}"
+
+
+def _sequence(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
+    """Steps in order. `state[i]` is the start (first step's time) of the latest partial
+    sequence that has done i + 1 steps: the latest start leaves the most time for the rest.
+    Going from the last step back, one event advances a sequence by one step at most."""
+    when = _seconds(event)
+    done: list[float | None] = list(tally.state or [None] * len(rule.steps))
+    passed = False
+    if when is not None:
+        if rule.within_seconds is not None:  # a sequence whose time ran out is gone
+            done = [s if s is None or when - s <= rule.within_seconds else None for s in done]
+        for i in reversed(range(len(rule.steps))):
+            if not rule.steps[i].passes(event):
+                continue
+            passed = True
+            start = when if i == 0 else done[i - 1]
+            if start is None:
+                continue
+            if rule.within_seconds is not None and when - start > rule.within_seconds:
+                continue
+            current = done[i]
+            if current is None or start > current:
+                done[i] = start
+    reached = max((i + 1 for i, start in enumerate(done) if start is not None), default=0)
+    new = Tally(count=reached, run=reached, total=0.0, state=done)
+    return StepResult(new, matched=True, passed=passed, completed=reached == len(rule.steps))
+
+
+def _standing(rule: Rule, tally: Tally) -> float:
+    """How far one group's tally has gone towards its completion, to compare groups."""
+    if rule.completion == "min":
+        return -tally.total if tally.state is not None else -math.inf
+    current, target = _progress(rule, tally)
+    return current / target if target else 0.0
+
+
 def is_complete(rule: Rule, tally: Tally) -> bool:
-    if rule.completion == "count":
+    if rule.per is not None:  # within one group: the one furthest along
+        tally = _best_group(rule, tally.state)
+    kind = rule.completion
+    if kind in ("count", SEQUENCE):
         return tally.count >= rule.threshold
-    if rule.completion == "consecutive":
+    if kind in ("consecutive", "streak"):
         return tally.run >= rule.threshold
-    return tally.total >= rule.threshold
+    if kind == "sum":
+        return tally.total >= rule.threshold
+    if kind == "max":
+        return tally.state is not None and tally.total >= rule.threshold
+    if kind == "min":
+        return tally.state is not None and tally.total <= rule.threshold
+    return len(tally.state or []) >= rule.threshold  # distinct, days
+
+
+def progress(rule: Rule, tally: Tally) -> tuple[float, float]:
+    """(current, target) of a tally, as the offers API and the wall show it: events, days
+    in a row, the total or the best value so far, distinct values, days, or steps done;
+    with `per`, of the group furthest along."""
+    if rule.per is not None:
+        tally = _best_group(rule, tally.state)
+    return _progress(rule, tally)
+
+
+def _progress(rule: Rule, tally: Tally) -> tuple[float, float]:
+    kind = rule.completion
+    target = rule.threshold
+    if kind in ("count", SEQUENCE):
+        return float(tally.count), target
+    if kind in ("consecutive", "streak"):
+        return float(tally.run), target
+    if kind in ("sum", "max", "min"):
+        return (tally.total if kind == "sum" or tally.state is not None else 0.0), target
+    return float(len(tally.state or [])), target
 
 
 @dataclass
@@ -195,10 +536,38 @@ def replay(rule: Rule, events: Iterable[Mapping[str, Any]], *, repeatable: bool)
     return result
 
 
+def _seconds(event: Mapping[str, Any]) -> float | None:
+    when = event.get("time")
+    return when.timestamp() if isinstance(when, datetime) and when.tzinfo else None
+
+
+def _day(rule: Rule, event: Mapping[str, Any]) -> int | None:
+    """The calendar day of an event's time in the rule's time zone (a day number)."""
+    when = event.get("time")
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        return None
+    return when.astimezone(_zone(rule.time_zone)).date().toordinal()
+
+
+@lru_cache(maxsize=64)
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def _zone_name(name: str) -> str:
+    try:
+        _zone(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise RuleError(
+            f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin"
+        ) from None
+    return name
+
+
 def read_field(event: Mapping[str, Any], name: str) -> tuple[bool, Any]:
-    """(present, value) of `value` or `traits.<name>` in an event."""
-    if name == "value":
-        value = event.get("value")
+    """(present, value) of `value`, `groupId` or `traits.<name>` in an event."""
+    if name in ("value", "groupId"):
+        value = event.get(name)
         return value is not None, value
     traits = event.get("traits")
     key = name[len("traits.") :]
@@ -207,7 +576,10 @@ def read_field(event: Mapping[str, Any], name: str) -> tuple[bool, Any]:
     return True, traits[key]
 
 
-def _valid_field(name: str) -> bool:
+def _valid_field(name: str, *, group: bool = False) -> bool:
+    """`value` or `traits.<name>`, and `groupId` where `group` allows it."""
+    if group and name == "groupId":
+        return True
     return name == "value" or (name.startswith("traits.") and len(name) > len("traits."))
 
 

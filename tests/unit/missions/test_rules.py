@@ -183,9 +183,7 @@ def test_a_rule_definition_becomes_the_engines_rule():
         }
     )
     rule = Rule.from_input(definition)
-    assert rule == Rule(
-        "SCORE", (Condition("traits.bot", "not exists"),), "count", 2.0, sum_field=None
-    )
+    assert rule == Rule("SCORE", (Condition("traits.bot", "not exists"),), "count", 2.0, field=None)
 
 
 SUMMARIES = [
@@ -237,11 +235,15 @@ def test_a_rule_reads_as_words(definition, words):
     assert summary(RuleIn.model_validate(definition)) == words
 
 
-def test_every_completion_the_engine_has_is_summarized():
-    from api.missions.rules import COMPLETIONS
+def test_every_completion_a_definition_can_name_is_summarized():
+    from typing import get_args
 
+    from api.missions.rules import COMPLETIONS
+    from models.offer_schemas import CompletionIn
+
+    named = set(get_args(CompletionIn.model_fields["kind"].annotation))
     covered = {d.get("completion", {}).get("kind", "count") for d, _ in SUMMARIES}
-    assert covered == set(COMPLETIONS)
+    assert covered == named and named <= set(COMPLETIONS)
 
 
 def test_a_stored_mission_reads_as_typed_even_when_its_numbers_are_floats():
