@@ -191,7 +191,8 @@ def test_an_unknown_client_id_is_only_counted_in_the_log(client, signed, engine,
 
 
 def test_a_request_over_the_rate_is_not_recorded(engine, api_settings, box, game):
-    tight = api_settings.model_copy(update={"ingest_rate_per_second": 1, "ingest_burst": 1})
+    # One token, back after 100 s: a slow first request cannot let the second through.
+    tight = api_settings.model_copy(update={"ingest_rate_per_second": 0.01, "ingest_burst": 1})
     client = TestClient(create_api(engine=engine, settings=tight, box=box))
     sender = SignedClient(client, game)
     assert sender.events(KILL).status_code == 200
