@@ -221,8 +221,8 @@ class Rule:
             raise RuleError("a rule needs an event, anyOf or steps")
         if completion not in (*COMPLETIONS, SEQUENCE):
             raise RuleError(f"completion must be one of {', '.join(COMPLETIONS)}")
-        lowest = 0 if completion == "min" else None
-        if not _is_number(threshold) or threshold < 0 or (lowest is None and threshold == 0):
+        # A minimum may be 0 ("no deaths"); every other threshold is above 0.
+        if not _is_number(threshold) or threshold < 0 or (threshold == 0 and completion != "min"):
             raise RuleError("the completion threshold must be a positive number")
         field = field or sum_field
         if completion in FIELD_KINDS:
