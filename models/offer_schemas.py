@@ -13,6 +13,7 @@ import re
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
@@ -20,6 +21,7 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from models.signals import action_problem
@@ -51,6 +53,14 @@ class Geotargeting(BaseModel):
         return sorted(set(codes))
 
 
+EVENT_NAME = r"^[A-Za-z0-9_.:\-]{1,64}$"
+LIST_LIMIT = 100  # the values an `in` / `not in` condition may list
+MATCHER_LIMIT = 20  # the matchers of `anyOf`, the steps of a sequence
+KINDS = ("count", "consecutive", "sum", "max", "min", "distinct", "days", "streak")
+FIELD_KINDS = ("sum", "max", "min", "distinct")  # the kinds that read `field`
+DAY_KINDS = ("days", "streak")  # the kinds that read the event's day in `timeZone`
+
+
 class ConditionIn(BaseModel):
     """One condition of a rule. Each check is on the field it is about, so a form shows
     every problem of every row at once, each under its input; the engine
@@ -58,16 +68,32 @@ class ConditionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    field: str = Field(description='"value" (the event\'s value) or "traits.<name>"')
-    op: Literal[">=", ">", "<=", "<", "==", "!=", "exists", "not exists"]
+    field: str = Field(description='"value" (the event\'s value), "traits.<name>" or "groupId"')
+    op: Literal[">=", ">", "<=", "<", "==", "!=", "exists", "not exists", "in", "not in"]
     # int before float: a whole number typed as 10 stays 10 (not 10.0) wherever it shows.
-    value: int | float | str | bool | None = Field(default=None, validate_default=True)
+    value: int | float | str | bool | list[int | float | str] | None = Field(
+        default=None, validate_default=True
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_list(cls, data: Any) -> Any:
+        """`in` / `not in` with the values typed as text, separated by commas (as the
+        editor's chips submit them): "desert, jungle, 3" is [desert, jungle, 3]."""
+        if isinstance(data, dict) and data.get("op") in ("in", "not in"):
+            value = data.get("value")
+            if isinstance(value, str):
+                data = {
+                    **data,
+                    "value": [_typed(part) for part in value.split(",") if part.strip()],
+                }
+        return data
 
     @field_validator("field")
     @classmethod
     def _field(cls, value: str) -> str:
-        if not _is_field(value):
-            raise ValueError('A condition\'s field is "value" or "traits.<name>".')
+        if not (_is_field(value) or value == "groupId"):
+            raise ValueError('A condition\'s field is "value", "traits.<name>" or "groupId".')
         return value
 
     @field_validator("value")
@@ -80,6 +106,10 @@ class ConditionIn(BaseModel):
             raise ValueError(
                 f"The condition on {info.data.get('field') or 'its field'} needs a value."
             )
+        if op in ("in", "not in"):
+            return _listed(value, op)
+        if isinstance(value, list):
+            raise ValueError(f"{op} compares with one value; use in or not in for a list.")
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("Enter a number, or text to compare with == or !=.")
         if isinstance(value, str | bool) and op not in ("==", "!="):
@@ -89,33 +119,172 @@ class ConditionIn(BaseModel):
         return value
 
 
+def _typed(text: str) -> int | float | str:
+    """One typed list value: a number when it reads as one, else the text."""
+    text = text.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+def _listed(value: Any, op: str) -> list[int | float | str]:
+    """The values of an `in` / `not in` condition: 1 to LIST_LIMIT strings or numbers,
+    each once, in the order given."""
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{op} takes a list of values, e.g. [desert, jungle].")
+    if len(value) > LIST_LIMIT:
+        raise ValueError(f"A list holds at most {LIST_LIMIT} values.")
+    unique: list[int | float | str] = []
+    for item in value:
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("A list holds text and numbers.")
+        if item not in unique:
+            unique.append(item)
+    return unique
+
+
+class MatcherIn(BaseModel):
+    """An event name and the conditions (joined by AND) its events must pass: one entry
+    of `anyOf` or of `steps`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event: str = Field(pattern=EVENT_NAME)
+    conditions: list[ConditionIn] = Field(default_factory=list)
+
+
+class SecondsIn(BaseModel):
+    """A length of time (`window`, `within`): whole seconds, up to a year."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seconds: int = Field(ge=1, le=366 * 86400)
+
+
 class CompletionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["count", "consecutive", "sum"] = "count"
-    threshold: float = Field(default=1, gt=0, allow_inf_nan=False)
-    field: str | None = Field(
-        default=None, description="for sum: value or traits.<name>", validate_default=True
+    kind: Literal["count", "consecutive", "sum", "max", "min", "distinct", "days", "streak"] = (
+        "count"
     )
+    threshold: float = Field(default=1, ge=0, allow_inf_nan=False)
+    field: str | None = Field(
+        default=None,
+        description="for sum, max, min: value or traits.<name>; distinct also groupId",
+        validate_default=True,
+    )
+    timeZone: str | None = Field(
+        default=None, description="for days and streak: an IANA time zone (default UTC)"
+    )
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float, info: ValidationInfo) -> float:
+        if value == 0 and info.data.get("kind") != "min":
+            raise ValueError("The target must be above 0 (only a minimum may be 0).")
+        return value
 
     @field_validator("field")
     @classmethod
-    def _sum_field(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if info.data.get("kind") == "sum" and not (value and _is_field(value)):
-            raise ValueError('A total needs the field to add up: "value" or "traits.<name>".')
+    def _kind_field(cls, value: str | None, info: ValidationInfo) -> str | None:
+        kind = info.data.get("kind")
+        if kind not in FIELD_KINDS:
+            return None  # only the kinds that read a field keep one
+        if kind == "distinct" and value == "groupId":
+            return value
+        if not (value and _is_field(value)):
+            raise ValueError(_FIELD_NEEDED[kind])
+        return value
+
+    @field_validator("timeZone")
+    @classmethod
+    def _zone(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("kind") not in DAY_KINDS:
+            return None
+        value = (value or "").strip() or None
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"Unknown time zone {value}: use an IANA name such as Europe/Berlin."
+                ) from None
         return value
 
 
+_FIELD_NEEDED = {
+    "sum": 'A total needs the field to add up: "value" or "traits.<name>".',
+    "max": 'A highest value needs its field: "value" or "traits.<name>".',
+    "min": 'A lowest value needs its field: "value" or "traits.<name>".',
+    "distinct": 'Different values need their field: "value", "traits.<name>" or "groupId".',
+}
+
+
 class RuleIn(BaseModel):
+    """Which events count (`event` and `conditions`, or `anyOf`, or `steps` in order) and
+    when the mission is complete; docs/missions.md describes each part."""
+
     model_config = ConfigDict(extra="forbid")
 
-    event: str = Field(pattern=r"^[A-Za-z0-9_.:\-]{1,64}$")
+    event: str | None = Field(default=None, pattern=EVENT_NAME)
     conditions: list[ConditionIn] = Field(default_factory=list)
+    anyOf: list[MatcherIn] | None = Field(default=None, min_length=1, max_length=MATCHER_LIMIT)
+    steps: list[MatcherIn] | None = Field(default=None, min_length=2, max_length=MATCHER_LIMIT)
+    within: SecondsIn | None = None
+    per: str | None = Field(default=None, description='"groupId" or "traits.<name>"')
+    window: SecondsIn | None = None
     completion: CompletionIn = Field(default_factory=CompletionIn)
+
+    @field_validator("per")
+    @classmethod
+    def _per(cls, value: str | None) -> str | None:
+        if value is not None and not (value == "groupId" or _is_trait(value)):
+            raise ValueError('per is "groupId" or "traits.<name>".')
+        return value
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> RuleIn:
+        shapes = [self.event is not None, self.anyOf is not None, self.steps is not None]
+        if sum(shapes) != 1:
+            raise ValueError("A rule has one of event, anyOf or steps.")
+        if self.conditions and self.event is None:
+            raise ValueError(
+                "conditions go with event; in anyOf and steps, each entry has its own."
+            )
+        if self.steps is None:
+            if self.within is not None:
+                raise ValueError("within belongs to steps.")
+            return self
+        if self.per is not None or self.window is not None:
+            raise ValueError("A sequence of steps takes neither per nor window.")
+        if self.completion != CompletionIn():
+            raise ValueError("A sequence is complete at its last step: leave completion out.")
+        return self
+
+    @property
+    def matchers(self) -> list[MatcherIn]:
+        """Every matcher of the rule: its event and conditions, anyOf's or the steps."""
+        if self.event is not None:
+            return [MatcherIn(event=self.event, conditions=self.conditions)]
+        return list(self.anyOf or self.steps or [])
+
+    @property
+    def first_event(self) -> str:
+        """The first event name the rule reads (what a mission's list shows and stores in
+        its `rule_event` column)."""
+        return self.matchers[0].event
+
+
+def _is_trait(name: str) -> bool:
+    return name.startswith("traits.") and len(name) > len("traits.")
 
 
 def _is_field(name: str) -> bool:
-    return name == "value" or (name.startswith("traits.") and len(name) > len("traits."))
+    return name == "value" or _is_trait(name)
 
 
 class _OfferCommon(BaseModel):
@@ -265,16 +434,33 @@ def offer_columns(data: MissionIn | QuestFields) -> dict[str, Any]:
     columns["countries_include"] = data.geotargeting.countriesInclude
     columns["countries_exclude"] = data.geotargeting.countriesExclude
     if isinstance(data, MissionIn):
-        rule = data.rule
-        columns |= {
-            "payout_micros": data.payout_micros,
-            "rule_event": rule.event,
-            "rule_conditions": [c.model_dump(exclude_none=True) for c in rule.conditions],
-            "rule_completion": rule.completion.kind,
-            "rule_threshold": rule.completion.threshold,
-            "rule_sum_field": rule.completion.field if rule.completion.kind == "sum" else None,
-        }
+        columns |= {"payout_micros": data.payout_micros} | rule_columns(data.rule)
     return columns
+
+
+# The parts of a rule stored in `rule_extra` (beside the completion's `timeZone`).
+_EXTRA = ("anyOf", "steps", "within", "per", "window")
+
+
+def rule_columns(rule: RuleIn) -> dict[str, Any]:
+    """A rule's stored columns: its first event and conditions, its completion, and the
+    rest (`rule_extra`) as the definition names it."""
+    completion = rule.completion
+    extra = {
+        name: value
+        for name, value in rule.model_dump(mode="json", include=set(_EXTRA)).items()
+        if value is not None
+    }
+    if completion.timeZone is not None:
+        extra["timeZone"] = completion.timeZone
+    return {
+        "rule_event": rule.first_event,
+        "rule_conditions": [c.model_dump(exclude_none=True) for c in rule.conditions],
+        "rule_completion": completion.kind,
+        "rule_threshold": completion.threshold,
+        "rule_sum_field": completion.field,
+        "rule_extra": extra or None,
+    }
 
 
 def _stored(offer: Mission | Quest, schema: type[BaseModel]) -> dict[str, Any]:
@@ -291,19 +477,36 @@ def _stored(offer: Mission | Quest, schema: type[BaseModel]) -> dict[str, Any]:
 
 def rule_in(mission: Mission) -> RuleIn:
     """A stored mission's rule as its definition."""
-    completion: dict[str, Any] = {
-        "kind": mission.rule_completion,
-        "threshold": mission.rule_threshold,
-    }
-    if mission.rule_sum_field is not None:
-        completion["field"] = mission.rule_sum_field
-    return RuleIn.model_validate(
-        {
-            "event": mission.rule_event,
-            "conditions": mission.rule_conditions,
-            "completion": completion,
-        }
+    return stored_rule(
+        mission.rule_event,
+        mission.rule_conditions,
+        mission.rule_completion,
+        mission.rule_threshold,
+        mission.rule_sum_field,
+        mission.rule_extra,
     )
+
+
+def stored_rule(
+    event: str,
+    conditions: list[dict[str, Any]],
+    kind: str,
+    threshold: float,
+    field: str | None,
+    extra: dict[str, Any] | None,
+) -> RuleIn:
+    """A rule's definition from its stored columns (`rule_columns` in reverse)."""
+    rule = dict(extra or {})
+    completion: dict[str, Any] = {"kind": kind, "threshold": threshold}
+    if field is not None:
+        completion["field"] = field
+    if "timeZone" in rule:
+        completion["timeZone"] = rule.pop("timeZone")
+    if "anyOf" not in rule and "steps" not in rule:
+        rule |= {"event": event, "conditions": conditions}
+    if "steps" not in rule:
+        rule["completion"] = completion
+    return RuleIn.model_validate(rule)
 
 
 def mission_in(mission: Mission) -> MissionIn:

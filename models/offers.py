@@ -69,12 +69,16 @@ class Mission(OfferFields, table=True):
     # The mission's own action per risk signal, only those it sets (docs/fraud.md#rules):
     # each makes its offerwall's rule stricter, never looser.
     fraud_actions: dict[str, str] | None = Field(default=None, sa_type=JSONDoc)
-    # The rule: which event, which conditions (AND), when it completes (api/missions/rules.py).
+    # The rule (api/missions/rules.py): its first event name and that event's conditions
+    # (AND), when it completes, and the field the completion reads (sum, max, min,
+    # distinct). The rest of a richer rule (anyOf, steps, within, per, window, timeZone)
+    # is in `rule_extra`, as the definition names it; None for a plain rule.
     rule_event: str = Field(max_length=64, index=True)
     rule_conditions: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONDoc)
     rule_completion: str = Field(default="count", max_length=16)
     rule_threshold: float = Field(default=1)
     rule_sum_field: str | None = Field(default=None, max_length=200)
+    rule_extra: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
 
 
 class CatalogVersion(SQLModel, table=True):

@@ -160,6 +160,9 @@ class Progress(SQLModel, table=True):
     count: int = Field(default=0)
     run: int = Field(default=0)
     total: float = Field(default=0)
+    # What the richer kinds keep besides (distinct values, days, a window's events, groups,
+    # a sequence's steps: api/missions/rules.py `Tally`); None for the plain kinds.
+    state: Any = Field(default=None, sa_type=JSONDoc, nullable=True)
     completions: int = Field(default=0)
     # The anti-cheat rate rule's count: matching events in the minute (of event time)
     # numbered `rate_minute` (minutes since the epoch).

@@ -24,7 +24,8 @@ from sqlmodel import Session
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
-from api.missions import index, open_offers
+from api.missions import index, open_offers, rule_of
+from api.missions.rules import Rule
 from models import Mission, OfferwallStatus, Quest
 from models.offer_schemas import mission_in, quest_fields
 from models.tables import mission as _mission
@@ -144,8 +145,9 @@ def approved_offerwall(
 
 @dataclass(frozen=True)
 class Goal:
-    """What one mission of an offer asks of a player: its rule's event, how completion is
-    counted (count, consecutive or sum) and up to what, and whether it pays again."""
+    """What one mission of an offer asks of a player: its rule's (first) event, how
+    completion is counted (count, consecutive, sum, max, min, distinct, days, streak or
+    steps) and up to what (a sequence: its number of steps), and whether it pays again."""
 
     mission_id: str
     title: str
@@ -188,16 +190,28 @@ class Listed:
         return self.doc["tags"]
 
 
-def _goal(m: Mission) -> Goal:
+def goal_of(mission_id: str, title: str, repeatable: bool, payout_micros: int, rule: Rule) -> Goal:
     return Goal(
-        m.id,
-        m.title,
-        m.rule_event,
-        m.rule_completion,
-        float(m.rule_threshold),
-        bool(m.allow_multiple_conversions),
-        int(m.payout_micros),
+        mission_id,
+        title,
+        rule.event,
+        rule.completion,
+        rule.threshold,
+        repeatable,
+        payout_micros,
     )
+
+
+def _goal(m: Mission) -> Goal:
+    rule = rule_of(
+        m.rule_event,
+        m.rule_conditions,
+        m.rule_completion,
+        m.rule_threshold,
+        m.rule_sum_field,
+        m.rule_extra,
+    )
+    return goal_of(m.id, m.title, bool(m.allow_multiple_conversions), int(m.payout_micros), rule)
 
 
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:

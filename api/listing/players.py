@@ -43,10 +43,12 @@ from api.listing.offers import (
     Listed,
     ListingOfferwall,
     OfferPage,
+    goal_of,
     invalid_parameter,
     iso,
     render_page,
 )
+from api.missions import rule_of, standing
 from models import ProgressStatus
 from models.offer_schemas import OPERATING_SYSTEMS
 from models.schemas import NUL
@@ -217,13 +219,17 @@ _PLAYER_PROGRESS = (
         _progress.c.count,
         _progress.c.run,
         _progress.c.total,
+        _progress.c.state,
         _progress.c.completions,
         _progress.c.started_at,
         _progress.c.expires_at,
         _mission.c.title,
         _mission.c.rule_event,
+        _mission.c.rule_conditions,
         _mission.c.rule_completion,
         _mission.c.rule_threshold,
+        _mission.c.rule_sum_field,
+        _mission.c.rule_extra,
         _mission.c.allow_multiple_conversions,
         _mission.c.payout_micros,
         _quest.c.name.label("quest_name"),
@@ -409,16 +415,17 @@ def player_progress(
     found = PlayerProgress(now)
     rows = conn.execute(_PLAYER_PROGRESS, {"offerwall_id": offerwall_id, "uid": uid})
     for r in rows:
-        completion = r.rule_completion
-        current = {"consecutive": r.run, "sum": r.total}.get(completion, r.count)
-        goal = Goal(
-            r.mission_id,
-            r.title,
+        rule = rule_of(
             r.rule_event,
-            completion,
-            float(r.rule_threshold),
-            bool(r.allow_multiple_conversions),
-            int(r.payout_micros),
+            r.rule_conditions,
+            r.rule_completion,
+            r.rule_threshold,
+            r.rule_sum_field,
+            r.rule_extra,
+        )
+        current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state)
+        goal = goal_of(
+            r.mission_id, r.title, bool(r.allow_multiple_conversions), int(r.payout_micros), rule
         )
         found.rows[r.mission_id] = _Row(
             goal,

@@ -6,7 +6,7 @@ active missions (`index`), the open-offer predicate, the editor's forms and use 
 
 from api.missions.forms import PICKERS, TYPED, form_values
 from api.missions.index import INDEX, bump
-from api.missions.offers import OfferError
+from api.missions.offers import OfferError, rule_of, standing
 from api.missions.progress import evaluate_events, replay_for_link
 from api.missions.rules import plain_number, summary
 
@@ -20,5 +20,7 @@ __all__ = [
     "form_values",
     "plain_number",
     "replay_for_link",
+    "rule_of",
+    "standing",
     "summary",
 ]

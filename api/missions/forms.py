@@ -182,7 +182,8 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         return _read(kind, raw) if isinstance(raw, dict) else _OMIT
     if origin is list:
-        return _list(typing.get_args(kind)[0], raw)
+        items = _list(typing.get_args(kind)[0], raw)
+        return None if optional and not items else items  # an optional list left empty
     if not isinstance(raw, str):
         return raw  # inputs under a plain field's name: the schema refuses them
     text = raw.strip()

@@ -122,7 +122,8 @@ def load(session: Session, version: int) -> MissionIndex:
         if spec.quest_id is not None:
             spec = replace(spec, fraud_actions=quest_actions[spec.quest_id])
         mission_index.missions[spec.id] = spec
-        mission_index.by_event.setdefault((spec.game_id, spec.rule.event), []).append(spec)
+        for name in sorted(spec.rule.events):
+            mission_index.by_event.setdefault((spec.game_id, name), []).append(spec)
         mission_index.by_game.setdefault(spec.game_id, []).append(spec)
     return mission_index
 

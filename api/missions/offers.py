@@ -11,14 +11,16 @@ Saving a mission on its own never changes its quest."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.core.refusals import DomainError
 from api.missions import index
-from api.missions.rules import Rule, RuleError
+from api.missions.rules import Rule, RuleError, Tally, progress
 from models import Game, Mission, Quest
 from models.offer_schemas import (
     MissionIn,
@@ -29,6 +31,7 @@ from models.offer_schemas import (
     offer_columns,
     quest_fields,
     quest_in,
+    stored_rule,
 )
 from models.types import utcnow
 
@@ -52,6 +55,30 @@ def check_rule(data: MissionIn) -> Rule:
         return Rule.from_input(data.rule)
     except RuleError as exc:
         raise OfferError(f"mission {data.title!r}: {exc}", field="rule") from None
+
+
+def rule_of(
+    event: str,
+    conditions: list[dict[str, Any]],
+    kind: str,
+    threshold: float,
+    field: str | None,
+    extra: dict[str, Any] | None,
+) -> Rule:
+    """The engine's rule of a mission's stored rule columns (in that order), as listings
+    read them beside a player's progress; the same columns give the same rule once."""
+    return _rule_of(orjson.dumps([event, conditions, kind, threshold, field, extra]))
+
+
+@lru_cache(maxsize=4096)
+def _rule_of(columns: bytes) -> Rule:
+    return Rule.from_input(stored_rule(*orjson.loads(columns)))
+
+
+def standing(rule: Rule, count: int, run: int, total: float, state: Any) -> tuple[float, float]:
+    """(current, target) of a player's stored progress on a rule: what the offers API and
+    the wall show (events, days in a row, a total or best value, steps done, …)."""
+    return progress(rule, Tally(count or 0, run or 0, float(total or 0), state))
 
 
 def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
-from api.core.driver import DriverStatement, from_db_time
+from api.core.driver import DriverStatement, from_db_json, from_db_time
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import open_offers
@@ -45,7 +45,7 @@ from models.tables import mission as _mission
 from models.tables import progress as _progress
 from models.types import new_uuid
 
-_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE, "rate_minute", "rate_count")
+_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE, "rate_minute", "rate_count", "state")
 
 
 # Built once (every batch with a mission event runs it). Locks the progress rows only.
@@ -96,9 +96,16 @@ class EngineEvent:
     arrived: datetime | None = None
     # The country of the player's address, when the game sent it (`playerIp`).
     country: str | None = None
+    group_id: str | None = None
 
     def as_mapping(self) -> dict[str, Any]:
-        return {"event": self.event, "value": self.value, "traits": self.traits}
+        return {
+            "event": self.event,
+            "value": self.value,
+            "traits": self.traits,
+            "time": self.time,
+            "groupId": self.group_id,
+        }
 
 
 @dataclass
@@ -118,6 +125,7 @@ class ProgressRow:
     completions: int
     rate_minute: int = 0
     rate_count: int = 0
+    state: Any = None  # what the richer kinds keep (rules.Tally.state)
 
 
 def evaluate_events(
@@ -145,6 +153,7 @@ def evaluate_events(
         if row is None:
             columns[7] = from_db_time(columns[7])  # started_at
             columns[8] = from_db_time(columns[8])  # expires_at
+            columns[-1] = from_db_json(columns[-1])  # state
             row = by_id[columns[0]] = ProgressRow(*columns)
         users_of[row.platform_user_id].add(user_id)
     if not by_id:
@@ -152,7 +161,9 @@ def evaluate_events(
     by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
         by_user[e.userId].append(
-            EngineEvent(e.event, e.time, e.value, e.traits, index, e.userId, now, e.country)
+            EngineEvent(
+                e.event, e.time, e.value, e.traits, index, e.userId, now, e.country, e.groupId
+            )
         )
     # Each player's events of this batch, in time order, and the names among them.
     player_events: dict[str, tuple[list[EngineEvent], set[str]]] = {}
@@ -166,7 +177,7 @@ def evaluate_events(
         if spec is None or spec.game_id != game_id or spec.expired(now):
             continue  # inactive, another game's, or expired
         mine, names = player_events[row.platform_user_id]
-        if spec.rule.event not in names:
+        if spec.rule.events.isdisjoint(names):
             continue  # nothing in this batch for this mission
         runs.append(_Run(row, spec, mine, fresh=False))
     before = {id(r.row): _state(r.row) for r in runs}
@@ -175,8 +186,8 @@ def evaluate_events(
     return made
 
 
-def _state(row: ProgressRow) -> tuple[str, int, int, float, int, int, int]:
-    return (row.status, row.count, row.run, row.total, row.completions, *_rate(row))
+def _state(row: ProgressRow) -> tuple[Any, ...]:
+    return (row.status, row.count, row.run, row.total, row.state, row.completions, *_rate(row))
 
 
 def _rate(row: ProgressRow) -> tuple[int, int]:
@@ -224,11 +235,12 @@ def replay_for_link(
                 _event.c.user_id,
                 _event.c.received_at,
                 _event.c.country,
+                _event.c.group_id,
             )
             .where(
                 _event.c.game_id == game_id,
                 _event.c.user_id.in_(user_ids),
-                _event.c.name == spec.rule.event,
+                _event.c.name.in_(sorted(spec.rule.events)),
                 _event.c.time >= row.started_at,
             )
             .order_by(_event.c.time, _event.c.id)
@@ -337,7 +349,7 @@ def _advance(
     converted are recognised by their number and not paid again. An event of the rule
     that breaks one of the mission's anti-cheat limits does not count; `flag` records it."""
     spec, events, fresh = run.spec, run.events, run.fresh
-    tally = Tally() if fresh else Tally(row.count, row.run, row.total)
+    tally = Tally() if fresh else Tally(row.count, row.run, row.total, row.state)
     reached = 0 if fresh else row.completions
     if fresh:
         row.rate_minute, row.rate_count = 0, 0
@@ -348,7 +360,7 @@ def _advance(
         if row.expires_at is not None and event.time > row.expires_at:
             row.status = ProgressStatus.EXPIRED
             break
-        if event.event == spec.rule.event:
+        if event.event in spec.rule.events:
             broken = _broken(row, spec, event)
             if broken is not None:
                 flag(row, spec, event, *broken)
@@ -367,7 +379,7 @@ def _advance(
             row.status = ProgressStatus.COMPLETED
             break
         tally = Tally()  # a repeatable mission starts again from zero
-    row.count, row.run, row.total = tally.count, tally.run, tally.total
+    row.count, row.run, row.total, row.state = tally.count, tally.run, tally.total, tally.state
     return made
 
 
@@ -400,6 +412,7 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
             count=sa.bindparam("new_count"),
             run=sa.bindparam("new_run"),
             total=sa.bindparam("new_total"),
+            state=sa.bindparam("new_state", type_=_progress.c.state.type),
             completions=sa.bindparam("new_completions"),
             rate_minute=sa.bindparam("new_rate_minute"),
             rate_count=sa.bindparam("new_rate_count"),
@@ -415,6 +428,7 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
                 "new_count": r.count,
                 "new_run": r.run,
                 "new_total": r.total,
+                "new_state": r.state,
                 "new_completions": r.completions,
                 "new_rate_minute": r.rate_minute,
                 "new_rate_count": r.rate_count,

@@ -245,9 +245,11 @@ def test_every_problem_of_a_rule_is_named_at_once_under_its_input():
         "rule.conditions.0.value": (
             ">= compares numbers: enter a number, or compare text with == or !=."
         ),
-        "rule.conditions.1.field": 'A condition\'s field is "value" or "traits.<name>".',
+        "rule.conditions.1.field": (
+            'A condition\'s field is "value", "traits.<name>" or "groupId".'
+        ),
         "rule.conditions.2.value": "The condition on traits.mode needs a value.",
-        "rule.completion.threshold": "Enter a number above 0.",
+        "rule.completion.threshold": "The target must be above 0 (only a minimum may be 0).",
         "rule.completion.field": 'A total needs the field to add up: "value" or "traits.<name>".',
     }
 

@@ -224,6 +224,85 @@ SUMMARIES = [
         "LOOT where rarity = “epic” and bot is not set and ranked = true and guild is set"
         " and value < 0.5 and level ≠ 3, total of gold ≥ 12.5",
     ),
+    (
+        {"event": "LEVEL_UP", "completion": {"kind": "max", "threshold": 20, "field": "value"}},
+        "LEVEL_UP, highest value ≥ 20",
+    ),
+    (
+        {"event": "RACE", "completion": {"kind": "min", "threshold": 60, "field": "traits.time"}},
+        "RACE, lowest time ≤ 60",
+    ),
+    (
+        {
+            "event": "MATCH_END",
+            "completion": {"kind": "distinct", "threshold": 5, "field": "traits.map"},
+        },
+        "MATCH_END on 5 different traits.map",
+    ),
+    (
+        {"event": "START_GAME", "completion": {"kind": "days", "threshold": 5}},
+        "START_GAME on 5 different days (UTC)",
+    ),
+    (
+        {
+            "event": "START_GAME",
+            "completion": {"kind": "streak", "threshold": 7, "timeZone": "Europe/Berlin"},
+        },
+        "a 7-day streak of START_GAME (Europe/Berlin)",
+    ),
+    (
+        {
+            "anyOf": [
+                {"event": "KILL_PLAYER"},
+                {
+                    "event": "KILL_NPC",
+                    "conditions": [
+                        {"field": "traits.map", "op": "in", "value": ["desert", "jungle", 3]}
+                    ],
+                },
+            ],
+            "completion": {"threshold": 10},
+        },
+        "KILL_PLAYER or (KILL_NPC where map is one of “desert”, “jungle”, 3), 10 times",
+    ),
+    (
+        {
+            "event": "KILL",
+            "conditions": [{"field": "groupId", "op": "not in", "value": "practice, tutorial"}],
+            "per": "groupId",
+            "completion": {"threshold": 10},
+        },
+        "KILL where groupId is none of “practice”, “tutorial”, 10 times in one group",
+    ),
+    (
+        {
+            "event": "KILL",
+            "per": "traits.arena",
+            "completion": {"kind": "sum", "field": "value", "threshold": 5},
+        },
+        "KILL, total of value ≥ 5 with the same arena",
+    ),
+    (
+        {"event": "KILL", "window": {"seconds": 3600}, "completion": {"threshold": 10}},
+        "KILL, 10 times within 1 hour",
+    ),
+    (
+        {
+            "steps": [
+                {"event": "TUTORIAL_DONE"},
+                {
+                    "event": "MATCH_END",
+                    "conditions": [{"field": "traits.won", "op": "==", "value": True}],
+                },
+            ],
+            "within": {"seconds": 86400},
+        },
+        "TUTORIAL_DONE, then MATCH_END where won = true, within 1 day",
+    ),
+    (
+        {"steps": [{"event": "A"}, {"event": "B"}, {"event": "C"}]},
+        "A, then B, then C",
+    ),
 ]
 
 
