@@ -1,25 +1,30 @@
-"""Incremental evaluation equals a from-scratch replay, however events are batched."""
+"""Incremental evaluation equals a from-scratch replay, however events are batched, for
+every kind of rule, whether the player was linked before the events came (live) or after
+some of them (late linking replays those)."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
 
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import func, select
 
-from api.core.db import new_session
+from api.core.db import new_session, write_session
 from api.missions.index import spec_of
 from api.missions.rules import replay
 from models import Conversion, Mission, Progress
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import make_mission
 
+RANKED = {"field": "traits.mode", "op": "==", "value": "ranked"}
+SCORED = {"field": "traits.score", "op": ">=", "value": 50}
 RULES = [
     {
         "event": "MATCH_END",
-        "conditions": [{"field": "traits.score", "op": ">=", "value": 50}],
+        "conditions": [SCORED],
         "completion": {"kind": "consecutive", "threshold": 3},
     },
     {
@@ -29,19 +34,84 @@ RULES = [
     },
     {
         "event": "MATCH_END",
-        "conditions": [{"field": "traits.mode", "op": "==", "value": "ranked"}],
+        "conditions": [RANKED],
         "completion": {"kind": "sum", "threshold": 150, "field": "traits.score"},
+    },
+    {
+        "anyOf": [
+            {"event": "MATCH_END", "conditions": [SCORED]},
+            {
+                "event": "KILL_PLAYER",
+                "conditions": [{"field": "traits.map", "op": "in", "value": ["desert", "jungle"]}],
+            },
+        ],
+        "completion": {"threshold": 4},
+    },
+    {"event": "MATCH_END", "completion": {"kind": "max", "threshold": 90, "field": "traits.score"}},
+    {
+        "event": "MATCH_END",
+        "conditions": [RANKED],
+        "completion": {"kind": "min", "threshold": 5, "field": "value"},
+    },
+    {
+        "event": "MATCH_END",
+        "completion": {"kind": "distinct", "threshold": 3, "field": "traits.map"},
+    },
+    {
+        "event": "KILL_PLAYER",
+        "completion": {"kind": "distinct", "threshold": 2, "field": "groupId"},
+    },
+    {
+        "event": "MATCH_END",
+        "completion": {"kind": "days", "threshold": 3, "timeZone": "Europe/Berlin"},
+    },
+    {
+        "event": "MATCH_END",
+        "conditions": [SCORED],
+        "completion": {"kind": "streak", "threshold": 3, "timeZone": "America/New_York"},
+    },
+    {"event": "KILL_PLAYER", "per": "groupId", "completion": {"threshold": 3}},
+    {
+        "event": "MATCH_END",
+        "conditions": [SCORED],
+        "per": "traits.map",
+        "completion": {"kind": "consecutive", "threshold": 2},
+    },
+    {"event": "KILL_PLAYER", "window": {"seconds": 3 * 3600}, "completion": {"threshold": 3}},
+    {
+        "event": "MATCH_END",
+        "window": {"seconds": 12 * 3600},
+        "completion": {"kind": "sum", "threshold": 120, "field": "value"},
+    },
+    {
+        "steps": [
+            {"event": "TUTORIAL_DONE"},
+            {"event": "MATCH_END", "conditions": [SCORED]},
+            {"event": "KILL_PLAYER"},
+        ],
+        "within": {"seconds": 2 * 86400},
     },
 ]
 
 event_strategy = st.fixed_dictionaries(
     {
-        "event": st.sampled_from(["MATCH_END", "MATCH_END", "KILL_PLAYER"]),
+        "event": st.sampled_from(["MATCH_END", "MATCH_END", "KILL_PLAYER", "TUTORIAL_DONE"]),
         "score": st.integers(0, 100) | st.none(),
         "value": st.integers(0, 100) | st.none(),
         "mode": st.sampled_from(["ranked", "casual"]),
+        "map": st.sampled_from(["desert", "jungle", "city"]) | st.none(),
+        "group": st.sampled_from(["m1", "m2", "m3"]) | st.none(),
+        # Minutes after the previous event: most within a day, some a day or two later.
+        "gap": st.integers(0, 90) | st.integers(600, 2900),
     }
 )
+HISTORY = timedelta(days=80)  # the clicks are moved this far back, so events fit after them
+
+
+def _engine_event(event: dict) -> dict:
+    """An event as the API hands it to the engine (time parsed, groupId kept)."""
+    plain = json.loads(json.dumps(event))
+    return plain | {"time": datetime.fromisoformat(plain["time"]), "groupId": plain.get("groupId")}
 
 
 def test_incremental_equals_replay(client, signed, game, wall, engine):
@@ -55,30 +125,41 @@ def test_incremental_equals_replay(client, signed, game, wall, engine):
         specs = [spec_of(session.get(Mission, m.id)) for m in missions]
     counter = {"n": 0}
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
-        st.lists(event_strategy, max_size=25), st.lists(st.integers(1, 6), min_size=1, max_size=25)
+        st.lists(event_strategy, max_size=25),
+        st.lists(st.integers(1, 6), min_size=1, max_size=25),
+        st.integers(0, 4),
     )
-    def check(stream, cuts):
+    def check(stream, cuts, linked_after):
         counter["n"] += 1
         user = f"player-{counter['n']}"
         players = [
             platform_id(click(client, "mission", m.id, wall[0].owid, uid=user)) for m in missions
         ]
         assert len(set(players)) == 1
-        signed.identifiers({"userId": user, "platformUserId": players[0]})
-        base = datetime.now(UTC) + timedelta(seconds=1)  # after the start
-        events = []
-        for i, raw in enumerate(stream):
-            traits = {k: raw[k] for k in ("score", "mode") if raw[k] is not None}
+        now = datetime.now(UTC)
+        start = now.replace(microsecond=now.microsecond // 1000 * 1000) - HISTORY  # as stored
+        with write_session(engine) as session:  # the player clicked long ago
+            session.execute(
+                sa.update(Progress)
+                .where(Progress.platform_user_id == players[0])
+                .values(started_at=start)
+            )
+        moment, events = start, []
+        for raw in stream:
+            moment += timedelta(minutes=raw["gap"], milliseconds=1)
+            traits = {k: raw[k] for k in ("score", "mode", "map") if raw[k] is not None}
             event = {
                 "userId": user,
                 "event": raw["event"],
-                "time": (base + timedelta(milliseconds=i)).isoformat(),
+                "time": moment.isoformat(),
                 "traits": traits,
             }
             if raw["value"] is not None:
                 event["value"] = raw["value"]
+            if raw["group"] is not None:
+                event["groupId"] = raw["group"]
             events.append(event)
         # Split the stream into random batches, each shuffled (the API orders by time).
         position, batches = 0, []
@@ -87,13 +168,16 @@ def test_incremental_equals_replay(client, signed, game, wall, engine):
                 break
             batches.append(events[position : position + size][::-1])
             position += size
-        for batch in batches:
+        # The player is linked after the first `linked_after` batches: those are replayed.
+        for n, batch in enumerate(batches):
+            if n == linked_after:
+                signed.identifiers({"userId": user, "platformUserId": players[0]})
             assert signed.events(*batch).status_code == 200
+        if linked_after >= len(batches):
+            signed.identifiers({"userId": user, "platformUserId": players[0]})
         for spec, mission in zip(specs, missions, strict=True):
             expected = replay(
-                spec.rule,
-                [json.loads(json.dumps(e)) for e in events],
-                repeatable=spec.allow_multiple,
+                spec.rule, [_engine_event(e) for e in events], repeatable=spec.allow_multiple
             )
             with new_session(engine) as session:
                 progress = session.exec(
@@ -106,12 +190,14 @@ def test_incremental_equals_replay(client, signed, game, wall, engine):
                     .select_from(Conversion)
                     .where(Conversion.progress_id == progress.id)
                 ).one()
-            assert made == expected.completions
+            assert made == expected.completions, spec.rule
             if progress.status == "started":
-                assert (progress.count, progress.run, progress.total) == (
+                kept = json.loads(json.dumps(expected.tally.state))
+                assert (progress.count, progress.run, progress.total, progress.state) == (
                     expected.tally.count,
                     expected.tally.run,
                     expected.tally.total,
-                )
+                    kept,
+                ), spec.rule
 
     check()
