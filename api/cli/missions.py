@@ -1,4 +1,5 @@
-"""`questwall offers …`: import, list, activate and deactivate missions and quests."""
+"""`questwall offers …`: import, backtest, list, activate and deactivate missions and
+quests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import click
 from api.cli.common import _print_json, _require_ready
 from api.core.db import write_session
 from api.missions import offers
+from models.offer_schemas import OffersFile
 
 
 @click.group("offers")
@@ -20,28 +22,80 @@ def offers_group() -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 def offers_import(path: str) -> None:
     """Create or update the missions and quests of a JSON or YAML file (see docs/)."""
-    import yaml
-    from pydantic import ValidationError
-
-    from models.offer_schemas import OffersFile
-
-    _require_ready()
-    with open(path, encoding="utf-8") as handle:
-        raw = yaml.safe_load(handle) if path.endswith((".yaml", ".yml")) else json.load(handle)
+    data = _offers_file(path)
     try:
-        data = OffersFile.model_validate(raw)
         with write_session() as session:
             missions, quests = offers.import_offers(session=session, data=data)
             result = {
                 "missions": [{"id": m.id, "title": m.title} for m in missions],
                 "quests": [{"id": q.id, "name": q.name} for q in quests],
             }
-    except ValidationError as exc:
-        lines = [f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise click.ClickException("the file is invalid:\n" + "\n".join(lines)) from None
     except offers.OfferError as exc:
         raise click.ClickException(str(exc)) from None
     _print_json(result)
+
+
+@offers_group.command("backtest")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--days",
+    type=click.IntRange(1, 3660),
+    default=30,
+    show_default=True,
+    help="How many days of stored events, up to now.",
+)
+def offers_backtest(path: str, days: int) -> None:
+    """Run every mission of an import file over the game's stored events of the last
+    DAYS days, as if each player had started it at their first event; saves nothing
+    (docs/missions.md#backtest)."""
+    from api.core.db import get_engine
+    from api.missions.backtest import run_backtest
+    from models import Game
+    from models.types import utcnow
+
+    data = _offers_file(path)
+    drafts = [*data.missions, *(m for q in data.quests for m in q.missions)]
+    with write_session() as session:
+        if session.get(Game, data.gameId) is None:
+            raise click.ClickException(f"no game with id {data.gameId}")
+
+    def report(done: int, total: int) -> None:
+        click.echo(f"{done:,} of {total:,} events read", err=True)
+
+    with get_engine().connect() as conn:
+        try:
+            result = run_backtest(
+                conn,
+                game_id=data.gameId,
+                missions=drafts,
+                days=days,
+                now=utcnow(),
+                on_progress=report,
+            )
+        except offers.OfferError as exc:
+            raise click.ClickException(str(exc)) from None
+    _print_json(result.as_json())
+
+
+def _offers_file(path: str) -> OffersFile:
+    """An import file (JSON or YAML), checked: the schema's and the rule engine's checks."""
+    import yaml
+    from pydantic import ValidationError
+
+    _require_ready()
+    with open(path, encoding="utf-8") as handle:
+        raw = yaml.safe_load(handle) if path.endswith((".yaml", ".yml")) else json.load(handle)
+    try:
+        data = OffersFile.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise click.ClickException("the file is invalid:\n" + "\n".join(lines)) from None
+    try:
+        for mission in [*data.missions, *(m for q in data.quests for m in q.missions)]:
+            offers.check_rule(mission)
+    except offers.OfferError as exc:
+        raise click.ClickException(str(exc)) from None
+    return data
 
 
 @offers_group.command("list")

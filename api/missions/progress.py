@@ -171,7 +171,7 @@ def evaluate_events(
         mine = [ev for user in player_users for ev in by_user[user]]
         mine.sort(key=lambda ev: (ev.time, ev.order))
         player_events[player] = (mine, {ev.event for ev in mine})
-    runs: list[_Run] = []
+    runs: list[Run] = []
     for row in by_id.values():
         spec = mission_index.missions.get(row.mission_id)
         if spec is None or spec.game_id != game_id or spec.expired(now):
@@ -179,7 +179,7 @@ def evaluate_events(
         mine, names = player_events[row.platform_user_id]
         if spec.rule.events.isdisjoint(names):
             continue  # nothing in this batch for this mission
-        runs.append(_Run(row, spec, mine, fresh=False))
+        runs.append(Run(row, spec, mine, fresh=False))
     before = {id(r.row): _state(r.row) for r in runs}
     made = _advance_all(session, runs, now, policy)
     _save(session, [r.row for r in runs if _state(r.row) != before[id(r.row)]], now)
@@ -220,7 +220,7 @@ def replay_for_link(
         .scalars()
         .all()
     )
-    runs: list[_Run] = []
+    runs: list[Run] = []
     for row in rows:
         spec = specs[row.mission_id]
         if spec.expired(now):
@@ -246,7 +246,7 @@ def replay_for_link(
             .order_by(_event.c.time, _event.c.id)
         ).all()
         events = [EngineEvent(*r) for r in stored]
-        runs.append(_Run(row, spec, events, fresh=True))
+        runs.append(Run(row, spec, events, fresh=True))
     made = _advance_all(session, runs, now, policy)
     _save(session, rows, now)
     return made
@@ -274,7 +274,7 @@ def _started(
 
 
 @dataclass(frozen=True)
-class _Run:
+class Run:
     """Events to run through one progress row's rule."""
 
     row: ProgressRow
@@ -283,7 +283,7 @@ class _Run:
     fresh: bool
 
 
-def _advance_all(session: Session, runs: Sequence[_Run], now: datetime, policy: Policy) -> int:
+def _advance_all(session: Session, runs: Sequence[Run], now: datetime, policy: Policy) -> int:
     """Advance every run; returns the conversions made.
 
     A conversion raises its mission's counter, which locks the mission's row until
@@ -298,7 +298,7 @@ def _advance_all(session: Session, runs: Sequence[_Run], now: datetime, policy: 
         converting = {
             run.spec.id
             for run in runs
-            if _advance(replace(run.row), run, convert=lambda *_: True, flag=lambda *_: None)
+            if advance(replace(run.row), run, convert=lambda *_: True, flag=lambda *_: None)
         }
     if len(converting) > 1:
         session.execute(
@@ -331,15 +331,15 @@ def _advance_all(session: Session, runs: Sequence[_Run], now: datetime, policy: 
             }
         )
 
-    made = sum(_advance(run.row, run, convert=convert, flag=flag) for run in runs)
+    made = sum(advance(run.row, run, convert=convert, flag=flag) for run in runs)
     if flags:
         session.execute(_cheat_flag.insert(), flags)
     return made
 
 
-def _advance(
+def advance(
     row: ProgressRow,
-    run: _Run,
+    run: Run,
     *,
     convert: Callable[[ProgressRow, MissionSpec, EngineEvent], bool],
     flag: Callable[[ProgressRow, MissionSpec, EngineEvent, str, str], None],
