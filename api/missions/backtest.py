@@ -157,25 +157,28 @@ class _Player:
 
     def __init__(self, user_id: str, first: datetime, specs: Sequence[MissionSpec]):
         self.user_id, self.first = user_id, first
-        self.runs = [(spec, _fresh_row(spec, first)) for spec in specs]
+        self.rows = [_fresh_row(spec, first) for spec in specs]
         self.completed_at: list[list[datetime]] = [[] for _ in specs]
         self.set_aside = [0] * len(specs)
+        self.specs = specs
 
     def take(self, event: EngineEvent) -> None:
-        batch = (event,)
-        for n, (spec, row) in enumerate(self.runs):
+        for n, spec in enumerate(self.specs):
+            row = self.rows[n]
             if row.status != ProgressStatus.STARTED or event.event not in spec.rule.events:
                 continue
+            completed, set_aside = self.completed_at[n], [0]
 
-            def convert(row: ProgressRow, _spec: MissionSpec, e: EngineEvent, n: int = n) -> bool:
+            def convert(row: ProgressRow, _spec: MissionSpec, e: EngineEvent) -> bool:
                 row.completions += 1
-                self.completed_at[n].append(e.time)
+                completed.append(e.time)  # noqa: B023 (called before the loop moves on)
                 return True
 
-            def flag(*_: Any, n: int = n) -> None:
-                self.set_aside[n] += 1
+            def flag(*_: Any) -> None:
+                set_aside[0] += 1  # noqa: B023
 
-            advance(row, Run(row, spec, batch, fresh=False), convert=convert, flag=flag)
+            advance(row, Run(row, spec, (event,), fresh=False), convert=convert, flag=flag)
+            self.set_aside[n] += set_aside[0]
 
     def finish(self, outcomes: list[MissionOutcome]) -> None:
         for n, outcome in enumerate(outcomes):

@@ -40,7 +40,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -294,7 +294,7 @@ class Rule:
     def matchers(self) -> tuple[Matcher, ...]:
         return self.any_of or (Matcher(self.event, self.conditions),)
 
-    @property
+    @cached_property
     def events(self) -> frozenset[str]:
         """Every event name the rule reads."""
         return frozenset(m.event for m in self.matchers)
@@ -343,11 +343,15 @@ def step(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
         if rule.per is None:
             new = replace(tally, run=0)
         else:
-            new = _per_group(rule, tally, event, lambda before: replace(before, run=0))
+            new, _ = _per_group(rule, tally, event, lambda before: replace(before, run=0))
         return StepResult(new, matched=True, passed=False, completed=False)
     if rule.per is not None:
-        new = _per_group(rule, tally, event, lambda before: _advance(rule, before, event))
-    elif rule.window_seconds is not None:
+        # Only the event's group changed, and no group was complete before it (the tally
+        # would have completed then): the rule completes when that group does.
+        new, group = _per_group(rule, tally, event, lambda before: _advance(rule, before, event))
+        done = group is not None and _complete(rule, group)
+        return StepResult(new, matched=True, passed=True, completed=done)
+    if rule.window_seconds is not None:
         new = _windowed(rule, tally, event)
     else:
         new = _advance(rule, tally, event)
@@ -418,28 +422,34 @@ def _windowed(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
 
 def _per_group(
     rule: Rule, tally: Tally, event: Mapping[str, Any], change: Callable[[Tally], Tally]
-) -> Tally:
-    """`change` applied to the event's group; the tally shows the group furthest along.
+) -> tuple[Tally, Tally | None]:
+    """`change` applied to the event's group: the new tally, which shows the group
+    furthest along, and the event's group's own (None for an event outside any group).
     `state` holds [group, [count, run, total, state]] for the latest `GROUP_LIMIT` groups,
     latest last."""
     assert rule.per is not None
     present, group = read_field(event, rule.per)
     key = _group_key(group) if present else None
     if key is None:
-        return tally  # an event outside any group counts for none
+        return tally, None  # an event outside any group counts for none
     groups = {k: v for k, v in (tally.state or [])}
     before = Tally(*groups.pop(key)) if key in groups else Tally()
     after = change(before)
     groups[key] = [after.count, after.run, after.total, after.state]
     kept = [[k, v] for k, v in list(groups.items())[-GROUP_LIMIT:]]
     best = _best_group(rule, kept)
-    return Tally(best.count, best.run, best.total, kept)
+    return Tally(best.count, best.run, best.total, kept), after
 
 
 def _best_group(rule: Rule, groups: Any) -> Tally:
-    """Of the groups a `per` tally keeps, the one furthest along (a fresh tally if none)."""
-    tallies = [Tally(*v) for _, v in groups or ()]
-    return max(tallies, key=lambda t: _standing(rule, t), default=Tally())
+    """Of the groups a `per` tally keeps, the one furthest along (a fresh tally if none;
+    the first kept of those as far along)."""
+    best, best_standing = None, -math.inf
+    for _, kept in groups or ():
+        standing = _standing(rule, kept)
+        if best is None or standing > best_standing:
+            best, best_standing = kept, standing
+    return Tally(*best) if best is not None else Tally()
 
 
 def _group_key(value: Any) -> str | None:
@@ -477,17 +487,32 @@ def _sequence(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
     return StepResult(new, matched=True, passed=passed, completed=reached == len(rule.steps))
 
 
-def _standing(rule: Rule, tally: Tally) -> float:
-    """How far one group's tally has gone towards its completion, to compare groups."""
-    if rule.completion == "min":
-        return -tally.total if tally.state is not None else -math.inf
-    current, target = _progress(rule, tally)
-    return current / target if target else 0.0
+def _standing(rule: Rule, kept: list[Any]) -> float:
+    """How far one group (its kept [count, run, total, state]) has gone towards its
+    completion, to compare groups: the share of the target, or for min the lower the
+    better."""
+    count, run, total, state = kept
+    kind = rule.completion
+    if kind == "min":
+        return -total if state is not None else -math.inf
+    if kind == "count":
+        current = count
+    elif kind == "consecutive":
+        current = run
+    elif kind in ("sum", "max"):
+        current = total if kind == "sum" or state is not None else 0.0
+    else:  # distinct
+        current = len(state or [])
+    return current / rule.threshold
 
 
 def is_complete(rule: Rule, tally: Tally) -> bool:
     if rule.per is not None:  # within one group: the one furthest along
         tally = _best_group(rule, tally.state)
+    return _complete(rule, tally)
+
+
+def _complete(rule: Rule, tally: Tally) -> bool:
     kind = rule.completion
     if kind in ("count", SEQUENCE):
         return tally.count >= rule.threshold
