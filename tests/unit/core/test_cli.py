@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.live import run_cli
 
@@ -411,19 +412,31 @@ def test_offerwall_set_postback_sets_the_reversal_url_as_the_portal_does(run):
 
 
 def test_import_list_and_deactivate_offers(run, tmp_path):
+    from models.offer_schemas import RuleIn
+
     run("migrate")
     game = json.loads(run("game", "create", "Arena").stdout)
     example = (ROOT / "docs" / "missions.example.yaml").read_text()
     path = tmp_path / "offers.yaml"
     path.write_text(example.replace("REPLACE-WITH-YOUR-GAME-ID", game["gameId"]))
     imported = json.loads(run("offers", "import", str(path)).stdout)
-    assert [m["title"] for m in imported["missions"]] == [
+    assert [m["title"] for m in imported["missions"]][:2] == [
         "Kill 10 players in one game",
         "Score 1000+ in 3 matches in a row",
     ]
+    assert len(imported["missions"]) == 12  # and one of each richer kind
     assert [q["name"] for q in imported["quests"]] == ["Season opener"]
     listed = json.loads(run("offers", "list", "--game", game["gameId"]).stdout)
-    assert len(listed["missions"]) == 5 and len(listed["quests"]) == 1
+    assert len(listed["missions"]) == 15 and len(listed["quests"]) == 1
+    # Each rule reads back as it was written.
+    written = {
+        m["title"]: RuleIn.model_validate(m["rule"]) for m in yaml.safe_load(example)["missions"]
+    }
+    read = {m["title"]: m["rule"] for m in listed["missions"]}
+    assert {title: RuleIn.model_validate(read[title]) for title in written} == written
+    streak = read["A 7-day streak"]
+    assert streak["completion"]["timeZone"] == "Europe/Berlin" and streak["event"] == "START_GAME"
+    assert read["Kill 10 players or bosses"]["anyOf"][1]["event"] == "KILL_NPC"
     kills = next(m for m in listed["missions"] if m["title"].startswith("Kill"))
     score = next(m for m in listed["missions"] if m["title"].startswith("Score"))
     assert (score["minCompletionSeconds"], score["maxTraitField"], score["fraudActions"]) == (
@@ -459,7 +472,7 @@ def test_import_list_and_deactivate_offers(run, tmp_path):
     )
     run("offers", "import", str(json_path))
     listed = json.loads(run("offers", "list").stdout)
-    assert len(listed["missions"]) == 5
+    assert len(listed["missions"]) == 15
     assert next(m for m in listed["missions"] if m["id"] == kills["id"])["title"] == "Kill 12"
 
 
