@@ -262,6 +262,12 @@ class MissionState:
     def percent(self) -> int:
         if self.status == COMPLETED:
             return 100
+        if self.goal.completion == "min":  # the lower the better: how close the best is
+            return (
+                0
+                if self.current <= 0
+                else min(100, math.floor(100 * self.goal.threshold / self.current))
+            )
         if self.goal.threshold <= 0:
             return 0
         return min(100, math.floor(100 * self.current / self.goal.threshold))

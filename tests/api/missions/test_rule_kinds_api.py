@@ -15,6 +15,7 @@ from api.core.db import write_session
 from api.missions import offers
 from models import Progress
 from models.offer_schemas import OffersFile
+from tests.api.listing.test_wall import wall_page
 from tests.api.steps import start
 from tests.outbox import TEMPLATE, configure, run_once
 from tests.receiver import running_receiver
@@ -230,3 +231,9 @@ def test_each_kind_pays_once_where_it_completes_and_never_where_it_falls_short(
     assert shown == {kind: expected for kind, (*_, expected) in KINDS.items()}
     completions = {kind_of[o["id"]]: o["progress"]["completion"] for o in body["data"]["missions"]}
     assert completions["steps"] == "steps" and completions["streak"] == "streak"
+
+    # The hosted wall tells the same progress in words that fit each kind.
+    page = wall_page(client, wall[0].owid, "pub-short").text
+    for words in ("best 61, needs 60 or less", "0 of 2 steps", "2 / 3 days", "2 / 3"):
+        assert words in page
+    assert wall_page(client, wall[0].owid, "pub-short", lang="de").text.count("Bestwert 61") == 1
