@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.core.money import format_money, in_currency, usd
-from api.missions import plain_number, summary
+from api.missions import plain_number, rule_of, standing, summary
 from models import Mission, Offerwall
 from models.offer_schemas import rule_in
 from models.tables import click as _click
@@ -100,7 +100,7 @@ def gather(
             )
         )
     }
-    seen = _events_seen(session, player_id, mission_ids)
+    seen = _events_seen(session, player_id, offer.missions)
     linked = session.execute(
         sa.select(sa.func.count()).where(
             _game_user.c.platform_user_id == player_id, _game_user.c.game_id == offer.game_id
@@ -120,11 +120,22 @@ def gather(
 
 
 def _events_seen(
-    session: Session, player_id: str, mission_ids: list[str]
+    session: Session, player_id: str, missions: list[Mission]
 ) -> dict[str, dict[str, Any]]:
-    """For each mission the player started: the events of its rule's name that the game
-    users linked to the player sent since the start, counted, with the last one's time.
-    One grouped statement over the events' (game, user, time) index."""
+    """For each mission the player started: the events of the names its rule reads that
+    the game users linked to the player sent since the start, counted, with the last one's
+    time. One grouped statement over the events' (game, user, time) index."""
+    if not missions:
+        return {}
+    names_of = sa.or_(
+        *(
+            sa.and_(
+                _progress.c.mission_id == m.id,
+                _event.c.name.in_(sorted({x.event for x in rule_in(m).matchers})),
+            )
+            for m in missions
+        )
+    )
     query = (
         sa.select(
             _progress.c.mission_id,
@@ -145,12 +156,15 @@ def _events_seen(
                 sa.and_(
                     _event.c.game_id == _mission.c.game_id,
                     _event.c.user_id == _game_user.c.user_id,
-                    _event.c.name == _mission.c.rule_event,
+                    names_of,
                     _event.c.time >= _progress.c.started_at,
                 ),
             )
         )
-        .where(_progress.c.platform_user_id == player_id, _progress.c.mission_id.in_(mission_ids))
+        .where(
+            _progress.c.platform_user_id == player_id,
+            _progress.c.mission_id.in_([m.id for m in missions]),
+        )
         .group_by(_progress.c.mission_id)
     )
     return {
@@ -162,19 +176,31 @@ def _events_seen(
 def _mission_facts(
     mission: Mission, progress: dict[str, Any] | None, seen: dict[str, Any] | None, now: datetime
 ) -> dict[str, Any]:
+    rule = rule_of(
+        mission.rule_event,
+        mission.rule_conditions,
+        mission.rule_completion,
+        mission.rule_threshold,
+        mission.rule_sum_field,
+        mission.rule_extra,
+    )
     facts: dict[str, Any] = {
         "id": mission.id,
         "title": mission.title,
         "rule": summary(rule_in(mission)),
-        "event": mission.rule_event,
-        "completion": mission.rule_completion,
-        "threshold": plain_number(float(mission.rule_threshold)),
+        "event": " or ".join(sorted(rule.events)),
+        "completion": rule.completion,
+        "threshold": plain_number(rule.threshold),
         "repeatable": mission.allow_multiple_conversions,
         "progress": None,
         "events": None,
     }
     if progress is not None:
+        current, _ = standing(
+            rule, progress["count"], progress["run"], progress["total"], progress["state"]
+        )
         facts["progress"] = {
+            "current": plain_number(float(current)),
             "status": status_at(progress["status"], progress["expires_at"], now).value,
             "count": progress["count"],
             "run": progress["run"],
@@ -250,6 +276,9 @@ class ProgressFacts:
     run: float  # passing events in a row
     total: float  # the rule's field added up
     completions: int
+    # Where it stood in the rule's own terms (the best value, days, steps done, …); None
+    # in a ticket opened before snapshots kept it.
+    current: float | None
     started_at: datetime | None
     expires_at: datetime | None
 
@@ -260,8 +289,8 @@ class MissionFacts:
 
     title: str
     rule: str  # "GAME_END where kills ≥ 10, once"
-    event: str  # the rule's event
-    completion: str  # "count", "consecutive" or "sum"
+    event: str  # the rule's event names, "A or B" for several
+    completion: str  # "count", "consecutive", "sum", "max", …, "steps" (rules.COMPLETIONS)
     threshold: float
     progress: ProgressFacts | None  # None: not started
     events_seen: int  # events of the rule's name the game sent since the start
@@ -358,6 +387,7 @@ def _read_mission(mission: dict[str, Any]) -> MissionFacts:
             run=progress.get("run", 0),
             total=progress.get("total", 0),
             completions=int(progress.get("completions") or 0),
+            current=progress.get("current"),
             started_at=_moment(progress.get("started_at")),
             expires_at=_moment(progress.get("expires_at")),
         ),

@@ -166,6 +166,17 @@ def game_users_words(linked: int) -> str:
     return f"{counted(linked, 'game account', 'game accounts')} linked to the player."
 
 
+# A mission's progress in words, by its completion kind (docs/missions.md#the-rule).
+_KIND_TALLIES = {
+    "max": "best {current}, needs {target}",
+    "min": "best {current}, needs {target} or less",
+    "distinct": "{current} of {target} different values",
+    "days": "{current} of {target} days",
+    "streak": "{current} of {target} days in a row",
+    "steps": "{current} of {target} steps done",
+}
+
+
 def mission_words(mission: MissionFacts) -> MissionWords:
     progress, event = mission.progress, mission.event
     if progress is None:
@@ -180,10 +191,13 @@ def mission_words(mission: MissionFacts) -> MissionWords:
             events="",
         )
     threshold = number(mission.threshold)
+    current = number(progress.current) if progress.current is not None else None
     if mission.completion == "sum":
         tally = f"total {number(progress.total)} of {threshold}"
     elif mission.completion == "consecutive":
         tally = f"{number(progress.run)} of {threshold} in a row"
+    elif mission.completion in _KIND_TALLIES and current is not None:
+        tally = _KIND_TALLIES[mission.completion].format(current=current, target=threshold)
     else:
         tally = f"{number(progress.count)} of {threshold} passing events"
     if mission.events_seen:
