@@ -31,7 +31,7 @@ from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import open_offers
 from api.missions.index import MissionIndex, MissionSpec, bump
-from api.missions.rules import Tally, step
+from api.missions.rules import Tally, next_round, step
 from api.postbacks import outbox as postbacks
 from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
@@ -378,7 +378,7 @@ def advance(
         if not spec.allow_multiple:
             row.status = ProgressStatus.COMPLETED
             break
-        tally = Tally()  # a repeatable mission starts again from zero
+        tally = next_round(spec.rule, tally)  # a repeatable mission starts again
     row.count, row.run, row.total, row.state = tally.count, tally.run, tally.total, tally.state
     return made
 

@@ -381,7 +381,9 @@ def _advance(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
     elif kind in DAY_KINDS:
         day = _day(rule, event)
         run = tally.run  # a streak's run is of days
-        if day is not None:
+        # `total` is the day the previous round completed on (0 before any): a round
+        # counts only the days after it.
+        if day is not None and day > tally.total:
             state, run = _days(rule, list(state or []), day)
     return Tally(count=count, run=run, total=total, state=state)
 
@@ -548,6 +550,15 @@ def _progress(rule: Rule, tally: Tally) -> tuple[float, float]:
     return float(len(tally.state or [])), target
 
 
+def next_round(rule: Rule, tally: Tally) -> Tally:
+    """The tally a repeatable mission starts its next round with, after `tally` completed
+    it: from nothing, except that the days kinds count only days after the one the round
+    completed on (a second login that day does not start the next streak)."""
+    if rule.completion in DAY_KINDS and tally.state:
+        return Tally(total=float(max(tally.state)))
+    return Tally()
+
+
 @dataclass
 class Replay:
     """The outcome of running a sequence of events through a rule from a fresh start."""
@@ -557,8 +568,8 @@ class Replay:
 
 
 def replay(rule: Rule, events: Iterable[Mapping[str, Any]], *, repeatable: bool) -> Replay:
-    """Evaluate events in order; a repeatable mission starts again from zero after each
-    completion, a one-time mission stops at its first."""
+    """Evaluate events in order; a repeatable mission starts its next round after each
+    completion (`next_round`), a one-time mission stops at its first."""
     result = Replay()
     for event in events:
         outcome = step(rule, result.tally, event)
@@ -567,7 +578,7 @@ def replay(rule: Rule, events: Iterable[Mapping[str, Any]], *, repeatable: bool)
             result.completions += 1
             if not repeatable:
                 break
-            result.tally = Tally()
+            result.tally = next_round(rule, result.tally)
     return result
 
 

@@ -190,6 +190,22 @@ def test_a_missed_day_starts_the_streak_again_and_a_failing_event_does_not():
     assert completions(rule, [ev("LOGIN", at=t) for t in days_apart(*range(7))]) == 1
 
 
+def test_a_repeated_streak_or_days_counts_the_next_round_from_the_next_day():
+    # Two logins a day for 14 days: a 7-day streak pays on the 7th day and the 14th, not the 13th
+    # (the second login of day 7 does not start the next streak).
+    logins = [ev("LOGIN", at=t) for d in range(14) for t in days_apart(d, d + 0.01)]
+    for kind in ("streak", "days"):
+        rule = Rule.build(event="LOGIN", completion=kind, threshold=7)
+        outcome = replay(rule, logins, repeatable=True)
+        assert outcome.completions == 2, kind
+        assert progress(rule, outcome.tally) == (0, 7)
+        assert replay(rule, logins[:26], repeatable=True).completions == 1  # to day 13
+    # The other kinds start from nothing: the same maps count again in the next round.
+    maps = Rule.build(event="MATCH", completion="distinct", threshold=2, field="traits.map")
+    rounds = [ev("MATCH", map=m) for m in ("desert", "jungle", "desert", "jungle")]
+    assert completions(maps, rounds, repeatable=True) == 2
+
+
 def test_a_day_that_arrives_late_fills_its_gap():
     rule = Rule.build(event="LOGIN", completion="streak", threshold=3)
     first, second, third = days_apart(0, 1, 2)
