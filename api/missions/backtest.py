@@ -157,28 +157,38 @@ class _Player:
 
     def __init__(self, user_id: str, first: datetime, specs: Sequence[MissionSpec]):
         self.user_id, self.first = user_id, first
-        self.rows = [_fresh_row(spec, first) for spec in specs]
         self.completed_at: list[list[datetime]] = [[] for _ in specs]
         self.set_aside = [0] * len(specs)
-        self.specs = specs
+        self.event: list[EngineEvent] = []  # the event being taken, as a run of one
+        self.runs = [
+            (
+                spec.rule.events,
+                Run(_fresh_row(spec, first), spec, self.event, fresh=False),
+                self._convert(n),
+                self._flag(n),
+            )
+            for n, spec in enumerate(specs)
+        ]
 
     def take(self, event: EngineEvent) -> None:
-        for n, spec in enumerate(self.specs):
-            row = self.rows[n]
-            if row.status != ProgressStatus.STARTED or event.event not in spec.rule.events:
-                continue
-            completed, set_aside = self.completed_at[n], [0]
+        self.event[:] = (event,)
+        for names, run, convert, flag in self.runs:
+            if event.event in names and run.row.status == ProgressStatus.STARTED:
+                advance(run.row, run, convert=convert, flag=flag)
 
-            def convert(row: ProgressRow, _spec: MissionSpec, e: EngineEvent) -> bool:
-                row.completions += 1
-                completed.append(e.time)  # noqa: B023 (called before the loop moves on)
-                return True
+    def _convert(self, n: int) -> Callable[[ProgressRow, MissionSpec, EngineEvent], bool]:
+        def convert(row: ProgressRow, _spec: MissionSpec, event: EngineEvent) -> bool:
+            row.completions += 1
+            self.completed_at[n].append(event.time)
+            return True
 
-            def flag(*_: Any) -> None:
-                set_aside[0] += 1  # noqa: B023
+        return convert
 
-            advance(row, Run(row, spec, (event,), fresh=False), convert=convert, flag=flag)
-            self.set_aside[n] += set_aside[0]
+    def _flag(self, n: int) -> Callable[..., None]:
+        def flag(*_: Any) -> None:
+            self.set_aside[n] += 1
+
+        return flag
 
     def finish(self, outcomes: list[MissionOutcome]) -> None:
         for n, outcome in enumerate(outcomes):
