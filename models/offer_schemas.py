@@ -475,16 +475,20 @@ def _stored(offer: Mission | Quest, schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+# A mission's rule columns, in the order `stored_rule` takes them.
+RULE_COLUMNS = (
+    "rule_event",
+    "rule_conditions",
+    "rule_completion",
+    "rule_threshold",
+    "rule_sum_field",
+    "rule_extra",
+)
+
+
 def rule_in(mission: Mission) -> RuleIn:
     """A stored mission's rule as its definition."""
-    return stored_rule(
-        mission.rule_event,
-        mission.rule_conditions,
-        mission.rule_completion,
-        mission.rule_threshold,
-        mission.rule_sum_field,
-        mission.rule_extra,
-    )
+    return stored_rule(*(getattr(mission, name) for name in RULE_COLUMNS))
 
 
 def stored_rule(

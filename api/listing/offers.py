@@ -24,7 +24,7 @@ from sqlmodel import Session
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
-from api.missions import index, open_offers, rule_of
+from api.missions import index, mission_rule, open_offers
 from api.missions.rules import Rule
 from models import Mission, OfferwallStatus, Quest
 from models.offer_schemas import mission_in, quest_fields
@@ -203,15 +203,9 @@ def goal_of(mission_id: str, title: str, repeatable: bool, payout_micros: int, r
 
 
 def _goal(m: Mission) -> Goal:
-    rule = rule_of(
-        m.rule_event,
-        m.rule_conditions,
-        m.rule_completion,
-        m.rule_threshold,
-        m.rule_sum_field,
-        m.rule_extra,
+    return goal_of(
+        m.id, m.title, bool(m.allow_multiple_conversions), int(m.payout_micros), mission_rule(m)
     )
-    return goal_of(m.id, m.title, bool(m.allow_multiple_conversions), int(m.payout_micros), rule)
 
 
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:

@@ -23,6 +23,7 @@ from api.missions import index
 from api.missions.rules import Rule, RuleError, Tally, progress
 from models import Game, Mission, Quest
 from models.offer_schemas import (
+    RULE_COLUMNS,
     MissionIn,
     OffersFile,
     QuestFields,
@@ -68,6 +69,11 @@ def rule_of(
     """The engine's rule of a mission's stored rule columns (in that order), as listings
     read them beside a player's progress; the same columns give the same rule once."""
     return _rule_of(orjson.dumps([event, conditions, kind, threshold, field, extra]))
+
+
+def mission_rule(mission: Mission) -> Rule:
+    """The engine's rule of a stored mission."""
+    return rule_of(*(getattr(mission, name) for name in RULE_COLUMNS))
 
 
 @lru_cache(maxsize=4096)

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.core.money import format_money, in_currency, usd
-from api.missions import plain_number, rule_of, standing, summary
+from api.missions import mission_rule, plain_number, standing, summary
 from models import Mission, Offerwall
 from models.offer_schemas import rule_in
 from models.tables import click as _click
@@ -176,14 +176,7 @@ def _events_seen(
 def _mission_facts(
     mission: Mission, progress: dict[str, Any] | None, seen: dict[str, Any] | None, now: datetime
 ) -> dict[str, Any]:
-    rule = rule_of(
-        mission.rule_event,
-        mission.rule_conditions,
-        mission.rule_completion,
-        mission.rule_threshold,
-        mission.rule_sum_field,
-        mission.rule_extra,
-    )
+    rule = mission_rule(mission)
     facts: dict[str, Any] = {
         "id": mission.id,
         "title": mission.title,
