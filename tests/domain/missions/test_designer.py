@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from api.missions.designer import parse_events, rule_from_form, run_rule_test, try_rule
+from api.missions.designer import (
+    parse_events,
+    rule_definition,
+    rule_from_form,
+    run_rule_test,
+    try_rule,
+)
 from api.missions.forms import FormError, form_values, from_form
 from models.offer_schemas import MissionIn, QuestFields
 
@@ -117,6 +123,98 @@ def test_a_form_becomes_a_mission_definition():
     assert (mission.isActive, mission.allowMultipleConversions) == (True, False)
     # The editor opens a definition with the same inputs, so saving it again changes nothing.
     assert from_form(MissionIn, form_values(mission)) == mission
+
+
+KINDS_OF_RULE = {
+    "lists": {
+        "event": "KILL",
+        "conditions": [
+            {"field": "traits.map", "op": "in", "value": ["desert", "jungle", 3]},
+            {"field": "groupId", "op": "not in", "value": ["training"]},
+            {"field": "value", "op": "in", "value": [7]},
+            {"field": "traits.mode", "op": "in", "value": ["true"]},
+        ],
+        "completion": {"kind": "count", "threshold": 1234567},
+    },
+    "anyOf": {
+        "anyOf": [
+            {"event": "KILL", "conditions": [{"field": "value", "op": ">=", "value": 3}]},
+            {"event": "ASSIST"},
+        ],
+        "completion": {"kind": "sum", "threshold": 10.5, "field": "value"},
+        "per": "groupId",
+    },
+    "steps": {
+        "steps": [
+            {"event": "TUTORIAL_DONE"},
+            {
+                "event": "MATCH_END",
+                "conditions": [{"field": "traits.won", "op": "==", "value": True}],
+            },
+            {"event": "LEVEL_UP"},
+        ],
+        "within": {"seconds": 86400},
+    },
+    "streak": {
+        "event": "LOGIN",
+        "completion": {"kind": "streak", "threshold": 7, "timeZone": "Europe/Berlin"},
+    },
+    "days": {"event": "LOGIN", "completion": {"kind": "days", "threshold": 3}},
+    "min": {
+        "event": "MATCH_END",
+        "completion": {"kind": "min", "threshold": 0, "field": "traits.deaths"},
+    },
+    "max": {
+        "event": "MATCH_END",
+        "completion": {"kind": "max", "threshold": 2.5, "field": "value"},
+        "per": "traits.map",
+    },
+    "distinct": {
+        "event": "MATCH_END",
+        "completion": {"kind": "distinct", "threshold": 5, "field": "groupId"},
+    },
+    "window": {
+        "event": "KILL",
+        "completion": {"kind": "count", "threshold": 5},
+        "window": {"seconds": 5400},
+    },
+    "consecutive": {"event": "KILL", "completion": {"kind": "consecutive", "threshold": 3}},
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS_OF_RULE))
+def test_every_kind_of_rule_comes_back_from_its_form_unchanged(kind):
+    mission = MissionIn.model_validate(
+        {
+            "title": "T",
+            "payout": "1.5",
+            "destinationUrl": "https://g.example/",
+            "rule": KINDS_OF_RULE[kind],
+        }
+    )
+    # The editor opens a stored mission with these inputs: saving it unchanged gives back
+    # the same definition, whatever kind its rule is.
+    assert from_form(MissionIn, form_values(mission)) == mission
+
+
+def test_a_length_of_time_is_typed_in_a_unit():
+    values = form_values(
+        MissionIn.model_validate(
+            {
+                "title": "T",
+                "payout": 1,
+                "destinationUrl": "https://g.example/",
+                "rule": KINDS_OF_RULE["window"],
+            }
+        )
+    )
+    assert (values["rule.window.seconds"], values["unit.rule.window.seconds"]) == ("90", "60")
+    form = {**RULE, "rule.completion.kind": "count", "rule.window.seconds": "2"}
+    assert rule_definition(form | {"unit.rule.window.seconds": "3600"}).window.seconds == 7200
+    assert rule_definition(form | {"rule.window.seconds": ""}).window is None  # left blank
+    with pytest.raises(FormError) as refused:
+        rule_definition(form | {"rule.window.seconds": "soon"})
+    assert list(refused.value.errors) == ["rule.window.seconds"]
 
 
 @pytest.mark.parametrize(
