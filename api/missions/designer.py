@@ -178,7 +178,13 @@ def player_events(
     """A player's stored events of these names from `start` to before `end`, in time
     order: at most `limit`, the earliest ones."""
     rows = session.execute(
-        sa.select(Event.name, Event.time, Event.value, Event.traits, Event.group_id)
+        sa.select(
+            col(Event.name),
+            col(Event.time),
+            col(Event.value),
+            col(Event.traits),
+            col(Event.group_id),
+        )
         .where(
             col(Event.game_id) == game_id,
             col(Event.user_id) == user_id,
@@ -455,7 +461,7 @@ def _why(rule: Rule, before: Tally, outcome: StepResult, event: Mapping[str, Any
         present, group = read_field(event, rule.per)
         if not present:
             return f"no {_name(rule.per)}: it counts for no group"
-        words.append(f"{_name(rule.per)} {group}")
+        words.append(f"{_name(rule.per)} {_shown(group)}")
     if rule.field is not None:
         present, found = read_field(event, rule.field)
         if not present:
@@ -463,7 +469,7 @@ def _why(rule: Rule, before: Tally, outcome: StepResult, event: Mapping[str, Any
         elif rule.completion != "distinct" and not _is_number(found):
             words.append(f"{_name(rule.field)} is not a number: adds nothing")
         else:
-            words.append(f"{_name(rule.field)} {found}")
+            words.append(f"{_name(rule.field)} {_shown(found)}")
     return ", ".join(words)
 
 
@@ -519,8 +525,16 @@ def _condition_failure(condition: Any, event: Mapping[str, Any]) -> str:
     rule_words = f"{name} {_OP_WORDS.get(condition.op, condition.op)} {wanted}"
     if not present:
         return f"{rule_words} does not hold ({name} is not set)"
-    actual = json.dumps(found) if isinstance(found, bool) else found
-    return f"{rule_words} does not hold ({name} is {actual})"
+    return f"{rule_words} does not hold ({name} is {_shown(found)})"
+
+
+def _shown(value: Any) -> str:
+    """A value of an event as people read it: 300 (not 300.0), true, “ranked”."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if _is_number(value):
+        return str(plain_number(float(value)))
+    return str(value)
 
 
 def _name(field_name: str) -> str:

@@ -93,6 +93,7 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
     designer.get_by_label("Payout (USD)").fill("-1")
     designer.get_by_label("Condition field 1").fill("value")
     designer.get_by_label("Condition value 1").fill("high")
+    designer.get_by_role("button", name="Add condition").click()
     designer.get_by_label("Condition field 2").fill("kills")
     designer.get_by_label("Condition value 2").fill("3")
     designer.get_by_label("Completion", exact=True).select_option("sum")
@@ -105,8 +106,8 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
             "Condition value 1": (
                 ">= compares numbers: enter a number, or compare text with == or !=."
             ),
-            "Condition field 2": 'A condition\'s field is "value" or "traits.<name>".',
-            "Field to sum": 'A total needs the field to add up: "value" or "traits.<name>".',
+            "Condition field 2": ('A condition\'s field is "value", "traits.<name>" or "groupId".'),
+            "Completion field": 'A total needs the field to add up: "value" or "traits.<name>".',
             "Completion threshold": "Enter a number above 0.",  # 0, not 0.0
             "Payout (USD)": "Enter 0 or more.",
         },
