@@ -177,7 +177,7 @@ def test_the_rule_tester_shows_a_consecutive_run_reset(portal, new_page):
     create_game(designer, "Arena")
     designer.get_by_role("button", name="Rule tester").click()
     expect(designer.get_by_label("Event name")).to_have_value("MATCH_END")
-    designer.get_by_label("Events").fill(
+    designer.get_by_label("Events", exact=True).fill(
         "MATCH_END 1200\nMATCH_END 1500\nMATCH_END 300\nMATCH_END 1100\nMATCH_END 1000 mode=ranked\nMATCH_END 2500"
     )
     designer.get_by_role("button", name="Run").click()
