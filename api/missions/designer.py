@@ -445,15 +445,11 @@ def _why(rule: Rule, before: Tally, outcome: StepResult, event: Mapping[str, Any
         return _step_words(rule, before, outcome, event, timed)
     if not outcome.passed:
         return _failed_words(rule, event)
-    if rule.completion in DAY_KINDS or rule.window_seconds is not None:
+    if rule.window_seconds is not None:
+        return f"{outcome.tally.count} in the window" if timed else "no time: in no window"
+    if rule.completion in DAY_KINDS:
         if not timed:
-            return (
-                "no time: it counts for no day"
-                if rule.window_seconds is None
-                else ("no time: it counts in no window")
-            )
-        if rule.window_seconds is not None:
-            return f"{outcome.tally.count} in the window"
+            return "no time: it counts for no day"
         day = event["time"].astimezone(ZoneInfo(rule.time_zone)).date()
         return f"day {day.isoformat()} ({rule.time_zone})"
     words = []

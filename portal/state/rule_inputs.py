@@ -55,7 +55,6 @@ class ConditionRow:
     name: str
     matcher: int  # its matcher's place, from 0
     n: int  # its place in its matcher, from 1
-    field: str
     op: str
     value: str
     chips: list[str]  # the values of an `in` / `not in` list
@@ -72,7 +71,6 @@ class MatcherRow:
     prefix: str
     n: int  # from 1
     title: str  # "" for the rule's own event, "Group 2", "Step 2"
-    event: str
     conditions: list[ConditionRow] = field(default_factory=list)
 
 
@@ -143,7 +141,7 @@ def matcher_rows(values: dict[str, str]) -> list[MatcherRow]:
     """What the builder draws: each matcher, and each with at least one condition row."""
     shape = shape_of(values)
     rows = []
-    for n, (prefix, (event, conditions)) in enumerate(
+    for n, (prefix, (_event, conditions)) in enumerate(
         zip(_prefixes(values, shape), read_matchers(values, shape), strict=True), start=1
     ):
         title = "" if shape == "event" else f"{'Group' if shape == 'anyOf' else 'Step'} {n}"
@@ -154,13 +152,11 @@ def matcher_rows(values: dict[str, str]) -> list[MatcherRow]:
                 prefix=prefix,
                 n=n,
                 title=title,
-                event=event,
                 conditions=[
                     ConditionRow(
                         name=f"{prefix}.conditions.{i}",
                         matcher=n - 1,
                         n=i + 1,
-                        field=c["field"],
                         op=c["op"] or ">=",
                         value=c["value"],
                         chips=chips(c["value"]),

@@ -126,6 +126,8 @@ def test_every_kind_of_rule_is_built_saved_and_opened_again(portal, new_page):
     expect(designer.get_by_test_id("matcher")).to_have_count(1)
     label("Event name").fill("LOGIN")
     designer.get_by_role("button", name="Remove condition 1").click()
+    # Drawn again without it (as a person sees before going on): an empty row.
+    expect(label("Condition field 1")).to_have_value("")
     label("Completion").select_option("streak")
     expect(label("Completion field")).to_have_count(0)
     label("Completion threshold").fill("7")
