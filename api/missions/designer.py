@@ -7,9 +7,11 @@ files: the portal adds no rules of its own."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
@@ -17,7 +19,18 @@ from sqlmodel import Session, col
 from api.missions import offers
 from api.missions.forms import FormError, from_form, scalar
 from api.missions.funnels import Funnel, duration_words, mission_funnels
-from api.missions.rules import Rule, RuleError, Tally, read_field, step, summary
+from api.missions.rules import (
+    DAY_KINDS,
+    Rule,
+    RuleError,
+    StepResult,
+    Tally,
+    plain_number,
+    progress,
+    read_field,
+    step,
+    summary,
+)
 from models import Event, Mission, Quest
 from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields, rule_in
 
@@ -115,6 +128,10 @@ class RuleStep:
     # After a one-time mission completed: shown with what it would do, counted no more
     # (ingestion ignores a completed mission's events too).
     after_completion: bool = False
+    time: str = ""  # "2026-11-20 10:00:00" (UTC), when the event has one
+    group: str = ""  # its groupId
+    why: str = ""  # what the outcome is about: "value ≥ 1000 does not hold (value is 300)"
+    progress: str = ""  # towards the completion after it: "2 / 3"
 
 
 @dataclass(frozen=True)
@@ -124,6 +141,7 @@ class RuleTest:
     summary: str
     steps: list[RuleStep]
     completed_at: int  # the number of the completing event, 0 when none does
+    note: str = ""  # which events ran, when they are a player's stored ones
 
 
 def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
@@ -137,9 +155,135 @@ def run_rule_test(*, form: Mapping[str, str], repeatable: bool) -> RuleTest:
     return RuleTest(summary(rule), steps, completed_at)
 
 
+MAX_REPLAY_EVENTS = 1000
+REPLAY_DAYS = 7  # the range the tester offers first: the last week
+
+
+@dataclass(frozen=True)
+class PlayerEvents:
+    events: list[dict[str, Any]]  # in time order, as the engine reads them
+    cut: bool  # more were stored in the range than `limit`
+
+
+def player_events(
+    *,
+    session: Session,
+    game_id: str,
+    user_id: str,
+    names: Iterable[str],
+    start: datetime,
+    end: datetime,
+    limit: int = MAX_REPLAY_EVENTS,
+) -> PlayerEvents:
+    """A player's stored events of these names from `start` to before `end`, in time
+    order: at most `limit`, the earliest ones."""
+    rows = session.execute(
+        sa.select(
+            col(Event.name),
+            col(Event.time),
+            col(Event.value),
+            col(Event.traits),
+            col(Event.group_id),
+        )
+        .where(
+            col(Event.game_id) == game_id,
+            col(Event.user_id) == user_id,
+            col(Event.name).in_(sorted(set(names))),
+            col(Event.time) >= start,
+            col(Event.time) < end,
+        )
+        .order_by(col(Event.time), col(Event.id))
+        .limit(limit + 1)
+    ).all()
+    events = [
+        {
+            "event": name,
+            "time": when if when.tzinfo else when.replace(tzinfo=UTC),
+            "value": value,
+            "traits": traits or {},
+            "groupId": group_id,
+        }
+        for name, when, value, traits, group_id in rows[:limit]
+    ]
+    return PlayerEvents(events, cut=len(rows) > limit)
+
+
+def replay_player(
+    *, session: Session, game_id: str, form: Mapping[str, str], repeatable: bool
+) -> RuleTest:
+    """The rule tester on a real player: the rule builder's rule over the events the game
+    stored for the user id `player` from the day `from` to the day `to` (UTC, both
+    included), event by event."""
+    rule = rule_definition(form)
+    engine_rule = Rule.from_input(rule)
+    user_id = form.get("player", "").strip()
+    start, end = _day_range(form.get("from", ""), form.get("to", ""))
+    if not user_id:
+        raise FormError({"player": "Enter the game's user id of the player to replay."})
+    found = player_events(
+        session=session,
+        game_id=game_id,
+        user_id=user_id,
+        names=engine_rule.events,
+        start=start,
+        end=end,
+        limit=MAX_REPLAY_EVENTS,
+    )
+    steps = try_rule(engine_rule, found.events, repeatable=repeatable)
+    completed_at = next((s.n for s in steps if s.completed), 0)
+    days = f"from {start:%Y-%m-%d} to {end - timedelta(days=1):%Y-%m-%d} (UTC)"
+    if not found.events:
+        note = f"Player {user_id} sent no event the rule reads {days}."
+    elif found.cut:
+        note = (
+            f"The first {MAX_REPLAY_EVENTS:,} events player {user_id} sent {days}, of the "
+            "names the rule reads: later ones are left out; choose a shorter range to see them."
+        )
+    else:
+        count = len(found.events)
+        note = f"{count} event{'' if count == 1 else 's'} player {user_id} sent {days}, of the names the rule reads."
+    return RuleTest(summary(rule), steps, completed_at, note)
+
+
+def _day_range(first: str, last: str) -> tuple[datetime, datetime]:
+    """[start, end) of the days `first` to `last` (YYYY-MM-DD, UTC, both included)."""
+    errors, days = {}, []
+    for name, text in (("from", first), ("to", last)):
+        try:
+            days.append(datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=UTC))
+        except ValueError:
+            errors[name] = "Enter a day, e.g. 2026-11-20."
+    if errors:
+        raise FormError(errors)
+    start, end = days[0], days[1] + timedelta(days=1)
+    if start >= end:
+        raise FormError({"from": "The range starts after it ends."})
+    return start, end
+
+
+def default_range(today: date) -> tuple[str, str]:
+    """The tester's first range: the last `REPLAY_DAYS` days, today included."""
+    return (today - timedelta(days=REPLAY_DAYS - 1)).isoformat(), today.isoformat()
+
+
+def player_ids(*, session: Session, game_id: str, limit: int = 50) -> list[str]:
+    """The game's user ids that sent events, most recent first (the tester's
+    suggestions)."""
+    latest = sa.func.max(col(Event.time))
+    found = session.execute(
+        sa.select(col(Event.user_id))
+        .where(col(Event.game_id) == game_id)
+        .group_by(col(Event.user_id))
+        .order_by(latest.desc())
+        .limit(limit)
+    ).scalars()
+    return list(found)
+
+
 def parse_events(text: str) -> list[dict[str, Any]]:
-    """Events to test, one per line: a JSON object ({"event": …, "value": …, "traits": …})
-    or the short form `EVENT [value] [trait=value …]`, e.g. `GAME_OVER 1200 mode=ranked`."""
+    """Events to test, one per line: a JSON object ({"event": …, "value": …, "traits": …,
+    "time": …, "groupId": …}) or the short form `EVENT [value] [trait=value …]`, e.g.
+    `GAME_OVER 1200 mode=ranked`."""
     return [event for _, event in _event_lines(text)]
 
 
@@ -170,7 +314,26 @@ def _json_event(line: str, number: int) -> dict[str, Any]:
         raise FormError({"events": f'line {number}: an object with "event" is needed'})
     if event.get("value") is not None and not _is_number(event["value"]):
         raise FormError({"events": f"line {number}: the value is a number"})
+    if event.get("time") is not None:
+        event["time"] = _event_time(event["time"], number)
+    group = event.get("groupId")
+    if group is not None and not (isinstance(group, str) or _is_number(group)):
+        raise FormError({"events": f"line {number}: the groupId is text or a number"})
     return event
+
+
+def _event_time(text: Any, number: int) -> datetime:
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise FormError(
+            {
+                "events": f"line {number}: the time is a moment with its zone, e.g. 2026-11-20T10:00:00Z"
+            }
+        )
+    return when
 
 
 def _short_event(line: str, number: int) -> dict[str, Any]:
@@ -196,10 +359,12 @@ def _is_number(value: Any) -> bool:
 
 def _check_numbers(rule: Rule, lines: list[tuple[int, dict[str, Any]]]) -> None:
     """Refuse a test event of the rule whose field the rule compares with a number (or
-    adds up) but holds something else, naming every such line: ingestion would let the
-    event fail the filter, which is the mistake the tester is there to show."""
-    numeric = [c.field for c in rule.conditions if isinstance(c.operand, float)]
-    numeric += [rule.sum_field] if rule.sum_field else []
+    adds up, or keeps the highest or lowest of) but holds something else, naming every
+    such line: ingestion would let the event fail the filter, which is the mistake the
+    tester is there to show."""
+    numeric = [c.field for m in rule.matchers for c in m.conditions if isinstance(c.operand, float)]
+    if rule.completion in ("sum", "max", "min") and rule.field:
+        numeric.append(rule.field)
     problems = []
     for number, event in lines:
         if not rule.matches(event):
@@ -215,16 +380,20 @@ def _check_numbers(rule: Rule, lines: list[tuple[int, dict[str, Any]]]) -> None:
 
 
 def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
-    """Each event through the engine (the same `step` ingestion uses), with the tally after
-    it; a repeatable mission starts again from zero after a completion. After a one-time
-    mission completed, each later event is still listed with what it would do, marked
-    `after_completion`, and changes nothing."""
+    """Each event through the engine (the same `step` ingestion uses), with why it passes
+    or not and the progress after it; a repeatable mission starts again from zero after a
+    completion. After a one-time mission completed, each later event is still listed with
+    what it would do, marked `after_completion`, and changes nothing."""
     tally, steps, done = Tally(), [], False
     for n, event in enumerate(events, start=1):
+        before = tally
         outcome = step(rule, tally, event)
+        why = _why(rule, before, outcome, event)
         if done:
             outcome = replace(outcome, tally=tally, completed=False)
         tally = outcome.tally
+        current, target = progress(rule, tally)
+        when = event.get("time")
         steps.append(
             RuleStep(
                 n=n,
@@ -243,6 +412,14 @@ def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> l
                 total=f"{tally.total:g}",
                 completed=outcome.completed,
                 after_completion=done,
+                time=(
+                    when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+                    if isinstance(when, datetime) and when.tzinfo
+                    else ""
+                ),
+                group="" if event.get("groupId") is None else str(event["groupId"]),
+                why=why,
+                progress=f"{_amount(current)} / {_amount(target)}",
             )
         )
         if outcome.completed:
@@ -251,6 +428,113 @@ def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> l
             else:
                 done = True
     return steps
+
+
+def _amount(number: float) -> str:
+    plain = plain_number(float(number))
+    return str(plain) if isinstance(plain, int) else f"{plain:.2f}".rstrip("0").rstrip(".")
+
+
+def _why(rule: Rule, before: Tally, outcome: StepResult, event: Mapping[str, Any]) -> str:
+    """What an event's outcome is about, in words: the condition that failed, the step it
+    did, its group or day, or why it counted for nothing."""
+    if not outcome.matched:
+        return "not an event the rule reads"
+    timed = isinstance(event.get("time"), datetime) and event["time"].tzinfo is not None
+    if rule.steps:
+        return _step_words(rule, before, outcome, event, timed)
+    if not outcome.passed:
+        return _failed_words(rule, event)
+    if rule.window_seconds is not None:
+        return f"{outcome.tally.count} in the window" if timed else "no time: in no window"
+    if rule.completion in DAY_KINDS:
+        if not timed:
+            return "no time: it counts for no day"
+        day = event["time"].astimezone(ZoneInfo(rule.time_zone)).date()
+        return f"day {day.isoformat()} ({rule.time_zone})"
+    words = []
+    if rule.per is not None:
+        present, group = read_field(event, rule.per)
+        if not present:
+            return f"no {_name(rule.per)}: it counts for no group"
+        words.append(f"{_name(rule.per)} {_shown(group)}")
+    if rule.field is not None:
+        present, found = read_field(event, rule.field)
+        if not present:
+            words.append(f"no {_name(rule.field)}: adds nothing")
+        elif rule.completion != "distinct" and not _is_number(found):
+            words.append(f"{_name(rule.field)} is not a number: adds nothing")
+        else:
+            words.append(f"{_name(rule.field)} {_shown(found)}")
+    return ", ".join(words)
+
+
+def _step_words(
+    rule: Rule, before: Tally, outcome: StepResult, event: Mapping[str, Any], timed: bool
+) -> str:
+    total = len(rule.steps)
+    if not timed:
+        return "no time: steps are in time order, an event without one is none"
+    if not outcome.passed:
+        return _failed_words(rule, event)
+    if outcome.tally.count > before.count:
+        return f"step {outcome.tally.count} of {total}"
+    matched = next(i for i, m in enumerate(rule.steps) if m.passes(event))
+    if matched > before.count:
+        return f"step {matched + 1} of {total}, before step {matched}: it waits for that"
+    if rule.within_seconds is not None and outcome.tally.count < before.count:
+        return f"step {matched + 1} of {total}: too late, the steps started over"
+    return f"step {matched + 1} of {total}, again"
+
+
+def _failed_words(rule: Rule, event: Mapping[str, Any]) -> str:
+    """The first condition that fails in each matcher of the event's name."""
+    reasons = []
+    for i, matcher in enumerate(rule.matchers):
+        if matcher.event != event.get("event"):
+            continue
+        failing = next((c for c in matcher.conditions if not c.holds(event)), None)
+        if failing is None:
+            continue
+        where = ""
+        if rule.steps:
+            where = f"step {i + 1}: "
+        elif rule.any_of:
+            where = f"group {i + 1}: "
+        reasons.append(where + _condition_failure(failing, event))
+    return "; ".join(reasons)
+
+
+_OP_WORDS = {">=": "≥", "<=": "≤", "==": "=", "!=": "≠"}
+
+
+def _condition_failure(condition: Any, event: Mapping[str, Any]) -> str:
+    shown = condition.to_dict()
+    name = _name(condition.field)
+    present, found = read_field(event, condition.field)
+    if condition.op in ("exists", "not exists"):
+        return f"{name} is {'not ' if condition.op == 'exists' else ''}set"
+    operand = shown["value"]
+    wanted = ", ".join(map(str, operand)) if isinstance(operand, list) else operand
+    if isinstance(wanted, bool):
+        wanted = "true" if wanted else "false"
+    rule_words = f"{name} {_OP_WORDS.get(condition.op, condition.op)} {wanted}"
+    if not present:
+        return f"{rule_words} does not hold ({name} is not set)"
+    return f"{rule_words} does not hold ({name} is {_shown(found)})"
+
+
+def _shown(value: Any) -> str:
+    """A value of an event as people read it: 300 (not 300.0), true, “ranked”."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if _is_number(value):
+        return str(plain_number(float(value)))
+    return str(value)
+
+
+def _name(field_name: str) -> str:
+    return field_name.removeprefix("traits.")
 
 
 # --- suggestions and previews --------------------------------------------------------

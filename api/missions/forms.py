@@ -69,6 +69,14 @@ UNITS = {"timeLimitSeconds": 3600, "minCompletionSeconds": 60}
 UNIT_NAMES = {"timeLimitSeconds": "hours", "minCompletionSeconds": "minutes"}
 
 
+# A length of time (`rule.window.seconds`, `rule.within.seconds`) is typed as an amount in
+# a unit chosen beside it: the unit's select is named `unit.<the path>` and holds the
+# unit's seconds. The editor opens one in the largest unit it is a whole number of.
+SECONDS = ".seconds"
+UNIT = "unit."
+UNIT_CHOICES = {86400: "days", 3600: "hours", 60: "minutes", 1: "seconds"}
+
+
 def form_values(definition: BaseModel) -> dict[str, str]:
     """A definition as the text of the inputs named after its field paths (the editor's
     defaults when it opens a stored offer)."""
@@ -80,6 +88,10 @@ def form_values(definition: BaseModel) -> dict[str, str]:
             values[name] = f"{float(values[name]) / factor:g}"
     if values.get("expirationDate"):
         values["expirationDate"] = values["expirationDate"][:10]
+    for path in [p for p in values if p.endswith(SECONDS) and values[p].isdigit()]:
+        seconds = int(values[path])
+        factor = next(f for f in UNIT_CHOICES if seconds % f == 0)
+        values[path], values[UNIT + path] = str(seconds // factor), str(factor)
     return values
 
 
@@ -95,9 +107,16 @@ def _flatten(values: dict[str, str], path: str, value: Any) -> None:
     elif isinstance(value, bool):
         values[path] = "true" if value else "false"
     elif isinstance(value, float):
-        values[path] = f"{value:g}"
+        values[path] = _number_text(value)
     else:
         values[path] = "" if value is None else str(value)
+
+
+def _number_text(number: float) -> str:
+    """A number as typed back exactly: 10 (not 10.0), 1234567 (not 1.23457e+06), 0.1."""
+    if number.is_integer() and abs(number) < 2**53:
+        return str(int(number))
+    return repr(number)
 
 
 def from_form(
@@ -109,7 +128,7 @@ def from_form(
 ) -> Definition:
     """The definition a form makes: the stored one (if any) with the form's inputs over it.
     FormError maps each bad input's name to its message."""
-    form, typed_errors = _typed_countries(form)
+    form, typed_errors = _typed_countries(_in_seconds(form))
     data = stored.model_dump() if stored is not None else {}
     data.update(_read(schema, _tree(form, root)))
     try:
@@ -143,6 +162,23 @@ def _typed_countries(form: Mapping[str, str]) -> tuple[dict[str, str], dict[str,
     return merged, errors
 
 
+def _in_seconds(form: Mapping[str, str]) -> dict[str, str]:
+    """The form with each amount typed beside a unit select (`unit.<path>`) in seconds; an
+    amount that is not a number stays as typed, for the schema to refuse."""
+    converted = dict(form)
+    for name, factor in form.items():
+        path = name.removeprefix(UNIT)
+        if name == path or not str(form.get(path, "")).strip():
+            continue
+        try:
+            amount, unit = float(form[path]), int(factor)
+        except ValueError:
+            continue
+        if math.isfinite(amount) and unit in UNIT_CHOICES:
+            converted[path] = _number_text(float(round(amount * unit)))
+    return converted
+
+
 def _tree(form: Mapping[str, str], root: str) -> dict[str, Any]:
     """`a.b.0.c` names as nested dicts (list items keyed by their index)."""
     tree: dict[str, Any] = {}
@@ -166,7 +202,14 @@ def _read(schema: type[BaseModel], tree: dict[str, Any]) -> dict[str, Any]:
     for name, info in schema.model_fields.items():
         if name in tree:
             data[name] = _value(info.annotation, tree[name], name)
+    if data.get("op") in LIST_OPS and isinstance(tree.get("value"), str):
+        # A condition's list, typed or chosen as chips: the text as submitted ("desert,
+        # jungle, 3"), which the condition's schema reads as the list's values.
+        data["value"] = tree["value"]
     return {k: v for k, v in data.items() if v is not _OMIT}
+
+
+LIST_OPS = ("in", "not in")
 
 
 _OMIT = object()
@@ -180,7 +223,10 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
     kind = kinds[0] if len(kinds) == 1 else None
     origin = typing.get_origin(kind)
     if isinstance(kind, type) and issubclass(kind, BaseModel):
-        return _read(kind, raw) if isinstance(raw, dict) else _OMIT
+        if not isinstance(raw, dict):
+            return _OMIT
+        # An optional part whose inputs are all empty (a window left blank) is absent.
+        return None if optional and not _any_text(raw) else _read(kind, raw)
     if origin is list:
         items = _list(typing.get_args(kind)[0], raw)
         return None if optional and not items else items  # an optional list left empty
@@ -218,6 +264,10 @@ def _list(item: Any, raw: str | dict[str, Any]) -> list[Any]:
         first = next(iter(item.model_fields))
         return [_read(item, row) for row in rows if isinstance(row, dict) and _filled(row, first)]
     return [row for row in rows if isinstance(row, str) and row.strip()]
+
+
+def _any_text(tree: dict[str, Any]) -> bool:
+    return any(_any_text(v) if isinstance(v, dict) else str(v).strip() for v in tree.values())
 
 
 def _filled(row: dict[str, Any], name: str) -> bool:

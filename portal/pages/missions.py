@@ -3,9 +3,10 @@ mission editor and the quest builder are in offer_editors.py."""
 
 import reflex as rx
 
+from api.missions.designer import MAX_REPLAY_EVENTS
 from portal import routes
 from portal.components.confirm import confirm_button
-from portal.components.forms import field_error
+from portal.components.forms import field, field_error
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import checkbox, loaded_form
@@ -140,6 +141,74 @@ def missions() -> rx.Component:
     )
 
 
+def _source(value: str, label: str) -> rx.Component:
+    """One of the tester's sources of events: a radio of the form's `source`."""
+    s = RuleTesterState
+    return rx.el.label(
+        rx.hstack(
+            rx.el.input(
+                type="radio", name="source", value=value, default_checked=s.source == value
+            ),
+            rx.text(label, size="2", weight="medium"),
+            spacing="2",
+            align="center",
+        ),
+    )
+
+
+def _events_card() -> rx.Component:
+    s = RuleTesterState
+    return card(
+        rx.heading("Events", size="4", as_="h2"),
+        _source("typed", "Typed events, in order"),
+        rx.text(
+            'One per line: EVENT [value] [trait=value …], or a JSON object such as {"event": '
+            '"KILL", "time": "2026-11-20T10:00:00Z", "groupId": "m1"} (a time and a group for '
+            "the kinds that read them).",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.text_area(
+            name="events",
+            default_value=s.events,
+            rows="8",
+            width="100%",
+            font_family="monospace",
+            aria_label="Events",
+            aria_invalid=rx.cond(s.errors.contains("events"), "true", "false"),
+            aria_describedby="events-error",
+        ),
+        field_error(s.errors, "events"),
+        rx.divider(),
+        _source("player", "A player's stored events"),
+        rx.grid(
+            field(
+                "Game user id",
+                "player",
+                errors=s.errors,
+                default_value=s.player,
+                required=False,
+                list="player-ids",
+                auto_complete="off",
+                placeholder="player-42",
+            ),
+            field("From", "from", errors=s.errors, type="date", default_value=s.day_from),
+            field("To", "to", errors=s.errors, type="date", default_value=s.day_to),
+            columns=rx.breakpoints(initial="1", md="3"),
+            spacing="3",
+            width="100%",
+        ),
+        rx.el.datalist(rx.foreach(s.players, lambda p: rx.el.option(value=p)), id="player-ids"),
+        rx.text(
+            f"Days in UTC, both included; the events the rule reads, in time order, at most "
+            f"{MAX_REPLAY_EVENTS:,}.",
+            size="1",
+            color_scheme="gray",
+        ),
+        rx.button("Run", type="submit", size="3"),
+    )
+
+
 def tester() -> rx.Component:
     s = RuleTesterState
     return page(
@@ -151,36 +220,18 @@ def tester() -> rx.Component:
                 rule_builder(s),
                 checkbox("repeatable", "Repeatable (allow multiple conversions)", s.repeatable),
             ),
-            card(
-                rx.heading("Events, in order", size="4", as_="h2"),
-                rx.text(
-                    "One per line: EVENT [value] [trait=value …], or a JSON object.",
-                    size="2",
-                    color_scheme="gray",
-                ),
-                rx.text_area(
-                    name="events",
-                    default_value=s.events,
-                    rows="8",
-                    width="100%",
-                    font_family="monospace",
-                    aria_label="Events",
-                    aria_invalid=rx.cond(s.errors.contains("events"), "true", "false"),
-                    aria_describedby="events-error",
-                ),
-                field_error(s.errors, "events"),
-                rx.button("Run", type="submit", size="3"),
-            ),
+            _events_card(),
             on_submit=s.run,
             key=s.form_key.to_string(),
         ),
         rx.cond(
-            s.steps.length() > 0,
+            s.rule_summary != "",
             card(
                 rx.heading("Event by event", size="4", as_="h2"),
                 rx.text(
                     "Rule: ", rx.text.strong(s.rule_summary), size="2", data_testid="rule-summary"
                 ),
+                rx.cond(s.note != "", rx.text(s.note, size="2", data_testid="replay-note")),
                 rx.cond(
                     s.completed_at > 0,
                     rx.callout(
@@ -195,34 +246,52 @@ def tester() -> rx.Component:
                         data_testid="completes-at",
                     ),
                 ),
-                data_table(
-                    ("#", "Event", "Value", "Traits", "Outcome", "Count", "Run", "Sum", ""),
-                    s.steps,
-                    lambda t: [
-                        t.n,
-                        t.event,
-                        t.value,
-                        t.traits,
-                        rx.match(
-                            t.outcome,
-                            ("passes", rx.badge("passes", color_scheme="green")),
-                            ("fails the filter", rx.badge("fails the filter", color_scheme="red")),
-                            rx.badge(t.outcome, color_scheme="gray"),
+                rx.cond(
+                    s.steps.length() > 0,
+                    data_table(
+                        (
+                            "#",
+                            "Time (UTC)",
+                            "Event",
+                            "Value",
+                            "Traits",
+                            "Group",
+                            "Outcome",
+                            "Why",
+                            "Progress",
+                            "",
                         ),
-                        t.count,
-                        t.run,
-                        t.total,
-                        rx.cond(
-                            t.completed,
-                            rx.badge("completes", color_scheme="green"),
-                            rx.cond(
-                                t.after_completion,
-                                rx.badge("after completion: not counted", color_scheme="amber"),
+                        s.steps,
+                        lambda t: [
+                            t.n,
+                            rx.text(t.time, white_space="nowrap"),
+                            rx.text(t.event, white_space="nowrap"),
+                            t.value,
+                            t.traits,
+                            t.group,
+                            rx.match(
+                                t.outcome,
+                                ("passes", rx.badge("passes", color_scheme="green")),
+                                (
+                                    "fails the filter",
+                                    rx.badge("fails the filter", color_scheme="red"),
+                                ),
+                                rx.badge(t.outcome, color_scheme="gray"),
                             ),
-                        ),
-                    ],
-                    test_id="test-step",
-                    size="1",
+                            rx.text(t.why, size="1", min_width="160px"),
+                            rx.text(t.progress, white_space="nowrap", data_testid="progress"),
+                            rx.cond(
+                                t.completed,
+                                rx.badge("completes", color_scheme="green"),
+                                rx.cond(
+                                    t.after_completion,
+                                    rx.badge("after completion: not counted", color_scheme="amber"),
+                                ),
+                            ),
+                        ],
+                        test_id="test-step",
+                        size="1",
+                    ),
                 ),
             ),
         ),

@@ -5,6 +5,7 @@ quest builder live in offer_editors.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import reflex as rx
@@ -95,15 +96,24 @@ class MissionsState(GameScoped):
 
 
 class RuleTesterState(RuleInputs):
+    """The rule tester: the rule builder's rule over typed events or over a player's
+    stored ones (`source`), event by event."""
+
     events: str = SAMPLE_EVENTS
+    source: str = "typed"  # "typed" | "player"
+    player: str = ""
+    day_from: str = ""
+    day_to: str = ""
+    players: list[str] = []  # the game's user ids that sent events, as suggestions
     repeatable: bool = False
     steps: list[designer.RuleStep] = []
     completed_at: int = 0
+    note: str = ""  # which stored events ran
 
     @rx.event
     @refusals()
     async def load(self):
-        self.errors, self.steps, self.rule_summary = {}, [], ""
+        self.errors, self.steps, self.rule_summary, self.note = {}, [], "", ""
         redirect = await self._open()
         if redirect is not None:
             return redirect
@@ -113,22 +123,39 @@ class RuleTesterState(RuleInputs):
             mission = None  # the tester opens blank for a mission it cannot show
         self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
+        self.day_from, self.day_to = designer.default_range(datetime.now(UTC).date())
         await self._load_suggestions()
+        self.players = await self._on_game(
+            lambda s, g, _a: designer.player_ids(session=s, game_id=g.id)
+        )
         return None
 
     @rx.event
     @refusals(into="errors")
     async def run(self, form: dict[str, Any]):
-        """Pure computation, but only for accounts that manage the game."""
-        self.errors, self.steps, self.rule_summary = {}, [], ""
-        fields = {k: str(v) for k, v in form.items()}
-        await self._on_game(lambda _s, _g, _a: None)
+        """Typed events are pure computation, but only for accounts that manage the game; a
+        player's events are the game's, read through the same check."""
+        self.errors, self.steps, self.rule_summary, self.note = {}, [], "", ""
+        fields = {k: str(v) for k, v in form.items()} | self._list_fields()
         self.events = fields.get("events", "")
+        self.source = "player" if fields.get("source") == "player" else "typed"
+        self.player = fields.get("player", "")
+        self.day_from, self.day_to = fields.get("from", ""), fields.get("to", "")
         self.repeatable = fields.get("repeatable") in ("on", "true")
-        tested = designer.run_rule_test(form=fields, repeatable=self.repeatable)
-        self.rule_summary, self.steps, self.completed_at = (
+        repeatable = self.repeatable
+        if self.source == "player":
+            tested = await self._on_game(
+                lambda s, g, _a: designer.replay_player(
+                    session=s, game_id=g.id, form=fields, repeatable=repeatable
+                )
+            )
+        else:
+            await self._on_game(lambda _s, _g, _a: None)
+            tested = designer.run_rule_test(form=fields, repeatable=repeatable)
+        self.rule_summary, self.steps, self.completed_at, self.note = (
             tested.summary,
             tested.steps,
             tested.completed_at,
+            tested.note,
         )
         return None

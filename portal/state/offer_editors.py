@@ -44,6 +44,7 @@ class EditorState(OfferEditing, RuleInputs):
     async def _save(self, fields: dict[str, str]) -> Any:
         self.errors = {}
         mission_id = self.mission_id or None
+        fields = fields | self._list_fields()
 
         def work(session: Session, game: Game, _a: Account) -> Mission:
             return designer.save_mission_form(

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from api.missions.designer import parse_events, rule_from_form, run_rule_test, try_rule
+from api.core.db import new_session, write_session
+from api.missions import designer
+from api.missions.designer import (
+    parse_events,
+    player_ids,
+    replay_player,
+    rule_definition,
+    rule_from_form,
+    run_rule_test,
+    try_rule,
+)
 from api.missions.forms import FormError, form_values, from_form
-from models.offer_schemas import MissionIn, QuestFields
+from api.missions.rules import Rule
+from models import Event
+from models.offer_schemas import MissionIn, QuestFields, RuleIn
+from tests.factories import make_game
 
 RULE = {
     "rule.event": "MATCH_END",
@@ -117,6 +132,98 @@ def test_a_form_becomes_a_mission_definition():
     assert (mission.isActive, mission.allowMultipleConversions) == (True, False)
     # The editor opens a definition with the same inputs, so saving it again changes nothing.
     assert from_form(MissionIn, form_values(mission)) == mission
+
+
+KINDS_OF_RULE = {
+    "lists": {
+        "event": "KILL",
+        "conditions": [
+            {"field": "traits.map", "op": "in", "value": ["desert", "jungle", 3]},
+            {"field": "groupId", "op": "not in", "value": ["training"]},
+            {"field": "value", "op": "in", "value": [7]},
+            {"field": "traits.mode", "op": "in", "value": ["true"]},
+        ],
+        "completion": {"kind": "count", "threshold": 1234567},
+    },
+    "anyOf": {
+        "anyOf": [
+            {"event": "KILL", "conditions": [{"field": "value", "op": ">=", "value": 3}]},
+            {"event": "ASSIST"},
+        ],
+        "completion": {"kind": "sum", "threshold": 10.5, "field": "value"},
+        "per": "groupId",
+    },
+    "steps": {
+        "steps": [
+            {"event": "TUTORIAL_DONE"},
+            {
+                "event": "MATCH_END",
+                "conditions": [{"field": "traits.won", "op": "==", "value": True}],
+            },
+            {"event": "LEVEL_UP"},
+        ],
+        "within": {"seconds": 86400},
+    },
+    "streak": {
+        "event": "LOGIN",
+        "completion": {"kind": "streak", "threshold": 7, "timeZone": "Europe/Berlin"},
+    },
+    "days": {"event": "LOGIN", "completion": {"kind": "days", "threshold": 3}},
+    "min": {
+        "event": "MATCH_END",
+        "completion": {"kind": "min", "threshold": 0, "field": "traits.deaths"},
+    },
+    "max": {
+        "event": "MATCH_END",
+        "completion": {"kind": "max", "threshold": 2.5, "field": "value"},
+        "per": "traits.map",
+    },
+    "distinct": {
+        "event": "MATCH_END",
+        "completion": {"kind": "distinct", "threshold": 5, "field": "groupId"},
+    },
+    "window": {
+        "event": "KILL",
+        "completion": {"kind": "count", "threshold": 5},
+        "window": {"seconds": 5400},
+    },
+    "consecutive": {"event": "KILL", "completion": {"kind": "consecutive", "threshold": 3}},
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS_OF_RULE))
+def test_every_kind_of_rule_comes_back_from_its_form_unchanged(kind):
+    mission = MissionIn.model_validate(
+        {
+            "title": "T",
+            "payout": "1.5",
+            "destinationUrl": "https://g.example/",
+            "rule": KINDS_OF_RULE[kind],
+        }
+    )
+    # The editor opens a stored mission with these inputs: saving it unchanged gives back
+    # the same definition, whatever kind its rule is.
+    assert from_form(MissionIn, form_values(mission)) == mission
+
+
+def test_a_length_of_time_is_typed_in_a_unit():
+    values = form_values(
+        MissionIn.model_validate(
+            {
+                "title": "T",
+                "payout": 1,
+                "destinationUrl": "https://g.example/",
+                "rule": KINDS_OF_RULE["window"],
+            }
+        )
+    )
+    assert (values["rule.window.seconds"], values["unit.rule.window.seconds"]) == ("90", "60")
+    form = {**RULE, "rule.completion.kind": "count", "rule.window.seconds": "2"}
+    assert rule_definition(form | {"unit.rule.window.seconds": "3600"}).window.seconds == 7200
+    assert rule_definition(form | {"rule.window.seconds": ""}).window is None  # left blank
+    with pytest.raises(FormError) as refused:
+        rule_definition(form | {"rule.window.seconds": "soon"})
+    assert list(refused.value.errors) == ["rule.window.seconds"]
 
 
 @pytest.mark.parametrize(
@@ -320,3 +427,195 @@ def test_the_tester_says_which_compared_field_is_not_a_number():
     form |= {"rule.conditions.0.op": "==", "rule.conditions.0.value": "three"}
     form["events"] = "MATCH_END kills=three"
     assert run_rule_test(form=form, repeatable=False).completed_at == 1
+
+
+def test_the_tester_says_why_and_shows_progress_for_every_kind():
+    def outcomes(rule: dict, events: str) -> list[tuple[str, str, str]]:
+        steps = try_rule(
+            Rule.from_input(RuleIn.model_validate(rule)), parse_events(events), repeatable=False
+        )
+        return [(s.outcome, s.why, s.progress) for s in steps]
+
+    assert outcomes(
+        {
+            "anyOf": [
+                {
+                    "event": "KILL",
+                    "conditions": [{"field": "traits.map", "op": "in", "value": ["desert"]}],
+                },
+                {"event": "WIN"},
+            ]
+        },
+        '{"event": "KILL", "traits": {"map": "jungle"}}\nLOGIN\nWIN',
+    ) == [
+        ("fails the filter", "group 1: map in desert does not hold (map is jungle)", "0 / 1"),
+        ("other event", "not an event the rule reads", "0 / 1"),
+        ("passes", "", "1 / 1"),
+    ]
+    assert outcomes(
+        {
+            "steps": [
+                {"event": "TUTORIAL"},
+                {
+                    "event": "MATCH",
+                    "conditions": [{"field": "traits.won", "op": "==", "value": True}],
+                },
+                {"event": "LEVEL"},
+            ],
+            "within": {"seconds": 3600},
+        },
+        '{"event": "MATCH", "traits": {"won": true}, "time": "2026-11-20T10:00:00Z"}\n'
+        '{"event": "TUTORIAL", "time": "2026-11-20T10:01:00Z"}\n'
+        '{"event": "MATCH", "traits": {"won": false}, "time": "2026-11-20T10:02:00Z"}\n'
+        '{"event": "MATCH", "traits": {"won": true}, "time": "2026-11-20T10:03:00Z"}\n'
+        "LEVEL\n"
+        '{"event": "LEVEL", "time": "2026-11-20T10:04:00Z"}',
+    ) == [
+        ("passes", "step 2 of 3, before step 1: it waits for that", "0 / 3"),
+        ("passes", "step 1 of 3", "1 / 3"),
+        ("fails the filter", "step 2: won = true does not hold (won is false)", "1 / 3"),
+        ("passes", "step 2 of 3", "2 / 3"),
+        (
+            "fails the filter",
+            "no time: steps are in time order, an event without one is none",
+            "2 / 3",
+        ),
+        ("passes", "step 3 of 3", "3 / 3"),
+    ]
+    berlin = outcomes(
+        {
+            "event": "LOGIN",
+            "completion": {"kind": "streak", "threshold": 2, "timeZone": "Europe/Berlin"},
+        },
+        '{"event": "LOGIN", "time": "2026-11-20T23:30:00Z"}\n'  # the 21st in Berlin
+        '{"event": "LOGIN", "time": "2026-11-22T08:00:00Z"}\n'
+        "LOGIN",
+    )
+    assert berlin == [
+        ("passes", "day 2026-11-21 (Europe/Berlin)", "1 / 2"),
+        ("passes", "day 2026-11-22 (Europe/Berlin)", "2 / 2"),
+        ("passes", "no time: it counts for no day", "2 / 2"),
+    ]
+    assert outcomes(
+        {
+            "event": "MATCH",
+            "completion": {"kind": "sum", "threshold": 100, "field": "value"},
+            "per": "groupId",
+        },
+        '{"event": "MATCH", "value": 60, "groupId": "m1"}\n'
+        '{"event": "MATCH", "value": 30, "groupId": "m2"}\n'
+        '{"event": "MATCH", "value": 50}\n'
+        '{"event": "MATCH", "value": 45.5, "groupId": "m1"}',
+    ) == [
+        ("passes", "groupId m1, value 60", "60 / 100"),
+        ("passes", "groupId m2, value 30", "60 / 100"),
+        ("passes", "no groupId: it counts for no group", "60 / 100"),
+        ("passes", "groupId m1, value 45.5", "105.5 / 100"),
+    ]
+    assert outcomes(
+        {
+            "event": "KILL",
+            "completion": {"kind": "count", "threshold": 2},
+            "window": {"seconds": 60},
+        },
+        '{"event": "KILL", "time": "2026-11-20T10:00:00Z"}\n'
+        '{"event": "KILL", "time": "2026-11-20T10:05:00Z"}\n'
+        '{"event": "KILL", "time": "2026-11-20T10:05:30Z"}',
+    ) == [
+        ("passes", "1 in the window", "1 / 2"),
+        ("passes", "1 in the window", "1 / 2"),
+        ("passes", "2 in the window", "2 / 2"),
+    ]
+    assert outcomes(
+        {"event": "MATCH", "completion": {"kind": "min", "threshold": 0, "field": "traits.deaths"}},
+        "MATCH deaths=2\nMATCH\nMATCH deaths=0",
+    ) == [
+        ("passes", "deaths 2", "2 / 0"),
+        ("passes", "no deaths: adds nothing", "2 / 0"),
+        ("passes", "deaths 0", "0 / 0"),
+    ]
+
+
+def test_a_typed_event_needs_a_zone_in_its_time():
+    with pytest.raises(FormError) as refused:
+        parse_events('{"event": "LOGIN", "time": "2026-11-20T10:00:00"}')
+    assert "line 1: the time is a moment with its zone" in refused.value.errors["events"]
+
+
+STREAK_FORM = {
+    "rule.event": "LOGIN",
+    "rule.completion.kind": "days",
+    "rule.completion.threshold": "3",
+    "rule.completion.timeZone": "UTC",
+}
+
+
+def stored_events(engine, box, *events: tuple[str, str, datetime, dict]) -> str:
+    """A game with these stored events (user id, name, time, more columns); its id."""
+    game_id = make_game(engine, box).game_id
+    with write_session(engine) as session:
+        for user_id, name, when, more in events:
+            session.add(Event(game_id=game_id, user_id=user_id, name=name, time=when, **more))
+    return game_id
+
+
+def test_the_tester_replays_a_stored_player_in_time_order(engine, box):
+    day = datetime(2026, 11, 20, 9, tzinfo=UTC)
+    game_id = stored_events(
+        engine,
+        box,
+        ("ann", "LOGIN", day + timedelta(days=1), {"group_id": "m2"}),
+        ("ann", "LOGIN", day, {"value": 3.0, "traits": {"map": "desert"}}),
+        ("ann", "SHOP", day + timedelta(hours=1), {}),  # a name the rule does not read
+        ("bob", "LOGIN", day + timedelta(days=2), {}),  # another player
+        ("ann", "LOGIN", day + timedelta(days=2, hours=1), {}),
+        ("ann", "LOGIN", day + timedelta(days=9), {}),  # after the range
+    )
+    form = STREAK_FORM | {"player": "ann", "from": "2026-11-20", "to": "2026-11-26"}
+    with new_session(engine) as session:
+        tested = replay_player(session=session, game_id=game_id, form=form, repeatable=False)
+        assert player_ids(session=session, game_id=game_id) == ["ann", "bob"]
+    assert tested.summary == "LOGIN on 3 different days (UTC)"
+    assert tested.note == (
+        "3 events player ann sent from 2026-11-20 to 2026-11-26 (UTC), of the names the rule reads."
+    )
+    assert [(s.time, s.value, s.traits, s.group, s.why, s.progress) for s in tested.steps] == [
+        ("2026-11-20 09:00:00", "3", "map=desert", "", "day 2026-11-20 (UTC)", "1 / 3"),
+        ("2026-11-21 09:00:00", "", "", "m2", "day 2026-11-21 (UTC)", "2 / 3"),
+        ("2026-11-22 10:00:00", "", "", "", "day 2026-11-22 (UTC)", "3 / 3"),
+    ]
+    assert tested.completed_at == 3
+
+
+def test_a_replay_is_bounded_and_says_so(engine, box, monkeypatch):
+    day = datetime(2026, 11, 20, tzinfo=UTC)
+    game_id = stored_events(
+        engine, box, *[("ann", "LOGIN", day + timedelta(minutes=n), {}) for n in range(5)]
+    )
+    monkeypatch.setattr(designer, "MAX_REPLAY_EVENTS", 3)
+    form = STREAK_FORM | {"player": "ann", "from": "2026-11-20", "to": "2026-11-20"}
+    with new_session(engine) as session:
+        cut = designer.player_events(
+            session=session,
+            game_id=game_id,
+            user_id="ann",
+            names={"LOGIN"},
+            start=day,
+            end=day + timedelta(days=1),
+            limit=3,
+        )
+        assert (len(cut.events), cut.cut) == (3, True)
+        assert [e["time"] for e in cut.events] == [day + timedelta(minutes=n) for n in range(3)]
+        tested = replay_player(session=session, game_id=game_id, form=form, repeatable=False)
+    assert len(tested.steps) == 3
+    assert tested.note.startswith(
+        "The first 3 events player ann sent from 2026-11-20 to 2026-11-20"
+    )
+    with new_session(engine) as session, pytest.raises(FormError) as refused:
+        replay_player(
+            session=session,
+            game_id=game_id,
+            form=form | {"from": "2026-11-21", "player": ""},
+            repeatable=False,
+        )
+    assert refused.value.errors == {"from": "The range starts after it ends."}

@@ -93,6 +93,7 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
     designer.get_by_label("Payout (USD)").fill("-1")
     designer.get_by_label("Condition field 1").fill("value")
     designer.get_by_label("Condition value 1").fill("high")
+    designer.get_by_role("button", name="Add condition").click()
     designer.get_by_label("Condition field 2").fill("kills")
     designer.get_by_label("Condition value 2").fill("3")
     designer.get_by_label("Completion", exact=True).select_option("sum")
@@ -105,9 +106,9 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
             "Condition value 1": (
                 ">= compares numbers: enter a number, or compare text with == or !=."
             ),
-            "Condition field 2": 'A condition\'s field is "value" or "traits.<name>".',
-            "Field to sum": 'A total needs the field to add up: "value" or "traits.<name>".',
-            "Completion threshold": "Enter a number above 0.",  # 0, not 0.0
+            "Condition field 2": ('A condition\'s field is "value", "traits.<name>" or "groupId".'),
+            "Completion field": 'A total needs the field to add up: "value" or "traits.<name>".',
+            "Completion threshold": "The target must be above 0 (only a minimum may be 0).",
             "Payout (USD)": "Enter 0 or more.",
         },
     )
@@ -136,13 +137,13 @@ def test_the_rule_tester_says_a_compared_field_is_not_a_number(portal, new_page)
     designer.get_by_label("Condition value 1").fill("3")
     designer.get_by_label("Completion", exact=True).select_option("count")
     designer.get_by_label("Completion threshold").fill("1")
-    designer.get_by_label("Events").fill("MATCH_END kills=4\nMATCH_END kills=three")
+    designer.get_by_label("Events", exact=True).fill("MATCH_END kills=4\nMATCH_END kills=three")
     designer.get_by_role("button", name="Run").click()
     expect_errors(designer, {"Events": "Line 2: kills is “three”, not a number."})
     expect(designer.get_by_test_id("test-step")).to_have_count(0)
     looked_at(designer, "editor-forms-tester-refused")
     # A number there, and the test runs.
-    designer.get_by_label("Events").fill("MATCH_END kills=4\nMATCH_END kills=5")
+    designer.get_by_label("Events", exact=True).fill("MATCH_END kills=4\nMATCH_END kills=5")
     designer.get_by_role("button", name="Run").click()
     expect(designer.get_by_test_id("test-step")).to_have_count(2)
     expect(designer.get_by_test_id("completes-at")).to_contain_text("completes at event 1")
