@@ -25,6 +25,7 @@ from api.missions.rules import (
     RuleError,
     StepResult,
     Tally,
+    next_round,
     plain_number,
     progress,
     read_field,
@@ -381,8 +382,8 @@ def _check_numbers(rule: Rule, lines: list[tuple[int, dict[str, Any]]]) -> None:
 
 def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> list[RuleStep]:
     """Each event through the engine (the same `step` ingestion uses), with why it passes
-    or not and the progress after it; a repeatable mission starts again from zero after a
-    completion. After a one-time mission completed, each later event is still listed with
+    or not and the progress after it; a repeatable mission starts its next round after a
+    completion, as ingestion does (`rules.next_round`). After a one-time mission completed, each later event is still listed with
     what it would do, marked `after_completion`, and changes nothing."""
     tally, steps, done = Tally(), [], False
     for n, event in enumerate(events, start=1):
@@ -424,7 +425,7 @@ def try_rule(rule: Rule, events: list[dict[str, Any]], *, repeatable: bool) -> l
         )
         if outcome.completed:
             if repeatable:
-                tally = Tally()
+                tally = next_round(rule, tally)
             else:
                 done = True
     return steps
