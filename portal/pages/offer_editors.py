@@ -188,6 +188,7 @@ def editor() -> rx.Component:
                     ),
                     rule_builder(s),
                 ),
+                _history(s),
                 save_row(
                     "Save mission",
                     s.game_id,
@@ -204,6 +205,82 @@ def editor() -> rx.Component:
             ),
         ),
         _deactivation(s, "mission"),
+    )
+
+
+def _history(s: type[EditorState]) -> rx.Component:
+    """Try on history: the mission as the form has it, over the game's stored events."""
+    return card(
+        rx.heading("Try on history", size="4", as_="h2"),
+        rx.text(
+            "Runs the mission as this form has it (nothing is saved) over the game's stored "
+            "events, as if every player who sent one had started it at their first.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.hstack(
+            rx.el.label(rx.text("Days", size="2"), html_for="historyDays"),
+            rx.input(
+                name="historyDays",
+                id="historyDays",
+                default_value=s.history_days,
+                input_mode="numeric",
+                width="80px",
+                size="2",
+                aria_invalid=rx.cond(s.errors.contains("historyDays"), "true", "false"),
+                aria_describedby="historyDays-error",
+            ),
+            rx.button(
+                rx.icon("history", size=16),
+                "Try on history",
+                type="submit",
+                variant="soft",
+                size="2",
+                loading=s.history_running,
+                on_click=s.intend("history"),
+            ),
+            align="center",
+            wrap="wrap",
+        ),
+        field_error(s.errors, "historyDays"),
+        rx.cond(
+            s.history_progress != "",
+            rx.text(s.history_progress, size="2", data_testid="history-progress"),
+        ),
+        rx.cond(
+            s.history.length() > 0,
+            rx.vstack(
+                rx.data_list.root(
+                    rx.foreach(
+                        s.history,
+                        lambda line: rx.data_list.item(
+                            rx.data_list.label(line.label),
+                            rx.data_list.value(line.figure),
+                        ),
+                    ),
+                    data_testid="history-figures",
+                    size="2",
+                    orientation={"initial": "vertical", "sm": "horizontal"},
+                ),
+                rx.cond(
+                    s.history_per_day.length() > 0,
+                    rx.vstack(
+                        rx.text("Completions per day (UTC)", size="2", weight="medium"),
+                        rx.flex(
+                            rx.foreach(
+                                s.history_per_day,
+                                lambda day: rx.badge(day.label + ": " + day.figure, variant="soft"),
+                            ),
+                            wrap="wrap",
+                            gap="1",
+                            data_testid="history-days",
+                        ),
+                        spacing="1",
+                    ),
+                ),
+                spacing="3",
+            ),
+        ),
     )
 
 

@@ -98,6 +98,9 @@ class OfferEditing(rx.State, mixin=True):
     typed_include: str = ""
     typed_exclude: str = ""
     _pending: dict[str, str] = {}
+    # What the form's next submit asks for instead of a save ("history": try the mission
+    # on stored events), set by its button's click, which Reflex handles before the submit.
+    _intent: str = ""
     if TYPE_CHECKING:
         errors: dict[str, str]  # declared by the state that lists this mixin
 
@@ -111,6 +114,10 @@ class OfferEditing(rx.State, mixin=True):
 
     async def _save(self, fields: dict[str, str]) -> Any:
         raise NotImplementedError
+
+    async def _act(self, intent: str, fields: dict[str, str]) -> Any:
+        """What the form does for an `intent` other than a save (none by default)."""
+        return None
 
     async def _load_offer(self, fill: Callable[[], Awaitable[None]]) -> Any:
         """An editor's on_load: check the game, then `fill` the form from the requested
@@ -150,6 +157,11 @@ class OfferEditing(rx.State, mixin=True):
     @rx.var
     def exclude_chips(self) -> list[dict[str, str]]:
         return _chips(self.countries_exclude)
+
+    @rx.event
+    def intend(self, intent: str):
+        """A button that submits the form for something else than a save says what."""
+        self._intent = intent
 
     @rx.event
     def toggle_json(self):
@@ -236,6 +248,9 @@ class OfferEditing(rx.State, mixin=True):
         if not self._first(form.get(SUBMITTED)):
             return None  # a second click of the same form: one new offer, not two
         fields = {k: str(v) for k, v in form.items() if k != SUBMITTED} | self._pickers()
+        intent, self._intent = self._intent, ""
+        if intent:
+            return await self._act(intent, fields)
         if self.offer_active and fields.get("isActive") == "false":
             self._pending, self.confirm_deactivate = fields, True
             return None

@@ -5,24 +5,76 @@ saved offer's preview and a toast naming it; "Back to missions" sits beside the 
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 from sqlmodel import Session
 
 from api.accounts import Account
+from api.core.refusals import DomainError
 from api.missions import designer, form_values, summary
+from api.missions.backtest import Backtest, run_backtest
+from api.missions.funnels import duration_words
 from models import Game, Mission, Quest
-from models.offer_schemas import mission_in, quest_fields, rule_in
+from models.offer_schemas import MissionIn, mission_in, quest_fields, rule_in
+from models.types import utcnow
 from portal import routes
+from portal.backend import engine, off_loop, settings
+from portal.components.formatting import usd
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
 from portal.state.offer_editing import OfferEditing
 from portal.state.rule_inputs import NEW_MISSION, RuleInputs
 
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One figure of a backtest, as the editor shows it."""
+
+    label: str
+    figure: str
+
+
+def history_lines(result: Backtest) -> tuple[list[HistoryLine], list[HistoryLine]]:
+    """A one-mission backtest in words: its figures, and its completions per day."""
+    [mission] = result.missions
+    times = sorted(mission.seconds_to_complete)
+    share = f" ({mission.reached / result.players:.0%})" if result.players else ""
+    cap = f", {mission.paid:,} paid under the cap of {mission.cap:,}" if mission.cap else ""
+    figures = [
+        HistoryLine("Players with events", f"{result.players:,} ({result.events:,} events)"),
+        HistoryLine("Players who would complete it", f"{mission.reached:,}{share}"),
+        HistoryLine("Completions, with repeats", f"{mission.completions:,}"),
+        HistoryLine(
+            "Time to complete, median",
+            duration_words(mission.as_json()["medianSecondsToComplete"] if times else None),
+        ),
+        HistoryLine(
+            "Time to complete, 90% within",
+            duration_words(mission.as_json()["p90SecondsToComplete"] if times else None),
+        ),
+        HistoryLine("Cost", usd(mission.paid * mission.payout_micros) + cap),
+        HistoryLine("Events its anti-cheat limits set aside", f"{mission.set_aside:,}"),
+    ]
+    days = [HistoryLine(day, f"{n:,}") for day, n in sorted(mission.per_day.items())]
+    return figures, days
+
 
 class EditorState(OfferEditing, RuleInputs):
     mission_id: str = ""
+    # "Try on history": the draft over the game's stored events of the last days.
+    history_days: str = "30"
+    history_running: bool = False
+    history_progress: str = ""
+    history: list[HistoryLine] = []
+    history_per_day: list[HistoryLine] = []
+    _history_draft: dict[str, Any] = {}
+    _history_span: int = 30
 
     @rx.event
     @refusals()
@@ -58,6 +110,79 @@ class EditorState(OfferEditing, RuleInputs):
         if created:  # its own address, so a reload opens it
             return [rx.redirect(routes.mission(self.game_id, mission.id)), toast]
         return toast
+
+    async def _act(self, intent: str, fields: dict[str, str]) -> Any:
+        """Try on history: the form's mission, checked as a save would, then backtested off
+        the request (`run_history`), which shows its progress as it reads."""
+        if intent != "history":
+            return None
+        self.errors = {}
+        self.history_days = fields.get("historyDays", "").strip()
+        if self.history_running:
+            return rx.toast.info("The mission is being tried already; its figures come here.")
+        days = _days(self.history_days, settings().event_retention_days)
+        if isinstance(days, str):
+            self.errors = {"historyDays": days}
+            return None
+        mission_id = self.mission_id or None
+
+        def draft(session: Session, game: Game, _a: Account) -> MissionIn:
+            return designer.mission_draft(
+                session=session, game_id=game.id, form=fields, mission_id=mission_id
+            )
+
+        self._history_draft = (await self._on_game(draft)).model_dump(mode="json")
+        self._history_span = days
+        self.history, self.history_per_day = [], []
+        self.history_running, self.history_progress = True, "Starting…"
+        return EditorState.run_history
+
+    @rx.event(background=True)
+    async def run_history(self):
+        async with self:
+            data, days = self._history_draft, self._history_span
+            try:  # the account still manages the game
+                game_id = await self._on_game(lambda _s, game, _a: game.id)
+            except DomainError:
+                self.history_running, self.history_progress = False, ""
+                return
+        read = [0, 0]
+
+        def backtest() -> Backtest:
+            with engine().connect() as conn:
+                return run_backtest(
+                    conn,
+                    game_id=game_id,
+                    missions=[MissionIn.model_validate(data)],
+                    days=days,
+                    now=utcnow(),
+                    on_progress=lambda done, total: read.__setitem__(slice(None), [done, total]),
+                )
+
+        task = asyncio.ensure_future(off_loop(backtest))
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.5)
+            async with self:
+                self.history_progress = f"{read[0]:,} of {read[1]:,} events read"
+        async with self:
+            self.history_running = False
+            if task.exception() is not None:
+                logger.error("backtest failed", exc_info=task.exception())
+                self.history_progress = "The mission could not be tried: please try again."
+                return
+            self.history_progress = f"The last {days} days, as if every player had started it"
+            self.history, self.history_per_day = history_lines(task.result())
+
+
+def _days(text: str, most: int) -> int | str:
+    """The days a backtest reads, or what is wrong with the text."""
+    try:
+        days = int(text)
+    except ValueError:
+        return f"Enter a whole number of days, 1 to {most}."
+    if not 1 <= days <= most:
+        return f"Enter a whole number of days, 1 to {most} (events are kept {most} days)."
+    return days
 
 
 def _titles(missions: list[Mission]) -> list[dict[str, str]]:

@@ -203,3 +203,39 @@ def test_the_tester_replays_a_real_players_events(portal, new_page):
         "Player nobody sent no event the rule reads"
     )
     expect(steps).to_have_count(0)
+
+
+def test_a_draft_mission_is_tried_on_the_games_history(portal, new_page):
+    designer, game_id, _, _ = designer_with_game(portal, new_page, "History Game")
+    start = datetime.now(UTC) - timedelta(days=2)
+    with portal.setting_up() as (session, _):
+        # ann kills twice in 10 minutes, bob three times, cat once; an old kill is not read.
+        for user_id, minutes in [("ann", 0), ("ann", 10), ("bob", 0), ("bob", 5), ("bob", 6)]:
+            time = start + timedelta(minutes=minutes)
+            session.add(Event(game_id=game_id, user_id=user_id, name="KILL", time=time))
+        session.add(Event(game_id=game_id, user_id="cat", name="KILL", time=start))
+        old = datetime.now(UTC) - timedelta(days=40)
+        session.add(Event(game_id=game_id, user_id="dan", name="KILL", time=old))
+    designer.goto(portal.url + f"/studio/mission?game={game_id}")
+    expect(designer.get_by_test_id("editor-fieldset")).to_have_attribute("aria-busy", "false")
+    designer.get_by_label("Title").fill("Two kills")
+    designer.get_by_label("Payout (USD)").fill("0.50")
+    designer.get_by_label("Destination URL").fill("https://history.example/")
+    designer.get_by_label("Event name", exact=True).fill("KILL")
+    designer.get_by_label("Completion threshold").fill("2")
+    designer.get_by_label("Days", exact=True).fill("abc")
+    designer.get_by_role("button", name="Try on history").click()
+    expect(designer.locator("#historyDays-error")).to_contain_text("whole number of days")
+    designer.get_by_label("Days", exact=True).fill("30")
+    designer.get_by_role("button", name="Try on history").click()
+
+    figures = designer.get_by_test_id("history-figures")
+    expect(figures).to_contain_text("3 (6 events)")  # dan's kill is older than 30 days
+    expect(figures).to_contain_text("Players who would complete it2 (67%)")
+    expect(figures).to_contain_text("Time to complete, median7 min 30 s")  # 10 and 5 min
+    expect(figures).to_contain_text("$1.00")
+    expect(designer.get_by_test_id("history-days")).to_contain_text(": 2")
+    expect(designer.get_by_test_id("history-progress")).to_contain_text("The last 30 days")
+    looked_at(designer, "try-on-history")
+    with Session(portal.engine()) as db:  # nothing was saved
+        assert db.query(Mission).filter(Mission.game_id == game_id).count() == 0
