@@ -104,33 +104,50 @@ MISSIONS = [
 ]
 
 
+def _player_events(rng: random.Random, player: int, count: int, now: datetime):
+    """One player's `count` events: play sessions on random days of the month, each a
+    login then matches of a few minutes (kills, a match end with map, score and result)
+    under one groupId."""
+    made = 0
+    while made < count:
+        moment = now - timedelta(seconds=rng.randint(3600, DAYS * 86400 - 1))
+        yield "LOGIN", moment, None, None, None
+        made += 1
+        for match in range(rng.randint(1, 4)):
+            group, where = f"p{player}-{moment.timestamp():.0f}-{match}", rng.choice(MAPS)
+            for _ in range(rng.randint(2, 14)):
+                moment += timedelta(seconds=rng.randint(5, 60))
+                name = "BOSS_KILL" if rng.random() < 0.02 else "KILL"
+                yield (
+                    name,
+                    moment,
+                    None,
+                    {"map": where, "weapon": rng.choice(["bow", "axe"])},
+                    group,
+                )
+                made += 1
+            score = rng.randint(0, 2000)
+            traits = {"map": where, "score": score, "won": rng.random() < 0.4}
+            yield "MATCH_END", moment, float(score), traits, group
+            made += 1
+            if made >= count:
+                return
+
+
 def seed(url: str, *, events: int, players: int, now: datetime) -> str:
     engine = build_engine(url)
     rng = random.Random(7)
     with write_session(engine) as session:
         game_id = create_game(session=session, box=SecretBox(["bench-backtest"]), name="G").game_id
     started = time.perf_counter()
-    for offset in range(0, events, CHUNK):
-        rows = []
-        for _i in range(offset, min(events, offset + CHUNK)):
-            player = rng.randrange(players)
-            moment = now - timedelta(seconds=rng.randint(0, DAYS * 86400 - 1))
-            kind = rng.random()
-            match = f"m{player}-{moment.toordinal()}-{moment.hour // 2}"
-            if kind < 0.55:
-                name, value = "KILL", None
-                traits = {"map": rng.choice(MAPS), "weapon": rng.choice(["bow", "axe"])}
-            elif kind < 0.85:
-                name, value = "MATCH_END", float(rng.randint(0, 2000))
-                traits = {
-                    "map": rng.choice(MAPS),
-                    "score": rng.randint(0, 2000),
-                    "won": rng.random() < 0.4,
-                }
-            elif kind < 0.99:
-                name, value, traits = "LOGIN", None, None
-            else:
-                name, value, traits = "BOSS_KILL", None, {"boss": "hydra"}
+    rows: list[dict] = []
+    for player in range(players):
+        count = events // players + (1 if player < events % players else 0)
+        for n, (name, moment, value, traits, group) in enumerate(
+            _player_events(rng, player, count, now)
+        ):
+            if n >= count or moment > now:
+                break
             rows.append(
                 {
                     "game_id": game_id,
@@ -139,39 +156,50 @@ def seed(url: str, *, events: int, players: int, now: datetime) -> str:
                     "time": moment,
                     "value": value,
                     "traits": traits,
-                    "group_id": match,
+                    "group_id": group,
                     "received_at": moment,
                 }
             )
+            if len(rows) >= CHUNK:
+                with write_connection(engine) as conn:
+                    conn.execute(tables.event.insert(), rows)
+                rows = []
+    if rows:
         with write_connection(engine) as conn:
             conn.execute(tables.event.insert(), rows)
     print(
-        f"seeded {events:,} events of {players:,} players in {time.perf_counter() - started:.0f} s"
+        f"seeded {events:,} events of {players:,} players in {time.perf_counter() - started:.0f} s",
+        flush=True,
     )
     return game_id
 
 
 def measure(url: str, game_id: str, now: datetime, runs: int, label: str) -> None:
     engine = build_engine(url)
+    # The peak memory a pass adds, traced on its own (tracing slows it several times over).
+    tracemalloc.start()
+    with engine.connect() as conn:
+        run_backtest(conn, game_id=game_id, missions=MISSIONS, days=DAYS, now=now)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"peak memory a pass adds (traced run, not timed): {peak / 2**20:.1f} MiB", flush=True)
     rates = []
     for run in range(runs):
-        tracemalloc.start() if run == 0 else None
         began = time.perf_counter()
         with engine.connect() as conn:
             result = run_backtest(conn, game_id=game_id, missions=MISSIONS, days=DAYS, now=now)
         seconds = time.perf_counter() - began
-        if run == 0:
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-            print(f"peak memory of the pass (traced, first run): {peak / 2**20:.1f} MiB")
         rates.append(result.events / seconds)
         print(
-            f"run {run + 1}: {result.events:,} events, {result.players:,} players in {seconds:.1f} s: {result.events / seconds:,.0f} events/s"
+            f"run {run + 1}: {result.events:,} events, {result.players:,} players in "
+            f"{seconds:.1f} s: {result.events / seconds:,.0f} events/s",
+            flush=True,
         )
     for mission in result.as_json()["missions"]:
         print(
-            f"  {mission['mission']:45} reached {mission['reached']:6,} completions {mission['completions']:7,} "
-            f"median {mission['medianSecondsToComplete']} s cost ${mission['costUsd']} set aside {mission['eventsSetAside']}"
+            f"  {mission['mission']:45} reached {mission['reached']:6,} "
+            f"completions {mission['completions']:7,} median {mission['medianSecondsToComplete']} s "
+            f"cost ${mission['costUsd']} set aside {mission['eventsSetAside']}"
         )
     best = max(rates)
     print(
