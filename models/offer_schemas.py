@@ -59,6 +59,9 @@ MATCHER_LIMIT = 20  # the matchers of `anyOf`, the steps of a sequence
 KINDS = ("count", "consecutive", "sum", "max", "min", "distinct", "days", "streak")
 FIELD_KINDS = ("sum", "max", "min", "distinct")  # the kinds that read `field`
 DAY_KINDS = ("days", "streak")  # the kinds that read the event's day in `timeZone`
+# The kinds whose progress keeps up to `threshold` values, and the largest threshold each
+# takes: what a player's progress keeps stays small (docs/missions.md#the-rule).
+KEPT_LIMITS = {"distinct": 10_000, "days": 3660, "streak": 3660}
 
 
 class ConditionIn(BaseModel):
@@ -79,7 +82,8 @@ class ConditionIn(BaseModel):
     @classmethod
     def _typed_list(cls, data: Any) -> Any:
         """`in` / `not in` with the values typed as text, separated by commas (as the
-        editor's chips submit them): "desert, jungle, 3" is [desert, jungle, 3]."""
+        editor's chips submit them): "desert, jungle, 3" is [desert, jungle, 3]. And a
+        number compared with `groupId` (always text) is its digits: 7 is "7"."""
         if isinstance(data, dict) and data.get("op") in ("in", "not in"):
             value = data.get("value")
             if isinstance(value, str):
@@ -87,6 +91,13 @@ class ConditionIn(BaseModel):
                     **data,
                     "value": [_typed(part) for part in value.split(",") if part.strip()],
                 }
+        if isinstance(data, dict) and data.get("field") == "groupId":
+            # A group's id is text: a number typed for it means its digits ("7").
+            value = data.get("value")
+            if isinstance(value, list):
+                data = {**data, "value": [_as_text(v) for v in value]}
+            else:
+                data = {**data, "value": _as_text(value)}
         return data
 
     @field_validator("field")
@@ -108,6 +119,8 @@ class ConditionIn(BaseModel):
             )
         if op in ("in", "not in"):
             return _listed(value, op)
+        if info.data.get("field") == "groupId" and not isinstance(value, str):
+            raise ValueError("groupId is text: compare it with text, or list texts with in.")
         if isinstance(value, list):
             raise ValueError(f"{op} compares with one value; use in or not in for a list.")
         if isinstance(value, float) and not math.isfinite(value):
@@ -117,6 +130,13 @@ class ConditionIn(BaseModel):
                 f"{op} compares numbers: enter a number, or compare text with == or !=."
             )
         return value
+
+
+def _as_text(value: Any) -> Any:
+    """A finite number as the text it reads as (7 → "7"); anything else as it is."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return str(int(value)) if float(value).is_integer() else repr(value)
+    return value
 
 
 def _typed(text: str) -> int | float | str:
@@ -184,8 +204,12 @@ class CompletionIn(BaseModel):
     @field_validator("threshold")
     @classmethod
     def _threshold(cls, value: float, info: ValidationInfo) -> float:
-        if value == 0 and info.data.get("kind") != "min":
+        kind = info.data.get("kind")
+        if value == 0 and kind != "min":
             raise ValueError("The target must be above 0 (only a minimum may be 0).")
+        most = KEPT_LIMITS.get(str(kind))
+        if most is not None and value > most:
+            raise ValueError(f"A {kind} target is at most {most:,}.")
         return value
 
     @field_validator("field")

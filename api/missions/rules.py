@@ -60,6 +60,8 @@ DAY_KINDS = ("days", "streak")
 PER_KINDS = ("count", "consecutive", "sum", "max", "min", "distinct")
 WINDOW_KINDS = ("count", "sum")
 GROUP_LIMIT = 32  # `per`: the groups kept, those with the latest events
+# The kinds that keep up to `threshold` values, and the largest threshold each takes.
+KEPT_LIMITS = {"distinct": 10_000, "days": 3660, "streak": 3660}
 WINDOW_LIMIT = 10_000  # a summed `window`: the latest events kept
 LIST_LIMIT = 100  # `in` / `not in`: the values one condition may list
 
@@ -223,6 +225,8 @@ class Rule:
         # A minimum may be 0 ("no deaths"); every other threshold is above 0.
         if not _is_number(threshold) or threshold < 0 or (threshold == 0 and completion != "min"):
             raise RuleError("the completion threshold must be a positive number")
+        if threshold > KEPT_LIMITS.get(completion, math.inf):
+            raise RuleError(f"a {completion} threshold is at most {KEPT_LIMITS[completion]:,}")
         field = field or sum_field
         if completion in FIELD_KINDS:
             if field is None or not _valid_field(field, group=completion == "distinct"):

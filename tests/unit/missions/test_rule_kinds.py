@@ -355,3 +355,66 @@ def test_a_repeatable_sequence_starts_again_after_each_completion():
 def test_a_rule_that_cannot_be_evaluated_is_refused(parts):
     with pytest.raises(RuleError):
         Rule.build(**parts)
+
+
+# --- definitions (models/offer_schemas.py) ----------------------------------------------
+
+
+def _refusal(definition: dict) -> str:
+    from pydantic import ValidationError
+
+    from models.offer_schemas import RuleIn
+
+    with pytest.raises(ValidationError) as refused:
+        RuleIn.model_validate(definition)
+    return str(refused.value)
+
+
+def test_a_definition_names_one_shape_and_keeps_each_part_where_it_belongs():
+    assert "A rule has one of event, anyOf or steps." in _refusal(
+        {"event": "A", "anyOf": [{"event": "B"}]}
+    )
+    assert "conditions go with event" in _refusal(
+        {"anyOf": [{"event": "B"}], "conditions": [{"field": "value", "op": "exists"}]}
+    )
+    assert "leave completion out" in _refusal(
+        {"steps": [{"event": "A"}, {"event": "B"}], "completion": {"kind": "sum", "field": "value"}}
+    )
+    assert "within belongs to steps" in _refusal({"event": "A", "within": {"seconds": 60}})
+    assert "per is" in _refusal({"event": "A", "per": "value"})
+
+
+def test_what_a_players_progress_keeps_is_bounded_by_the_largest_targets():
+    assert "A distinct target is at most 10,000." in _refusal(
+        {"event": "A", "completion": {"kind": "distinct", "threshold": 10_001, "field": "value"}}
+    )
+    assert "A streak target is at most 3,660." in _refusal(
+        {"event": "A", "completion": {"kind": "streak", "threshold": 4000}}
+    )
+    with pytest.raises(RuleError, match="at most 10,000"):
+        Rule.build(event="A", completion="distinct", threshold=20_000, field="value")
+
+
+def test_typed_lists_and_group_ids_read_as_people_mean_them():
+    from models.offer_schemas import RuleIn
+
+    listed = RuleIn.model_validate(
+        {
+            "event": "A",
+            "conditions": [{"field": "traits.map", "op": "in", "value": "desert, 3, 2.5"}],
+        }
+    )
+    assert listed.conditions[0].value == ["desert", 3, 2.5]
+    # A group's id is always text: 7 typed for it is "7", and the engine matches it.
+    group = RuleIn.model_validate(
+        {"event": "A", "conditions": [{"field": "groupId", "op": "==", "value": 7}]}
+    )
+    assert group.conditions[0].value == "7"
+    rule = Rule.from_input(group)
+    assert rule.passes(ev("A", group="7")) and not rule.passes(ev("A", group="8"))
+    assert "groupId is text" in _refusal(
+        {"event": "A", "conditions": [{"field": "groupId", "op": "==", "value": True}]}
+    )
+    assert "compares numbers" in _refusal(
+        {"event": "A", "conditions": [{"field": "groupId", "op": ">=", "value": 7}]}
+    )
