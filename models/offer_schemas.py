@@ -62,6 +62,8 @@ DAY_KINDS = ("days", "streak")  # the kinds that read the event's day in `timeZo
 # The kinds whose progress keeps up to `threshold` values, and the largest threshold each
 # takes: what a player's progress keeps stays small (docs/missions.md#the-rule).
 KEPT_LIMITS = {"distinct": 10_000, "days": 3660, "streak": 3660}
+WINDOW_LIMIT = 1_000  # a window keeps at most this many events (a count's target, at most)
+PER_DISTINCT_LIMIT = 100  # a distinct within one group: each of the groups kept keeps them
 
 
 class ConditionIn(BaseModel):
@@ -233,7 +235,7 @@ class CompletionIn(BaseModel):
         if value is not None:
             try:
                 ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # a directory: "Europe"
                 raise ValueError(
                     f"Unknown time zone {value}: use an IANA name such as Europe/Berlin."
                 ) from None
@@ -282,6 +284,13 @@ class RuleIn(BaseModel):
         if self.steps is None:
             if self.within is not None:
                 raise ValueError("within belongs to steps.")
+            kind, threshold = self.completion.kind, self.completion.threshold
+            if self.window is not None and kind == "count" and threshold > WINDOW_LIMIT:
+                raise ValueError(f"A count within a window is at most {WINDOW_LIMIT:,}.")
+            if self.per is not None and kind == "distinct" and threshold > PER_DISTINCT_LIMIT:
+                raise ValueError(
+                    f"Different values within one group are at most {PER_DISTINCT_LIMIT:,}."
+                )
             return self
         if self.per is not None or self.window is not None:
             raise ValueError("A sequence of steps takes neither per nor window.")

@@ -429,7 +429,7 @@ def player_progress(
             r.rule_sum_field,
             r.rule_extra,
         )
-        current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state)
+        current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state, now)
         goal = goal_of(
             r.mission_id, r.title, bool(r.allow_multiple_conversions), int(r.payout_micros), rule
         )

@@ -257,6 +257,9 @@ def replay_player(
     return RuleTest(summary(rule), steps, completed_at, note)
 
 
+LAST_DAY = datetime(9999, 12, 31, tzinfo=UTC)  # the last day a range may end on
+
+
 def _day_range(first: str, last: str) -> tuple[datetime, datetime]:
     """[start, end) of the days `first` to `last` (YYYY-MM-DD, UTC, both included)."""
     errors, days = {}, []
@@ -267,7 +270,7 @@ def _day_range(first: str, last: str) -> tuple[datetime, datetime]:
             errors[name] = "Enter a day, e.g. 2026-11-20."
     if errors:
         raise FormError(errors)
-    start, end = days[0], days[1] + timedelta(days=1)
+    start, end = days[0], days[1] + (timedelta(days=1) if days[1] < LAST_DAY else timedelta(0))
     if start >= end:
         raise FormError({"from": "The range starts after it ends."})
     return start, end
@@ -278,13 +281,17 @@ def default_range(today: date) -> tuple[str, str]:
     return (today - timedelta(days=REPLAY_DAYS - 1)).isoformat(), today.isoformat()
 
 
-def player_ids(*, session: Session, game_id: str, limit: int = 50) -> list[str]:
-    """The game's user ids that sent events, most recent first (the tester's
-    suggestions)."""
+def player_ids(*, session: Session, game_id: str, now: datetime, limit: int = 50) -> list[str]:
+    """The game's user ids that sent events in the last `REPLAY_DAYS` days, most recent
+    first (the tester's suggestions; a recent range reads a month's partition, not the
+    game's whole history)."""
     latest = sa.func.max(col(Event.time))
     found = session.execute(
         sa.select(col(Event.user_id))
-        .where(col(Event.game_id) == game_id)
+        .where(
+            col(Event.game_id) == game_id,
+            col(Event.time) >= now - timedelta(days=REPLAY_DAYS),
+        )
         .group_by(col(Event.user_id))
         .order_by(latest.desc())
         .limit(limit)
@@ -331,6 +338,8 @@ def _json_event(line: str, number: int) -> dict[str, Any]:
     group = event.get("groupId")
     if group is not None and not (isinstance(group, str) or _is_number(group)):
         raise FormError({"events": f"line {number}: the groupId is text or a number"})
+    if group is not None:  # as ingestion has it: text, and an empty one is none
+        event["groupId"] = (str(plain_number(group)) if _is_number(group) else group) or None
     return event
 
 

@@ -174,7 +174,8 @@ def _in_seconds(form: Mapping[str, str]) -> dict[str, str]:
             amount, unit = float(form[path]), int(factor)
         except ValueError:
             continue
-        if math.isfinite(amount) and unit in UNIT_CHOICES:
+        # Too large to be a length of time stays as typed: the schema refuses it.
+        if unit in UNIT_CHOICES and abs(amount * unit) < 2**53:
             converted[path] = _number_text(float(round(amount * unit)))
     return converted
 

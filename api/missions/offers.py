@@ -11,6 +11,7 @@ Saving a mission on its own never changes its quest."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -21,7 +22,7 @@ from sqlmodel import Session, col, select
 from api.core.refusals import DomainError
 from api.missions import index
 from api.missions.rules import Rule, RuleError, Tally, progress
-from models import Game, Mission, Quest
+from models import Game, Mission, Progress, ProgressStatus, Quest
 from models.offer_schemas import (
     RULE_COLUMNS,
     MissionIn,
@@ -81,17 +82,34 @@ def _rule_of(columns: bytes) -> Rule:
     return Rule.from_input(stored_rule(*orjson.loads(columns)))
 
 
-def standing(rule: Rule, count: int, run: int, total: float, state: Any) -> tuple[float, float]:
-    """(current, target) of a player's stored progress on a rule: what the offers API and
-    the wall show (events, days in a row, a total or best value, steps done, …)."""
-    return progress(rule, Tally(count or 0, run or 0, float(total or 0), state))
+def standing(
+    rule: Rule, count: int, run: int, total: float, state: Any, now: datetime
+) -> tuple[float, float]:
+    """(current, target) of a player's stored progress on a rule at `now`: what the offers
+    API and the wall show (events, days in a row, a total or best value, steps done, …)."""
+    return progress(rule, Tally(count or 0, run or 0, float(total or 0), state), now)
 
 
 def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
     """Create a mission, or update the one with `data.id` (of this game). A new mission is
-    standalone; an existing one stays in its quest."""
-    check_rule(data)
+    standalone; an existing one stays in its quest.
+
+    A rule changed in what its players' progress keeps (`Rule.kept`: the kind, its field,
+    the group, the window, the steps, the time zone) starts their progress again, since
+    what was kept meant something else; a new threshold or new conditions keep it."""
+    rule = check_rule(data)
+    before = _existing(session, Mission, data.id, game_id) if data.id else None
+    kept_before = mission_rule(before).kept if before is not None else None
     mission = _saved(session, Mission, game_id, data)
+    if kept_before is not None and kept_before != rule.kept:
+        session.execute(
+            sa.update(Progress)
+            .where(
+                col(Progress.mission_id) == mission.id,
+                col(Progress.status) == ProgressStatus.STARTED,
+            )
+            .values(count=0, run=0, total=0, state=None, updated_at=utcnow())
+        )
     index.bump(session)
     return mission
 

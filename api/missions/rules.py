@@ -22,13 +22,15 @@ any matcher of its name) and a completion:
 match), and `window` counts together only passing events within that many seconds.
 
 What a player's progress keeps stays bounded, whatever the events: `distinct` and `days`
-keep at most `threshold` values, `streak` the days of the current run, `window` the events
-within the window of the latest one (at most `threshold` of them for a count, the
-`WINDOW_LIMIT` latest for a sum), `per` the `GROUP_LIMIT` groups with the latest events,
-and `steps` one time per step. Events are evaluated in event-time order (callers sort them);
-one that arrives after later ones is evaluated against what is kept then: for `window` an
-event older than the window of the latest one kept does not count, and for `streak` a day
-before the current run does not extend it.
+keep at most `threshold` values (KEPT_LIMITS bounds the threshold; a text longer than
+KEY_LENGTH is kept as its digest), `streak` the days that could still make the current
+run, `window` the events within the window of the latest one (at most `threshold` of them
+for a count, the WINDOW_LIMIT latest for a sum), `per` the GROUP_LIMIT groups with the
+latest events, and `steps` a start and a last time per step. Callers give the events of
+one batch in event-time order; one that arrives after later ones is evaluated against what
+is kept then: for `window` an event older than the window of the latest one kept does not
+count, for `streak` a day before the current run does not extend it, and for `steps` a
+step before the previous step's time does not count.
 
 A definition (an import file, the editor, the API: models/offer_schemas.py `RuleIn`) names
 each of these; docs/missions.md describes them with an example each.
@@ -36,6 +38,7 @@ each of these; docs/missions.md describes them with an example each.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -44,6 +47,18 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+# The kinds and the limits a definition is checked against, named once, with the schema.
+from models.offer_schemas import (
+    DAY_KINDS,
+    FIELD_KINDS,
+    KEPT_LIMITS,
+    KINDS,
+    LIST_LIMIT,
+    MATCHER_LIMIT,
+    PER_DISTINCT_LIMIT,
+    WINDOW_LIMIT,
+)
+
 if TYPE_CHECKING:
     from models.offer_schemas import RuleIn
 
@@ -51,19 +66,13 @@ NUMBER_OPS = (">=", ">", "<=", "<", "==", "!=")
 STRING_OPS = ("==", "!=")
 PRESENCE_OPS = ("exists", "not exists")
 LIST_OPS = ("in", "not in")
-COMPLETIONS = ("count", "consecutive", "sum", "max", "min", "distinct", "days", "streak")
+COMPLETIONS = KINDS
 SEQUENCE = "steps"
-# The kinds that read a field of the passing events, and those that read their time.
-FIELD_KINDS = ("sum", "max", "min", "distinct")
-DAY_KINDS = ("days", "streak")
 # Which kinds `per` and `window` combine with.
 PER_KINDS = ("count", "consecutive", "sum", "max", "min", "distinct")
 WINDOW_KINDS = ("count", "sum")
 GROUP_LIMIT = 32  # `per`: the groups kept, those with the latest events
-# The kinds that keep up to `threshold` values, and the largest threshold each takes.
-KEPT_LIMITS = {"distinct": 10_000, "days": 3660, "streak": 3660}
-WINDOW_LIMIT = 10_000  # a summed `window`: the latest events kept
-LIST_LIMIT = 100  # `in` / `not in`: the values one condition may list
+KEY_LENGTH = 128  # a longer text kept as a value or a group's name is kept as its digest
 
 
 class RuleError(ValueError):
@@ -211,8 +220,8 @@ class Rule:
         if sequence:
             if matchers:
                 raise RuleError("a rule has steps, or an event (or anyOf), not both")
-            if not 2 <= len(sequence) <= 20:
-                raise RuleError("a sequence has 2 to 20 steps")
+            if not 2 <= len(sequence) <= MATCHER_LIMIT:
+                raise RuleError(f"a sequence has 2 to {MATCHER_LIMIT} steps")
             matchers, completion, threshold = list(sequence), SEQUENCE, len(sequence)
             if per is not None or window_seconds is not None:
                 raise RuleError("a sequence takes neither per nor window")
@@ -227,6 +236,10 @@ class Rule:
             raise RuleError("the completion threshold must be a positive number")
         if threshold > KEPT_LIMITS.get(completion, math.inf):
             raise RuleError(f"a {completion} threshold is at most {KEPT_LIMITS[completion]:,}")
+        if window_seconds is not None and completion == "count" and threshold > WINDOW_LIMIT:
+            raise RuleError(f"a count within a window is at most {WINDOW_LIMIT:,}")
+        if per is not None and completion == "distinct" and threshold > PER_DISTINCT_LIMIT:
+            raise RuleError(f"a distinct within one group is at most {PER_DISTINCT_LIMIT:,}")
         field = field or sum_field
         if completion in FIELD_KINDS:
             if field is None or not _valid_field(field, group=completion == "distinct"):
@@ -298,6 +311,20 @@ class Rule:
     def matchers(self) -> tuple[Matcher, ...]:
         return self.any_of or (Matcher(self.event, self.conditions),)
 
+    @property
+    def kept(self) -> tuple[Any, ...]:
+        """What a player's progress on this rule keeps depends on these: two rules that
+        differ in them cannot share a progress."""
+        return (
+            self.completion,
+            self.field,
+            self.per,
+            self.window_seconds,
+            self.time_zone,
+            self.steps,
+            self.within_seconds,
+        )
+
     @cached_property
     def events(self) -> frozenset[str]:
         """Every event name the rule reads."""
@@ -347,7 +374,9 @@ def step(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
         if rule.per is None:
             new = replace(tally, run=0)
         else:
-            new, _ = _per_group(rule, tally, event, lambda before: replace(before, run=0))
+            new, _ = _per_group(
+                rule, tally, event, lambda before: replace(before, run=0), create=False
+            )
         return StepResult(new, matched=True, passed=False, completed=False)
     if rule.per is not None:
         # Only the event's group changed, and no group was complete before it (the tally
@@ -369,7 +398,7 @@ def _advance(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
     if kind in FIELD_KINDS and rule.field is not None:
         present, found = read_field(event, rule.field)
         if kind == "distinct":
-            key = _list_key(found) if present else None
+            key = _kept_key(_list_key(found)) if present else None
             seen = list(state or [])
             if key is not None and key not in seen and len(seen) < math.ceil(rule.threshold):
                 seen.append(key)
@@ -421,16 +450,24 @@ def _windowed(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> Tally:
     kept = sorted([*(tally.state or []), [when, amount]])
     latest = kept[-1][0]
     assert rule.window_seconds is not None
-    kept = [p for p in kept if latest - p[0] <= rule.window_seconds][-WINDOW_LIMIT:]
+    # A count needs no more than its threshold of them; a sum keeps the latest WINDOW_LIMIT.
+    most = math.ceil(rule.threshold) if rule.completion == "count" else WINDOW_LIMIT
+    kept = [p for p in kept if latest - p[0] <= rule.window_seconds][-most:]
     total = math.fsum(p[1] for p in kept)
     return Tally(count=len(kept), run=0, total=total, state=kept)
 
 
 def _per_group(
-    rule: Rule, tally: Tally, event: Mapping[str, Any], change: Callable[[Tally], Tally]
+    rule: Rule,
+    tally: Tally,
+    event: Mapping[str, Any],
+    change: Callable[[Tally], Tally],
+    *,
+    create: bool = True,
 ) -> tuple[Tally, Tally | None]:
     """`change` applied to the event's group: the new tally, which shows the group
-    furthest along, and the event's group's own (None for an event outside any group).
+    furthest along, and the event's group's own (None for an event outside any group, or
+    of a group not kept when `create` is False: a failing event makes no group).
     `state` holds [group, [count, run, total, state]] for the latest `GROUP_LIMIT` groups,
     latest last."""
     assert rule.per is not None
@@ -439,6 +476,8 @@ def _per_group(
     if key is None:
         return tally, None  # an event outside any group counts for none
     groups = {k: v for k, v in (tally.state or [])}
+    if key not in groups and not create:
+        return tally, None
     before = Tally(*groups.pop(key)) if key in groups else Tally()
     after = change(before)
     groups[key] = [after.count, after.run, after.total, after.state]
@@ -463,34 +502,57 @@ def _group_key(value: Any) -> str | None:
     key = _list_key(value)
     if key is None:
         return None
-    return f"s:{key}" if isinstance(key, str) else f"n:{plain_number(key)}"
+    return f"s:{_kept_key(key)}" if isinstance(key, str) else f"n:{plain_number(key)}"
+
+
+def _kept_key(key: Any) -> Any:
+    """A value as progress keeps it: a text longer than KEY_LENGTH as its digest, so what
+    a player's progress holds stays small whatever the game sends."""
+    if isinstance(key, str) and len(key) > KEY_LENGTH:
+        return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    return key
 
 
 def _sequence(rule: Rule, tally: Tally, event: Mapping[str, Any]) -> StepResult:
-    """Steps in order. `state[i]` is the start (first step's time) of the latest partial
-    sequence that has done i + 1 steps: the latest start leaves the most time for the rest.
-    Going from the last step back, one event advances a sequence by one step at most."""
+    """Steps in order. `state[i]` is [start, last] of the partial sequence kept that has
+    done i + 1 steps: the first step's time and the latest step's. The latest start leaves
+    the most time for the rest (of two as late, the earlier last step). A step counts only
+    at or after the previous step's time, so a step that arrives late does not complete a
+    sequence out of order. Going from the last step back, one event advances a sequence by
+    one step at most."""
     when = _seconds(event)
-    done: list[float | None] = list(tally.state or [None] * len(rule.steps))
+    done: list[list[float] | None] = _pairs(tally.state, len(rule.steps))
+    within = rule.within_seconds
     passed = False
     if when is not None:
-        if rule.within_seconds is not None:  # a sequence whose time ran out is gone
-            done = [s if s is None or when - s <= rule.within_seconds else None for s in done]
+        if within is not None:  # a sequence whose time ran out is gone
+            done = [d if d is None or when - d[0] <= within else None for d in done]
         for i in reversed(range(len(rule.steps))):
             if not rule.steps[i].passes(event):
                 continue
             passed = True
-            start = when if i == 0 else done[i - 1]
-            if start is None:
+            before = [when, when] if i == 0 else done[i - 1]
+            if before is None or when < before[1]:
                 continue
-            if rule.within_seconds is not None and when - start > rule.within_seconds:
+            if within is not None and when - before[0] > within:
                 continue
-            current = done[i]
-            if current is None or start > current:
-                done[i] = start
-    reached = max((i + 1 for i, start in enumerate(done) if start is not None), default=0)
+            current, candidate = done[i], [before[0], when]
+            if current is None or (candidate[0], -candidate[1]) > (current[0], -current[1]):
+                done[i] = candidate
+    reached = _steps_done(done)
     new = Tally(count=reached, run=reached, total=0.0, state=done)
     return StepResult(new, matched=True, passed=passed, completed=reached == len(rule.steps))
+
+
+def _pairs(state: Any, steps: int) -> list[list[float] | None]:
+    """A sequence's kept [start, last] per step (a fresh one for anything else)."""
+    if not isinstance(state, list) or len(state) != steps:
+        return [None] * steps
+    return [list(d) if isinstance(d, list) and len(d) == 2 else None for d in state]
+
+
+def _steps_done(done: list[list[float] | None]) -> int:
+    return max((i + 1 for i, d in enumerate(done) if d is not None), default=0)
 
 
 def _standing(rule: Rule, kept: list[Any]) -> float:
@@ -533,13 +595,35 @@ def _complete(rule: Rule, tally: Tally) -> bool:
     return len(tally.state or []) >= rule.threshold  # distinct, days
 
 
-def progress(rule: Rule, tally: Tally) -> tuple[float, float]:
+def progress(rule: Rule, tally: Tally, now: datetime | None = None) -> tuple[float, float]:
     """(current, target) of a tally, as the offers API and the wall show it: events, days
     in a row, the total or the best value so far, distinct values, days, or steps done;
-    with `per`, of the group furthest along."""
+    with `per`, of the group furthest along. Given `now`, what time has undone since the
+    last event is left out: a window's events older than the window, a streak whose last
+    day was before yesterday, a sequence whose `within` ran out."""
     if rule.per is not None:
         tally = _best_group(rule, tally.state)
+    if now is not None:
+        tally = _as_of(rule, tally, now)
     return _progress(rule, tally)
+
+
+def _as_of(rule: Rule, tally: Tally, now: datetime) -> Tally:
+    moment = now.timestamp()
+    if rule.window_seconds is not None and isinstance(tally.state, list):
+        kept = [p for p in tally.state if moment - p[0] <= rule.window_seconds]
+        return Tally(len(kept), 0, math.fsum(p[1] for p in kept), kept)
+    if rule.completion == "streak" and tally.state:
+        today = now.astimezone(_zone(rule.time_zone)).date().toordinal()
+        return tally if max(tally.state) >= today - 1 else replace(tally, run=0)
+    if rule.steps and rule.within_seconds is not None:
+        done = [
+            d if d is not None and moment - d[0] <= rule.within_seconds else None
+            for d in _pairs(tally.state, len(rule.steps))
+        ]
+        reached = _steps_done(done)
+        return Tally(reached, reached, 0.0, done)
+    return tally
 
 
 def _progress(rule: Rule, tally: Tally) -> tuple[float, float]:
@@ -607,7 +691,7 @@ def _zone(name: str) -> ZoneInfo:
 def _zone_name(name: str) -> str:
     try:
         _zone(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a directory's name
         raise RuleError(
             f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin"
         ) from None

@@ -190,7 +190,7 @@ def _mission_facts(
     }
     if progress is not None:
         current, _ = standing(
-            rule, progress["count"], progress["run"], progress["total"], progress["state"]
+            rule, progress["count"], progress["run"], progress["total"], progress["state"], now
         )
         facts["progress"] = {
             "current": plain_number(float(current)),

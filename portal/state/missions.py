@@ -5,7 +5,6 @@ quest builder live in offer_editors.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import reflex as rx
@@ -15,6 +14,7 @@ from api.accounts import Account
 from api.missions import OfferError, designer, form_values, offers
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
+from models.types import utcnow
 from portal.components.formatting import usd
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
@@ -123,10 +123,11 @@ class RuleTesterState(RuleInputs):
             mission = None  # the tester opens blank for a mission it cannot show
         self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
-        self.day_from, self.day_to = designer.default_range(datetime.now(UTC).date())
+        now = utcnow()
+        self.day_from, self.day_to = designer.default_range(now.date())
         await self._load_suggestions()
         self.players = await self._on_game(
-            lambda s, g, _a: designer.player_ids(session=s, game_id=g.id)
+            lambda s, g, _a: designer.player_ids(session=s, game_id=g.id, now=now)
         )
         return None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,8 @@ from portal.state.offer_editing import OfferEditing
 from portal.state.rule_inputs import NEW_MISSION, RuleInputs
 
 logger = logging.getLogger(__name__)
+# One backtest at a time in this process: each reads a game's history in a thread.
+BACKTESTS = threading.BoundedSemaphore(1)
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,11 @@ class EditorState(OfferEditing, RuleInputs):
             except DomainError:
                 self.history_running, self.history_progress = False, ""
                 return
+        if not BACKTESTS.acquire(blocking=False):
+            async with self:
+                self.history_running = False
+                self.history_progress = "Another mission is being tried: try again in a minute."
+            return
         read = [0, 0]
 
         def backtest() -> Backtest:
@@ -160,10 +168,16 @@ class EditorState(OfferEditing, RuleInputs):
                 )
 
         task = asyncio.ensure_future(off_loop(backtest))
-        while not task.done():
-            await asyncio.wait({task}, timeout=0.5)
-            async with self:
-                self.history_progress = f"{read[0]:,} of {read[1]:,} events read"
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.5)
+                async with self:
+                    self.history_progress = f"{read[0]:,} of {read[1]:,} events read"
+        finally:
+            if task.done():
+                BACKTESTS.release()
+            else:  # the page went away: the pass ends on its own, then frees its place
+                task.add_done_callback(lambda _: BACKTESTS.release())
         async with self:
             self.history_running = False
             if task.exception() is not None:

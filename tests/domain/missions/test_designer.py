@@ -574,7 +574,11 @@ def test_the_tester_replays_a_stored_player_in_time_order(engine, box):
     form = STREAK_FORM | {"player": "ann", "from": "2026-11-20", "to": "2026-11-26"}
     with new_session(engine) as session:
         tested = replay_player(session=session, game_id=game_id, form=form, repeatable=False)
-        assert player_ids(session=session, game_id=game_id) == ["ann", "bob"]
+        now = day + timedelta(days=3)
+        assert player_ids(session=session, game_id=game_id, now=now) == ["ann", "bob"]
+        # Only those of the last days: ann's latest is 9 days in, bob's 2.
+        later = day + timedelta(days=11)
+        assert player_ids(session=session, game_id=game_id, now=later) == ["ann"]
     assert tested.summary == "LOGIN on 3 different days (UTC)"
     assert tested.note == (
         "3 events player ann sent from 2026-11-20 to 2026-11-26 (UTC), of the names the rule reads."

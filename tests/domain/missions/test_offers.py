@@ -198,3 +198,37 @@ def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_
             mission_id=None,
         )
         assert saved.countries_include == ["US"]
+
+
+def test_a_rule_that_keeps_something_else_starts_its_players_progress_again(engine, box, game_id):
+    from sqlalchemy import update
+
+    from models import Progress
+    from tests.factories import make_click, make_offerwall
+
+    distinct = mission_data(
+        title="Maps",
+        rule={
+            "event": "MATCH",
+            "completion": {"kind": "distinct", "threshold": 5, "field": "traits.map"},
+        },
+    )
+    [mission], _ = _import(engine, game_id, missions=[distinct])
+    wall, _ = make_offerwall(engine, box)
+    make_click(engine, offer_id=mission.id, offerwall=wall)
+    with write_session(engine) as session:
+        session.execute(update(Progress).values(count=3, run=3, state=["desert", "jungle", "city"]))
+
+    def progress() -> tuple:
+        with Session(engine) as session:
+            row = session.exec(select(Progress)).one()
+            return row.count, row.state
+
+    # A new target keeps what the players did.
+    distinct["id"], distinct["rule"]["completion"]["threshold"] = mission.id, 4
+    _import(engine, game_id, missions=[distinct])
+    assert progress() == (3, ["desert", "jungle", "city"])
+    # Different values per match keep a list of groups: the old list means nothing there.
+    distinct["rule"]["per"] = "groupId"
+    _import(engine, game_id, missions=[distinct])
+    assert progress() == (0, None)

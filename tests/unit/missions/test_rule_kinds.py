@@ -328,6 +328,63 @@ def test_a_repeatable_sequence_starts_again_after_each_completion():
     assert completions(rule, [ev("A"), ev("B"), ev("B"), ev("A"), ev("B")], repeatable=True) == 2
 
 
+def test_a_step_that_arrives_late_does_not_complete_a_sequence_out_of_order():
+    rule = Rule.build(steps=[{"event": "TUTORIAL_DONE"}, {"event": "WIN"}], within_seconds=3600)
+    tutorial = run(rule, [ev("TUTORIAL_DONE", at=T0 + timedelta(minutes=10))])
+    # A win timed before the tutorial, in a later batch: not after the first step.
+    late = step(rule, tutorial, ev("WIN", at=T0))
+    assert not late.completed and progress(rule, late.tally) == (1, 2)
+    assert step(rule, late.tally, ev("WIN", at=T0 + timedelta(minutes=20))).completed
+
+
+# --- bounds and progress as time passes ---------------------------------------------------
+
+
+def test_a_failing_event_makes_no_group_and_long_values_are_kept_short():
+    rule = Rule.build(
+        event="KILL",
+        conditions=[{"field": "value", "op": ">=", "value": 1}],
+        per="groupId",
+        threshold=3,
+    )
+    tally = run(
+        rule, [ev("KILL", 1, group="m1"), *(ev("KILL", 0, group=f"x{i}") for i in range(50))]
+    )
+    assert [group for group, _ in tally.state] == ["s:m1"]
+    long = "x" * 10_000
+    distinct = Rule.build(event="E", completion="distinct", threshold=3, field="traits.nick")
+    kept = run(distinct, [ev("E", nick=long), ev("E", nick=long + "y"), ev("E", nick=long)]).state
+    assert len(kept) == 2 and all(len(value) < 100 for value in kept)
+    grouped = run(rule, [ev("KILL", 1, group=long)]).state
+    assert len(grouped[0][0]) < 100
+
+
+def test_a_windowed_count_keeps_no_more_events_than_its_target():
+    rule = Rule.build(event="KILL", threshold=5, window_seconds=3600)
+    burst = [ev("KILL", at=T0 + timedelta(seconds=s)) for s in range(4)]
+    assert len(run(rule, burst).state) == 4
+    repeat = Rule.build(event="KILL", threshold=5, window_seconds=3600)
+    assert completions(repeat, [ev("KILL", at=T0 + timedelta(seconds=s)) for s in range(50)]) == 1
+    with pytest.raises(RuleError, match="at most 1,000"):
+        Rule.build(event="KILL", threshold=1001, window_seconds=60)
+
+
+def test_progress_as_of_now_leaves_out_what_time_has_undone():
+    window = Rule.build(event="KILL", threshold=3, window_seconds=3600)
+    kills = run(window, [ev("KILL", at=T0), ev("KILL", at=T0 + timedelta(minutes=50))])
+    assert progress(window, kills, T0 + timedelta(minutes=55)) == (2, 3)
+    assert progress(window, kills, T0 + timedelta(minutes=70)) == (1, 3)
+    assert progress(window, kills, T0 + timedelta(hours=3)) == (0, 3)
+    streak = Rule.build(event="LOGIN", completion="streak", threshold=7)
+    two = run(streak, [ev("LOGIN", at=t) for t in days_apart(0, 1)])
+    assert progress(streak, two, days_apart(2)[0]) == (2, 7)  # today can still continue it
+    assert progress(streak, two, days_apart(3)[0]) == (0, 7)  # a day was missed
+    steps = Rule.build(steps=[{"event": "A"}, {"event": "B"}], within_seconds=60)
+    started = run(steps, [ev("A")])
+    assert progress(steps, started, T0 + timedelta(seconds=30)) == (1, 2)
+    assert progress(steps, started, T0 + timedelta(seconds=90)) == (0, 2)
+
+
 # --- what is refused --------------------------------------------------------------------
 
 
