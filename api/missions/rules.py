@@ -339,10 +339,20 @@ class Rule:
 
 @dataclass(frozen=True)
 class Tally:
-    """Where a player stands on a rule since the start (or the last conversion): `count`
-    passing events, the current `run` (consecutive; the streak's days), the `total` (sum;
-    the largest or smallest value for max and min), and what the other kinds keep in
-    `state` (plain JSON: lists and numbers)."""
+    """Where a player stands on a rule since the start (or the last conversion), stored in
+    a progress row's columns of the same names. By kind:
+
+    - count, consecutive, sum: `count` passing events, `run` the current run, `total`;
+    - max, min: `total` the best value so far, `state` 1 once there is one;
+    - distinct: `state` the values seen (at most the threshold);
+    - days, streak: `state` the days kept (day numbers), `run` the streak's days in a row,
+      `total` the day the previous round completed on (`next_round`; 0 before any);
+    - window: `state` [time, amount] of the events in the window, `count` and `total`
+      of those;
+    - per: `state` [group, [count, run, total, state]] per group kept, the rest those of
+      the group furthest along;
+    - steps: `state` [start, last] (or None) per step, `count` and `run` steps done.
+    """
 
     count: int = 0
     run: int = 0
