@@ -107,8 +107,12 @@ MISSIONS = [
 def _player_events(rng: random.Random, player: int, count: int, now: datetime):
     """One player's `count` events: play sessions on random days of the month, each a
     login then matches of a few minutes (kills, a match end with map, score and result)
-    under one groupId."""
+    under one groupId; one player in five also logs in every day."""
     made = 0
+    if player % 5 == 0:  # one player in five logs in every day of the month
+        for day in range(1, DAYS):
+            yield "LOGIN", now - timedelta(days=day, seconds=rng.randint(0, 3600)), None, None, None
+            made += 1
     while made < count:
         moment = now - timedelta(seconds=rng.randint(3600, DAYS * 86400 - 1))
         yield "LOGIN", moment, None, None, None
