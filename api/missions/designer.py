@@ -42,24 +42,30 @@ def save_mission_form(
     *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
 ) -> Mission:
     """The editor's save: the game's mission (or a new one) with the form over it."""
-    data = mission_draft(session=session, game_id=game_id, form=form, mission_id=mission_id)
+    data = _definition(session=session, game_id=game_id, form=form, mission_id=mission_id)
     return offers.save_mission(session=session, game_id=game_id, data=data)
 
 
 def mission_draft(
     *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
 ) -> MissionIn:
-    """The definition the editor's form makes (over the stored mission, if any), checked
-    by the schema and the engine as a save would, without saving: what "Try on history"
-    backtests."""
+    """The definition the editor's form makes, checked by the schema and the engine as a
+    save would, without saving: what "Try on history" backtests."""
+    data = _definition(session=session, game_id=game_id, form=form, mission_id=mission_id)
+    offers.check_rule(data)
+    return data
+
+
+def _definition(
+    *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
+) -> MissionIn:
+    """The game's mission (or a new one) with the form over it, as the schema reads it."""
     stored = (
         offers.mission_of_game(session=session, game_id=game_id, mission_id=mission_id)
         if mission_id
         else None
     )
-    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
-    offers.check_rule(data)
-    return data
+    return from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
 
 
 def save_quest_form(

@@ -133,7 +133,7 @@ KINDS = {
         },
         [ev("DAILY_LOGIN", days=d) for d in (0, 1, 2)],
         [ev("DAILY_LOGIN", days=d) for d in (0, 1, 3, 4)],
-        (2, 3),
+        (0, 3),  # 2 days in a row, but days ago: today the streak is broken
     ),
     "per group": (
         {"event": "KILL", "per": "groupId", "completion": {"threshold": 3}},
@@ -145,7 +145,7 @@ KINDS = {
         {"event": "HEADSHOT", "window": {"seconds": 3600}, "completion": {"threshold": 3}},
         [ev("HEADSHOT", minutes=m) for m in (0, 10, 50)],
         [ev("HEADSHOT", minutes=m) for m in (0, 40, 70, 180)],
-        (1, 3),
+        (0, 3),  # the window of the last one ended days ago
     ),
     "steps": (
         {
