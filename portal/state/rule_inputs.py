@@ -184,6 +184,11 @@ class RuleInputs(GameScoped):
     # `rule_key` when only the rule builder's inputs are drawn again (a change of shape).
     form_key: int = 0
     rule_key: int = 0
+    # What the designer left in the builder's inputs since it was last drawn, kept on the
+    # server only: leaving an input then sends and redraws nothing (each redraw of the
+    # editor costs the browser a render). Merged into `values` before the builder is drawn
+    # again; the completion kind, which decides the inputs shown, goes to `values` at once.
+    _typed: dict[str, str] = {}
 
     @rx.var
     def shape(self) -> str:
@@ -198,13 +203,17 @@ class RuleInputs(GameScoped):
         return self.values.get("rule.completion.kind", "") or "count"
 
     def _fill_values(self, values: dict[str, str]) -> None:
-        self.values = values
+        self.values, self._typed = values, {}
         self.form_key += 1
+
+    def _merge_typed(self) -> None:
+        if self._typed:
+            self.values, self._typed = {**self.values, **self._typed}, {}
 
     def _reshaped(self, values: dict[str, str]) -> None:
         """New inputs for the builder: drawn again with these defaults (its messages were
         about inputs that may have moved)."""
-        self.values = values
+        self.values, self._typed = values, {}
         self.errors = {k: v for k, v in self.errors.items() if not k.startswith("rule")}
         self.rule_key += 1
 
@@ -213,7 +222,7 @@ class RuleInputs(GameScoped):
         copies when Save follows the chip box's blur at once."""
         return {
             f"{c.name}.value": c.value
-            for m in matcher_rows(self.values)
+            for m in matcher_rows({**self.values, **self._typed})
             for c in m.conditions
             if c.listed
         }
@@ -223,11 +232,15 @@ class RuleInputs(GameScoped):
     @rx.event
     def keep(self, name: str, text: str):
         """An input left: its text kept for when the builder is drawn again."""
-        if name.startswith(("rule.", "unit.rule.")):
+        if name == "rule.completion.kind":
+            self._merge_typed()
             self.values = {**self.values, name: text}
+        elif name.startswith(("rule.", "unit.rule.")):
+            self._typed = {**self._typed, name: text}
 
     @rx.event
     def choose_shape(self, shape: str):
+        self._merge_typed()
         if shape not in SHAPES or shape == shape_of(self.values):
             return
         matchers = read_matchers(self.values, shape_of(self.values))
@@ -239,6 +252,7 @@ class RuleInputs(GameScoped):
 
     @rx.event
     def add_matcher(self):
+        self._merge_typed()
         shape = shape_of(self.values)
         matchers = read_matchers(self.values, shape)
         if shape != "event" and len(matchers) < MATCHER_LIMIT:
@@ -246,6 +260,7 @@ class RuleInputs(GameScoped):
 
     @rx.event
     def remove_matcher(self, index: int):
+        self._merge_typed()
         shape = shape_of(self.values)
         matchers = read_matchers(self.values, shape)
         least = STEP_MINIMUM if shape == "steps" else 1
@@ -255,6 +270,7 @@ class RuleInputs(GameScoped):
 
     @rx.event
     def move_matcher(self, index: int, delta: int):
+        self._merge_typed()
         shape = shape_of(self.values)
         matchers = read_matchers(self.values, shape)
         other = index + delta
@@ -264,6 +280,7 @@ class RuleInputs(GameScoped):
 
     @rx.event
     def add_condition(self, index: int):
+        self._merge_typed()
         shape = shape_of(self.values)
         matchers = read_matchers(self.values, shape)
         if 0 <= index < len(matchers):
@@ -275,6 +292,7 @@ class RuleInputs(GameScoped):
 
     @rx.event
     def remove_condition(self, index: int, row: int):
+        self._merge_typed()
         shape = shape_of(self.values)
         matchers = read_matchers(self.values, shape)
         if 0 <= index < len(matchers) and 0 <= row < len(matchers[index][1]):
@@ -286,6 +304,7 @@ class RuleInputs(GameScoped):
     def choose_op(self, name: str, op: str):
         """A condition's operator: a list's value shows as chips, any other as text."""
         if name.startswith("rule.") and name.endswith(".op"):
+            self._merge_typed()
             self.values = {**self.values, name: op}
 
     @rx.event
@@ -294,6 +313,7 @@ class RuleInputs(GameScoped):
         the box empties."""
         if not (name.startswith("rule.") and name.endswith(".value")) or not text.strip():
             return None
+        self._merge_typed()
         listed = chips(self.values.get(name, ""))
         listed += [c for c in chips(text) if c not in listed]
         self.values = {**self.values, name: ", ".join(listed)}
@@ -313,6 +333,7 @@ class RuleInputs(GameScoped):
     @rx.event
     def remove_chip(self, name: str, chip: str):
         if name.startswith("rule.") and name.endswith(".value"):
+            self._merge_typed()
             kept = [c for c in chips(self.values.get(name, "")) if c != chip]
             self.values = {**self.values, name: ", ".join(kept)}
 
