@@ -421,14 +421,7 @@ def player_progress(
     found = PlayerProgress(now)
     rows = conn.execute(_PLAYER_PROGRESS, {"offerwall_id": offerwall_id, "uid": uid})
     for r in rows:
-        rule = rule_of(
-            r.rule_event,
-            r.rule_conditions,
-            r.rule_completion,
-            r.rule_threshold,
-            r.rule_sum_field,
-            r.rule_extra,
-        )
+        rule = rule_of(r)
         current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state, now)
         goal = goal_of(
             r.mission_id, r.title, bool(r.allow_multiple_conversions), int(r.payout_micros), rule

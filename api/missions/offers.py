@@ -59,22 +59,16 @@ def check_rule(data: MissionIn) -> Rule:
         raise OfferError(f"mission {data.title!r}: {exc}", field="rule") from None
 
 
-def rule_of(
-    event: str,
-    conditions: list[dict[str, Any]],
-    kind: str,
-    threshold: float,
-    field: str | None,
-    extra: dict[str, Any] | None,
-) -> Rule:
-    """The engine's rule of a mission's stored rule columns (in that order), as listings
-    read them beside a player's progress; the same columns give the same rule once."""
-    return _rule_of(orjson.dumps([event, conditions, kind, threshold, field, extra]))
+def rule_of(row: Any) -> Rule:
+    """The engine's rule of a stored mission, or of a row with its `RULE_COLUMNS` (as
+    listings read them beside a player's progress); the same columns give the same rule
+    once."""
+    return _rule_of(orjson.dumps([getattr(row, name) for name in RULE_COLUMNS]))
 
 
 def mission_rule(mission: Mission) -> Rule:
     """The engine's rule of a stored mission."""
-    return rule_of(*(getattr(mission, name) for name in RULE_COLUMNS))
+    return rule_of(mission)
 
 
 @lru_cache(maxsize=4096)
