@@ -14,7 +14,7 @@ from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
 from models.mail import MailMessage, MailStatus
-from models.offers import CatalogVersion, Mission, Quest
+from models.offers import CapCount, CatalogVersion, Mission, MissionPool, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
 from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
@@ -36,6 +36,7 @@ __all__ = [
     "AlertMessage",
     "BlockKind",
     "BlockedEntry",
+    "CapCount",
     "CatalogVersion",
     "CheatFlag",
     "Click",
@@ -51,6 +52,7 @@ __all__ = [
     "MailStatus",
     "MasterKeyCheck",
     "Mission",
+    "MissionPool",
     "Offerwall",
     "OfferwallStatus",
     "PasswordReset",

@@ -12,6 +12,7 @@ import math
 import re
 from datetime import datetime
 from decimal import Decimal
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -312,6 +313,100 @@ class RuleIn(BaseModel):
         return self.matchers[0].event
 
 
+# --- live operations (docs/missions.md#live-operations) --------------------------------
+
+EVERY = ("day", "week", "month")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+POOL_NAME = r"^[A-Za-z0-9_.\-]{1,64}$"
+STAGE_LIMIT = 20  # the stages of one ladder
+
+
+def zone_name(value: str | None) -> str:
+    """An IANA time zone name, checked; empty means UTC."""
+    value = (value or "").strip() or "UTC"
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # a directory: "Europe"
+        raise ValueError(
+            f"Unknown time zone {value}: use an IANA name such as Europe/Berlin."
+        ) from None
+    return value
+
+
+class _Periodic(BaseModel):
+    """How often something turns over: each day, week or month, at midnight in a zone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    every: Literal["day", "week", "month"]
+    timeZone: str = "UTC"
+    weekStartsOn: Literal[
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"
+    ] = "monday"
+
+    @field_validator("timeZone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return zone_name(value)
+
+
+class RecurrenceIn(_Periodic):
+    """A mission that starts over each period: progress counts the period's events only,
+    and a player converts at most once per period (more with allowMultipleConversions)."""
+
+
+class PoolIn(_Periodic):
+    """A game's rotating pool: each player sees `size` of its missions per period."""
+
+    name: str = Field(pattern=POOL_NAME)
+    size: int = Field(ge=1, le=100)
+    every: Literal["day", "week", "month"] = "day"
+
+
+class StageIn(BaseModel):
+    """One rung of a ladder: reached when progress reaches `threshold`, paid `payout`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float = Field(gt=0, allow_inf_nan=False)
+    payout: Decimal = Field(ge=0, max_digits=14, decimal_places=6, description="USD")
+
+    @property
+    def payout_micros(self) -> int:
+        return int(self.payout * 1_000_000)
+
+
+class PeriodCapsIn(BaseModel):
+    """At most this many conversions a day, a week, a month (any of them), counted in
+    `timeZone`; weeks start on Monday."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    day: int | None = Field(default=None, ge=1)
+    week: int | None = Field(default=None, ge=1)
+    month: int | None = Field(default=None, ge=1)
+    timeZone: str = "UTC"
+
+    @field_validator("timeZone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return zone_name(value)
+
+    @model_validator(mode="after")
+    def _one(self) -> PeriodCapsIn:
+        if self.day is None and self.week is None and self.month is None:
+            raise ValueError("periodCaps sets at least one of day, week and month.")
+        return self
+
+    def limits(self) -> dict[str, int]:
+        """{"day": N, …} for the periods it caps."""
+        return {name: limit for name in EVERY if (limit := getattr(self, name)) is not None}
+
+
+# Rule kinds a ladder reads stages of: a number that only grows while a player plays.
+STAGED_KINDS = ("count", "consecutive", "sum", "max", "distinct", "days", "streak")
+
+
 def _is_trait(name: str) -> bool:
     return name.startswith("traits.") and len(name) > len("traits.")
 
@@ -329,6 +424,9 @@ class _OfferCommon(BaseModel):
     previewUrl: str = ""
     destinationUrl: str = Field(min_length=1, max_length=2048)
     expirationDate: datetime | None = None
+    startDate: datetime | None = Field(
+        default=None, description="listed and clickable only from then (default: at once)"
+    )
     isActive: bool = True
     operatingSystem: list[str] = Field(default_factory=list)
     geotargeting: Geotargeting = Field(default_factory=Geotargeting)
@@ -356,21 +454,37 @@ class _OfferCommon(BaseModel):
             known.append(canonical)
         return sorted(set(known))
 
-    @field_validator("expirationDate")
+    @field_validator("expirationDate", "startDate")
     @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
+    def _aware(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
         if value is not None and value.tzinfo is None:
-            raise ValueError("The expiry date needs a time zone, e.g. 2027-01-31T00:00:00Z.")
+            which = "expiry" if info.field_name == "expirationDate" else "start"
+            raise ValueError(f"The {which} date needs a time zone, e.g. 2027-01-31T00:00:00Z.")
         return value
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> Any:
+        start, end = self.startDate, self.expirationDate
+        if start is not None and end is not None and start >= end:
+            raise ValueError("The start date must be before the expiry date.")
+        return self
 
 
 class MissionIn(_OfferCommon):
     title: str = Field(min_length=1, max_length=200)
-    payout: Decimal = Field(ge=0, max_digits=14, decimal_places=6, description="USD")
+    # A ladder's payout is its stages' together (what a player earns for all of them).
+    payout: Decimal | None = Field(
+        default=None, ge=0, max_digits=14, decimal_places=6, description="USD"
+    )
     cap: int | None = Field(default=None, ge=1)
     allowMultipleConversions: bool = False
     timeLimitSeconds: int | None = Field(default=None, ge=1)
     rule: RuleIn
+    recurrence: RecurrenceIn | None = None
+    stages: list[StageIn] | None = Field(default=None, min_length=2, max_length=STAGE_LIMIT)
+    periodCaps: PeriodCapsIn | None = None
+    capPerOfferwall: int | None = Field(default=None, ge=1)
+    pool: str | None = Field(default=None, pattern=POOL_NAME)
     # Fraud screening (docs/fraud.md#anti-cheat-rules): a completion sooner than this
     # after the click is held for review; an event of the rule over these maxima, or past
     # this many a minute, does not count.
@@ -415,9 +529,41 @@ class MissionIn(_OfferCommon):
             raise ValueError("A trait's maximum needs both the trait's name and the maximum.")
         return value
 
+    @model_validator(mode="after")
+    def _live_operations(self) -> MissionIn:
+        if self.stages is not None:
+            thresholds = [stage.threshold for stage in self.stages]
+            if any(b <= a for a, b in pairwise(thresholds)):
+                raise ValueError("A ladder's stages go up: each threshold above the one before.")
+            kind = "steps" if self.rule.steps else self.rule.completion.kind
+            if kind not in STAGED_KINDS:
+                raise ValueError(
+                    f"A ladder needs a rule whose progress grows ({', '.join(STAGED_KINDS)}); "
+                    f"not {kind}."
+                )
+            most = KEPT_LIMITS.get(kind)
+            if most is not None and thresholds[-1] > most:
+                raise ValueError(f"A {kind} target is at most {most:,}.")
+            if self.rule.window is not None and kind == "count" and thresholds[-1] > WINDOW_LIMIT:
+                raise ValueError(f"A count within a window is at most {WINDOW_LIMIT:,}.")
+            total = sum((stage.payout for stage in self.stages), Decimal(0))
+            if self.payout is not None and self.payout != total:
+                raise ValueError(
+                    "A ladder's payout is its stages' together: leave payout out, "
+                    f"or make it {total}."
+                )
+            self.payout = total
+            # The rule completes at the last stage.
+            self.rule.completion.threshold = thresholds[-1]
+        elif self.payout is None:
+            raise ValueError("payout is required (or stages, each with its payout).")
+        if self.pool is not None and self.recurrence is not None:
+            raise ValueError("A pooled mission turns over with its pool: leave recurrence out.")
+        return self
+
     @property
     def payout_micros(self) -> int:
-        return int(self.payout * 1_000_000)
+        return int((self.payout or 0) * 1_000_000)
 
 
 class QuestFields(_OfferCommon):
@@ -433,11 +579,12 @@ class QuestIn(QuestFields):
 
 
 class OffersFile(BaseModel):
-    """An import file: a game's missions and quests."""
+    """An import file: a game's rotating pools, missions and quests."""
 
     model_config = ConfigDict(extra="forbid")
 
     gameId: str
+    pools: list[PoolIn] = Field(default_factory=list)
     missions: list[MissionIn] = Field(default_factory=list)
     quests: list[QuestIn] = Field(default_factory=list)
 
@@ -452,6 +599,16 @@ def as_plain(model: BaseModel) -> dict[str, Any]:
 _SHAPED = {"id", "geotargeting", "operatingSystem", "payout", "rule", "missions"}
 
 
+def _plain(value: Any) -> Any:
+    """A field as its column stores it: a nested definition (recurrence, stages, caps) as
+    the JSON it is written in, without the parts left out."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_defaults=False)
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [item.model_dump(mode="json") for item in value]
+    return value
+
+
 def _column(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
@@ -462,7 +619,7 @@ def _plain_fields(schema: type[BaseModel]) -> list[str]:
 
 def offer_columns(data: MissionIn | QuestFields) -> dict[str, Any]:
     """The stored columns of a definition (its id and a quest's missions aside)."""
-    columns = {_column(name): getattr(data, name) for name in _plain_fields(type(data))}
+    columns = {_column(name): _plain(getattr(data, name)) for name in _plain_fields(type(data))}
     columns["operating_systems"] = data.operatingSystem
     columns["countries_include"] = data.geotargeting.countriesInclude
     columns["countries_exclude"] = data.geotargeting.countriesExclude

@@ -21,6 +21,8 @@ class OfferFields(SQLModel):
     preview_url: str = Field(default="", max_length=2048)
     destination_url: str = Field(max_length=2048)
     expiration_date: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Listed and clickable only from this moment (None: at once); imported and reviewed before.
+    start_date: datetime | None = Field(default=None, sa_type=UTCDateTime)
     is_active: bool = Field(default=True)
     operating_systems: list[str] = Field(default_factory=list, sa_type=JSONDoc)
     countries_include: list[str] = Field(default_factory=list, sa_type=JSONDoc)
@@ -79,6 +81,48 @@ class Mission(OfferFields, table=True):
     rule_threshold: float = Field(default=1)
     rule_sum_field: str | None = Field(default=None, max_length=200)
     rule_extra: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
+    # Live operations (docs/missions.md#live-operations), each None when unused, stored as
+    # the definition names them: `recurrence` {every, timeZone, weekStartsOn}; `stages`
+    # [{threshold, payout}] (payouts as decimal text); `period_caps` {day, week, month,
+    # timeZone}; the pool (of this game, by name) it rotates in.
+    recurrence: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
+    stages: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONDoc)
+    period_caps: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
+    cap_per_offerwall: int | None = Field(default=None)
+    pool: str | None = Field(default=None, max_length=64)
+
+
+class MissionPool(SQLModel, table=True):
+    """A game's rotating pool: each player sees `size` of its missions per period, picked
+    from (player, period) (api/missions/periods.py `picks`)."""
+
+    __tablename__ = "mission_pool"
+    __table_args__ = (sa.UniqueConstraint("game_id", "name", name="uq_mission_pool_game_name"),)
+
+    id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    game_id: str = Field(foreign_key="game.id", max_length=36, ondelete="CASCADE")
+    name: str = Field(max_length=64)
+    size: int = Field(default=1)
+    every: str = Field(default="day", max_length=8)
+    time_zone: str = Field(default="UTC", max_length=64)
+    week_starts_on: str = Field(default="monday", max_length=9)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class CapCount(SQLModel, table=True):
+    """Conversions of a mission in one period (`period_caps`) or at one offerwall
+    (`cap_per_offerwall`), raised with a conditional upsert so a cap holds under any
+    concurrency. `scope` is "" for every offerwall or an offerwall's id; `period` is
+    "day:2026-11-28", "week:2026-11-23", "month:2026-11-01" or "total"."""
+
+    __tablename__ = "cap_count"
+
+    mission_id: str = Field(
+        foreign_key="mission.id", primary_key=True, max_length=36, ondelete="CASCADE"
+    )
+    scope: str = Field(primary_key=True, max_length=36)
+    period: str = Field(primary_key=True, max_length=16)
+    count: int = Field(default=0)
 
 
 class CatalogVersion(SQLModel, table=True):

@@ -18,6 +18,8 @@ from eth_hash.auto import keccak
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
+from models.types import utcnow
+
 EVENT_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 # RFC 3339 date-time: a zone (Z or an offset) is required, fractions are optional.
 RFC3339 = re.compile(
@@ -70,7 +72,7 @@ def parse_event_time(raw: str, *, now: datetime | None = None) -> datetime:
     except OverflowError:
         raise _fail("invalid_time", "time is out of range once converted to UTC") from None
     parsed = parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
-    if parsed - (now or datetime.now(UTC)) > MAX_FUTURE:
+    if parsed - (now or utcnow()) > MAX_FUTURE:
         raise _fail("time_in_future", "time is more than 5 minutes in the future")
     return parsed
 

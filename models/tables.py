@@ -8,6 +8,7 @@ from sqlalchemy import Table
 
 from models import (
     BlockedEntry,
+    CapCount,
     CatalogVersion,
     CheatFlag,
     Click,
@@ -18,6 +19,7 @@ from models import (
     GameUserIdentifier,
     IdempotencyRecord,
     Mission,
+    MissionPool,
     Offerwall,
     PlatformUser,
     Postback,
@@ -36,6 +38,7 @@ def _table(model: Any) -> Table:
 
 
 blocked_entry = _table(BlockedEntry)
+cap_count = _table(CapCount)
 catalog_version = _table(CatalogVersion)
 cheat_flag = _table(CheatFlag)
 click = _table(Click)
@@ -46,6 +49,7 @@ game_user = _table(GameUser)
 game_user_identifier = _table(GameUserIdentifier)
 idempotency_record = _table(IdempotencyRecord)
 mission = _table(Mission)
+mission_pool = _table(MissionPool)
 offerwall = _table(Offerwall)
 platform_user = _table(PlatformUser)
 postback = _table(Postback)
@@ -71,4 +75,6 @@ PROGRESS_STATE = (
     "run",
     "total",
     "completions",
+    "period",
+    "resets_at",
 )

@@ -65,8 +65,9 @@ class RefusalReason(StrEnum):
     INVALID_LINK = "invalid_link"  # no uid or clickid, a value too long, a NUL character
     UNKNOWN_OFFER = "unknown_offer"
     UNKNOWN_OFFERWALL = "unknown_offerwall"  # no such owid, or not approved
-    ENDED = "ended"  # inactive or expired
-    CAPPED = "capped"  # the offer's cap, or a quest's cap of players
+    ENDED = "ended"  # inactive, expired, or not started yet
+    CAPPED = "capped"  # the offer's cap (or its cap of the period), or a quest's cap of players
+    NOT_PICKED = "not_picked"  # a pooled mission outside the player's picks of the period
     COUNTRY = "country"  # outside the offer's country targeting
     DEVICE = "device"  # outside the offer's operating systems
     BLOCKED_NETWORK = "blocked_network"  # the address is in QUESTWALL_BLOCKED_NETWORKS
@@ -141,7 +142,9 @@ class Progress(SQLModel, table=True):
 
     __tablename__ = "progress"
     __table_args__ = (
-        sa.UniqueConstraint("mission_id", "platform_user_id", name="uq_progress_mission_player"),
+        sa.UniqueConstraint(
+            "mission_id", "platform_user_id", "period", name="uq_progress_mission_player_period"
+        ),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -156,6 +159,10 @@ class Progress(SQLModel, table=True):
     status: str = Field(default=ProgressStatus.STARTED, max_length=16)
     started_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
     expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # A recurring mission's period (its start date, "2026-11-28"; api/missions/periods.py)
+    # and when it ends: each period has its own row. "" and None for the others.
+    period: str = Field(default="", max_length=10, sa_column_kwargs={"server_default": ""})
+    resets_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # The rule's tally since the start (or since the last conversion, when repeatable).
     count: int = Field(default=0)
     run: int = Field(default=0)
@@ -211,6 +218,9 @@ class Conversion(SQLModel, table=True):
     click_id: int = Field(sa_type=sa.BigInteger, foreign_key="click.id")
     payout_micros: int = Field(sa_type=sa.BigInteger)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    # A recurring mission's period (its progress row's) and a ladder's stage (1, 2, …).
+    period: str | None = Field(default=None, max_length=10)
+    stage: int | None = Field(default=None)
     status: str = Field(default=ConversionStatus.APPROVED, max_length=16)
     # A reversal: when, why (sent to the publisher as {reason}) and by whom (an account's
     # e-mail address, or "cli").

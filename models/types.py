@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -45,8 +45,19 @@ class UTCDateTime(sa.TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC)
 
 
+# The one clock of the service: every "now" reads `utcnow`. Tests move it forward with
+# `move_clock` (a day, a DST change) instead of sleeping; nothing else sets it.
+_clock_offset = timedelta(0)
+
+
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(UTC) + _clock_offset
+
+
+def move_clock(offset: timedelta) -> None:
+    """Make `utcnow` read `offset` past the real time (timedelta(0) puts it back)."""
+    global _clock_offset
+    _clock_offset = offset
 
 
 def new_uuid() -> str:

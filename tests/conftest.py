@@ -12,6 +12,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ from api.core import crypto
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate
+from models.types import move_clock
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_URL = os.environ.get("TEST_POSTGRES_URL", DEFAULT_PG)
@@ -191,3 +193,19 @@ def redis_prefix(redis_server_url: str) -> Iterator[str]:
 def redis_url(redis_server_url: str, redis_prefix: str) -> str:
     """The test Redis server's URL; use it with the `redis_prefix` fixture's key prefix."""
     return redis_server_url
+
+
+class MovedClock:
+    """The service's clock (`models.types.utcnow`) set to a moment of the test's choosing;
+    it runs on from there at the real pace."""
+
+    def set(self, moment: datetime) -> None:
+        move_clock(moment - datetime.now(UTC))
+
+
+@pytest.fixture
+def clock() -> Iterator[MovedClock]:
+    """Move the service's clock in this process (a day, a DST change) instead of sleeping;
+    put back when the test ends."""
+    yield MovedClock()
+    move_clock(timedelta(0))

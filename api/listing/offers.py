@@ -25,10 +25,14 @@ from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
 from api.missions import index, mission_rule, open_offers
+from api.missions.index import MissionSpec
+from api.missions.periods import Period, picks
 from api.missions.rules import Rule
 from models import Mission, OfferwallStatus, Quest
 from models.offer_schemas import mission_in, quest_fields
+from models.tables import cap_count as _cap_count
 from models.tables import mission as _mission
+from models.tables import mission_pool as _mission_pool
 from models.tables import offerwall as _offerwall
 from models.tables import quest as _quest
 from models.types import utcnow
@@ -147,7 +151,9 @@ def approved_offerwall(
 class Goal:
     """What one mission of an offer asks of a player: its rule's (first) event, how
     completion is counted (count, consecutive, sum, max, min, distinct, days, streak or
-    steps) and up to what (a sequence: its number of steps), and whether it pays again."""
+    steps) and up to what (a sequence: its number of steps), and whether it pays again;
+    a ladder's stages as (threshold, payout micros), and the period a recurring or pooled
+    mission turns over with."""
 
     mission_id: str
     title: str
@@ -156,6 +162,30 @@ class Goal:
     threshold: float
     repeatable: bool
     payout_micros: int
+    stages: tuple[tuple[float, int], ...] = ()
+    period: Period | None = None
+    every_period: bool = False  # a recurring mission (a pooled one needs a click each period)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A rotating pool as the listing shows it: the missions a player's picks are drawn
+    from (`open_offers.pool_members`)."""
+
+    name: str
+    size: int
+    period: Period
+    members: tuple[str, ...]
+
+    def picks(self, offerwall_id: str, uid: str, now: datetime) -> frozenset[str]:
+        return picks(
+            self.members,
+            self.size,
+            pool=self.name,
+            offerwall_id=offerwall_id,
+            uid=uid,
+            key=self.period.key(now),
+        )
 
 
 @dataclass(frozen=True)
@@ -168,6 +198,9 @@ class Listed:
     doc: dict[str, Any]
     created_at: datetime | None = None
     goals: tuple[Goal, ...] = ()
+    pool: Pool | None = None
+    # The offerwalls at this mission's cap for them (`capPerOfferwall`): not listed there.
+    closed_for: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -190,7 +223,15 @@ class Listed:
         return self.doc["tags"]
 
 
-def goal_of(mission_id: str, title: str, repeatable: bool, payout_micros: int, rule: Rule) -> Goal:
+def goal_of(
+    mission_id: str,
+    title: str,
+    repeatable: bool,
+    payout_micros: int,
+    rule: Rule,
+    live: MissionSpec | None = None,
+) -> Goal:
+    """A mission's goal; `live`: its spec, for the ladder and the period."""
     return Goal(
         mission_id,
         title,
@@ -199,18 +240,34 @@ def goal_of(mission_id: str, title: str, repeatable: bool, payout_micros: int, r
         rule.threshold,
         repeatable,
         payout_micros,
+        live.stages if live else (),
+        live.period if live else None,
+        live.every_period if live else False,
     )
 
 
-def _goal(m: Mission) -> Goal:
+def mission_goal(m: Mission, pools: dict[tuple[str, str], Period] | None = None) -> Goal:
+    """A stored mission's goal (`pools`: each pool's period; a pooled mission's is a day
+    without them)."""
+    return _goal(m, pools or {})
+
+
+def _goal(m: Mission, pools: dict[tuple[str, str], Period]) -> Goal:
     return goal_of(
-        m.id, m.title, bool(m.allow_multiple_conversions), int(m.payout_micros), mission_rule(m)
+        m.id,
+        m.title,
+        bool(m.allow_multiple_conversions),
+        int(m.payout_micros),
+        mission_rule(m),
+        index.spec_of(m, pools),
     )
 
 
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
     """Every open offer, newest first (standalone missions, and quests with their open
-    missions), and the moment the first of them expires."""
+    missions), and the moment the listing must be built again: when the first of them
+    expires, a scheduled one starts, a recurring one's period turns (its `resetsAt`) or
+    one full for its period opens again."""
     open_mission = open_offers.mission_open_sql(_mission, now)
     inner = _mission.alias("inner")
     quest_has_open_mission = sa.exists().where(
@@ -231,8 +288,39 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
         )
         for m in session.scalars(query):
             inside[str(m.quest_id)].append(m)
+    moments = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
+    moments += [m.expiration_date for ms in inside.values() for m in ms if m.expiration_date]
+    moments += _next_starts(session, now)
+    # Full for the period: out until it turns; full at an offerwall: out there only.
+    every = [*missions, *(m for ms in inside.values() for m in ms)]
+    capped = [m for m in every if m.period_caps or m.cap_per_offerwall]
+    closed = open_offers.closed_missions(session.connection(), capped, None, now) if capped else {}
+    moments += [moment for moment in closed.values() if moment is not None]
+    closed_for = _closed_for(session, capped, now)
+    missions = [m for m in missions if m.id not in closed]
+    for quest_id in inside:
+        inside[quest_id] = [m for m in inside[quest_id] if m.id not in closed]
+    quests = [q for q in quests if inside[q.id]]
+    pools = index.pool_periods(session)
+    pool_of = _pools(session, pools, now)
+    goals = {m.id: _goal(m, pools) for m in every}
+    moments += [
+        g.period.ends(now) for g in goals.values() if g.period is not None
+    ]  # each period turning renews its `resetsAt`
     listed = [
-        (m.created_at, m.id, Listed("mission", m.id, mission_doc(m), m.created_at, (_goal(m),)))
+        (
+            m.created_at,
+            m.id,
+            Listed(
+                "mission",
+                m.id,
+                mission_doc(m, goals[m.id], now),
+                m.created_at,
+                (goals[m.id],),
+                pool_of.get((m.game_id, m.pool)) if m.pool else None,
+                closed_for.get(m.id, frozenset()),
+            ),
+        )
         for m in missions
     ]
     listed += [
@@ -242,18 +330,69 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
             Listed(
                 "quest",
                 q.id,
-                quest_doc(q, inside[q.id]),
+                quest_doc(q, inside[q.id], goals, now),
                 q.created_at,
-                tuple(_goal(m) for m in inside[q.id]),
+                tuple(goals[m.id] for m in inside[q.id]),
             ),
         )
         for q in quests
     ]
     listed.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    expiries = [o.expiration_date for o in [*missions, *quests] if o.expiration_date]
-    expiries += [m.expiration_date for ms in inside.values() for m in ms if m.expiration_date]
-    valid_until = min(expiries, default=datetime.max.replace(tzinfo=UTC))
+    valid_until = min(moments, default=datetime.max.replace(tzinfo=UTC))
     return [item[2] for item in listed], valid_until
+
+
+def _next_starts(session: Session, now: datetime) -> list[datetime]:
+    """When the next scheduled mission and quest start."""
+    found = []
+    for table in (_mission, _quest):
+        moment = session.execute(
+            sa.select(sa.func.min(table.c.start_date)).where(
+                table.c.is_active, table.c.start_date > now
+            )
+        ).scalar()
+        if moment is not None:
+            found.append(moment)
+    return found
+
+
+def _closed_for(
+    session: Session, capped: list[Mission], now: datetime
+) -> dict[str, frozenset[str]]:
+    """The offerwalls each mission with a cap per offerwall is full at."""
+    per_wall = [m for m in capped if m.cap_per_offerwall]
+    if not per_wall:
+        return {}
+    limits = {m.id: int(m.cap_per_offerwall or 0) for m in per_wall}
+    rows = session.execute(
+        sa.select(_cap_count.c.mission_id, _cap_count.c.scope, _cap_count.c.count).where(
+            _cap_count.c.mission_id.in_(sorted(limits)),
+            _cap_count.c.period == "total",
+            _cap_count.c.scope != "",
+        )
+    )
+    closed: dict[str, set[str]] = {}
+    for mission_id, scope, count in rows:
+        if count >= limits[mission_id]:
+            closed.setdefault(mission_id, set()).add(scope)
+    return {m: frozenset(walls) for m, walls in closed.items()}
+
+
+def _pools(
+    session: Session, periods: dict[tuple[str, str], Period], now: datetime
+) -> dict[tuple[str, str], Pool]:
+    members = open_offers.pool_members(session.connection(), now)
+    sizes = dict(
+        ((game, name), size)
+        for game, name, size in session.execute(
+            sa.select(_mission_pool.c.game_id, _mission_pool.c.name, _mission_pool.c.size)
+        )
+    )
+    return {
+        key: Pool(key[1], sizes[key], periods[key], tuple(ids))
+        for key, ids in members.items()
+        if key in sizes
+    }
 
 
 class ListingCache:
@@ -269,7 +408,7 @@ class ListingCache:
 
     def get(self, conn: Connection, version: int) -> list[Listed]:
         engine = conn.engine
-        now = datetime.now(UTC)
+        now = utcnow()
         cached = self._by_engine.get(engine)
         if cached and cached[0] == version and now < cached[1]:
             return cached[2]
@@ -288,7 +427,7 @@ def list_offers(
 ) -> bytes:
     """The offers envelope of the original spec for one page, in the offerwall's currency,
     serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
-    listing = LISTINGS.get(conn, offerwall.catalog_version)
+    listing = for_offerwall(LISTINGS.get(conn, offerwall.catalog_version), offerwall.id)
     key = (
         offerwall.owid,
         offerwall.exchange_rate,
@@ -301,7 +440,9 @@ def list_offers(
     pages = _PAGES.get(id(listing))
     if pages is None or pages[0] is not listing:
         pages = (listing, {})
-        _PAGES.clear()
+        if len(_PAGES) >= MAX_CACHED_LISTS:
+            _PAGES.clear()
+            _WALL_LISTS.clear()
         _PAGES[id(listing)] = pages
     body = pages[1].get(key)
     if body is None:
@@ -311,9 +452,23 @@ def list_offers(
     return body
 
 
+def for_offerwall(listing: list[Listed], offerwall_id: str) -> list[Listed]:
+    """The listing without the missions at their cap for this offerwall (the same list
+    when none is)."""
+    if not any(offer.closed_for for offer in listing):
+        return listing
+    return _WALL_LISTS.setdefault(
+        (id(listing), offerwall_id),
+        [offer for offer in listing if offerwall_id not in offer.closed_for],
+    )
+
+
 # Rendered pages of the current listing: {id(listing): (listing, {page key: bytes})}.
 _PAGES: dict[int, tuple[list[Listed], dict[tuple[Any, ...], bytes]]] = {}
 MAX_CACHED_PAGES = 1024
+# A listing without what is full at one offerwall, kept while the listing is.
+_WALL_LISTS: dict[tuple[int, str], list[Listed]] = {}
+MAX_CACHED_LISTS = 64
 
 
 def render_page(
@@ -354,12 +509,23 @@ def render_offer(
 
 
 def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    return {**doc, "trackingLink": link, **money.payout(doc["payout"])}
+    return {**_with_stages(doc, money), "trackingLink": link, **money.payout(doc["payout"])}
 
 
 def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    missions = [{**m, **money.payout(m["payout"])} for m in doc["missions"]]
+    missions = [{**_with_stages(m, money), **money.payout(m["payout"])} for m in doc["missions"]]
     return {**doc, "trackingLink": link, "missions": missions}
+
+
+def _with_stages(doc: dict[str, Any], money: _Money) -> dict[str, Any]:
+    """A ladder's stages with each payout in the offerwall's currency."""
+    if not doc.get("stages"):
+        return doc
+    stages = [
+        {"stage": n, "threshold": s["threshold"], "payout": money.payout(s["payout"])["payout"]}
+        for n, s in enumerate(doc["stages"], start=1)
+    ]
+    return {**doc, "stages": stages}
 
 
 class _Money:
@@ -397,24 +563,57 @@ _UNLISTED = {
     "fraudActions",
 }
 # A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
-_QUEST_LEVEL = {"thumbnail", "expirationDate", "previewUrl", "trackingLink", "isActive"}
+_QUEST_LEVEL = {"thumbnail", "expirationDate", "startDate", "previewUrl", "trackingLink"}
+_QUEST_LEVEL |= {"isActive"}
 _QUEST_LEVEL |= {"operatingSystem", "geotargeting", "tags"}
 
 
-def mission_doc(m: Mission) -> dict[str, Any]:
+# Listed only when set, so an offer without live operations is listed as it always was.
+_LIVE_FIELDS = ("startDate", "recurrence", "stages", "periodCaps", "capPerOfferwall", "pool")
+
+
+def _without_unset(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if not (k in _LIVE_FIELDS and v is None)}
+
+
+def mission_doc(
+    m: Mission, goal: Goal | None = None, now: datetime | None = None
+) -> dict[str, Any]:
     """The original spec's mission record: its definition (`mission_in`) as listed;
-    payout in USD micros, trackingLink per offerwall."""
-    doc = mission_in(m).model_dump(mode="json", exclude=_UNLISTED)
-    return doc | {
+    payout in USD micros (a ladder's stages' too), trackingLink per offerwall; a recurring
+    or pooled mission's `resetsAt` as of `now`."""
+    doc = _without_unset(mission_in(m).model_dump(mode="json", exclude=_UNLISTED))
+    doc |= {
         "expirationDate": iso(m.expiration_date),
         "trackingLink": None,
         "payout": m.payout_micros,
     }
+    if m.start_date is not None:
+        doc["startDate"] = iso(m.start_date)
+    if goal is not None and goal.stages:
+        doc["stages"] = [{"threshold": t, "payout": p} for t, p in goal.stages]
+    if goal is not None and goal.period is not None:
+        doc["resetsAt"] = iso(goal.period.ends(now or utcnow()))
+    return doc
 
 
-def quest_doc(q: Quest, missions: list[Mission]) -> dict[str, Any]:
-    doc = quest_fields(q).model_dump(mode="json", exclude=_UNLISTED)
-    inside = [{k: v for k, v in mission_doc(m).items() if k not in _QUEST_LEVEL} for m in missions]
+def quest_doc(
+    q: Quest,
+    missions: list[Mission],
+    goals: dict[str, Goal] | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    doc = _without_unset(quest_fields(q).model_dump(mode="json", exclude=_UNLISTED))
+    if q.start_date is not None:
+        doc["startDate"] = iso(q.start_date)
+    inside = [
+        {
+            k: v
+            for k, v in mission_doc(m, (goals or {}).get(m.id), now).items()
+            if k not in _QUEST_LEVEL
+        }
+        for m in missions
+    ]
     return doc | {
         "expirationDate": iso(q.expiration_date),
         "trackingLink": None,

@@ -25,7 +25,7 @@ wall must agree to the letter, so the one player's view they share is written on
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
@@ -43,16 +43,19 @@ from api.listing.offers import (
     Listed,
     ListingOfferwall,
     OfferPage,
+    for_offerwall,
     goal_of,
     invalid_parameter,
     iso,
     render_page,
 )
 from api.missions import rule_of, standing
+from api.missions.periods import Period
 from models import ProgressStatus
 from models.offer_schemas import OPERATING_SYSTEMS
 from models.schemas import NUL
 from models.tables import mission as _mission
+from models.tables import mission_pool as _mission_pool
 from models.tables import platform_user as _platform_user
 from models.tables import progress as _progress
 from models.tables import quest as _quest
@@ -199,6 +202,8 @@ def select(
     newest first or by payout (highest first, newest first among equals)."""
     chosen = [o for o in listing if matches(o, filters, offerwall)] if filters.narrows else listing
     if progress is not None:
+        # A pooled mission: only the player's picks of the period.
+        chosen = _picked(chosen, progress)
         # An offer the player never opened is new to them, so doable: only the few they
         # opened are judged.
         opened = progress.opened
@@ -207,6 +212,22 @@ def select(
         # The listing is newest first and the sort is stable.
         return sorted(chosen, key=lambda o: payout_in(o, offerwall), reverse=True)
     return chosen
+
+
+def _picked(listing: list[Listed], progress: PlayerProgress) -> list[Listed]:
+    if not any(offer.pool is not None for offer in listing):
+        return listing
+    picked: dict[str, frozenset[str]] = {}
+    kept = []
+    for offer in listing:
+        pool = offer.pool
+        if pool is not None:
+            if pool.name not in picked:
+                picked[pool.name] = pool.picks(progress.offerwall_id, progress.uid, progress.now)
+            if offer.id not in picked[pool.name]:
+                continue
+        kept.append(offer)
+    return kept
 
 
 # --- a player's progress ------------------------------------------------------------------
@@ -233,11 +254,25 @@ _PLAYER_PROGRESS = (
         _mission.c.allow_multiple_conversions,
         _mission.c.payout_micros,
         _quest.c.name.label("quest_name"),
+        _progress.c.period,
+        _progress.c.resets_at,
+        _mission.c.recurrence,
+        _mission.c.stages,
+        _mission_pool.c.every.label("pool_every"),
+        _mission_pool.c.time_zone.label("pool_zone"),
+        _mission_pool.c.week_starts_on.label("pool_week"),
     )
     .select_from(
         _platform_user.join(_progress, _progress.c.platform_user_id == _platform_user.c.id)
         .join(_mission, _mission.c.id == _progress.c.mission_id)
         .outerjoin(_quest, _quest.c.id == _progress.c.quest_id)
+        .outerjoin(
+            _mission_pool,
+            sa.and_(
+                _mission_pool.c.game_id == _mission.c.game_id,
+                _mission_pool.c.name == _mission.c.pool,
+            ),
+        )
     )
     .where(
         _platform_user.c.offerwall_id == sa.bindparam("offerwall_id"),
@@ -257,6 +292,17 @@ class MissionState:
     completions: int = 0
     started_at: datetime | None = None
     expires_at: datetime | None = None
+    resets_at: datetime | None = None  # a recurring or pooled mission's period's end
+
+    @property
+    def stages_reached(self) -> int:
+        """A ladder's stages reached in the current round (all of them once completed)."""
+        count = len(self.goal.stages)
+        if not count:
+            return 0
+        if self.status == COMPLETED:
+            return count
+        return self.completions % count
 
     @property
     def percent(self) -> int:
@@ -289,7 +335,16 @@ class MissionState:
             "completions": self.completions,
             "startedAt": iso(self.started_at),
             "expiresAt": iso(self.expires_at),
-        }
+        } | self._live()
+
+    def _live(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.goal.period is not None:
+            extra["resetsAt"] = iso(self.resets_at)
+        if self.goal.stages:
+            extra["stagesReached"] = self.stages_reached
+            extra["stagesTotal"] = len(self.goal.stages)
+        return extra
 
 
 def _number(value: float) -> float | int:
@@ -344,28 +399,40 @@ class _Row:
     status: str
     current: float
     completions: int
-    started_at: datetime
+    started_at: datetime | None
     expires_at: datetime | None
+    resets_at: datetime | None = None
 
 
 @dataclass
 class PlayerProgress:
-    """A player's progress rows by mission, read once, judged at `now`."""
+    """A player's progress rows by mission, read once, judged at `now`: a recurring or
+    pooled mission's row of the current period (a recurring one's player who took part
+    before is on it from zero)."""
 
     now: datetime
     rows: dict[str, _Row] = field(default_factory=dict)
+    offerwall_id: str = ""
+    uid: str = ""
 
     def mission(self, goal: Goal) -> MissionState:
         row = self.rows.get(goal.mission_id)
         if row is None:
-            return MissionState(goal, NEW)
+            resets = goal.period.ends(self.now) if goal.period is not None else None
+            return MissionState(goal, NEW, resets_at=resets)
         status = {
             ProgressStatus.COMPLETED: COMPLETED,
             ProgressStatus.EXPIRED: EXPIRED,
             ProgressStatus.CAPPED: ENDED,
         }.get(status_at(row.status, row.expires_at, self.now), STARTED)
         return MissionState(
-            goal, status, row.current, row.completions, row.started_at, row.expires_at
+            goal,
+            status,
+            row.current,
+            row.completions,
+            row.started_at,
+            row.expires_at,
+            row.resets_at,
         )
 
     @cached_property
@@ -418,14 +485,46 @@ def player_progress(
 ) -> PlayerProgress:
     """The player's progress on every mission they started, in one statement (an unknown
     uid has none: every offer is new to them)."""
-    found = PlayerProgress(now)
+    found = PlayerProgress(now, offerwall_id=offerwall_id, uid=uid)
     rows = conn.execute(_PLAYER_PROGRESS, {"offerwall_id": offerwall_id, "uid": uid})
     for r in rows:
         rule = rule_of(r)
-        current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state, now)
-        goal = goal_of(
-            r.mission_id, r.title, bool(r.allow_multiple_conversions), int(r.payout_micros), rule
+        period = Period.of(r.recurrence)
+        if r.pool_every is not None:
+            period = Period(r.pool_every, r.pool_zone, r.pool_week)
+        stages = tuple(
+            (float(s["threshold"]), int(Decimal(str(s["payout"])) * 1_000_000))
+            for s in r.stages or ()
         )
+        goal = replace(
+            goal_of(
+                r.mission_id,
+                r.title,
+                bool(r.allow_multiple_conversions),
+                int(r.payout_micros),
+                rule,
+            ),
+            stages=stages,
+            period=period,
+            every_period=r.recurrence is not None,
+        )
+        if r.period and r.resets_at is not None and r.resets_at <= now:
+            # A period that has turned: a recurring mission's player is on the new one
+            # from zero; a pooled mission's needs a click again.
+            if goal.every_period and period is not None:
+                found.rows[r.mission_id] = _Row(
+                    goal,
+                    r.quest_id,
+                    r.quest_name,
+                    ProgressStatus.STARTED,
+                    0.0,
+                    0,
+                    None,
+                    None,
+                    period.ends(now),
+                )
+            continue
+        current, _ = standing(rule, r._mapping["count"], r.run, r.total, r.state, now)
         found.rows[r.mission_id] = _Row(
             goal,
             r.quest_id,
@@ -435,6 +534,7 @@ def player_progress(
             int(r.completions or 0),
             r.started_at,
             r.expires_at,
+            r.resets_at,
         )
     return found
 
@@ -454,7 +554,7 @@ def list_for_player(
 ) -> bytes:
     """`GET /offerwall/offers` narrowed by filters and, with a uid, to what that player can
     still do, each offer with its `progress` and a tracking link that carries the uid."""
-    listing = LISTINGS.get(conn, offerwall.catalog_version)
+    listing = for_offerwall(LISTINGS.get(conn, offerwall.catalog_version), offerwall.id)
     progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now) if uid else None
     chosen = select(listing, filters, offerwall, progress)
     body = render_page(chosen, offerwall, page, base_url)
@@ -468,8 +568,18 @@ def list_for_player(
         for offer in shown:
             record = next(rendered[offer.kind])
             record["trackingLink"] += suffix
-            record["progress"] = progress.offer(offer).as_json()
+            state = progress.offer(offer)
+            record["progress"] = state.as_json()
+            _mark_stages(record, offer, state)
     return orjson.dumps(body)
+
+
+def _mark_stages(record: dict[str, Any], offer: Listed, state: OfferState) -> None:
+    """Each stage of a ladder (a mission's, or a quest's mission's) with `reached`."""
+    records = [record] if offer.kind == "mission" else record.get("missions", [])
+    for rendered, mission in zip(records, state.missions, strict=False):
+        for n, stage in enumerate(rendered.get("stages") or []):
+            stage["reached"] = n < mission.stages_reached
 
 
 def progress_document(

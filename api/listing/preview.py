@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
-from api.listing.offers import ListingOfferwall, mission_doc, quest_doc, render_offer
+from api.listing.offers import ListingOfferwall, mission_doc, mission_goal, quest_doc, render_offer
 from models import Mission, Quest
+from models.types import utcnow
 
 # Stands for the offerwall that lists the offer: USD, two decimals, its owid unknown here.
 PREVIEW_OFFERWALL = ListingOfferwall(
@@ -50,10 +51,11 @@ def offer_preview(
 ) -> OfferPreview:
     """The preview of a stored mission, or of a quest with its missions (in order)."""
     if isinstance(offer, Mission):
-        kind, title, doc = "mission", offer.title, mission_doc(offer)
+        kind, title, doc = "mission", offer.title, mission_doc(offer, mission_goal(offer), now)
         micros = offer.payout_micros
     else:
-        kind, title, doc = "quest", offer.name, quest_doc(offer, list(missions))
+        goals = {m.id: mission_goal(m) for m in missions}
+        kind, title, doc = "quest", offer.name, quest_doc(offer, list(missions), goals, now)
         micros = sum(m.payout_micros for m in missions)
     record = render_offer(kind, offer.id, doc, PREVIEW_OFFERWALL, base_url)
     return OfferPreview(
@@ -64,7 +66,7 @@ def offer_preview(
         payout_micros=micros,
         instructions=offer.instructions,
         requirements=offer.requirements,
-        expires=_expiry(offer.expiration_date, now or datetime.now(UTC)),
+        expires=_expiry(offer.expiration_date, now or utcnow()),
         tracking_link=record["trackingLink"],
         json=json.dumps(record, indent=2, ensure_ascii=False),
         missions=[PreviewMission(m.title, m.payout_micros) for m in missions],

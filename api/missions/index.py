@@ -11,6 +11,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
@@ -18,9 +19,10 @@ from sqlmodel import Session, select
 
 from api.core.sql import insert_ignore
 from api.fraud import strictest
+from api.missions.periods import Period
 from api.missions.rules import Rule
-from models import Mission, Quest
-from models.offer_schemas import rule_in
+from models import Mission, MissionPool, Quest
+from models.offer_schemas import EVERY, rule_in
 from models.tables import catalog_version as _version
 
 
@@ -48,9 +50,30 @@ class MissionSpec:
     # offerwall's: its own, or for a quest's mission the strictest of the quest's active
     # missions', as the quest's click is (docs/fraud.md#rules).
     fraud_actions: dict[str, str] | None = field(default=None, hash=False)
+    # Live operations (docs/missions.md#live-operations): the period progress turns over
+    # with (a recurrence's or its pool's), whether a player takes part in every period
+    # after one click (a recurrence) or only in those they click in (a pool); a ladder's
+    # stages as (threshold, payout micros); the period caps and their zone; the cap per
+    # offerwall.
+    period: Period | None = None
+    every_period: bool = False
+    stages: tuple[tuple[float, int], ...] = ()
+    period_caps: tuple[tuple[str, int], ...] = ()
+    caps_zone: str = "UTC"
+    cap_per_offerwall: int | None = None
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
+
+    def cap_scopes(self, offerwall_id: str, now: datetime) -> list[tuple[str, str, int]]:
+        """The counters a conversion at `now` for `offerwall_id` raises, beside the
+        lifetime cap: (scope, period, limit); those that run out for good come first."""
+        scopes = []
+        if self.cap_per_offerwall is not None:
+            scopes.append((offerwall_id, "total", self.cap_per_offerwall))
+        for every, limit in self.period_caps:
+            scopes.append(("", f"{every}:{Period(every, self.caps_zone).key(now)}", limit))
+        return scopes
 
     def broken_limit(self, value: float | None, traits: dict | None) -> tuple[str, str] | None:
         """The value or trait limit an event breaks, as (rule, what it says), or None."""
@@ -82,8 +105,13 @@ class MissionIndex:
         return self.by_game.get(game_id, [])
 
 
-def spec_of(mission: Mission) -> MissionSpec:
+def spec_of(mission: Mission, pools: dict[tuple[str, str], Period] | None = None) -> MissionSpec:
+    """A mission's spec; `pools`: the period of each (game, pool name) known."""
     rule = Rule.from_input(rule_in(mission))
+    period = Period.of(mission.recurrence)
+    if mission.pool is not None:
+        period = (pools or {}).get((mission.game_id, mission.pool), Period("day"))
+    caps = mission.period_caps or {}
     return MissionSpec(
         id=mission.id,
         game_id=mission.game_id,
@@ -100,7 +128,24 @@ def spec_of(mission: Mission) -> MissionSpec:
         max_trait_value=mission.max_trait_value,
         max_events_per_minute=mission.max_events_per_minute,
         fraud_actions=mission.fraud_actions or None,
+        period=period,
+        every_period=mission.recurrence is not None,
+        stages=tuple(
+            (float(s["threshold"]), int(Decimal(str(s["payout"])) * 1_000_000))
+            for s in mission.stages or ()
+        ),
+        period_caps=tuple((every, int(caps[every])) for every in EVERY if caps.get(every)),
+        caps_zone=str(caps.get("timeZone") or "UTC"),
+        cap_per_offerwall=mission.cap_per_offerwall,
     )
+
+
+def pool_periods(session: Session) -> dict[tuple[str, str], Period]:
+    """The period of every pool, by (game, name)."""
+    return {
+        (p.game_id, p.name): Period(p.every, p.time_zone, p.week_starts_on)
+        for p in session.exec(select(MissionPool)).all()
+    }
 
 
 def load(session: Session, version: int) -> MissionIndex:
@@ -111,7 +156,8 @@ def load(session: Session, version: int) -> MissionIndex:
         .outerjoin(Quest, Quest.id == Mission.quest_id)  # type: ignore[arg-type]
         .where(Mission.is_active, sa.or_(Mission.quest_id.is_(None), Quest.is_active))  # type: ignore[union-attr, arg-type]
     ).all()
-    specs = [spec_of(mission) for mission in rows]
+    pools = pool_periods(session)
+    specs = [spec_of(mission, pools) for mission in rows]
     per_quest: dict[str, list[dict[str, str] | None]] = {}
     for spec in specs:
         if spec.quest_id is not None:

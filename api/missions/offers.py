@@ -22,11 +22,12 @@ from sqlmodel import Session, col, select
 from api.core.refusals import DomainError
 from api.missions import index
 from api.missions.rules import Rule, RuleError, Tally, progress
-from models import Game, Mission, Progress, ProgressStatus, Quest
+from models import Game, Mission, MissionPool, Progress, ProgressStatus, Quest
 from models.offer_schemas import (
     RULE_COLUMNS,
     MissionIn,
     OffersFile,
+    PoolIn,
     QuestFields,
     QuestIn,
     mission_in,
@@ -92,6 +93,12 @@ def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
     the group, the window, the steps, the time zone) starts their progress again, since
     what was kept meant something else; a new threshold or new conditions keep it."""
     rule = check_rule(data)
+    if data.pool is not None and pool_named(session, game_id, data.pool) is None:
+        raise OfferError(
+            f"mission {data.title!r}: no pool named {data.pool} in this game; "
+            "define it under pools first",
+            field="pool",
+        )
     before = _existing(session, Mission, data.id, game_id) if data.id else None
     kept_before = mission_rule(before).kept if before is not None else None
     mission = _saved(session, Mission, game_id, data)
@@ -119,6 +126,16 @@ def save_quest(
         ]
     if not mission_ids:
         raise OfferError("a quest needs at least one mission", field="missions")
+    pooled = session.scalars(
+        sa.select(col(Mission.title)).where(
+            col(Mission.id).in_(list(mission_ids)), col(Mission.pool).is_not(None)
+        )
+    ).first()
+    if pooled is not None:
+        raise OfferError(
+            f"{pooled} rotates in a pool: a pooled mission is offered on its own, not in a quest",
+            field="missions",
+        )
     quest = _saved(session, Quest, game_id, data)
     _set_missions(session, quest, list(mission_ids))
     index.bump(session)
@@ -159,10 +176,48 @@ def _set_missions(session: Session, quest: Quest, mission_ids: list[str]) -> Non
     session.flush()
 
 
+def pool_named(session: Session, game_id: str, name: str) -> MissionPool | None:
+    return session.exec(
+        select(MissionPool).where(MissionPool.game_id == game_id, MissionPool.name == name)
+    ).first()
+
+
+def save_pool(*, session: Session, game_id: str, data: PoolIn) -> MissionPool:
+    """Create the game's pool of this name, or change its size and period."""
+    pool = pool_named(session, game_id, data.name) or MissionPool(game_id=game_id, name=data.name)
+    pool.size, pool.every = data.size, data.every
+    pool.time_zone, pool.week_starts_on = data.timeZone, data.weekStartsOn
+    session.add(pool)
+    session.flush()
+    index.bump(session)
+    return pool
+
+
+def game_pools(*, session: Session, game_id: str) -> list[MissionPool]:
+    return list(
+        session.exec(
+            select(MissionPool).where(MissionPool.game_id == game_id).order_by(MissionPool.name)
+        )
+    )
+
+
+def pool_in(pool: MissionPool) -> PoolIn:
+    return PoolIn(
+        name=pool.name,
+        size=pool.size,
+        every=pool.every,
+        timeZone=pool.time_zone,
+        weekStartsOn=pool.week_starts_on,
+    )
+
+
 def import_offers(*, session: Session, data: OffersFile) -> tuple[list[Mission], list[Quest]]:
-    """Create or update every mission and quest of an import file, in one transaction."""
+    """Create or update every pool, mission and quest of an import file, in one
+    transaction."""
     if session.get(Game, data.gameId) is None:
         raise OfferError(f"no game with id {data.gameId}")
+    for pool in data.pools:
+        save_pool(session=session, game_id=data.gameId, data=pool)
     missions = [save_mission(session=session, game_id=data.gameId, data=m) for m in data.missions]
     quests = [save_quest(session=session, game_id=data.gameId, data=q) for q in data.quests]
     return missions, quests
@@ -177,6 +232,7 @@ def export_offers(*, session: Session, game_id: str) -> OffersFile:
             inside[m.quest_id].append(m)
     return OffersFile(
         gameId=game_id,
+        pools=[pool_in(p) for p in game_pools(session=session, game_id=game_id)],
         missions=[mission_in(m) for m in missions if m.quest_id is None],
         quests=[quest_in(q, inside[q.id]) for q in quests],
     )

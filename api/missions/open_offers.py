@@ -1,7 +1,7 @@
 """Is this offer open now: the one predicate, in its SQL form and its Python form side by side.
 
-An offer is **running** when it is active and not expired (`expiration_date` unset or later
-than now). A mission is **under its cap** while `cap` is unset or `conversions < cap`; a quest
+An offer is **running** when it is active, has started (`start_date` unset or not later
+than now) and has not expired (`expiration_date` unset or later than now). A mission is **under its cap** while `cap` is unset or `conversions < cap`; a quest
 is **under its start cap** while `start_cap` is unset or `starts < start_cap`. An offer is
 **open** when it is running and under its cap. The listing shows open offers, a tracking
 link refuses the others (410), and a conversion or a quest's new player is counted only
@@ -18,18 +18,28 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import Connection
 from sqlalchemy.sql.elements import ColumnElement
+
+from api.missions.periods import Period
+from models.tables import cap_count as _cap_count
+from models.tables import mission as _mission
 
 
 def running_sql(table: Any, now: datetime) -> ColumnElement[bool]:
     return sa.and_(
         table.c.is_active,
+        sa.or_(table.c.start_date.is_(None), table.c.start_date <= now),
         sa.or_(table.c.expiration_date.is_(None), table.c.expiration_date > now),
     )
 
 
 def running(offer: Any, now: datetime) -> bool:
-    return bool(offer.is_active) and (offer.expiration_date is None or offer.expiration_date > now)
+    return (
+        bool(offer.is_active)
+        and (offer.start_date is None or offer.start_date <= now)
+        and (offer.expiration_date is None or offer.expiration_date > now)
+    )
 
 
 def under_cap_sql(mission: Any) -> ColumnElement[bool]:
@@ -63,3 +73,60 @@ def quest_open_sql(quest: Any, now: datetime) -> ColumnElement[bool]:
 
 def quest_open(quest: Any, now: datetime) -> bool:
     return running(quest, now) and under_start_cap(quest)
+
+
+def pool_members(
+    conn: Connection, now: datetime, *, game_id: str | None = None, pool: str | None = None
+) -> dict[tuple[str, str], list[str]]:
+    """The missions of each rotating pool a player's picks are drawn from, by (game, pool):
+    its running standalone missions, capped ones included (so that a cap reached does not
+    reshuffle everyone's picks), in id order."""
+    query = sa.select(_mission.c.game_id, _mission.c.pool, _mission.c.id).where(
+        _mission.c.pool.is_not(None), _mission.c.quest_id.is_(None), running_sql(_mission, now)
+    )
+    if game_id is not None:
+        query = query.where(_mission.c.game_id == game_id, _mission.c.pool == pool)
+    members: dict[tuple[str, str], list[str]] = {}
+    for game, name, mission_id in conn.execute(query.order_by(_mission.c.id)):
+        members.setdefault((game, name), []).append(mission_id)
+    return members
+
+
+def closed_missions(
+    db: Connection, missions: list[Any], offerwall_id: str | None, now: datetime
+) -> dict[str, datetime | None]:
+    """Of missions with period caps or a cap per offerwall, those full at `now` (for
+    `offerwall_id`; None: for every offerwall), with when they open again (None: only a
+    change of their cap opens them)."""
+    wanted: dict[tuple[str, str, str], tuple[int, datetime | None]] = {}
+    for m in missions:
+        caps = m.period_caps or {}
+        zone = str(caps.get("timeZone") or "UTC")
+        for every in ("day", "week", "month"):
+            if caps.get(every):
+                period = Period(every, zone)
+                wanted[(m.id, "", f"{every}:{period.key(now)}")] = (
+                    int(caps[every]),
+                    period.ends(now),
+                )
+        if m.cap_per_offerwall and offerwall_id is not None:
+            wanted[(m.id, offerwall_id, "total")] = (int(m.cap_per_offerwall), None)
+    if not wanted:
+        return {}
+    rows = db.execute(
+        sa.select(_cap_count).where(
+            _cap_count.c.mission_id.in_(sorted({k[0] for k in wanted})),
+            _cap_count.c.period.in_(sorted({k[2] for k in wanted})),
+        )
+    )
+    closed: dict[str, datetime | None] = {}
+    for row in rows:
+        found = wanted.get((row.mission_id, row.scope, row.period))
+        if found is None or row._mapping["count"] < found[0]:
+            continue
+        reopen = found[1]
+        if row.mission_id in closed:
+            earlier = closed[row.mission_id]
+            reopen = None if earlier is None or reopen is None else max(earlier, reopen)
+        closed[row.mission_id] = reopen
+    return closed

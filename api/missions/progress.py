@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -27,15 +27,17 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from api.core.driver import DriverStatement, from_db_json, from_db_time
+from api.core.sql import dialect_insert, insert_ignore
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import open_offers
 from api.missions.index import MissionIndex, MissionSpec, bump
-from api.missions.rules import Tally, next_round, step
+from api.missions.rules import Tally, next_round, progress, step
 from api.postbacks import outbox as postbacks
 from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
 from models.tables import PROGRESS_STATE
+from models.tables import cap_count as _cap_count
 from models.tables import cheat_flag as _cheat_flag
 from models.tables import click as _click
 from models.tables import conversion as _conversion
@@ -72,6 +74,7 @@ def _started_for_users(dialect: str) -> sa.Select[Any]:
             _game_user.c.game_id == sa.bindparam("game_id"),
             users,
             _progress.c.status == ProgressStatus.STARTED,
+            _progress.c.period == "",  # a recurring mission's rows: `_period_runs`
         )
         .order_by(_progress.c.id)
         .with_for_update(of=_progress)
@@ -123,6 +126,8 @@ class ProgressRow:
     run: int
     total: float
     completions: int
+    period: str = ""  # a recurring mission's period (its first date); "" otherwise
+    resets_at: datetime | None = None  # when that period ends
     rate_minute: int = 0
     rate_count: int = 0
     state: Any = None  # what the richer kinds keep (rules.Tally.state)
@@ -141,6 +146,12 @@ def evaluate_events(
     relevant = [(i, e) for i, e in enumerate(events) if mission_index.for_event(game_id, e.event)]
     if not relevant:
         return 0
+    periodic = {
+        spec.id: spec
+        for _, e in relevant
+        for spec in mission_index.for_event(game_id, e.event)
+        if spec.period is not None and not spec.expired(now)
+    }
     # One statement: the started progress of every player linked to a user of the batch.
     by_id: dict[int, ProgressRow] = {}
     users_of: dict[str, set[str]] = defaultdict(set)
@@ -153,10 +164,11 @@ def evaluate_events(
         if row is None:
             columns[7] = from_db_time(columns[7])  # started_at
             columns[8] = from_db_time(columns[8])  # expires_at
+            columns[14] = from_db_time(columns[14])  # resets_at
             columns[-1] = from_db_json(columns[-1])  # state
             row = by_id[columns[0]] = ProgressRow(*columns)
         users_of[row.platform_user_id].add(user_id)
-    if not by_id:
+    if not by_id and not periodic:
         return 0
     by_user: dict[str, list[EngineEvent]] = defaultdict(list)
     for index, e in relevant:
@@ -176,14 +188,176 @@ def evaluate_events(
         spec = mission_index.missions.get(row.mission_id)
         if spec is None or spec.game_id != game_id or spec.expired(now):
             continue  # inactive, another game's, or expired
+        if spec.period is not None:
+            continue  # made recurring since: its periods' rows take the events
         mine, names = player_events[row.platform_user_id]
         if spec.rule.events.isdisjoint(names):
             continue  # nothing in this batch for this mission
         runs.append(Run(row, spec, mine, fresh=False))
+    if periodic:
+        runs += _period_runs(session, periodic, _players_of(session, game_id, by_user), now)
     before = {id(r.row): _state(r.row) for r in runs}
     made = _advance_all(session, runs, now, policy)
     _save(session, [r.row for r in runs if _state(r.row) != before[id(r.row)]], now)
     return made
+
+
+def _players_of(
+    session: Session, game_id: str, by_user: dict[str, list[EngineEvent]]
+) -> dict[str, list[EngineEvent]]:
+    """Each platform user linked to a user of the batch, with their events in time order."""
+    links = session.execute(
+        sa.select(_game_user.c.user_id, _game_user.c.platform_user_id).where(
+            _game_user.c.game_id == game_id,
+            _game_user.c.user_id.in_(sorted(by_user)),
+            _game_user.c.platform_user_id.is_not(None),
+        )
+    ).all()
+    players: dict[str, list[EngineEvent]] = defaultdict(list)
+    for user_id, player in links:
+        players[player].extend(by_user[user_id])
+    for mine in players.values():
+        mine.sort(key=lambda ev: (ev.time, ev.order))
+    return players
+
+
+def _period_runs(
+    session: Session,
+    specs: dict[str, MissionSpec],
+    players: dict[str, list[EngineEvent]],
+    now: datetime,
+    *,
+    fresh: bool = False,
+) -> list[Run]:
+    """The runs of recurring and pooled missions: each event goes to its player's row of
+    the period it is timed in (docs/missions.md#recurring-missions), late ones included.
+    A recurring mission's player takes part in every period after their first click, so
+    a missing row of a later period is made here (from the period's start, attributed to
+    the player's latest click); a pooled mission's rows come from clicks only."""
+    wanted: dict[tuple[str, str, str], list[EngineEvent]] = defaultdict(list)
+    for player, mine in players.items():
+        for spec in specs.values():
+            period = spec.period
+            assert period is not None
+            for ev in mine:
+                if ev.event in spec.rule.events:
+                    wanted[(spec.id, player, period.key(ev.time))].append(ev)
+    if not wanted:
+        return []
+    rows = _period_rows(session, wanted)
+    missing = [k for k in wanted if k not in rows and specs[k[0]].every_period]
+    if missing and _enrol(session, missing, specs, now):
+        rows = _period_rows(session, wanted)
+    return [
+        Run(row, specs[key[0]], wanted[key], fresh=fresh)
+        for key, row in sorted(rows.items(), key=lambda item: item[1].id)
+        if row.status == ProgressStatus.STARTED or fresh
+    ]
+
+
+def _period_rows(
+    session: Session, wanted: dict[tuple[str, str, str], Any]
+) -> dict[tuple[str, str, str], ProgressRow]:
+    """The rows of the wanted (mission, player, period)s that exist, locked in id order."""
+    missions = sorted({k[0] for k in wanted})
+    players = sorted({k[1] for k in wanted})
+    periods = sorted({k[2] for k in wanted})
+    query = (
+        sa.select(*(_progress.c[name] for name in _PROGRESS_COLUMNS))
+        .where(
+            _progress.c.mission_id.in_(missions),
+            _progress.c.platform_user_id.in_(players),
+            _progress.c.period.in_(periods),
+        )
+        .order_by(_progress.c.id)
+        .with_for_update()
+    )
+    found = (ProgressRow(*row) for row in session.execute(query))
+    return {
+        key: row
+        for row in found
+        if (key := (row.mission_id, row.platform_user_id, row.period)) in wanted
+    }
+
+
+def _enrol(
+    session: Session,
+    missing: list[tuple[str, str, str]],
+    specs: dict[str, MissionSpec],
+    now: datetime,
+) -> bool:
+    """Make the rows of periods a recurring mission's players take part in without a new
+    click; True when one was made. A period that ended before the player's first click
+    (a late event of an earlier day) gets none."""
+    missions = sorted({k[0] for k in missing})
+    players = sorted({k[1] for k in missing})
+    first = (
+        sa.select(
+            _progress.c.mission_id,
+            _progress.c.platform_user_id,
+            sa.func.min(_progress.c.started_at).label("since"),
+            sa.func.max(_progress.c.id).label("latest"),
+        )
+        .where(
+            _progress.c.mission_id.in_(missions),
+            _progress.c.platform_user_id.in_(players),
+        )
+        .group_by(_progress.c.mission_id, _progress.c.platform_user_id)
+    )
+    enrolled = {(r.mission_id, r.platform_user_id): r for r in session.execute(first)}
+    if not enrolled:
+        return False
+    latest_ids = sorted({r.latest for r in enrolled.values()})
+    attribution = {
+        r.id: r
+        for r in session.execute(
+            sa.select(
+                _progress.c.id, _progress.c.quest_id, _progress.c.offerwall_id, _progress.c.click_id
+            ).where(_progress.c.id.in_(latest_ids))
+        )
+    }
+    made = []
+    for mission_id, player, key in missing:
+        found = enrolled.get((mission_id, player))
+        spec = specs[mission_id]
+        if found is None or spec.period is None:
+            continue
+        start, end = spec.period.bounds_of(key)
+        since = from_db_time(found.since) or start
+        if end <= since or (spec.expiration_date is not None and start >= spec.expiration_date):
+            continue
+        started = max(start, since)
+        limit = spec.time_limit_seconds
+        source = attribution[found.latest]
+        made.append(
+            {
+                "mission_id": mission_id,
+                "platform_user_id": player,
+                "quest_id": source.quest_id,
+                "offerwall_id": source.offerwall_id,
+                "click_id": source.click_id,
+                "status": ProgressStatus.STARTED,
+                "started_at": started,
+                "expires_at": started + timedelta(seconds=limit) if limit else None,
+                "period": key,
+                "resets_at": end,
+                "count": 0,
+                "run": 0,
+                "total": 0.0,
+                "completions": 0,
+                "rate_minute": 0,
+                "rate_count": 0,
+                "updated_at": now,
+            }
+        )
+    for values in made:
+        insert_ignore(
+            session,
+            _progress,
+            values,
+            conflict=("mission_id", "platform_user_id", "period"),
+        )
+    return bool(made)
 
 
 def _state(row: ProgressRow) -> tuple[Any, ...]:
@@ -208,8 +382,13 @@ def replay_for_link(
     specs = {m.id: m for m in mission_index.for_game(game_id)}
     if not specs:
         return 0
-    rows = _started(session, [platform_user_id], specs.keys())
-    if not rows:
+    rows = [
+        row
+        for row in _started(session, [platform_user_id], specs.keys())
+        if specs[row.mission_id].period is None
+    ]
+    since = _periodic_since(session, platform_user_id, specs)
+    if not rows and not since:
         return 0
     user_ids = (
         session.execute(
@@ -220,12 +399,9 @@ def replay_for_link(
         .scalars()
         .all()
     )
-    runs: list[Run] = []
-    for row in rows:
-        spec = specs[row.mission_id]
-        if spec.expired(now):
-            continue
-        stored = session.execute(
+
+    def stored(spec: MissionSpec, start: datetime) -> list[EngineEvent]:
+        found = session.execute(
             sa.select(
                 _event.c.name,
                 _event.c.time,
@@ -241,15 +417,42 @@ def replay_for_link(
                 _event.c.game_id == game_id,
                 _event.c.user_id.in_(user_ids),
                 _event.c.name.in_(sorted(spec.rule.events)),
-                _event.c.time >= row.started_at,
+                _event.c.time >= start,
             )
             .order_by(_event.c.time, _event.c.id)
         ).all()
-        events = [EngineEvent(*r) for r in stored]
-        runs.append(Run(row, spec, events, fresh=True))
+        return [EngineEvent(*r) for r in found]
+
+    runs: list[Run] = []
+    for row in rows:
+        spec = specs[row.mission_id]
+        if spec.expired(now):
+            continue
+        runs.append(Run(row, spec, stored(spec, row.started_at), fresh=True))
+    for mission_id, start in since.items():
+        spec = specs[mission_id]
+        if spec.expired(now):
+            continue
+        players = {platform_user_id: stored(spec, start)}
+        runs += _period_runs(session, {spec.id: spec}, players, now, fresh=True)
     made = _advance_all(session, runs, now, policy)
-    _save(session, rows, now)
+    _save(session, [run.row for run in runs], now)
     return made
+
+
+def _periodic_since(
+    session: Session, player: str, specs: dict[str, MissionSpec]
+) -> dict[str, datetime]:
+    """When the player first started each of the recurring and pooled missions they did."""
+    periodic = sorted(m for m, spec in specs.items() if spec.period is not None)
+    if not periodic:
+        return {}
+    found = session.execute(
+        sa.select(_progress.c.mission_id, sa.func.min(_progress.c.started_at))
+        .where(_progress.c.platform_user_id == player, _progress.c.mission_id.in_(periodic))
+        .group_by(_progress.c.mission_id)
+    ).all()
+    return {mission_id: from_db_time(start) or start for mission_id, start in found if start}
 
 
 def _started(
@@ -283,6 +486,10 @@ class Run:
     fresh: bool
 
 
+def _always(*_: Any) -> bool:
+    return True
+
+
 def _advance_all(session: Session, runs: Sequence[Run], now: datetime, policy: Policy) -> int:
     """Advance every run; returns the conversions made.
 
@@ -298,7 +505,7 @@ def _advance_all(session: Session, runs: Sequence[Run], now: datetime, policy: P
         converting = {
             run.spec.id
             for run in runs
-            if advance(replace(run.row), run, convert=lambda *_: True, flag=lambda *_: None)
+            if advance(replace(run.row), run, convert=_always, flag=lambda *_: None)
         }
     if len(converting) > 1:
         session.execute(
@@ -310,7 +517,7 @@ def _advance_all(session: Session, runs: Sequence[Run], now: datetime, policy: P
             .with_for_update(key_share=True)
         ).all()
 
-    def convert(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> bool:
+    def convert(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> bool | None:
         return _convert(session, row, spec, event, now, policy)
 
     flags: list[dict[str, Any]] = []
@@ -341,13 +548,17 @@ def advance(
     row: ProgressRow,
     run: Run,
     *,
-    convert: Callable[[ProgressRow, MissionSpec, EngineEvent], bool],
+    convert: Callable[[ProgressRow, MissionSpec, EngineEvent], bool | None],
     flag: Callable[[ProgressRow, MissionSpec, EngineEvent, str, str], None],
 ) -> int:
     """Run the run's events through the rule on `row`, calling `convert` for each new
-    completion. `fresh` recomputes from the start (late linking): completions already
-    converted are recognised by their number and not paid again. An event of the rule
-    that breaks one of the mission's anti-cheat limits does not count; `flag` records it."""
+    conversion: a completion, or each stage of a ladder reached. `convert` answers True
+    (converted), False (the mission's cap is reached: the row ends) or None (a cap of the
+    period is: the row waits, as it stands, for the next period). `fresh` recomputes from
+    the start (late linking): conversions already made are recognised by their number and
+    not paid again. An event of the rule that breaks one of the mission's anti-cheat
+    limits does not count; `flag` records it. A recurring mission's row takes the events
+    of its own period only."""
     spec, events, fresh = run.spec, run.events, run.fresh
     tally = Tally() if fresh else Tally(row.count, row.run, row.total, row.state)
     reached = 0 if fresh else row.completions
@@ -357,6 +568,8 @@ def advance(
     for event in events:
         if event.time < row.started_at:
             continue
+        if row.resets_at is not None and event.time >= row.resets_at:
+            continue  # the next period's
         if row.expires_at is not None and event.time > row.expires_at:
             row.status = ProgressStatus.EXPIRED
             break
@@ -367,20 +580,46 @@ def advance(
                 continue
         result = step(spec.rule, tally, event.as_mapping())
         tally = result.tally
-        if not result.completed:
+        due = _due(spec, tally, event, result.completed, reached)
+        if not due:
             continue
-        reached += 1
-        if reached > row.completions:
-            if not convert(row, spec, event):
-                row.status = ProgressStatus.CAPPED
+        outcome: bool | None = True
+        for _ in range(due):
+            reached += 1
+            if reached <= row.completions:
+                continue  # paid before (a fresh run)
+            outcome = convert(row, spec, event)
+            if not outcome:
+                reached -= 1
                 break
             made += 1
+        if outcome is None:
+            break  # a cap of the period: wait for the next one
+        if outcome is False:
+            row.status = ProgressStatus.CAPPED
+            break
+        if not result.completed:
+            continue  # a ladder's stage, not its last
         if not spec.allow_multiple:
             row.status = ProgressStatus.COMPLETED
             break
         tally = next_round(spec.rule, tally)  # a repeatable mission starts again
     row.count, row.run, row.total, row.state = tally.count, tally.run, tally.total, tally.state
     return made
+
+
+def _due(spec: MissionSpec, tally: Tally, event: EngineEvent, completed: bool, reached: int) -> int:
+    """How many conversions an event makes due: one for a completion; for a ladder, each
+    stage of the round its progress now reaches and none before it paid."""
+    if not spec.stages:
+        return 1 if completed else 0
+    count = len(spec.stages)
+    if completed:
+        hit = count
+    else:
+        current, _ = progress(spec.rule, tally, event.time)
+        hit = min(count - 1, sum(1 for threshold, _ in spec.stages if current >= threshold))
+    return max(0, hit - reached % count)
 
 
 def _broken(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> tuple[str, str] | None:
@@ -446,15 +685,18 @@ def _convert(
     event: EngineEvent,
     now: datetime,
     policy: Policy,
-) -> bool:
-    """Record a conversion unless the mission's cap is reached (atomically). A held one
+) -> bool | None:
+    """Record a conversion unless a cap is reached (atomically; `_take_place`). A held one
     (docs/fraud.md#the-review-queue) is pending, without its postback, and counts against
     the cap like any other, so approvals can never overshoot it. The test player's
     (its click's `test`) is never held and takes no place under the cap: it is not paid."""
     test = bool(session.execute(_CLICK_IS_TEST, {"click_id": row.click_id}).scalar_one())
-    if not test and not _raise_count(session, spec.id):
-        return False
+    if not test:
+        room = _take_place(session, spec, row.offerwall_id, now)
+        if room is not True:
+            return room
 
+    stage = row.completions % len(spec.stages) if spec.stages else None
     row.completions += 1
     assessed = fraud.assess(
         session,
@@ -485,7 +727,9 @@ def _convert(
             platform_user_id=row.platform_user_id,
             offerwall_id=row.offerwall_id,
             click_id=row.click_id,
-            payout_micros=spec.payout_micros,
+            payout_micros=spec.payout_micros if stage is None else spec.stages[stage][1],
+            period=row.period or None,
+            stage=None if stage is None else stage + 1,
             created_at=now,
             status=ConversionStatus.PENDING if held else ConversionStatus.APPROVED,
             signals=assessed.signals or None,
@@ -507,6 +751,61 @@ def _convert(
 
 
 _CLICK_IS_TEST = sa.select(_click.c.test).where(_click.c.id == sa.bindparam("click_id"))
+
+
+def _take_place(
+    session: Session, spec: MissionSpec, offerwall_id: str, now: datetime
+) -> bool | None:
+    """Count one more conversion of the mission under every cap it has, atomically: True
+    when there was room under all of them; False when its cap (or its cap for this
+    offerwall) is reached for good, None when one of its period's is. Counters raised
+    before the one that is full are lowered again, in the same transaction."""
+    if not _raise_count(session, spec.id):
+        return False
+    taken: list[tuple[str, str]] = []
+    for scope, period, limit in spec.cap_scopes(offerwall_id, now):
+        count = _raise_cap_count(session, spec.id, scope, period, limit)
+        if count is None:
+            _give_back(session, spec.id, taken)
+            return False if period == "total" else None
+        taken.append((scope, period))
+        if count >= limit and scope == "":
+            bump(session)  # full for the period: listings drop it until it turns
+    return True
+
+
+def _raise_cap_count(
+    session: Session, mission_id: str, scope: str, period: str, limit: int
+) -> int | None:
+    """One more under a cap's counter unless it is at `limit`: the new count, or None."""
+    dialect = session.get_bind().dialect.name
+    statement = dialect_insert(dialect, _cap_count).values(
+        mission_id=mission_id, scope=scope, period=period, count=1
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=("mission_id", "scope", "period"),
+        set_={"count": _cap_count.c.count + 1},
+        where=_cap_count.c.count < limit,
+    ).returning(_cap_count.c.count)
+    return session.execute(statement).scalar()
+
+
+def _give_back(session: Session, mission_id: str, taken: list[tuple[str, str]]) -> None:
+    session.execute(
+        sa.update(_mission)
+        .where(_mission.c.id == mission_id)
+        .values(conversions=_mission.c.conversions - 1)
+    )
+    for scope, period in taken:
+        session.execute(
+            sa.update(_cap_count)
+            .where(
+                _cap_count.c.mission_id == mission_id,
+                _cap_count.c.scope == scope,
+                _cap_count.c.period == period,
+            )
+            .values(count=_cap_count.c.count - 1)
+        )
 
 
 def _raise_count(session: Session, mission_id: str) -> bool:

@@ -124,6 +124,9 @@ def values_for(row: Any) -> PostbackValues:
         platform_sub3=row.sub3 or "",
         status=STATUS_OF[row.kind],
         reason=_reason(row),
+        period=row.period or "",
+        stage=str(row.stage) if row.stage else "",
+        stage_count=str(len(row.stages or ())) if row.stage else "",
     )
 
 
@@ -196,6 +199,28 @@ _EARLIER_UNSENT = (
 )
 
 
+# A ladder's stages reached together are separate conversions: each stage's postbacks wait
+# for those of the stages before it (the same progress's earlier conversions).
+_mine = _conversion.alias("mine")
+_theirs = _conversion.alias("theirs")
+_earlier_stage = _postback.alias("earlier_stage")
+_EARLIER_STAGE_UNSENT = (
+    sa.select(_earlier_stage.c.id)
+    .select_from(
+        _mine.join(_theirs, _theirs.c.progress_id == _mine.c.progress_id).join(
+            _earlier_stage, _earlier_stage.c.conversion_id == _theirs.c.id
+        )
+    )
+    .where(
+        _mine.c.id == _postback.c.conversion_id,
+        _mine.c.stage > 1,
+        _theirs.c.id < _mine.c.id,
+        _earlier_stage.c.status == PostbackStatus.PENDING,
+    )
+    .exists()
+)
+
+
 def claim(
     engine: Engine,
     *,
@@ -220,6 +245,7 @@ def claim(
         sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
         ~_PAUSED,
         ~_EARLIER_UNSENT,
+        ~_EARLIER_STAGE_UNSENT,
     )
     if full:
         due = due.where(_postback.c.offerwall_id.not_in(full))
@@ -304,8 +330,11 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
                 _conversion.c.quest_id,
                 _conversion.c.reversal_reason,
                 _conversion.c.review_note,
+                _conversion.c.period,
+                _conversion.c.stage,
                 _mission.c.id.label("mission_id"),
                 _mission.c.title,
+                _mission.c.stages,
                 _quest.c.name.label("quest_name"),
                 _click.c.uid,
                 _click.c.clickid,

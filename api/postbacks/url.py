@@ -55,6 +55,12 @@ class PostbackValues:
     # the one given for a reversal (empty otherwise).
     status: str = "approved"
     reason: str = ""
+    # Live operations (docs/missions.md#live-operations): a recurring or pooled mission's
+    # period (its first date, "2026-11-28"), a ladder's stage and its number of stages;
+    # empty for other missions.
+    period: str = ""
+    stage: str = ""
+    stage_count: str = ""
 
     def mapping(self) -> dict[str, object]:
         """Macro name → value, as `render` takes it."""

@@ -23,6 +23,7 @@ from api.core.sql import dialect_insert
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import bump, open_offers
+from api.tracking import live_ops
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL
@@ -46,6 +47,7 @@ _OFFER_COLUMNS = (
     "id",
     "destination_url",
     "expiration_date",
+    "start_date",
     "is_active",
     "operating_systems",
     "countries_include",
@@ -54,6 +56,8 @@ _OFFER_COLUMNS = (
 # The offer and the offerwall in one statement (the offerwall's columns are NULL when
 # no offerwall has that owid). The hottest statements run straight on the driver.
 _OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status, _offerwall.c.fraud_actions)
+# A mission's live operations (docs/missions.md#live-operations), after its game.
+_LIVE_COLUMNS = ("game_id", "recurrence", "pool", "period_caps", "cap_per_offerwall")
 _FIND_MISSION = DriverStatement(
     sa.select(
         *(_mission.c[c] for c in _OFFER_COLUMNS),
@@ -63,6 +67,7 @@ _FIND_MISSION = DriverStatement(
         _mission.c.time_limit_seconds,
         sa.null(),  # start_cap: quests only
         _mission.c.fraud_actions,
+        *(_mission.c[c] for c in _LIVE_COLUMNS),
         *_OFFERWALL_JOIN,
     )
     .select_from(_mission.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
@@ -77,6 +82,8 @@ _FIND_QUEST = DriverStatement(
         sa.null(),  # time_limit_seconds
         _quest.c.start_cap,
         sa.null(),  # a quest's rules are its missions' (_offer)
+        _quest.c.game_id,
+        *(sa.null() for _ in _LIVE_COLUMNS[1:]),  # a quest's are its missions'
         *_OFFERWALL_JOIN,
     )
     .select_from(_quest.outerjoin(_offerwall, _offerwall.c.owid == sa.bindparam("owid")))
@@ -93,6 +100,7 @@ class Offer:
     id: str
     destination_url: str
     expiration_date: datetime | None
+    start_date: datetime | None
     is_active: bool
     operating_systems: list[str]
     countries_include: list[str]
@@ -103,6 +111,11 @@ class Offer:
     time_limit_seconds: int | None
     start_cap: int | None
     mission_actions: dict[str, str]
+    game_id: str
+    recurrence: dict[str, Any] | None
+    pool: str | None
+    period_caps: dict[str, Any] | None
+    cap_per_offerwall: int | None
     offerwall_id: str | None
     offerwall_status: str | None
     fraud_actions: dict[str, str]
@@ -111,9 +124,12 @@ class Offer:
     def from_driver(cls, row: Sequence[Any]) -> Offer:
         values = list(row)
         values[2] = from_db_time(values[2])
-        values[3] = bool(values[3])
-        values[4:7] = [from_db_json(v) or [] for v in values[4:7]]
-        values[-4] = from_db_json(values[-4]) or {}
+        values[3] = from_db_time(values[3])
+        values[4] = bool(values[4])
+        values[5:8] = [from_db_json(v) or [] for v in values[5:8]]
+        values[13] = from_db_json(values[13]) or {}  # mission_actions
+        values[15] = from_db_json(values[15])  # recurrence
+        values[17] = from_db_json(values[17])  # period_caps
         values[-1] = from_db_json(values[-1]) or {}
         return cls(*values)
 
@@ -135,7 +151,7 @@ _GET_OR_CREATE_PLAYER = DriverStatement(
 _START_PROGRESS = DriverStatement(
     lambda dialect: (
         dialect_insert(dialect, _progress)
-        .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id"))
+        .on_conflict_do_nothing(index_elements=("mission_id", "platform_user_id", "period"))
         .returning(_progress.c.id)
     ),
     column_keys=(*PROGRESS_STATE, "rate_minute", "rate_count", "updated_at"),
@@ -147,6 +163,7 @@ _QUEST_MISSIONS = (
         _mission.c.conversions,
         _mission.c.time_limit_seconds,
         _mission.c.fraud_actions,
+        *(_mission.c[c] for c in _LIVE_COLUMNS),
     )
     .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
     .order_by(_mission.c.quest_position)
@@ -298,6 +315,16 @@ def track_click(
                 f"{name} must be at most {MAX_PARAM} characters.",
             )
     _check_available(offer, missions, now)
+    live = live_ops.for_click(db, missions, offerwall_id, now)
+    try:
+        if click.kind == "mission":
+            live.check_mission(offer.id, uid or clickid or "")
+        elif not live.any_open(missions):
+            raise live.capped_refusal()
+    except live_ops.LiveRefusal as refused:
+        raise TrackingRefusal(
+            refused.reason, refused.status, refused.title, refused.message
+        ) from None
     country = countries.country(click.ip)
     os_name = detect_os(click.user_agent)
     _check_targeting(offer, country, os_name)
@@ -329,7 +356,7 @@ def track_click(
             "test": uid == TEST_UID,
         },
     ).fetchone()[0]
-    started = _start(db, offer, missions, click, player, offerwall_id, click_id, now)
+    started = _start(db, offer, missions, click, player, offerwall_id, click_id, now, live)
     if started and not new_player:  # a known player starting another offer
         db.execute(_MARK_STARTED, {"click_id": click_id})
     return Tracked(with_platform_id(offer.destination_url, player), player, started)
@@ -368,6 +395,10 @@ def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
 
 
 def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
+    if offer.start_date is not None and offer.start_date > now:
+        raise TrackingRefusal(
+            Reason.ENDED, 403, "Offer not started", "This offer is not available yet."
+        )
     if not open_offers.running(offer, now):
         raise TrackingRefusal(
             Reason.ENDED, 410, "Offer ended", "This offer is no longer available."
@@ -424,14 +455,17 @@ def _start(
     offerwall_id: str,
     click_id: int,
     now: datetime,
+    live: live_ops.ClickLive,
 ) -> bool:
-    """Start progress on each mission the player has not started; the first click owns it."""
+    """Start progress on each mission the player has not started (in this period, for a
+    recurring or pooled one); the first click owns it."""
     quest_id = offer.id if click.kind == "quest" else None
-    started_any = False
+    started_any = first_start = False
     for mission in missions:
         if not open_offers.under_cap(mission):
             continue
         limit = mission.time_limit_seconds
+        key, started_at, resets_at, first = live.period_of(db, mission.id, player, now)
         row = _START_PROGRESS.execute(
             db,
             {
@@ -441,10 +475,12 @@ def _start(
                 "offerwall_id": offerwall_id,
                 "click_id": click_id,
                 "status": ProgressStatus.STARTED,
-                "started_at": to_db_time(db.dialect, now),
-                "expires_at": to_db_time(db.dialect, now + timedelta(seconds=limit))
+                "started_at": to_db_time(db.dialect, started_at),
+                "expires_at": to_db_time(db.dialect, started_at + timedelta(seconds=limit))
                 if limit
                 else None,
+                "period": key,
+                "resets_at": to_db_time(db.dialect, resets_at) if resets_at else None,
                 "count": 0,
                 "run": 0,
                 "total": 0.0,
@@ -456,7 +492,9 @@ def _start(
         ).fetchone()
         inserted = row is not None
         started_any = started_any or inserted
-    if started_any and quest_id is not None:
+        # A recurring mission's later periods are the same player, not a new one.
+        first_start = first_start or (inserted and first)
+    if first_start and quest_id is not None:
         # A new player of the quest: counted against its start cap, atomically.
         counted = db.execute(
             sa.update(_quest)

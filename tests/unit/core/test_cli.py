@@ -424,16 +424,19 @@ def test_import_list_and_deactivate_offers(run, tmp_path):
         "Kill 10 players in one game",
         "Score 1000+ in 3 matches in a row",
     ]
-    assert len(imported["missions"]) == 12  # and one of each richer kind
+    assert len(imported["missions"]) == 19  # one of each richer kind, and live operations
     assert [q["name"] for q in imported["quests"]] == ["Season opener"]
     listed = json.loads(run("offers", "list", "--game", game["gameId"]).stdout)
-    assert len(listed["missions"]) == 15 and len(listed["quests"]) == 1
-    # Each rule reads back as it was written.
+    assert len(listed["missions"]) == 22 and len(listed["quests"]) == 1
+    # Each rule reads back as it was written (a ladder's completes at its last stage).
     written = {
-        m["title"]: RuleIn.model_validate(m["rule"]) for m in yaml.safe_load(example)["missions"]
+        m["title"]: RuleIn.model_validate(m["rule"])
+        for m in yaml.safe_load(example)["missions"]
+        if "stages" not in m
     }
     read = {m["title"]: m["rule"] for m in listed["missions"]}
     assert {title: RuleIn.model_validate(read[title]) for title in written} == written
+    assert read["Kill ladder"]["completion"]["threshold"] == 100
     streak = read["A 7-day streak"]
     assert streak["completion"]["timeZone"] == "Europe/Berlin" and streak["event"] == "START_GAME"
     assert read["Kill 10 players or bosses"]["anyOf"][1]["event"] == "KILL_NPC"
@@ -472,7 +475,7 @@ def test_import_list_and_deactivate_offers(run, tmp_path):
     )
     run("offers", "import", str(json_path))
     listed = json.loads(run("offers", "list").stdout)
-    assert len(listed["missions"]) == 15
+    assert len(listed["missions"]) == 22
     assert next(m for m in listed["missions"] if m["id"] == kills["id"])["title"] == "Kill 12"
 
 

@@ -1,0 +1,80 @@
+"""Live-operations fields of a mission's definition (models/offer_schemas.py): what is
+refused, with which message, and what a ladder's payout and rule become."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+
+from models.offer_schemas import MissionIn, OffersFile
+
+
+def definition(**fields) -> dict:
+    return {
+        "title": "Live",
+        "payout": "1.00",
+        "destinationUrl": "https://game.example/m",
+        "rule": {"event": "WIN"},
+        **fields,
+    }
+
+
+def problem(**fields) -> str:
+    with pytest.raises(ValidationError) as caught:
+        MissionIn.model_validate(definition(**fields))
+    return str(caught.value)
+
+
+LADDER = [{"threshold": 1, "payout": "0.10"}, {"threshold": 5, "payout": "0.40"}]
+
+
+def test_a_ladder_pays_its_stages_together_and_completes_at_its_last():
+    data = {k: v for k, v in definition(stages=LADDER).items() if k != "payout"}
+    mission = MissionIn.model_validate(data)
+    assert mission.payout == Decimal("0.50")
+    assert mission.rule.completion.threshold == 5
+    assert [s.payout_micros for s in mission.stages or []] == [100_000, 400_000]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"stages": [LADDER[1], LADDER[0]]}, "each threshold above the one before"),
+        ({"stages": LADDER, "payout": "2"}, "make it 0.50"),
+        ({"stages": LADDER[:1]}, "at least 2"),
+        (
+            {
+                "stages": LADDER,
+                "rule": {"event": "WIN", "completion": {"kind": "min", "field": "value"}},
+            },
+            "whose progress grows",
+        ),
+        ({"recurrence": {"every": "fortnight"}}, "'day', 'week' or 'month'"),
+        ({"recurrence": {"every": "day", "timeZone": "Mars/Base"}}, "Unknown time zone"),
+        ({"pool": "daily", "recurrence": {"every": "day"}}, "turns over with its pool"),
+        ({"periodCaps": {"timeZone": "UTC"}}, "at least one of day, week and month"),
+        ({"periodCaps": {"day": 0}}, "greater than or equal to 1"),
+        (
+            {"startDate": "2027-02-01T00:00:00Z", "expirationDate": "2027-01-01T00:00:00Z"},
+            "start date must be before the expiry date",
+        ),
+        ({"startDate": "2027-02-01T00:00:00"}, "start date needs a time zone"),
+    ],
+)
+def test_a_live_operations_mistake_is_refused_with_a_message(fields, message):
+    assert message in problem(**fields)
+
+
+def test_a_pool_is_named_in_the_import_file():
+    data = OffersFile.model_validate(
+        {
+            "gameId": "g",
+            "pools": [{"name": "daily-pvp", "size": 3, "timeZone": "Europe/Berlin"}],
+            "missions": [definition(pool="daily-pvp")],
+        }
+    )
+    assert (data.pools[0].every, data.pools[0].weekStartsOn) == ("day", "monday")
+    with pytest.raises(ValidationError, match="size"):
+        OffersFile.model_validate({"gameId": "g", "pools": [{"name": "p", "size": 0}]})
