@@ -121,6 +121,9 @@ def _listing() -> sa.Select:
             _conversion.c.review_due_at,
             _conversion.c.reviewed_by,
             _conversion.c.review_note,
+            _conversion.c.period,
+            _conversion.c.stage,
+            _mission.c.stages,
         )
         .select_from(
             _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id)
@@ -167,13 +170,24 @@ def search(
     return Window([_row(r) for r in rows], total, page, pages)
 
 
+def mission_label(title: str, period: str | None, stage: int | None, stages: int) -> str:
+    """A conversion's mission as its lines say it: a ladder's stage and a recurring
+    mission's period after the title ("Kill ladder · stage 2 of 3")."""
+    parts = [title]
+    if stage:
+        parts.append(f"stage {stage} of {stages}")
+    if period:
+        parts.append(period)
+    return " · ".join(parts)
+
+
 def _row(r: sa.Row) -> ConversionRow:
     return ConversionRow(
         id=r.id,
         transaction_id=r.transaction_id,
         created_at=r.created_at,
         game=r.game,
-        mission=r.title,
+        mission=mission_label(r.title, r.period, r.stage, len(r.stages or ())),
         mission_id=r.mission_id,
         publisher=r.publisher,
         uid=r.uid or "",

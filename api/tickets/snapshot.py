@@ -91,16 +91,19 @@ def gather(
     """The ticket's context: the player's `clicks` on the offer (from `clicks`), and what
     else Questwall knew of them and the offer at `now`."""
     mission_ids = [m.id for m in offer.missions]
+    # A recurring mission has a row per period: the latest one is what the player is on.
     progress = {
         row.mission_id: dict(row._mapping)
         for row in session.execute(
-            sa.select(_progress).where(
+            sa.select(_progress)
+            .where(
                 _progress.c.platform_user_id == player_id,
                 _progress.c.mission_id.in_(mission_ids),
             )
+            .order_by(_progress.c.started_at, _progress.c.id)
         )
     }
-    seen = _events_seen(session, player_id, offer.missions)
+    seen = _events_seen(session, [row["id"] for row in progress.values()], offer.missions)
     linked = session.execute(
         sa.select(sa.func.count()).where(
             _game_user.c.platform_user_id == player_id, _game_user.c.game_id == offer.game_id
@@ -120,12 +123,13 @@ def gather(
 
 
 def _events_seen(
-    session: Session, player_id: str, missions: list[Mission]
+    session: Session, progress_ids: list[int], missions: list[Mission]
 ) -> dict[str, dict[str, Any]]:
-    """For each mission the player started: the events of the names its rule reads that
-    the game users linked to the player sent since the start, counted, with the last one's
+    """For each mission the player started (each of `progress_ids`, the latest period's
+    of a recurring one): the events of the names its rule reads that the game users linked
+    to the player sent since the start (in that period), counted, with the last one's
     time. One grouped statement over the events' (game, user, time) index."""
-    if not missions:
+    if not missions or not progress_ids:
         return {}
     names_of = sa.or_(
         *(
@@ -158,13 +162,13 @@ def _events_seen(
                     _event.c.user_id == _game_user.c.user_id,
                     names_of,
                     _event.c.time >= _progress.c.started_at,
+                    sa.or_(
+                        _progress.c.resets_at.is_(None), _event.c.time < _progress.c.resets_at
+                    ),
                 ),
             )
         )
-        .where(
-            _progress.c.platform_user_id == player_id,
-            _progress.c.mission_id.in_([m.id for m in missions]),
-        )
+        .where(_progress.c.id.in_(progress_ids))
         .group_by(_progress.c.mission_id)
     )
     return {

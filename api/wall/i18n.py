@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from babel import Locale, negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from babel.dates import format_datetime
 from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
@@ -93,6 +95,11 @@ class Language:
     def number(self, value: float) -> str:
         shown: float | int = int(value) if float(value).is_integer() else value
         return str(format_decimal(shown, locale=self.code))
+
+    def moment(self, value: datetime) -> str:
+        """A moment in UTC, the language's way: "29 Nov, 05:00 UTC"."""
+        shown = format_datetime(value, "d MMM, HH:mm", tzinfo=UTC, locale=self.code)
+        return f"{shown} UTC"
 
 
 @lru_cache(maxsize=4096)

@@ -205,6 +205,15 @@ class MissionLine:
 
 
 @dataclass(frozen=True)
+class StageLine:
+    """One stage of a ladder on a card: its target, its payout, and whether it is reached."""
+
+    target: str
+    payout: str
+    reached: bool
+
+
+@dataclass(frozen=True)
 class Card:
     kind: str
     id: str
@@ -217,6 +226,9 @@ class Card:
     state: OfferState
     link: str = ""
     missions: tuple[MissionLine, ...] = ()
+    stages: tuple[StageLine, ...] = ()  # a ladder's
+    resets_at: str = ""  # when a recurring or pooled mission's period ends
+    pooled: bool = False  # a pool's: offered until then (a recurring one starts over)
 
 
 @dataclass(frozen=True)
@@ -267,7 +279,29 @@ def _card(
         state=state,
         link=link,
         missions=lines if kind == "quest" else (),
+        **(_live(goals[0], state.missions[0], wall, language) if kind == "mission" else {}),
     )
+
+
+def _live(
+    goal: Goal, mission: MissionState, wall: ListingOfferwall, language: Language
+) -> dict[str, Any]:
+    """A mission card's ladder and when its period ends."""
+    places = wall.currency_decimals
+    reached = mission.stages_reached
+    stages = tuple(
+        StageLine(
+            language.number(threshold),
+            language.amount(
+                in_currency(payout, exchange_rate=wall.exchange_rate, decimals=places), places
+            ),
+            n < reached,
+        )
+        for n, (threshold, payout) in enumerate(goal.stages)
+    )
+    resets = language.moment(mission.resets_at) if mission.resets_at is not None else ""
+    pooled = goal.period is not None and not goal.every_period
+    return {"stages": stages, "resets_at": resets, "pooled": pooled}
 
 
 def _listed_card(
@@ -286,6 +320,7 @@ class _FromListing:
 
     def __init__(self) -> None:
         self.listing: list[Listed] | None = None
+        self.pooled = False
         self.targeted: dict[tuple[str | None, str | None], list[Listed]] = {}
         self.cards: dict[tuple[Any, ...], str] = {}
 
@@ -293,6 +328,8 @@ class _FromListing:
         if self.listing is not listing:
             self.targeted, self.cards = {}, {}
             self.listing = listing
+            # A pool's missions are narrowed to each player's picks.
+            self.pooled = any(offer.pool is not None for offer in listing)
         return self
 
     def open_to(self, country: str | None, os_name: str | None) -> list[Listed]:
@@ -305,17 +342,21 @@ class _FromListing:
         return found
 
     def new_cards(
-        self, offers: list[Listed], wall: ListingOfferwall, theme: Theme, language: Language
+        self,
+        offers: list[Listed],
+        wall: ListingOfferwall,
+        theme: Theme,
+        language: Language,
+        now: datetime,
     ) -> str:
-        """The cards of offers new to the player, their links waiting for `_QUERY`."""
+        """The cards of offers new to the player, their links waiting for `_QUERY` (the
+        listing is built again when a period turns, and its cards with it)."""
         parts = []
         for offer in offers:
             key = (offer.id, theme, language.code, wall.exchange_rate, wall.currency_decimals)
             html = self.cards.get(key)
             if html is None:
-                state = OfferState(
-                    offer.kind, NEW, tuple(MissionState(g, NEW) for g in offer.goals)
-                )
+                state = OfferState(offer.kind, NEW, tuple(_new(g, now) for g in offer.goals))
                 link = f"/{offer.kind}s/{offer.id}?{_QUERY}"
                 card = _listed_card(offer, state, wall, language, link)
                 html = render("card.html", language=language, nonce="", theme=theme, c=card)
@@ -323,6 +364,11 @@ class _FromListing:
                     self.cards[key] = html
             parts.append(html)
         return "".join(parts)
+
+
+def _new(goal: Goal, now: datetime) -> MissionState:
+    resets = goal.period.ends(now) if goal.period is not None else None
+    return MissionState(goal, NEW, resets_at=resets)
 
 
 # Stands for the query of a new offer's link until the player's is put in (letters only:
@@ -348,7 +394,8 @@ def wall_view(
     # `api.listing.players.select`), narrowed to what their country and device may open.
     derived = _FROM_LISTING.of(LISTINGS.get(conn, listing.catalog_version))
     targeted = derived.open_to(country, os_name)
-    offers = select(targeted, OfferFilters(), listing, progress) if progress.rows else targeted
+    judged = progress.rows or derived.pooled
+    offers = select(targeted, OfferFilters(), listing, progress) if judged else targeted
     # What the player opened and can still do is in progress; the rest is new to them
     # (the listing holds a thousand offers: only the few they opened are judged).
     opened = progress.opened
@@ -357,7 +404,7 @@ def wall_view(
     pages = max(1, -(-len(fresh) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    cards = derived.new_cards(shown, listing, wall.theme, language)
+    cards = derived.new_cards(shown, listing, wall.theme, language, now)
     doable_ids = {o.id for o in offers}
     finished: list[Card] = []
     for kind, offer_id, name, goals in reversed(progress.played()):

@@ -104,6 +104,9 @@ def test_a_daily_mission_pays_each_new_york_day_and_resets_across_the_dst_change
     record = listed(client, wall[1], uid="pub-p1")[daily.id]
     assert record["resetsAt"] == "2026-11-01T04:00:00.000Z"
     assert (record["progress"]["current"], record["progress"]["status"]) == (1, "started")
+    from tests.api.listing.test_wall import wall_page
+
+    assert "Starts over on 1 Nov, 04:00 UTC" in wall_page(client, wall[0].owid, "pub-p1").text
     assert signed.events(*wins("p1", day1 + timedelta(minutes=2))).status_code == 200
     # A third win the same day: converted already, not repeatable.
     clock.set(day1 + timedelta(hours=13, minutes=1))
@@ -279,6 +282,16 @@ def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
         ("2", "3", "40"),
         ("3", "3", "100"),
     ]
+    # Each stage is its own line of the conversions ledger.
+    from api.conversions import ledger
+
+    with new_session(engine) as session:
+        lines = ledger.search(session=session, studio_id=None).rows
+    assert sorted(line.mission for line in lines) == [
+        "Kill ladder · stage 1 of 3",
+        "Kill ladder · stage 2 of 3",
+        "Kill ladder · stage 3 of 3",
+    ]
     # Completed: the ladder leaves the player's list; its progress says all stages.
     progress = client.get("/offerwall/users/pub-p1/progress", headers={"x-api-key": wall[1]})
     [entry] = progress.json()["data"]["missions"]
@@ -389,3 +402,48 @@ def test_a_cap_per_offerwall_closes_the_offer_at_that_offerwall_only(
     assert click(client, "mission", capped.id, wall[0].owid, uid="pub-p2").status_code == 410
     assert capped.id in listed(client, other_key)
     assert click(client, "mission", capped.id, other.owid, uid="pub-p2").status_code == 302
+
+
+def test_the_wall_shows_a_players_picks_the_ladder_and_when_the_round_turns(
+    client, signed, game, wall, engine, clock
+):
+    from tests.api.listing.test_wall import cards, wall_page
+
+    clock.set(utc("2026-12-10T08:00:00+00:00"))
+    pooled = import_file(
+        engine,
+        game.game_id,
+        pools=[{"name": "daily-pvp", "size": 2}],
+        missions=[mission(f"PvP {n}", {"event": "WIN"}, pool="daily-pvp") for n in range(5)],
+    )
+    [ladder] = import_file(
+        engine,
+        game.game_id,
+        missions=[
+            {
+                "title": "Kill ladder",
+                "destinationUrl": "https://game.example/m",
+                "rule": {"event": "KILL"},
+                "stages": [{"threshold": 1, "payout": "0.10"}, {"threshold": 3, "payout": "0.30"}],
+            }
+        ],
+    )
+    owid, key = wall[0].owid, wall[1]
+    page = wall_page(client, owid, "pub-anna")
+    shown = set(cards(page).cards)
+    picks = set(listed(client, key, uid="pub-anna")) - {ladder.id}
+    assert len(picks) == 2 and shown == picks | {ladder.id}
+    # A new pooled card says until when it is offered: midnight UTC.
+    assert page.text.count("Available until 11 Dec, 00:00 UTC") == 2
+    assert page.text.count("Reach ") == 2  # the ladder's two stages
+    start(client, signed, wall, ladder.id, "p1", uid="pub-anna")
+    assert (
+        signed.events(
+            {"userId": "p1", "event": "KILL", "time": iso(utc("2026-12-10T08:00:30+00:00"))}
+        ).status_code
+        == 200
+    )
+    again = wall_page(client, owid, "pub-anna").text
+
+    assert again.count('class="reached"') == 1
+    assert {m.id for m in pooled} >= picks
