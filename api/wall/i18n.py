@@ -17,9 +17,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from babel import Locale, negotiate_locale
+from babel.dates import format_datetime
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.dates import format_datetime
 from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
