@@ -46,11 +46,20 @@ class MissionOutcome:
     set_aside: int = 0  # events its anti-cheat limits would not have counted
     per_day: Counter[str] = field(default_factory=Counter)  # completions by UTC date
     seconds_to_complete: list[float] = field(default_factory=list)  # first completion, each
+    cost_micros: int = 0  # every completion's payout (a ladder's: its stage's), uncapped
 
     @property
     def paid(self) -> int:
         """Completions that would have been paid: all of them, up to the cap."""
         return self.completions if self.cap is None else min(self.completions, self.cap)
+
+    @property
+    def cost(self) -> Decimal:
+        """What the paid completions cost: all of them, or up to the cap at the average
+        payout of a completion (a ladder's stages pay differently)."""
+        if not self.completions:
+            return Decimal(0)
+        return Decimal(self.cost_micros) * self.paid / self.completions / 1_000_000
 
     def as_json(self) -> dict[str, Any]:
         times = sorted(self.seconds_to_complete)
@@ -61,7 +70,7 @@ class MissionOutcome:
             "completionsPerDay": dict(sorted(self.per_day.items())),
             "medianSecondsToComplete": _rounded(statistics.median(times)) if times else None,
             "p90SecondsToComplete": _rounded(_percentile(times, 0.9)) if times else None,
-            "costUsd": str(Decimal(self.paid * self.payout_micros) / 1_000_000),
+            "costUsd": str(self.cost.quantize(Decimal("0.000001")).normalize()),
             "cap": self.cap,
             "eventsSetAside": self.set_aside,
         }
@@ -152,17 +161,27 @@ def run_backtest(
     return result
 
 
+@dataclass
+class _Track:
+    """One mission's run for the player, and what records its conversions and flags."""
+
+    run: Run
+    convert: Callable[[ProgressRow, MissionSpec, EngineEvent], bool]
+    flag: Callable[..., None]
+
+
 class _Player:
-    """One player's progress on every mission, from their first event in the range."""
+    """One player's progress on every mission, from their first event in the range (a
+    recurring mission's: each period from zero, as live evaluation keeps a row a period)."""
 
     def __init__(self, user_id: str, first: datetime, specs: Sequence[MissionSpec]):
         self.user_id, self.first = user_id, first
         self.completed_at: list[list[datetime]] = [[] for _ in specs]
+        self.cost_micros = [0] * len(specs)
         self.set_aside = [0] * len(specs)
         self.event: list[EngineEvent] = []  # the event being taken, as a run of one
-        self.runs = [
-            (
-                spec.rule.events,
+        self.tracks = [
+            _Track(
                 Run(_fresh_row(spec, first), spec, self.event, fresh=False),
                 self._convert(n),
                 self._flag(n),
@@ -172,14 +191,22 @@ class _Player:
 
     def take(self, event: EngineEvent) -> None:
         self.event[:] = (event,)
-        for names, run, convert, flag in self.runs:
-            if event.event in names and run.row.status == ProgressStatus.STARTED:
-                advance(run.row, run, convert=convert, flag=flag)
+        for track in self.tracks:
+            spec = track.run.spec
+            if event.event not in spec.rule.events:
+                continue
+            if spec.period is not None and spec.period.key(event.time) != track.run.row.period:
+                row = _period_row(spec, self.first, event.time)
+                track.run = Run(row, spec, self.event, fresh=False)
+            if track.run.row.status == ProgressStatus.STARTED:
+                advance(track.run.row, track.run, convert=track.convert, flag=track.flag)
 
     def _convert(self, n: int) -> Callable[[ProgressRow, MissionSpec, EngineEvent], bool]:
-        def convert(row: ProgressRow, _spec: MissionSpec, event: EngineEvent) -> bool:
+        def convert(row: ProgressRow, spec: MissionSpec, event: EngineEvent) -> bool:
+            stage = row.completions % len(spec.stages) if spec.stages else None
             row.completions += 1
             self.completed_at[n].append(event.time)
+            self.cost_micros[n] += spec.payout_micros if stage is None else spec.stages[stage][1]
             return True
 
         return convert
@@ -198,8 +225,19 @@ class _Player:
                 continue
             outcome.reached += 1
             outcome.completions += len(times)
+            outcome.cost_micros += self.cost_micros[n]
             outcome.per_day.update(t.date().isoformat() for t in times)
             outcome.seconds_to_complete.append((times[0] - self.first).total_seconds())
+
+
+def _period_row(spec: MissionSpec, first: datetime, moment: datetime) -> ProgressRow:
+    """A recurring mission's row of the period holding `moment`, from its start (or the
+    player's first event, in the first period)."""
+    assert spec.period is not None
+    start, end = spec.period.bounds(moment)
+    row = _fresh_row(spec, max(start, first))
+    row.period, row.resets_at = spec.period.key(moment), end
+    return row
 
 
 def _fresh_row(spec: MissionSpec, start: datetime) -> ProgressRow:

@@ -165,3 +165,43 @@ def test_the_command_backtests_an_import_file(engine, box, db_url, tmp_path):
     path.write_text(yaml.safe_dump({"gameId": "nope", "missions": [KILLS]}))
     refused = run_cli(env, "offers", "backtest", str(path))
     assert refused.returncode == 1 and "no game with id nope" in refused.stderr
+
+
+def test_a_recurring_mission_counts_each_day_from_zero_and_a_ladder_costs_its_stages(engine, box):
+    game = make_game(engine, box).game_id
+    # Two wins a day (New York days): dave wins twice on the 15th, once late on the 16th
+    # and once early on the 17th (in New York, two different days), twice on the 18th.
+    store(
+        engine,
+        game,
+        [
+            ("dave", "WIN", at(15, 14), None),
+            ("dave", "WIN", at(15, 15), None),
+            ("dave", "WIN", at(17, 3), None),  # 22:00 on the 16th in New York
+            ("dave", "WIN", at(17, 6), None),  # 01:00 on the 17th
+            ("dave", "WIN", at(18, 14), None),
+            ("dave", "WIN", at(18, 15), None),
+            *(("erin", "KILL", at(16, 10, m), None) for m in range(6)),
+        ],
+    )
+    daily = MissionIn.model_validate(
+        mission_data(
+            title="Two wins a day",
+            payout="0.25",
+            recurrence={"every": "day", "timeZone": "America/New_York"},
+            rule={"event": "WIN", "completion": {"threshold": 2}},
+        )
+    )
+    ladder = MissionIn.model_validate(
+        {
+            **mission_data(title="Kill ladder", rule={"event": "KILL"}),
+            "payout": None,
+            "stages": [{"threshold": 1, "payout": "0.10"}, {"threshold": 5, "payout": "0.40"}],
+        }
+    )
+    with engine.connect() as conn:
+        result = run_backtest(conn, game_id=game, missions=[daily, ladder], days=7, now=NOW)
+    outcome = {m["mission"]: m for m in result.as_json()["missions"]}
+    assert outcome["Two wins a day"]["completionsPerDay"] == {"2026-11-15": 1, "2026-11-18": 1}
+    assert outcome["Two wins a day"]["costUsd"] == "0.5"
+    assert (outcome["Kill ladder"]["completions"], outcome["Kill ladder"]["costUsd"]) == (2, "0.5")
