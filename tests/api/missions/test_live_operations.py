@@ -258,36 +258,57 @@ def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
         ],
     )
     start(client, signed, wall, ladder.id, "p1", uid="pub-p1")
+    start(client, signed, wall, ladder.id, "p2", uid="pub-p2")
     now = datetime.now(UTC)
-    kills = [
-        {"userId": "p1", "event": "KILL", "time": iso(now + timedelta(seconds=n))}
-        for n in range(12)
-    ]
+
+    def kills(user: str, count: int) -> list[dict]:
+        return [
+            {"userId": user, "event": "KILL", "time": iso(now + timedelta(seconds=n))}
+            for n in range(count)
+        ]
+
     # Before: the offers API lists the ladder with nothing reached.
-    record = listed(client, wall[1], uid="pub-p1")[ladder.id]
+    record = listed(client, wall[1], uid="pub-p2")[ladder.id]
     assert [(s["stage"], s["payout"], s["reached"]) for s in record["stages"]] == [
         (1, 0.1, False),
         (2, 0.4, False),
         (3, 1.0, False),
     ]  # in USD until the offerwall sets its currency (100 Gems per USD, below)
-    assert signed.events(*kills[:3]).status_code == 200
-    record = listed(client, wall[1], uid="pub-p1")[ladder.id]
+    # p2 reaches the first stage; p1 every stage at once, in one batch.
+    assert signed.events(*kills("p2", 3)).status_code == 200
+    record = listed(client, wall[1], uid="pub-p2")[ladder.id]
     assert [s["reached"] for s in record["stages"]] == [True, False, False]
-    assert signed.events(*kills[3:]).status_code == 200
+    assert record["progress"]["stagesReached"] == 1
+    assert signed.events(*kills("p1", 12)).status_code == 200
+    # Of p1's three stage postbacks, only the first may be taken while it is unsent.
+    from api.postbacks import outbox
+    from models.tables import postback as _postback
+
+    claimable = outbox.claim(engine, limit=10, lease_seconds=60)
+    with new_session(engine) as session:
+        stages = session.execute(
+            sa.select(_conversion.c.stage)
+            .select_from(_postback.join(_conversion, _conversion.c.id == _postback.c.conversion_id))
+            .where(_postback.c.id.in_(list(claimable)))
+        ).scalars()
+        assert sorted(stages) == [1, 1]  # p1's first stage and p2's
+    outbox.release_leases(engine, list(claimable))
 
     with running_receiver() as receiver:
         paid = deliver(engine, box, api_settings, wall[0], receiver)
-    assert [(p["stage"], p["stages"], p["payout"]) for p in paid] == [
+    assert [(p["stage"], p["stages"], p["payout"]) for p in paid if p["uid"] == "pub-p1"] == [
         ("1", "3", "10"),
         ("2", "3", "40"),
         ("3", "3", "100"),
     ]
+    assert [p["stage"] for p in paid if p["uid"] == "pub-p2"] == ["1"]
     # Each stage is its own line of the conversions ledger.
     from api.conversions import ledger
 
     with new_session(engine) as session:
         lines = ledger.search(session=session, studio_id=None).rows
     assert sorted(line.mission for line in lines) == [
+        "Kill ladder · stage 1 of 3",
         "Kill ladder · stage 1 of 3",
         "Kill ladder · stage 2 of 3",
         "Kill ladder · stage 3 of 3",
