@@ -517,12 +517,20 @@ def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, An
     return {**doc, "trackingLink": link, "missions": missions}
 
 
+def _whole(number: float) -> float | int:
+    return int(number) if float(number).is_integer() else number
+
+
 def _with_stages(doc: dict[str, Any], money: _Money) -> dict[str, Any]:
     """A ladder's stages with each payout in the offerwall's currency."""
     if not doc.get("stages"):
         return doc
     stages = [
-        {"stage": n, "threshold": s["threshold"], "payout": money.payout(s["payout"])["payout"]}
+        {
+            "stage": n,
+            "threshold": _whole(s["threshold"]),
+            "payout": money.payout(s["payout"])["payout"],
+        }
         for n, s in enumerate(doc["stages"], start=1)
     ]
     return {**doc, "stages": stages}

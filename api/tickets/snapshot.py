@@ -162,9 +162,7 @@ def _events_seen(
                     _event.c.user_id == _game_user.c.user_id,
                     names_of,
                     _event.c.time >= _progress.c.started_at,
-                    sa.or_(
-                        _progress.c.resets_at.is_(None), _event.c.time < _progress.c.resets_at
-                    ),
+                    sa.or_(_progress.c.resets_at.is_(None), _event.c.time < _progress.c.resets_at),
                 ),
             )
         )
