@@ -427,7 +427,8 @@ def list_offers(
 ) -> bytes:
     """The offers envelope of the original spec for one page, in the offerwall's currency,
     serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
-    listing = for_offerwall(LISTINGS.get(conn, offerwall.catalog_version), offerwall.id)
+    current = LISTINGS.get(conn, offerwall.catalog_version)
+    listing = for_offerwall(current, offerwall.id)
     key = (
         offerwall.owid,
         offerwall.exchange_rate,
@@ -437,13 +438,11 @@ def list_offers(
         page.offset,
         page.limit,
     )
-    pages = _PAGES.get(id(listing))
-    if pages is None or pages[0] is not listing:
-        pages = (listing, {})
-        if len(_PAGES) >= MAX_CACHED_LISTS:
-            _PAGES.clear()
-            _WALL_LISTS.clear()
-        _PAGES[id(listing)] = pages
+    pages = _PAGES.get(id(current))
+    if pages is None or pages[0] is not current:
+        pages = (current, {})
+        _PAGES.clear()
+        _PAGES[id(current)] = pages
     body = pages[1].get(key)
     if body is None:
         body = orjson.dumps(render_page(listing, offerwall, page, base_url))
@@ -454,21 +453,30 @@ def list_offers(
 
 def for_offerwall(listing: list[Listed], offerwall_id: str) -> list[Listed]:
     """The listing without the missions at their cap for this offerwall (the same list
-    when none is)."""
-    if not any(offer.closed_for for offer in listing):
+    when none is), kept while the listing is the current one."""
+    kept = _WALL_LISTS.get(id(listing))
+    if kept is None or kept[0] is not listing:
+        closed = any(offer.closed_for for offer in listing)
+        kept = (listing, closed, {})
+        _WALL_LISTS.clear()  # one listing is current at a time
+        _WALL_LISTS[id(listing)] = kept
+    if not kept[1]:
         return listing
-    return _WALL_LISTS.setdefault(
-        (id(listing), offerwall_id),
-        [offer for offer in listing if offerwall_id not in offer.closed_for],
-    )
+    found = kept[2].get(offerwall_id)
+    if found is None:
+        found = [offer for offer in listing if offerwall_id not in offer.closed_for]
+        if len(kept[2]) < MAX_CACHED_PAGES:
+            kept[2][offerwall_id] = found
+    return found
 
 
-# Rendered pages of the current listing: {id(listing): (listing, {page key: bytes})}.
+# Rendered pages of the current listing: {id(listing): (listing, {page key: bytes})}; a
+# page key names the offerwall, so a listing narrowed for one is kept apart.
 _PAGES: dict[int, tuple[list[Listed], dict[tuple[Any, ...], bytes]]] = {}
 MAX_CACHED_PAGES = 1024
-# A listing without what is full at one offerwall, kept while the listing is.
-_WALL_LISTS: dict[tuple[int, str], list[Listed]] = {}
-MAX_CACHED_LISTS = 64
+# The current listing, whether an offer in it is full at some offerwall, and the listing
+# without those per offerwall: {id(listing): (listing, any full, {offerwall id: list})}.
+_WALL_LISTS: dict[int, tuple[list[Listed], bool, dict[str, list[Listed]]]] = {}
 
 
 def render_page(
