@@ -233,14 +233,7 @@ class CompletionIn(BaseModel):
         if info.data.get("kind") not in DAY_KINDS:
             return None
         value = (value or "").strip() or None
-        if value is not None:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError, OSError):  # a directory: "Europe"
-                raise ValueError(
-                    f"Unknown time zone {value}: use an IANA name such as Europe/Berlin."
-                ) from None
-        return value
+        return None if value is None else zone_name(value)
 
 
 _FIELD_NEEDED = {

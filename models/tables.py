@@ -61,6 +61,16 @@ signed_refusal = _table(SignedRefusal)
 signed_request = _table(SignedRequest)
 support_ticket = _table(SupportTicket)
 
+# A new progress row's tally: nothing counted yet.
+EMPTY_TALLY = {
+    "count": 0,
+    "run": 0,
+    "total": 0.0,
+    "completions": 0,
+    "rate_minute": 0,
+    "rate_count": 0,
+}
+
 # A progress row's state, as the tracking link inserts it and the engine reads it back.
 PROGRESS_STATE = (
     "mission_id",

@@ -36,7 +36,7 @@ from api.missions.rules import Tally, next_round, progress, step
 from api.postbacks import outbox as postbacks
 from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
-from models.tables import PROGRESS_STATE
+from models.tables import EMPTY_TALLY, PROGRESS_STATE
 from models.tables import cap_count as _cap_count
 from models.tables import cheat_flag as _cheat_flag
 from models.tables import click as _click
@@ -341,12 +341,7 @@ def _enrol(
                 "expires_at": started + timedelta(seconds=limit) if limit else None,
                 "period": key,
                 "resets_at": end,
-                "count": 0,
-                "run": 0,
-                "total": 0.0,
-                "completions": 0,
-                "rate_minute": 0,
-                "rate_count": 0,
+                **EMPTY_TALLY,
                 "updated_at": now,
             }
         )

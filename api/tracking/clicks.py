@@ -27,7 +27,7 @@ from api.tracking import live_ops
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL
-from models.tables import PROGRESS_STATE
+from models.tables import EMPTY_TALLY, PROGRESS_STATE
 from models.tables import click as _click
 from models.tables import mission as _mission
 from models.tables import offerwall as _offerwall
@@ -481,12 +481,7 @@ def _start(
                 else None,
                 "period": key,
                 "resets_at": to_db_time(db.dialect, resets_at) if resets_at else None,
-                "count": 0,
-                "run": 0,
-                "total": 0.0,
-                "completions": 0,
-                "rate_minute": 0,
-                "rate_count": 0,
+                **EMPTY_TALLY,
                 "updated_at": to_db_time(db.dialect, now),
             },
         ).fetchone()

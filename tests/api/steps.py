@@ -78,3 +78,23 @@ def score_batch(game: IssuedCredential, user: str) -> dict:
     """A signed request's body: the game's user `user` scores 900 now (completes SCORE)."""
     event = {"userId": user, "event": "MATCH_END", "time": iso_now(), "value": 900}
     return {"gameId": game.game_id, "identifiers": [], "events": [event]}
+
+
+def send_linking_late(
+    signed, events: list[dict], cuts: list[int], user: str, player: str, linked_after: int
+) -> None:
+    """Send `events` split into batches of the sizes `cuts` gives (in turn), each batch in
+    reverse (the API orders by time), and link the game's `user` to `player` after the
+    first `linked_after` batches: those are replayed when the link comes."""
+    position, batches = 0, []
+    for size in cuts * (len(events) + 1):
+        if position >= len(events):
+            break
+        batches.append(events[position : position + size][::-1])
+        position += size
+    for n, batch in enumerate(batches):
+        if n == linked_after:
+            signed.identifiers({"userId": user, "platformUserId": player})
+        assert signed.events(*batch).status_code == 200
+    if linked_after >= len(batches):
+        signed.identifiers({"userId": user, "platformUserId": player})

@@ -16,6 +16,7 @@ from api.core.db import new_session, write_session
 from api.missions.index import spec_of
 from api.missions.rules import replay
 from models import Conversion, Mission, Progress
+from tests.api.steps import send_linking_late
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import make_mission
 
@@ -161,20 +162,7 @@ def test_incremental_equals_replay(client, signed, game, wall, engine):
             if raw["group"] is not None:
                 event["groupId"] = raw["group"]
             events.append(event)
-        # Split the stream into random batches, each shuffled (the API orders by time).
-        position, batches = 0, []
-        for size in cuts * (len(events) + 1):
-            if position >= len(events):
-                break
-            batches.append(events[position : position + size][::-1])
-            position += size
-        # The player is linked after the first `linked_after` batches: those are replayed.
-        for n, batch in enumerate(batches):
-            if n == linked_after:
-                signed.identifiers({"userId": user, "platformUserId": players[0]})
-            assert signed.events(*batch).status_code == 200
-        if linked_after >= len(batches):
-            signed.identifiers({"userId": user, "platformUserId": players[0]})
+        send_linking_late(signed, events, cuts, user, players[0], linked_after)
         for spec, mission in zip(specs, missions, strict=True):
             expected = replay(
                 spec.rule, [_engine_event(e) for e in events], repeatable=spec.allow_multiple

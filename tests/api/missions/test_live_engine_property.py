@@ -16,6 +16,7 @@ from api.missions import offers
 from models import Progress
 from models.offer_schemas import OffersFile
 from models.tables import conversion as _conversion
+from tests.api.steps import send_linking_late
 from tests.api.tracking_helpers import click, platform_id
 
 ZONE = "Europe/Berlin"
@@ -103,18 +104,7 @@ def test_recurring_missions_and_ladders_pay_the_same_however_batched(
             moment += timedelta(minutes=gap, milliseconds=1)
             times.append(moment)
         events = [{"userId": user, "event": "WIN", "time": t.isoformat()} for t in times]
-        position, batches = 0, []
-        for size in cuts * (len(events) + 1):
-            if position >= len(events):
-                break
-            batches.append(events[position : position + size][::-1])
-            position += size
-        for n, batch in enumerate(batches):
-            if n == linked_after:
-                signed.identifiers({"userId": user, "platformUserId": player})
-            assert signed.events(*batch).status_code == 200
-        if linked_after >= len(batches):
-            signed.identifiers({"userId": user, "platformUserId": player})
+        send_linking_late(signed, events, cuts, user, player, linked_after)
         with new_session(engine) as session:
             made = session.execute(
                 sa.select(
