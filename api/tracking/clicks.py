@@ -24,6 +24,7 @@ from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import bump, open_offers
 from api.tracking import live_ops
+from api.tracking.refusal import TrackingRefusal
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL
@@ -194,16 +195,6 @@ _MARK_STARTED = (
 )
 
 
-class TrackingRefusal(Exception):
-    """A click that is not redirected: why (stored with the refused click), the status and
-    a sentence for the person."""
-
-    def __init__(self, reason: Reason, status: int, title: str, message: str):
-        super().__init__(message)
-        self.reason = reason
-        self.status, self.title, self.message = status, title, message
-
-
 @dataclass(frozen=True)
 class ClickIn:
     kind: str  # "mission" or "quest"
@@ -316,15 +307,10 @@ def track_click(
             )
     _check_available(offer, missions, now)
     live = live_ops.for_click(db, missions, offerwall_id, now)
-    try:
-        if click.kind == "mission":
-            live.check_mission(offer.id, uid or clickid or "")
-        elif not live.any_open(missions):
-            raise live.capped_refusal()
-    except live_ops.LiveRefusal as refused:
-        raise TrackingRefusal(
-            refused.reason, refused.status, refused.title, refused.message
-        ) from None
+    if click.kind == "mission":
+        live.check_mission(offer.id, uid or clickid or "")
+    elif not live.any_open(missions):
+        raise live.capped_refusal()
     country = countries.country(click.ip)
     os_name = detect_os(click.user_agent)
     _check_targeting(offer, country, os_name)

@@ -18,17 +18,10 @@ from sqlalchemy import Connection
 
 from api.missions import open_offers
 from api.missions.periods import Period, picks
+from api.tracking.refusal import TrackingRefusal
 from models import RefusalReason as Reason
 from models.tables import mission_pool as _pool
 from models.tables import progress as _progress
-
-
-class LiveRefusal(Exception):
-    """Raised as the click's refusal (api/tracking/clicks.py turns it into one)."""
-
-    def __init__(self, reason: Reason, status: int, title: str, message: str):
-        super().__init__(message)
-        self.reason, self.status, self.title, self.message = reason, status, title, message
 
 
 @dataclass(frozen=True)
@@ -69,7 +62,7 @@ class ClickLive:
         )
         if mission_id not in chosen:
             turns = _when(pool.period.ends(self.now))
-            raise LiveRefusal(
+            raise TrackingRefusal(
                 Reason.NOT_PICKED,
                 403,
                 "Not one of your missions now",
@@ -80,16 +73,18 @@ class ClickLive:
     def any_open(self, missions: list[Any]) -> bool:
         return any(m.id not in self.closed for m in missions)
 
-    def capped_refusal(self) -> LiveRefusal:
+    def capped_refusal(self) -> TrackingRefusal:
         reopen = [moment for moment in self.closed.values() if moment is not None]
         if reopen and len(reopen) == len(self.closed):
-            return LiveRefusal(
+            return TrackingRefusal(
                 Reason.CAPPED,
                 410,
                 "Offer full for now",
                 f"This offer has reached its limit for now; it opens again on {_when(min(reopen))}.",
             )
-        return LiveRefusal(Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit.")
+        return TrackingRefusal(
+            Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit."
+        )
 
     def period_of(
         self, db: Connection, mission_id: str, player: str, now: datetime
