@@ -283,9 +283,16 @@ def list_offers(
 
 
 def listing(*, session: Session, game_id: str | None = None) -> dict[str, Any]:
-    """The CLI's listing: each offer as its definition, with its game and its state."""
+    """The CLI's listing: each pool, and each offer as its definition, with its game and its
+    state."""
     missions, quests = list_offers(session=session, game_id=game_id)
+    pools = select(MissionPool).order_by(MissionPool.game_id, MissionPool.name)
+    if game_id:
+        pools = pools.where(MissionPool.game_id == game_id)
     return {
+        "pools": [
+            {**pool_in(p).model_dump(mode="json"), "gameId": p.game_id} for p in session.exec(pools)
+        ],
         "missions": [
             {
                 **mission_in(m).model_dump(mode="json"),

@@ -428,6 +428,9 @@ def test_import_list_and_deactivate_offers(run, tmp_path):
     assert [q["name"] for q in imported["quests"]] == ["Season opener"]
     listed = json.loads(run("offers", "list", "--game", game["gameId"]).stdout)
     assert len(listed["missions"]) == 22 and len(listed["quests"]) == 1
+    assert [(p["name"], p["size"], p["gameId"]) for p in listed["pools"]] == [
+        ("daily-pvp", 2, game["gameId"])
+    ]
     # Each rule reads back as it was written (a ladder's completes at its last stage).
     written = {
         m["title"]: RuleIn.model_validate(m["rule"])
