@@ -79,6 +79,26 @@ def _offers_file(game_id: str) -> OffersFile:
                     "payout": 0.8,
                     "rule": {"event": "KILL", "completion": {"kind": "count", "threshold": 10}},
                 },
+                {
+                    **mission,
+                    "title": "Win a match with 1000+ points today",
+                    "payout": 0.2,
+                    "recurrence": {"every": "day", "timeZone": "UTC"},
+                    "rule": {
+                        "event": "MATCH_END",
+                        "conditions": [{"field": "value", "op": ">=", "value": 1000}],
+                    },
+                },
+                {
+                    **mission,
+                    "title": "Kill ladder",
+                    "rule": {"event": "KILL"},
+                    "stages": [
+                        {"threshold": 3, "payout": 0.1},
+                        {"threshold": 6, "payout": 0.2},
+                        {"threshold": 10, "payout": 0.5},
+                    ],
+                },
             ],
             "quests": [
                 {
