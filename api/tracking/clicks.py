@@ -166,7 +166,15 @@ _QUEST_MISSIONS = (
         _mission.c.fraud_actions,
         *(_mission.c[c] for c in _LIVE_COLUMNS),
     )
-    .where(_mission.c.quest_id == sa.bindparam("quest_id"), _mission.c.is_active)
+    .where(
+        _mission.c.quest_id == sa.bindparam("quest_id"),
+        _mission.c.is_active,
+        # A mission scheduled later joins the quest when it starts.
+        sa.or_(
+            _mission.c.start_date.is_(None),
+            _mission.c.start_date <= sa.bindparam("now", type_=_mission.c.start_date.type),
+        ),
+    )
     .order_by(_mission.c.quest_position)
 )
 _CLICK_COLUMNS = (
@@ -282,7 +290,7 @@ def track_click(
     """Validate a click, record it with its risk signals, start the player's progress,
     and say where to go. A signal the offerwall's rules, or the offer's own stricter ones,
     refuse refuses the click."""
-    offer, missions = _offer(db, click)
+    offer, missions = _offer(db, click, now)
     if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
         raise TrackingRefusal(
             Reason.UNKNOWN_OFFERWALL, 404, "Offer not found", "This offerwall link is not valid."
@@ -356,7 +364,7 @@ def with_platform_id(url: str, platform_user_id: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
+def _offer(db: Connection, click: ClickIn, now: datetime) -> tuple[Offer, list[Any]]:
     """The offer (with its offerwall's id, status and rules joined in) and its missions,
     read with the statements a click runs anyway."""
     params = {"offer_id": click.offer_id, "owid": click.owid or ""}
@@ -375,7 +383,7 @@ def _offer(db: Connection, click: ClickIn) -> tuple[Offer, list[Any]]:
             Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
         )
     quest = Offer.from_driver(row)
-    missions = list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id}))
+    missions = list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id, "now": now}))
     actions = fraud.strictest(m.fraud_actions for m in missions)
     return replace(quest, mission_actions=actions), missions
 

@@ -468,3 +468,42 @@ def test_the_wall_shows_a_players_picks_the_ladder_and_when_the_round_turns(
 
     assert again.count('class="reached"') == 1
     assert {m.id for m in pooled} >= picks
+
+
+def test_a_quests_mission_scheduled_later_joins_the_quest_when_it_starts(
+    client, signed, game, wall, engine, clock
+):
+    from models import Progress
+
+    clock.set(utc("2026-12-20T08:00:00+00:00"))
+    data = OffersFile.model_validate(
+        {
+            "gameId": game.game_id,
+            "quests": [
+                {
+                    "name": "Winter quest",
+                    "destinationUrl": "https://game.example/q",
+                    "missions": [
+                        mission("Now", {"event": "WIN"}),
+                        mission("Later", {"event": "WIN"}, startDate="2026-12-24T00:00:00Z"),
+                    ],
+                }
+            ],
+        }
+    )
+    with write_session(engine) as session:
+        _, [quest] = offers.import_offers(session=session, data=data)
+    body = client.get("/offerwall/offers", headers={"x-api-key": wall[1]}).json()
+    [listed_quest] = body["data"]["quests"]
+    assert [m["title"] for m in listed_quest["missions"]] == ["Now"]
+    assert click(client, "quest", quest.id, wall[0].owid, uid="pub-p1").status_code == 302
+    with new_session(engine) as session:
+        started = session.execute(sa.select(sa.func.count()).select_from(Progress)).scalar()
+    assert started == 1  # not the mission that starts later
+    clock.set(utc("2026-12-24T09:00:00+00:00"))
+    body = client.get("/offerwall/offers", headers={"x-api-key": wall[1]}).json()
+    assert [m["title"] for m in body["data"]["quests"][0]["missions"]] == ["Now", "Later"]
+    assert click(client, "quest", quest.id, wall[0].owid, uid="pub-p1").status_code == 302
+    with new_session(engine) as session:
+        started = session.execute(sa.select(sa.func.count()).select_from(Progress)).scalar()
+    assert started == 2
