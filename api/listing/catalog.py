@@ -106,6 +106,7 @@ def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) 
     else:
         left = max(cap - used.get(offer.id, 0), 0)
         caps_left = f"{left:,} of {cap:,} {unit}s left"
+    caps_left = " · ".join([caps_left, *_live_caps(doc)])
     link = f"{base_url}/{offer.kind}s/{offer.id}?owid={wall.owid}&uid={UID_PLACEHOLDER}"
     return CatalogOffer(
         id=offer.id,
@@ -122,6 +123,17 @@ def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) 
         tracking_link=link,
         missions=len(doc["missions"]) if quest else 0,
     )
+
+
+def _live_caps(doc: dict[str, Any]) -> list[str]:
+    """A mission's caps per period and per offerwall, in words: "500 a day"."""
+    words = []
+    for every, limit in (doc.get("periodCaps") or {}).items():
+        if every in ("day", "week", "month") and limit:
+            words.append(f"{limit:,} a {every}")
+    if doc.get("capPerOfferwall"):
+        words.append(f"{doc['capPerOfferwall']:,} per offerwall")
+    return words
 
 
 def _expiry(iso: str | None) -> datetime | None:

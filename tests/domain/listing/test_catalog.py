@@ -140,3 +140,21 @@ def test_a_publisher_not_approved_has_no_catalog(engine, box, catalog):
 def test_staff_open_a_publishers_catalog_with_its_currency(engine, catalog):
     offers = _offers(engine, make_account(Role.STAFF), requested=catalog.wall.id)
     assert {o.payout for o in offers} == {"51 GEM", "200 GEM", "150 GEM"}
+
+
+def test_a_missions_caps_per_period_and_per_offerwall_are_in_its_caps(engine, box):
+    from tests.factories import make_game, make_mission, make_offerwall
+
+    wall, _ = make_offerwall(engine, box)
+    game = make_game(engine, box).game_id
+    make_mission(
+        engine,
+        game,
+        cap=100,
+        periodCaps={"day": 5, "week": 20, "timeZone": "UTC"},
+        capPerOfferwall=1000,
+    )
+    [offer] = _offers(engine, _publisher(wall))
+    assert (
+        offer.caps_left == "100 of 100 conversions left · 5 a day · 20 a week · 1,000 per offerwall"
+    )
