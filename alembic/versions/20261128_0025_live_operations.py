@@ -79,10 +79,24 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("cap_count")
     op.drop_table("mission_pool")
-    # Only the rows of no period fit the old key.
+    # The old key holds one row per mission and player: the rows of periods go, unless a
+    # conversion refers to one, and then the downgrade cannot keep every conversion.
     op.execute(
         "DELETE FROM progress WHERE period <> '' AND id NOT IN (SELECT progress_id FROM conversion)"
     )
+    doubled = (
+        op.get_bind()
+        .exec_driver_sql(
+            "SELECT count(*) FROM (SELECT 1 FROM progress GROUP BY mission_id, platform_user_id"
+            " HAVING count(*) > 1) AS doubled"
+        )
+        .scalar_one()
+    )
+    if doubled:
+        raise RuntimeError(
+            f"cannot downgrade below 0025: {doubled} players were paid for a recurring or "
+            "pooled mission in more than one period, which the earlier schema cannot hold"
+        )
     _change_progress_key(_NEW_KEY, _OLD_KEY)
     for column in ("resets_at", "period"):
         _drop(("progress", column))

@@ -588,7 +588,8 @@ def progress_document(
     """`GET /offerwall/users/{uid}/progress`: every offer the player opened, oldest first,
     with its state and counts, and how many are in each state."""
     progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now)
-    listed = {o.id: o for o in LISTINGS.get(conn, offerwall.catalog_version)}
+    listing = for_offerwall(LISTINGS.get(conn, offerwall.catalog_version), offerwall.id)
+    listed = {o.id: o for o in listing}
     missions: list[dict[str, Any]] = []
     quests: list[dict[str, Any]] = []
     counts = dict.fromkeys((STARTED, COMPLETED, EXPIRED, ENDED), 0)

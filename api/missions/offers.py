@@ -100,6 +100,12 @@ def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
             field="pool",
         )
     before = _existing(session, Mission, data.id, game_id) if data.id else None
+    if data.pool is not None and before is not None and before.quest_id is not None:
+        raise OfferError(
+            f"mission {data.title!r} is in a quest: a pooled mission is offered on its own; "
+            "take it out of the quest first",
+            field="pool",
+        )
     kept_before = mission_rule(before).kept if before is not None else None
     mission = _saved(session, Mission, game_id, data)
     if kept_before is not None and kept_before != rule.kept:

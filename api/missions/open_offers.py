@@ -117,6 +117,7 @@ def closed_missions(
         sa.select(_cap_count).where(
             _cap_count.c.mission_id.in_(sorted({k[0] for k in wanted})),
             _cap_count.c.period.in_(sorted({k[2] for k in wanted})),
+            _cap_count.c.scope.in_(sorted({k[1] for k in wanted})),
         )
     )
     closed: dict[str, datetime | None] = {}

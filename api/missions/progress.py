@@ -248,11 +248,35 @@ def _period_runs(
     missing = [k for k in wanted if k not in rows and specs[k[0]].every_period]
     if missing and _enrol(session, missing, specs, now):
         rows = _period_rows(session, wanted)
+    _adopt(session, rows, specs)
     return [
         Run(row, specs[key[0]], wanted[key], fresh=fresh)
         for key, row in sorted(rows.items(), key=lambda item: item[1].id)
-        if row.status == ProgressStatus.STARTED or fresh
+        if row.status == ProgressStatus.STARTED
     ]
+
+
+def _adopt(
+    session: Session, rows: dict[tuple[str, str, str], ProgressRow], specs: dict[str, MissionSpec]
+) -> None:
+    """A row made before its mission's recurrence changed (a day made a week, another time
+    zone) ends where the old period ended: it is carried into the period that now has its
+    name, to that period's end, tally and all."""
+    moved = []
+    for (mission_id, _, key), row in rows.items():
+        period = specs[mission_id].period
+        assert period is not None
+        end = period.bounds_of(key)[1]
+        if row.resets_at != end:
+            row.resets_at = end
+            moved.append({"row_id": row.id, "new_resets_at": end})
+    if moved:
+        session.execute(
+            sa.update(_progress)
+            .where(_progress.c.id == sa.bindparam("row_id"))
+            .values(resets_at=sa.bindparam("new_resets_at", type_=_progress.c.resets_at.type)),
+            moved,
+        )
 
 
 def _period_rows(
@@ -345,6 +369,8 @@ def _enrol(
                 "updated_at": now,
             }
         )
+    # In one order everywhere, so two batches making the same rows wait, never deadlock.
+    made.sort(key=lambda v: (v["mission_id"], v["platform_user_id"], v["period"]))
     for values in made:
         insert_ignore(
             session,
@@ -753,19 +779,24 @@ def _take_place(
 ) -> bool | None:
     """Count one more conversion of the mission under every cap it has, atomically: True
     when there was room under all of them; False when its cap (or its cap for this
-    offerwall) is reached for good, None when one of its period's is. Counters raised
-    before the one that is full are lowered again, in the same transaction."""
-    if not _raise_count(session, spec.id):
+    offerwall) is reached for good, None when one of its period's is. The mission's row is
+    taken first, as every conversion and give-back of it takes it (and as a batch locks
+    its missions up front), then the counters; those raised before one that is full are
+    lowered again, in the same transaction. The listings are told once all are taken."""
+    raised = _raise_count(session, spec.id)
+    if raised is None:
         return False
     taken: list[tuple[str, str]] = []
+    filled = raised
     for scope, period, limit in spec.cap_scopes(offerwall_id, now):
         count = _raise_cap_count(session, spec.id, scope, period, limit)
         if count is None:
             _give_back(session, spec.id, taken)
             return False if period == "total" else None
         taken.append((scope, period))
-        if count >= limit and scope == "":
-            bump(session)  # full for the period: listings drop it until it turns
+        filled = filled or count >= limit
+    if filled:
+        bump(session)  # full now (for good, for a period or at an offerwall): listings drop it
     return True
 
 
@@ -786,6 +817,7 @@ def _raise_cap_count(
 
 
 def _give_back(session: Session, mission_id: str, taken: list[tuple[str, str]]) -> None:
+    """Lower the mission's conversions and the counters in `taken` by the one just raised."""
     session.execute(
         sa.update(_mission)
         .where(_mission.c.id == mission_id)
@@ -803,9 +835,9 @@ def _give_back(session: Session, mission_id: str, taken: list[tuple[str, str]]) 
         )
 
 
-def _raise_count(session: Session, mission_id: str) -> bool:
-    """Count one more conversion of the mission unless its cap is reached (atomically);
-    False when it is."""
+def _raise_count(session: Session, mission_id: str) -> bool | None:
+    """Count one more conversion of the mission unless its cap is reached (atomically):
+    None when it is, else whether this one filled it."""
     raised = session.execute(
         sa.update(_mission)
         .where(
@@ -816,7 +848,5 @@ def _raise_count(session: Session, mission_id: str) -> bool:
         .returning(_mission.c.conversions, _mission.c.cap)
     ).first()
     if raised is None:
-        return False
-    if raised.cap is not None and raised.conversions >= raised.cap:
-        bump(session)  # capped now: offer listings drop it
-    return True
+        return None
+    return raised.cap is not None and raised.conversions >= raised.cap

@@ -35,7 +35,7 @@ from api.core.money import in_currency, usd
 from api.postbacks import endpoint as endpoints
 from api.postbacks.transport import AttemptResult, Target
 from api.postbacks.url import PostbackValues, render, with_status
-from models import Offerwall, PostbackKind, PostbackStatus
+from models import ConversionStatus, Offerwall, PostbackKind, PostbackStatus
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import mission as _mission
@@ -200,22 +200,27 @@ _EARLIER_UNSENT = (
 
 
 # A ladder's stages reached together are separate conversions: each stage's postbacks wait
-# for those of the stages before it (the same progress's earlier conversions).
+# while an earlier stage of the same progress is held for review or its postbacks are
+# unsent, so a publisher hears of stage 2 only after stage 1.
 _mine = _conversion.alias("mine")
 _theirs = _conversion.alias("theirs")
 _earlier_stage = _postback.alias("earlier_stage")
 _EARLIER_STAGE_UNSENT = (
-    sa.select(_earlier_stage.c.id)
-    .select_from(
-        _mine.join(_theirs, _theirs.c.progress_id == _mine.c.progress_id).join(
-            _earlier_stage, _earlier_stage.c.conversion_id == _theirs.c.id
-        )
-    )
+    sa.select(_theirs.c.id)
+    .select_from(_mine.join(_theirs, _theirs.c.progress_id == _mine.c.progress_id))
     .where(
         _mine.c.id == _postback.c.conversion_id,
         _mine.c.stage > 1,
         _theirs.c.id < _mine.c.id,
-        _earlier_stage.c.status == PostbackStatus.PENDING,
+        sa.or_(
+            _theirs.c.status == ConversionStatus.PENDING,
+            sa.select(_earlier_stage.c.id)
+            .where(
+                _earlier_stage.c.conversion_id == _theirs.c.id,
+                _earlier_stage.c.status == PostbackStatus.PENDING,
+            )
+            .exists(),
+        ),
     )
     .exists()
 )

@@ -316,7 +316,7 @@ def track_click(
     _check_available(offer, missions, now)
     live = live_ops.for_click(db, missions, offerwall_id, now)
     if click.kind == "mission":
-        live.check_mission(offer.id, uid or clickid or "")
+        live.check_mission(offer.id, uid or "")
     elif not live.any_open(missions):
         raise live.capped_refusal()
     country = countries.country(click.ip)

@@ -44,13 +44,21 @@ class ClickLive:
     closed: dict[str, datetime | None] = field(default_factory=dict)
 
     def check_mission(self, mission_id: str, who: str) -> None:
-        """Refuse a click on a mission that is full for now, or not among the player's
-        picks of its pool."""
+        """Refuse a click on a mission that is full for now, or not among the picks of its
+        pool for the player `who` (their uid: a pooled mission's link needs one, since a
+        clickid is the browser's to choose)."""
         if mission_id in self.closed:
             raise self.capped_refusal()
         pool = self.pools.get(mission_id)
         if pool is None:
             return
+        if not who:
+            raise TrackingRefusal(
+                Reason.INVALID_LINK,
+                400,
+                "Missing player",
+                "This mission is picked for each player: the link needs the player's uid.",
+            )
         key = pool.period.key(self.now)
         chosen = picks(
             pool.members,

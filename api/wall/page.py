@@ -321,6 +321,7 @@ class _FromListing:
     def __init__(self) -> None:
         self.listing: list[Listed] | None = None
         self.pooled = False
+        self.closed_somewhere = False
         self.targeted: dict[tuple[str | None, str | None], list[Listed]] = {}
         self.cards: dict[tuple[Any, ...], str] = {}
 
@@ -330,6 +331,7 @@ class _FromListing:
             self.listing = listing
             # A pool's missions are narrowed to each player's picks.
             self.pooled = any(offer.pool is not None for offer in listing)
+            self.closed_somewhere = any(offer.closed_for for offer in listing)
         return self
 
     def open_to(self, country: str | None, os_name: str | None) -> list[Listed]:
@@ -394,6 +396,8 @@ def wall_view(
     # `api.listing.players.select`), narrowed to what their country and device may open.
     derived = _FROM_LISTING.of(LISTINGS.get(conn, listing.catalog_version))
     targeted = derived.open_to(country, os_name)
+    if derived.closed_somewhere:  # a mission at its cap for some offerwall: not here
+        targeted = [o for o in targeted if listing.id not in o.closed_for]
     judged = progress.rows or derived.pooled
     offers = select(targeted, OfferFilters(), listing, progress) if judged else targeted
     # What the player opened and can still do is in progress; the rest is new to them

@@ -507,3 +507,139 @@ def test_a_quests_mission_scheduled_later_joins_the_quest_when_it_starts(
     with new_session(engine) as session:
         started = session.execute(sa.select(sa.func.count()).select_from(Progress)).scalar()
     assert started == 2
+
+
+# --- what a change of definition, a clickid and review do to live operations ----------------
+
+
+def test_a_daily_mission_made_weekly_carries_the_days_row_into_the_week(
+    client, signed, game, wall, engine, clock
+):
+    rule = {"event": "WIN", "completion": {"threshold": 3}}
+    [m] = import_file(
+        engine, game.game_id, missions=[mission("Win 3", rule, recurrence={"every": "day"})]
+    )
+    monday = utc("2026-11-30T10:00:00+00:00")
+    clock.set(monday)
+    start(client, signed, wall, m.id, "p1", uid="pub-p1")
+    assert signed.events(*wins("p1", monday + timedelta(minutes=1))).status_code == 200
+    import_file(
+        engine,
+        game.game_id,
+        missions=[mission("Win 3", rule, id=m.id, recurrence={"every": "week"})],
+    )
+    tuesday = monday + timedelta(days=1)
+    clock.set(tuesday + timedelta(minutes=5))
+    assert signed.events(*wins("p1", tuesday, tuesday + timedelta(minutes=1))).status_code == 200
+    with new_session(engine) as session:
+        rows = session.execute(
+            sa.select(_progress.c.period, _progress.c.status, _progress.c.resets_at).where(
+                _progress.c.mission_id == m.id
+            )
+        ).all()
+        paid = session.execute(sa.select(_conversion.c.period)).scalars().all()
+    assert [tuple(r) for r in rows] == [
+        ("2026-11-30", "completed", utc("2026-12-07T00:00:00+00:00"))
+    ]
+    assert paid == ["2026-11-30"]
+
+
+def test_a_pooled_missions_link_needs_the_players_uid(client, signed, game, wall, engine, clock):
+    missions = import_file(
+        engine,
+        game.game_id,
+        pools=[{"name": "daily", "size": 1}],
+        missions=[mission(f"M{n}", {"event": "WIN"}, pool="daily") for n in range(4)],
+    )
+    # A clickid is the browser's to choose: with it alone, any mission could be had.
+    for m in missions:
+        refused = click(client, "mission", m.id, wall[0].owid, clickid="c1")
+        assert refused.status_code == 400 and "needs the player" in refused.text
+
+
+def test_a_mission_full_at_an_offerwall_leaves_its_listing_and_wall_at_once(
+    client, signed, game, wall, engine, clock
+):
+    from tests.api.listing.test_wall import cards, wall_page
+
+    [m] = import_file(
+        engine,
+        game.game_id,
+        missions=[mission("Win once", {"event": "WIN"}, capPerOfferwall=1)],
+    )
+    t0 = utc("2026-12-01T10:00:00+00:00")
+    clock.set(t0)
+    assert m.id in listed(client, wall[1])  # the listing is built and kept now
+    assert m.id in cards(wall_page(client, wall[0].owid, "pub-p2")).cards
+    start(client, signed, wall, m.id, "p1", uid="pub-p1")
+    assert signed.events(*wins("p1", t0 + timedelta(minutes=1))).status_code == 200
+    assert m.id not in listed(client, wall[1])
+    assert m.id not in listed(client, wall[1], uid="pub-p2")
+    assert m.id not in cards(wall_page(client, wall[0].owid, "pub-p2")).cards
+
+
+def test_a_stage_held_for_review_holds_back_the_next_stages_postbacks(
+    client, signed, game, wall, engine, box, api_settings, clock
+):
+    from api.conversions import review
+    from api.postbacks import outbox
+
+    [ladder] = import_file(
+        engine,
+        game.game_id,
+        missions=[
+            {
+                "title": "Kill ladder",
+                "destinationUrl": "https://game.example/m",
+                "rule": {"event": "KILL"},
+                "minCompletionSeconds": 600,  # sooner than 10 minutes: held
+                "stages": [{"threshold": 1, "payout": "0.10"}, {"threshold": 2, "payout": "0.20"}],
+            }
+        ],
+    )
+    t0 = utc("2026-12-01T10:00:00+00:00")
+    clock.set(t0)
+    start(client, signed, wall, ladder.id, "p1", uid="pub-p1")
+    kill = {"userId": "p1", "event": "KILL"}
+    assert signed.events({**kill, "time": iso(t0 + timedelta(seconds=5))}).status_code == 200
+    clock.set(t0 + timedelta(minutes=20))
+    assert signed.events({**kill, "time": iso(t0 + timedelta(minutes=20))}).status_code == 200
+    with new_session(engine) as session:
+        made = session.execute(
+            sa.select(
+                _conversion.c.stage, _conversion.c.status, _conversion.c.transaction_id
+            ).order_by(_conversion.c.stage)
+        ).all()
+    assert [(c.stage, c.status) for c in made] == [(1, "pending"), (2, "approved")]
+    assert outbox.claim(engine, limit=10, lease_seconds=60) == {}  # stage 2 waits for 1
+    with write_session(engine) as session:
+        review.approve(
+            session=session, transaction_ids=[made[0].transaction_id], actor="cli", studio_id=None
+        )
+    with running_receiver() as receiver:
+        paid = deliver(engine, box, api_settings, wall[0], receiver)
+    assert [p["stage"] for p in paid] == ["1", "2"]
+
+
+def test_the_migration_refuses_to_go_down_once_a_player_was_paid_in_two_periods(
+    client, signed, game, wall, engine, clock, db_url
+):
+    from alembic import command
+    from api.core.db import alembic_config
+
+    [daily] = import_file(
+        engine,
+        game.game_id,
+        missions=[mission("Win a day", {"event": "WIN"}, recurrence={"every": "day"})],
+    )
+    t0 = utc("2026-12-01T10:00:00+00:00")
+    clock.set(t0)
+    start(client, signed, wall, daily.id, "p1", uid="pub-p1")
+    assert signed.events(*wins("p1", t0 + timedelta(minutes=1))).status_code == 200
+    clock.set(t0 + timedelta(days=1))
+    assert signed.events(*wins("p1", t0 + timedelta(days=1, minutes=1))).status_code == 200
+    engine.dispose()
+    with pytest.raises(RuntimeError, match="paid for a recurring or pooled mission"):
+        command.downgrade(alembic_config(db_url), "0024")
+    with new_session(engine) as session:  # nothing was changed
+        assert session.execute(sa.select(sa.func.count()).select_from(_conversion)).scalar() == 2
