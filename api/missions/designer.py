@@ -643,7 +643,8 @@ class LiveBadge:
 class PeriodLine:
     """A recurring or pooled mission's funnel in one period, in words."""
 
-    label: str  # "Today (28 Nov)", "Week of 23 Nov", "Nov 2026"
+    label: str  # "Today", "Last week", "Nov 2026"
+    first_day: str  # the period's first date, "2026-11-28"
     clicks: str
     started: str
     completed: str
@@ -722,7 +723,11 @@ def period_lines(funnel: PeriodFunnel) -> list[PeriodLine]:
     """This period's funnel and the one before's, each named as people say it."""
     return [
         PeriodLine(
-            _period_label(funnel.every, key, this), str(c.clicks), str(c.started), str(c.completed)
+            _period_label(funnel.every, key, this),
+            key,
+            str(c.clicks),
+            str(c.started),
+            str(c.completed),
         )
         for key, c, this in (
             (funnel.current, funnel.now, True),
@@ -732,13 +737,12 @@ def period_lines(funnel: PeriodFunnel) -> list[PeriodLine]:
 
 
 def _period_label(every: str, key: str, current: bool) -> str:
-    first = date.fromisoformat(key)
-    day = f"{first.day} {first:%b}"
+    """ "Today", "Last week", "Nov 2026": short enough for one line of the list."""
     if every == "week":
-        return f"{'This week' if current else 'Last week'} (from {day})"
+        return "This week" if current else "Last week"
     if every == "month":
-        return f"{'This month' if current else 'Last month'} ({first:%b %Y})"
-    return f"{'Today' if current else 'Yesterday'} ({day})"
+        return f"{date.fromisoformat(key):%b %Y}"
+    return "Today" if current else "Yesterday"
 
 
 def _mission_row(
