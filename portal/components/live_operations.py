@@ -119,7 +119,9 @@ def _recurrence(state: Any, f: Field) -> rx.Component:
                     default="monday",
                 ),
             ),
-            _zone(f, "recurrence.timeZone", "Time zone", "Its midnight starts each period."),
+            _zone(
+                f, "recurrence.timeZone", "Recurrence time zone", "Its midnight starts each period."
+            ),
         ),
         test_id="recurrence",
     )

@@ -63,7 +63,7 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
     # A daily mission in New York's days, a ladder, caps and a start date.
     new_mission(designer, portal.url, game_id, "Daily duels", "DUEL")
     label("Repeats").select_option("day")
-    zone = label("Time zone")
+    zone = label("Recurrence time zone")
     zones = designer.locator("datalist#" + zone.get_attribute("list") + " option")
     expect(zones.and_(designer.locator('[value="America/New_York"]'))).to_have_count(1)
     zone.fill("America/New_York")  # as picked from the list of IANA names
@@ -130,7 +130,7 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
     expect(designer.get_by_role("heading", name="Edit mission")).to_be_visible()
     expect(designer.get_by_test_id("editor-fieldset")).to_have_attribute("aria-busy", "false")
     expect(label("Repeats")).to_have_value("day")
-    expect(label("Time zone")).to_have_value("America/New_York")
+    expect(label("Recurrence time zone")).to_have_value("America/New_York")
     expect(designer.get_by_test_id("stage")).to_have_count(3)
     assert stage_values(designer) == [("1", "0.10"), ("5", "0.40"), ("10", "1")]
     expect(label("Payout (USD)")).to_have_value("")  # the stages' sum
