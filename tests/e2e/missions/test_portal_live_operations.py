@@ -149,6 +149,7 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
     expect(designer.get_by_test_id("new-pool")).to_contain_text("New pool “daily-pvp”")
     label("Missions each player sees").fill("2")
     label("Pool's time zone").fill("UTC")
+    looked_at(designer, "live-ops-new-pool")
     designer.get_by_role("button", name="Save mission").click()
     expect(designer.get_by_text("Mission “Duel of the day” created.")).to_be_visible()
     expect(designer.get_by_role("heading", name="Edit mission")).to_be_visible()
@@ -158,6 +159,20 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
     assert stored(portal, "Duel of the day").pool == "daily-pvp"
     expect(label("Pool")).to_have_value("daily-pvp")
     expect(designer.get_by_test_id("new-pool")).to_have_count(0)  # the game's pool now
+
+    # A quest that starts later; a pooled mission is not offered to it.
+    designer.goto(portal.url + f"/studio/quest?game={game_id}")
+    expect(designer.get_by_role("heading", name="New quest")).to_be_visible()
+    expect(designer.get_by_test_id("editor-fieldset")).to_have_attribute("aria-busy", "false")
+    label("Name").fill("Winter season")
+    label("Destination URL").fill("https://live.example/season")
+    label("Starts on").fill("2031-12-24")
+    expect(designer.get_by_text("Duel of the day")).to_have_count(0)
+    designer.get_by_role("button", name="Add", exact=True).click()
+    expect(designer.get_by_test_id("quest-mission")).to_have_text(re.compile("Daily duels"))
+    designer.get_by_role("button", name="Save quest").click()
+    expect(designer.get_by_text("Quest “Winter season” created.")).to_be_visible()
+    expect(label("Starts on")).to_have_value("2031-12-24")
 
     # A daily mission at its cap for today, clicked once this period.
     [capped] = import_missions(
@@ -175,13 +190,15 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
         day = Period("day").key(utcnow())
         session.add(CapCount(mission_id=capped["id"], scope="", period=f"day:{day}", count=1))
 
-    designer.get_by_role("button", name="Back to missions").click()
+    designer.goto(portal.url + f"/studio/missions?game={game_id}")
     rows = designer.get_by_test_id("offer-row")
     daily_row = rows.filter(has_text="Daily duels")
     expect(daily_row.get_by_test_id("live-recurring")).to_have_text("Daily · America/New_York")
     expect(daily_row.get_by_test_id("live-stages")).to_have_text("3 stages")
     expect(daily_row.get_by_test_id("live-scheduled")).to_have_text("Starts 24 Dec 2031")
     expect(daily_row.get_by_test_id("period-figures")).to_have_text(["0 · 0 · 0", "0 · 0 · 0"])
+    quest_row = rows.filter(has=designer.get_by_role("link", name="Winter season"))
+    expect(quest_row.get_by_test_id("live-scheduled")).to_have_text("Starts 24 Dec 2031")
     pooled_row = rows.filter(has_text="Duel of the day")
     expect(pooled_row.get_by_test_id("live-pool")).to_have_text("Pool daily-pvp · daily")
     capped_row = rows.filter(has_text="Capped daily")
