@@ -294,6 +294,8 @@ def _list(item: Any, raw: str | dict[str, Any]) -> list[Any]:
 
 
 def _left_out(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
+    """An optional part's inputs that make no part: all empty, or its required ones empty
+    and the others as they came (their defaults)."""
     if not _any_text(raw):
         return True
     fields = kind.model_fields
@@ -341,6 +343,8 @@ def _rows(form: Mapping[str, str], root: str) -> dict[str, list[str]]:
 
 
 ROW_LISTS = ("stages",)
+# What an empty input that a group needs says: the group is used by its other inputs.
+MISSING = {"recurrence.every": "Choose how often it repeats, or leave its time zone empty."}
 # Messages said as the form's inputs name things.
 REWORDED = {
     "PeriodCaps sets at least one of day, week and month.": (
@@ -373,6 +377,8 @@ def _errors(
         message = REWORDED.get(message, message)
         if not key or key == root:
             key = _whole(message, form, root, (rows or {}).get(_at(root, "stages"), []))
+        if error["type"] == "missing":
+            message = MISSING.get(key.removeprefix(f"{root}." if root else ""), message)
         errors.setdefault(key, message)
     return errors
 

@@ -200,6 +200,13 @@ def test_caps_with_a_zone_and_no_limit_say_what_is_missing():
     }
 
 
+def test_a_zone_without_a_recurrence_asks_for_one():
+    form = BASE | {"payout": "1", "recurrence.timeZone": "Europe/Berlin"}
+    assert errors(form) == {
+        "recurrence.every": "Choose how often it repeats, or leave its time zone empty."
+    }
+
+
 def test_a_single_stage_is_no_ladder():
     form = BASE | {"stages.0.threshold": "1", "stages.0.payout": "1"}
     assert errors(form)["stages"] == "Add at least 2 items."
