@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,7 +18,14 @@ from sqlmodel import Session, col
 
 from api.missions import offers
 from api.missions.forms import FormError, from_form, scalar
-from api.missions.funnels import Funnel, duration_words, mission_funnels
+from api.missions.funnels import (
+    Funnel,
+    PeriodFunnel,
+    duration_words,
+    mission_funnels,
+    period_funnels,
+)
+from api.missions.open_offers import closed_missions
 from api.missions.rules import (
     DAY_KINDS,
     Rule,
@@ -33,17 +40,53 @@ from api.missions.rules import (
     summary,
 )
 from models import Event, Mission, Quest
-from models.offer_schemas import MissionIn, QuestFields, RuleIn, mission_in, quest_fields, rule_in
+from models.offer_schemas import (
+    MissionIn,
+    PoolIn,
+    QuestFields,
+    RuleIn,
+    mission_in,
+    quest_fields,
+    rule_in,
+)
+from models.types import utcnow
 
 MAX_TEST_EVENTS = 500
+
+
+# The inputs of a pool the editor creates with the mission that names it first:
+# `newPool.size`, `newPool.every`, `newPool.timeZone`, `newPool.weekStartsOn`.
+NEW_POOL = "newPool"
 
 
 def save_mission_form(
     *, session: Session, game_id: str, form: Mapping[str, str], mission_id: str | None
 ) -> Mission:
-    """The editor's save: the game's mission (or a new one) with the form over it."""
+    """The editor's save: the game's mission (or a new one) with the form over it. A pool
+    name the game does not have yet is a new pool, made from the form's `newPool.…`
+    inputs in the same transaction, before the mission."""
     data = _definition(session=session, game_id=game_id, form=form, mission_id=mission_id)
+    if data.pool is not None and offers.pool_named(session, game_id, data.pool) is None:
+        pool = from_form(PoolIn, {**form, f"{NEW_POOL}.name": data.pool}, root=NEW_POOL)
+        offers.save_pool(session=session, game_id=game_id, data=pool)
     return offers.save_mission(session=session, game_id=game_id, data=data)
+
+
+@dataclass(frozen=True)
+class PoolChoice:
+    name: str
+    words: str  # "3 of its missions a day (UTC)"
+
+
+def pool_choices(*, session: Session, game_id: str) -> list[PoolChoice]:
+    """The game's pools, by name, each with what it does in words (the editor's list)."""
+    return [
+        PoolChoice(p.name, f"{p.size} of its missions {_EVERY_WORDS[p.every]} ({p.time_zone})")
+        for p in offers.game_pools(session=session, game_id=game_id)
+    ]
+
+
+_EVERY_WORDS = {"day": "a day", "week": "a week", "month": "a month"}
 
 
 def mission_draft(
@@ -65,7 +108,12 @@ def _definition(
         if mission_id
         else None
     )
-    return from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    if data.pool is not None and stored is not None and stored.quest_id is not None:
+        raise FormError(
+            {"pool": "This mission is in a quest: a pooled mission is offered on its own."}
+        )
+    return data
 
 
 def save_quest_form(
@@ -110,7 +158,8 @@ def quest_builder(*, session: Session, game_id: str, quest_id: str | None) -> Qu
     return QuestBuilder(
         quest,
         [m for m in missions if quest is not None and m.quest_id == quest.id],
-        [m for m in missions if m.quest_id is None],
+        # A pooled mission is offered on its own, never in a quest.
+        [m for m in missions if m.quest_id is None and m.pool is None],
     )
 
 
@@ -583,6 +632,25 @@ def event_names(*, session: Session, game_id: str, limit: int = 50) -> list[str]
 
 
 @dataclass(frozen=True)
+class LiveBadge:
+    """One fact of a mission's live operations, as the list shows it at a glance."""
+
+    kind: str  # "recurring" | "pool" | "stages" | "full" | "scheduled"
+    text: str  # "Daily · America/New_York", "Pool daily-pvp", "3 stages", …
+
+
+@dataclass(frozen=True)
+class PeriodLine:
+    """A recurring or pooled mission's funnel in one period, in words."""
+
+    label: str  # "Today", "Last week", "Nov 2026"
+    first_day: str  # the period's first date, "2026-11-28"
+    clicks: str
+    started: str
+    completed: str
+
+
+@dataclass(frozen=True)
 class OfferRow:
     id: str
     kind: str  # "mission" | "quest"
@@ -599,9 +667,91 @@ class OfferRow:
     in_progress: str = ""
     completed: str = ""
     median_time: str = ""
+    live: list[LiveBadge] = field(default_factory=list)
+    # A recurring or pooled mission's funnel this period and the one before.
+    periods: list[PeriodLine] = field(default_factory=list)
 
 
-def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
+EVERY_BADGE = {"day": "Daily", "week": "Weekly", "month": "Monthly"}
+
+
+def live_badges(
+    m: Mission, pools: dict[str, Any], closed: dict[str, datetime | None], now: datetime
+) -> list[LiveBadge]:
+    """What a mission does in live operations, in words: recurring, pooled, staged, full
+    for its period now (and until when), not started yet."""
+    badges = []
+    if m.recurrence:
+        every = str(m.recurrence.get("every", "day"))
+        week = str(m.recurrence.get("weekStartsOn") or "monday")
+        starts = f" from {week.capitalize()}" if every == "week" and week != "monday" else ""
+        zone = m.recurrence.get("timeZone") or "UTC"
+        badges.append(LiveBadge("recurring", f"{EVERY_BADGE.get(every, every)}{starts} · {zone}"))
+    if m.pool:
+        pool = pools.get(m.pool)
+        every = f" · {EVERY_BADGE.get(pool.every, pool.every).lower()}" if pool else ""
+        badges.append(LiveBadge("pool", f"Pool {m.pool}{every}"))
+    if m.stages:
+        badges.append(LiveBadge("stages", f"{len(m.stages)} stages"))
+    if m.id in closed:
+        reopens = closed[m.id]
+        if reopens is None:
+            badges.append(LiveBadge("full", "Full at its cap"))
+        else:
+            zone = str((m.period_caps or {}).get("timeZone") or "UTC")
+            badges.append(LiveBadge("full", f"Full · reopens {_moment(reopens, zone, now)}"))
+    if m.start_date is not None and m.start_date > now:
+        badges.append(LiveBadge("scheduled", f"Starts {_moment(m.start_date, 'UTC', now)}"))
+    return badges
+
+
+def _moment(when: datetime, zone: str, now: datetime) -> str:
+    """A moment as the list says it: "24 Dec", "24 Dec 15:00" (in `zone`, named unless it
+    is UTC at midnight), with the year when it is not this one."""
+    local = when.astimezone(ZoneInfo(zone))
+    text = f"{local.day} {local:%b}"
+    if local.year != now.astimezone(ZoneInfo(zone)).year:
+        text += f" {local.year}"
+    if (local.hour, local.minute) != (0, 0):
+        text += f" {local:%H:%M}"
+    if zone != "UTC":
+        text += f" ({zone})"
+    return text
+
+
+def period_lines(funnel: PeriodFunnel) -> list[PeriodLine]:
+    """This period's funnel and the one before's, each named as people say it."""
+    return [
+        PeriodLine(
+            _period_label(funnel.every, key, this),
+            key,
+            str(c.clicks),
+            str(c.started),
+            str(c.completed),
+        )
+        for key, c, this in (
+            (funnel.current, funnel.now, True),
+            (funnel.previous, funnel.before, False),
+        )
+    ]
+
+
+def _period_label(every: str, key: str, current: bool) -> str:
+    """ "Today", "Last week", "Nov 2026": short enough for one line of the list."""
+    if every == "week":
+        return "This week" if current else "Last week"
+    if every == "month":
+        return f"{date.fromisoformat(key):%b %Y}"
+    return "Today" if current else "Yesterday"
+
+
+def _mission_row(
+    m: Mission,
+    quest: Quest | None,
+    funnel: Funnel,
+    live: list[LiveBadge],
+    periods: PeriodFunnel | None,
+) -> OfferRow:
     return OfferRow(
         m.id,
         "mission",
@@ -617,28 +767,45 @@ def _mission_row(m: Mission, quest: Quest | None, funnel: Funnel) -> OfferRow:
         in_progress=str(funnel.in_progress),
         completed=str(funnel.completed),
         median_time=duration_words(funnel.median_seconds),
+        live=live,
+        periods=period_lines(periods) if periods else [],
     )
 
 
-def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
+def game_offers(*, session: Session, game_id: str, now: datetime | None = None) -> list[OfferRow]:
     """The game's quests, then its missions (standalone first, then by quest, in order),
-    each mission with its rule in words and its funnel."""
+    each mission with its rule in words, its funnel, what it does in live operations and,
+    when it turns over, its funnel this period and the one before."""
+    now = now or utcnow()
     quests = {
         q.id: q
         for q in session.execute(sa.select(Quest).where(col(Quest.game_id) == game_id)).scalars()
     }
-    missions = session.execute(
-        sa.select(Mission)
-        .where(col(Mission.game_id) == game_id)
-        .order_by(
-            col(Mission.quest_id).is_(None).desc(),
-            col(Mission.quest_position),
-            col(Mission.created_at),
-        )
-    ).scalars()
-    funnels = mission_funnels(session=session, game_id=game_id)
+    missions = list(
+        session.execute(
+            sa.select(Mission)
+            .where(col(Mission.game_id) == game_id)
+            .order_by(
+                col(Mission.quest_id).is_(None).desc(),
+                col(Mission.quest_position),
+                col(Mission.created_at),
+            )
+        ).scalars()
+    )
+    funnels = mission_funnels(session=session, game_id=game_id, now=now)
+    per_period = period_funnels(session=session, game_id=game_id, now=now)
+    pools = {p.name: p for p in offers.game_pools(session=session, game_id=game_id)}
+    capped = [m for m in missions if m.period_caps]
+    closed = closed_missions(session.connection(), capped, None, now) if capped else {}
     mission_rows = [
-        _mission_row(m, quests.get(m.quest_id or ""), funnels.get(m.id, Funnel())) for m in missions
+        _mission_row(
+            m,
+            quests.get(m.quest_id or ""),
+            funnels.get(m.id, Funnel()),
+            live_badges(m, pools, closed, now),
+            per_period.get(m.id),
+        )
+        for m in missions
     ]
     # A quest's clicks are those of its link, which each of its missions shows too.
     quest_clicks = {r.quest_id: r.clicks for r in mission_rows if r.quest_id}
@@ -654,6 +821,11 @@ def game_offers(*, session: Session, game_id: str) -> list[OfferRow]:
             "",
             "",
             clicks=quest_clicks.get(q.id, "0"),
+            live=(
+                [LiveBadge("scheduled", f"Starts {_moment(q.start_date, 'UTC', now)}")]
+                if q.start_date is not None and q.start_date > now
+                else []
+            ),
         )
         for q in sorted(quests.values(), key=lambda q: q.created_at)
     ]

@@ -31,6 +31,7 @@ from pydantic_core import ErrorDetails
 from api.core.countries import find_countries, unknown_countries
 from api.core.wording import figure, plain
 from api.missions.offers import OfferError
+from models.offer_schemas import StageIn
 
 Definition = typing.TypeVar("Definition", bound=BaseModel)
 
@@ -69,6 +70,10 @@ UNITS = {"timeLimitSeconds": 3600, "minCompletionSeconds": 60}
 UNIT_NAMES = {"timeLimitSeconds": "hours", "minCompletionSeconds": "minutes"}
 
 
+# Dates edited as a day (00:00 UTC that day); a stored moment on the day shown is kept.
+DATES = ("startDate", "expirationDate")
+
+
 # A length of time (`rule.window.seconds`, `rule.within.seconds`) is typed as an amount in
 # a unit chosen beside it: the unit's select is named `unit.<the path>` and holds the
 # unit's seconds. The editor opens one in the largest unit it is a whole number of.
@@ -86,8 +91,12 @@ def form_values(definition: BaseModel) -> dict[str, str]:
     for name, factor in UNITS.items():
         if values.get(name):
             values[name] = f"{float(values[name]) / factor:g}"
-    if values.get("expirationDate"):
-        values["expirationDate"] = values["expirationDate"][:10]
+    for name in DATES:
+        if values.get(name):
+            values[name] = values[name][:10]
+    if values.get("stages.0.threshold"):
+        # A ladder's payout is its stages' together: its input is left empty (the sum).
+        values["payout"] = ""
     for path in [p for p in values if p.endswith(SECONDS) and values[p].isdigit()]:
         seconds = int(values[path])
         factor = next(f for f in UNIT_CHOICES if seconds % f == 0)
@@ -130,11 +139,16 @@ def from_form(
     FormError maps each bad input's name to its message."""
     form, typed_errors = _typed_countries(_in_seconds(form))
     data = stored.model_dump() if stored is not None else {}
-    data.update(_read(schema, _tree(form, root)))
+    read = _read(schema, _tree(form, root))
+    for name in DATES:
+        if stored is not None and _same_day(data.get(name), read.get(name)):
+            read[name] = data[name]  # a stored moment with a time of day stays as it is
+    data.update(read)
     try:
         definition = schema.model_validate(data)
     except ValidationError as exc:
-        raise FormError(_errors(exc, form, root) | typed_errors) from None
+        errors = _errors(exc, form, root, _rows(form, root))
+        raise FormError(errors | typed_errors) from None
     if typed_errors:
         raise FormError(typed_errors)
     return definition
@@ -144,6 +158,17 @@ def from_form(
 # text still typed in one (see the module's docstring).
 PICKERS = {"include": "geotargeting.countriesInclude", "exclude": "geotargeting.countriesExclude"}
 TYPED = "typed."
+
+
+def _same_day(stored: Any, typed: Any) -> bool:
+    """A day typed (as `_value` reads it, "2026-12-24T00:00:00Z") that is the day the
+    stored moment falls on, as `form_values` shows it."""
+    return (
+        isinstance(stored, datetime)
+        and isinstance(typed, str)
+        and typed.endswith("T00:00:00Z")
+        and typed[:10] == stored.isoformat()[:10]
+    )
 
 
 def _typed_countries(form: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -226,8 +251,10 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         if not isinstance(raw, dict):
             return _OMIT
-        # An optional part whose inputs are all empty (a window left blank) is absent.
-        return None if optional and not _any_text(raw) else _read(kind, raw)
+        # An optional part whose inputs are all empty (a window left blank) is absent, and
+        # so is one whose required inputs are empty while the others hold their defaults
+        # (a recurrence of "none", its week start and zone as they came).
+        return None if optional and _left_out(kind, raw) else _read(kind, raw)
     if origin is list:
         items = _list(typing.get_args(kind)[0], raw)
         return None if optional and not items else items  # an optional list left empty
@@ -262,31 +289,131 @@ def _list(item: Any, raw: str | dict[str, Any]) -> list[Any]:
         return _items(raw)
     rows = [raw[k] for k in sorted((k for k in raw if k.isdigit()), key=int)]
     if isinstance(item, type) and issubclass(item, BaseModel):
-        first = next(iter(item.model_fields))
-        return [_read(item, row) for row in rows if isinstance(row, dict) and _filled(row, first)]
+        return [_read(item, row) for row in rows if isinstance(row, dict) and _filled(row, item)]
     return [row for row in rows if isinstance(row, str) and row.strip()]
+
+
+def _left_out(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
+    """An optional part's inputs that make no part: all empty, or its required ones empty
+    and the others as they came (their defaults)."""
+    if not _any_text(raw):
+        return True
+    fields = kind.model_fields
+    required = [name for name, info in fields.items() if info.is_required()]
+    if not required or any(_any_text({n: raw.get(n, "")}) for n in required):
+        return False
+    return all(
+        isinstance(text, str) and text.strip() in ("", str(fields[name].default))
+        for name, text in raw.items()
+        if name in fields and name not in required
+    )
 
 
 def _any_text(tree: dict[str, Any]) -> bool:
     return any(_any_text(v) if isinstance(v, dict) else str(v).strip() for v in tree.values())
 
 
-def _filled(row: dict[str, Any], name: str) -> bool:
-    value = row.get(name, "")
-    return not isinstance(value, str) or bool(value.strip())
+def _filled(row: dict[str, Any], item: type[BaseModel]) -> bool:
+    """A row counts when its first input has text (a condition's: its operator is a select
+    that always has one), a row of only text inputs (a ladder's stage) when any has."""
+    names = list(item.model_fields) if item in ANY_INPUT else list(item.model_fields)[:1]
+    return any(not isinstance(v, str) or v.strip() for v in (row.get(n, "") for n in names))
 
 
-def _errors(exc: ValidationError, form: Mapping[str, str], root: str = "") -> dict[str, str]:
+# Rows of these count when any of their inputs has text: a stage with only its payout
+# typed is refused under its threshold, not dropped.
+ANY_INPUT: tuple[type[BaseModel], ...] = (StageIn,)
+
+
+def _rows(form: Mapping[str, str], root: str) -> dict[str, list[str]]:
+    """The row numbers of the filled stage rows, by list path, in order: the definition's
+    n-th stage is the form's row `rows[path][n]` (rows left empty are skipped)."""
+    prefix = f"{root}." if root else ""
+    tree = _tree(form, root)
+    found: dict[str, list[str]] = {}
+    for name in ROW_LISTS:
+        rows = tree.get(name)
+        if isinstance(rows, dict):
+            found[prefix + name] = [
+                k
+                for k in sorted((k for k in rows if k.isdigit()), key=int)
+                if isinstance(rows[k], dict) and _filled(rows[k], StageIn)
+            ]
+    return found
+
+
+ROW_LISTS = ("stages",)
+# What an empty input that a group needs says: the group is used by its other inputs.
+MISSING = {"recurrence.every": "Choose how often it repeats, or leave its time zone empty."}
+# Messages said as the form's inputs name things.
+REWORDED = {
+    "PeriodCaps sets at least one of day, week and month.": (
+        "Set at least one of day, week and month (or leave the zone empty)."
+    ),
+}
+
+
+def _errors(
+    exc: ValidationError,
+    form: Mapping[str, str],
+    root: str = "",
+    rows: Mapping[str, list[str]] | None = None,
+) -> dict[str, str]:
     """Each error under the input it is about: the longest field path of the error's
     location that the form has an input for, else the first part of it (the rule, the
-    operating systems), else "form"."""
+    operating systems), else "form". A check of the whole definition (a ladder's stages
+    that do not go up) is shown under the input it is about (`_whole`)."""
     errors: dict[str, str] = {}
     for error in exc.errors():
         parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
+        for path, numbers in (rows or {}).items():
+            n = len(path.split("."))
+            if parts[:n] == path.split(".") and len(parts) > n and parts[n].isdigit():
+                at = int(parts[n])
+                parts[n] = numbers[at] if at < len(numbers) else parts[n]
         paths = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
-        key = next((p for p in paths if p in form), parts[0] if parts else "form")
-        errors.setdefault(key, _in_units(error) or plain(error))
+        key = next((p for p in paths if p in form), parts[0] if parts else "")
+        message = _in_units(error) or plain(error)
+        message = REWORDED.get(message, message)
+        if not key or key == root:
+            key = _whole(message, form, root, (rows or {}).get(_at(root, "stages"), []))
+        if error["type"] == "missing":
+            message = MISSING.get(key.removeprefix(f"{root}." if root else ""), message)
+        errors.setdefault(key, message)
     return errors
+
+
+def _at(root: str, name: str) -> str:
+    return f"{root}.{name}" if root else name
+
+
+def _whole(message: str, form: Mapping[str, str], root: str, stages: list[str]) -> str:
+    """The input a check of the whole definition is about (else "form")."""
+
+    def number(path: str) -> float | None:
+        try:
+            return float(str(form.get(path, "")).strip())
+        except ValueError:
+            return None
+
+    threshold = [_at(root, f"stages.{n}.threshold") for n in stages]
+    if message.startswith("A ladder's stages go up") and threshold:
+        values = [number(p) for p in threshold]
+        for path, before, after in zip(threshold[1:], values, values[1:], strict=False):
+            if before is not None and after is not None and after <= before:
+                return path
+        return threshold[-1]
+    if message.startswith(("A ladder needs a rule", "A ladder's")):
+        return _at(root, "payout") if "payout" in message else _at(root, "stages")
+    if message.lower().startswith("payout is required"):
+        return _at(root, "payout")
+    if threshold and ("target is at most" in message or "within a window" in message):
+        return threshold[-1]  # the last stage is the rule's target
+    if message.startswith("A pooled mission"):
+        return _at(root, "recurrence.every")
+    if message.startswith("The start date"):
+        return _at(root, "startDate")
+    return "form"
 
 
 def _in_units(error: ErrorDetails) -> str | None:

@@ -1,7 +1,8 @@
 """Each mission's funnel, for the designer's missions list: tracking-link clicks, players
 who started (made any progress on the rule), players still in progress, players who
 completed it, and the median time from the click that started a player to their first
-completion.
+completion; for a recurring or pooled mission also per period (`period_funnels`): clicks,
+starts and completions of its current period beside the one before.
 
 One statement per list, whatever the number of missions: clicks and progress are grouped
 by mission in subqueries, and the median comes from window functions (row_number and count
@@ -12,17 +13,19 @@ clicks are the quest's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from api.missions.periods import Period
 from models import ProgressStatus
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import mission as _mission
+from models.tables import mission_pool as _pool
 from models.tables import progress as _progress
 from models.tables import quest as _quest
 from models.tracking import status_at_sql
@@ -154,3 +157,146 @@ def duration_words(seconds: float | None) -> str:
     if minutes:
         return f"{minutes} min {secs} s" if secs and minutes < 10 else f"{minutes} min"
     return f"{secs} s"
+
+
+# --- per period (docs/missions.md#live-operations) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class PeriodCounts:
+    clicks: int = 0  # on its tracking link (a quest's, inside one) in the period
+    started: int = 0  # players whose progress row of the period has any progress
+    completed: int = 0  # players converted in the period (a ladder's: at its last stage)
+
+
+@dataclass(frozen=True)
+class PeriodFunnel:
+    """A recurring or pooled mission's funnel in its current period and the one before,
+    each named by its first date ("2026-11-28")."""
+
+    every: str  # "day", "week" or "month"
+    current: str
+    previous: str
+    now: PeriodCounts = PeriodCounts()
+    before: PeriodCounts = PeriodCounts()
+
+
+def mission_period(mission: Any, pools: dict[str, Any]) -> Period | None:
+    """The period a mission turns over with: its recurrence's, or its pool's; None for a
+    mission that does not turn over."""
+    if mission.recurrence:
+        return Period.of(mission.recurrence)
+    pool = pools.get(mission.pool or "")
+    if pool is None:
+        return None
+    return Period(pool.every, pool.time_zone or "UTC", pool.week_starts_on or "monday")
+
+
+def period_funnels(
+    *, session: Session, game_id: str, now: datetime | None = None
+) -> dict[str, PeriodFunnel]:
+    """Of every recurring or pooled mission of the game, by id: clicks, players started
+    and players who completed it in the period holding `now` and in the one before.
+    Progress rows and conversions are counted by their `period`, clicks by their time
+    within the period's bounds. The periods are read first (each mission's zone and
+    length); then one grouped SQL statement counts all of them."""
+    now = now or utcnow()
+    m = _mission.c
+    pools = {
+        row.name: row for row in session.execute(sa.select(_pool).where(_pool.c.game_id == game_id))
+    }
+    missions = session.execute(
+        sa.select(m.id, m.quest_id, m.recurrence, m.pool, m.stages).where(
+            m.game_id == game_id, sa.or_(m.recurrence.is_not(None), m.pool.is_not(None))
+        )
+    ).all()
+    wanted: list[Any] = []
+    funnels: dict[str, PeriodFunnel] = {}
+    moment_type = _click.c.created_at.type
+    for row in missions:
+        period = mission_period(row, pools)
+        if period is None:
+            continue
+        start, end = period.bounds(now)
+        previous = period.key(start - timedelta(microseconds=1))
+        funnels[row.id] = PeriodFunnel(period.every, period.key(now), previous)
+        for which, key, (first, last) in (
+            ("now", period.key(now), (start, end)),
+            ("before", previous, period.bounds_of(previous)),
+        ):
+            wanted.append(
+                sa.select(
+                    sa.literal(row.id).label("mission_id"),
+                    sa.literal(row.quest_id or row.id).label("offer_id"),
+                    sa.literal(which).label("which"),
+                    sa.literal(key).label("period"),
+                    sa.literal(first, moment_type).label("starts"),
+                    sa.literal(last, moment_type).label("ends"),
+                    sa.literal(len(row.stages or [])).label("last_stage"),
+                )
+            )
+    if not wanted:
+        return {}
+    w = sa.union_all(*wanted).subquery("wanted")
+    by = (w.c.mission_id, w.c.which)
+    clicked = sa.func.coalesce(_click.c.mission_id, _click.c.quest_id)
+    clicks = (
+        sa.select(*by, sa.func.count().label("n"))
+        .select_from(
+            w.join(
+                _click,
+                sa.and_(
+                    clicked == w.c.offer_id,
+                    _click.c.created_at >= w.c.starts,
+                    _click.c.created_at < w.c.ends,
+                ),
+            )
+        )
+        .group_by(*by)
+        .subquery("period_clicks")
+    )
+    p = _progress.c
+    started = (
+        sa.select(*by, sa.func.count().label("n"))
+        .select_from(
+            w.join(_progress, sa.and_(p.mission_id == w.c.mission_id, p.period == w.c.period))
+        )
+        .where(sa.or_(p.count > 0, p.completions > 0))
+        .group_by(*by)
+        .subquery("period_started")
+    )
+    c = _conversion.c
+    completed = (
+        sa.select(*by, sa.func.count(sa.distinct(c.platform_user_id)).label("n"))
+        .select_from(
+            w.join(_conversion, sa.and_(c.mission_id == w.c.mission_id, c.period == w.c.period))
+        )
+        .where(sa.or_(c.stage.is_(None), w.c.last_stage == 0, c.stage == w.c.last_stage))
+        .group_by(*by)
+        .subquery("period_completed")
+    )
+
+    def on(sub: Any) -> Any:
+        return sa.and_(sub.c.mission_id == w.c.mission_id, sub.c.which == w.c.which)
+
+    query = sa.select(
+        *by, clicks.c.n.label("clicks"), started.c.n.label("started"), completed.c.n.label("done")
+    ).select_from(
+        w.outerjoin(clicks, on(clicks))
+        .outerjoin(started, on(started))
+        .outerjoin(completed, on(completed))
+    )
+    counts: dict[tuple[str, str], PeriodCounts] = {
+        (row.mission_id, row.which): PeriodCounts(
+            int(row.clicks or 0), int(row.started or 0), int(row.done or 0)
+        )
+        for row in session.execute(query)
+    }
+    return {
+        mission_id: replace(
+            funnel,
+            now=counts.get((mission_id, "now"), PeriodCounts()),
+            before=counts.get((mission_id, "before"), PeriodCounts()),
+        )
+        for mission_id, funnel in funnels.items()
+    }

@@ -108,9 +108,9 @@ def rule_builder(state) -> rx.Component:
                     width="320px",
                     max_width="100%",
                     **kept(event_name),
-                    **_marked(errors, event_name),
+                    **marked(errors, event_name),
                 ),
-                _row_error(errors, event_name),
+                row_error(errors, event_name),
                 rx.text(
                     "Conditions: every one must hold (leave a row empty to skip it)",
                     size="1",
@@ -148,7 +148,7 @@ def rule_builder(state) -> rx.Component:
                 width=width,
                 max_width="100%",
                 **kept(key),
-                **_marked(errors, key),
+                **marked(errors, key),
             )
 
         op_name = c.name + ".op"
@@ -182,7 +182,7 @@ def rule_builder(state) -> rx.Component:
                 align="center",
                 width="100%",
             ),
-            *[_row_error(errors, c.name + "." + part) for part in ("field", "op", "value")],
+            *[row_error(errors, c.name + "." + part) for part in ("field", "op", "value")],
             spacing="1",
             width="100%",
             data_testid="condition",
@@ -226,7 +226,7 @@ def rule_builder(state) -> rx.Component:
                 on_blur=lambda text: state.add_chips(name, text),
                 on_key_down=lambda key: state.chip_key(name, key),
                 custom_attrs=NO_FORM,
-                **_marked(errors, name),
+                **marked(errors, name),
             ),
             rx.el.input(type="hidden", name=name, value=c.value),
             spacing="1",
@@ -251,7 +251,7 @@ def rule_builder(state) -> rx.Component:
                 width="100px",
                 input_mode="decimal",
                 **kept("rule.completion.threshold"),
-                **_marked(errors, "rule.completion.threshold"),
+                **marked(errors, "rule.completion.threshold"),
             ),
             rx.cond(
                 _one_of(kind, FIELD_KINDS),
@@ -266,7 +266,7 @@ def rule_builder(state) -> rx.Component:
                     width="220px",
                     max_width="100%",
                     **kept("rule.completion.field"),
-                    **_marked(errors, "rule.completion.field"),
+                    **marked(errors, "rule.completion.field"),
                 ),
             ),
             rx.cond(
@@ -281,7 +281,7 @@ def rule_builder(state) -> rx.Component:
                     width="220px",
                     max_width="100%",
                     **kept("rule.completion.timeZone"),
-                    **_marked(errors, "rule.completion.timeZone"),
+                    **marked(errors, "rule.completion.timeZone"),
                 ),
             ),
             wrap="wrap",
@@ -323,7 +323,7 @@ def rule_builder(state) -> rx.Component:
                     width="220px",
                     max_width="100%",
                     **kept("rule.per"),
-                    **_marked(errors, "rule.per"),
+                    **marked(errors, "rule.per"),
                 ),
                 rx.text(
                     "The target is reached in one group: one match, one map, …",
@@ -410,7 +410,7 @@ def _duration(state, name: str, label: str, hint: str) -> rx.Component:
                 width="100px",
                 default_value=state.values.get(name, "").to(str),
                 on_blur=lambda text: state.keep(name, text),
-                **_marked(state.errors, name),
+                **marked(state.errors, name),
             ),
             native_select(
                 *[
@@ -446,7 +446,7 @@ def _icon(icon: str, label: Any, on_click: Any, hidden: Any = False) -> rx.Compo
     )
 
 
-def _row_error(errors: rx.Var, key: rx.Var) -> rx.Component:
+def row_error(errors: rx.Var, key: rx.Var) -> rx.Component:
     """The message for an input whose name is a var (a condition's, a group's event)."""
     return rx.cond(
         errors.contains(key),
@@ -454,7 +454,7 @@ def _row_error(errors: rx.Var, key: rx.Var) -> rx.Component:
     )
 
 
-def _marked(errors: rx.Var, key: str | rx.Var) -> dict[str, Any]:
+def marked(errors: rx.Var, key: str | rx.Var) -> dict[str, Any]:
     """An input's props that mark it invalid and name its message (`<key>-error`)."""
     return {
         "aria_invalid": rx.cond(errors.contains(key), "true", "false"),

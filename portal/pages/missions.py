@@ -19,7 +19,9 @@ __all__ = ["editor", "missions", "quest", "tester"]
 
 FUNNEL_HINT = (
     "Clicks on its tracking link (a quest's, for the missions in it); started: players with "
-    "any progress; median: from the click that started a player to their first completion."
+    "any progress; median: from the click that started a player to their first completion. "
+    "Per period, for a recurring or pooled mission: clicks · started · completed in its current "
+    "period and in the one before."
 )
 
 
@@ -41,8 +43,63 @@ def _offer_cell(r: rx.Var) -> rx.Component:
         ),
         rx.cond(r.quest != "", rx.text("in " + r.quest, size="1", color_scheme="gray")),
         rx.text(r.cap, size="1", color_scheme="gray", data_testid="cap"),
+        rx.cond(
+            r.live.length() > 0,
+            rx.flex(rx.foreach(r.live, _live_badge), wrap="wrap", gap="1"),
+        ),
         spacing="1",
         min_width="160px",
+    )
+
+
+# What each fact of live operations looks like: a full mission stands out.
+LIVE_COLORS = {
+    "recurring": "blue",
+    "pool": "violet",
+    "stages": "cyan",
+    "full": "red",
+    "scheduled": "amber",
+}
+
+
+def _live_badge(b: rx.Var) -> rx.Component:
+    return rx.badge(
+        b.text,
+        color_scheme=rx.match(b.kind, *LIVE_COLORS.items(), "gray"),
+        variant="soft",
+        data_testid="live-" + b.kind.to(str),
+    )
+
+
+def _per_period(r: rx.Var) -> rx.Component:
+    """A recurring or pooled mission's clicks, starts and completions this period and the
+    one before: each period's name, its three figures under it."""
+    return rx.cond(
+        r.periods.length() > 0,
+        rx.vstack(
+            rx.foreach(
+                r.periods,
+                lambda p: rx.vstack(
+                    rx.text(
+                        p.label,
+                        size="1",
+                        color_scheme="gray",
+                        white_space="nowrap",
+                        title="From " + p.first_day,
+                    ),
+                    rx.text(
+                        p.clicks + " · " + p.started + " · " + p.completed,
+                        size="2",
+                        white_space="nowrap",
+                        data_testid="period-figures",
+                    ),
+                    spacing="0",
+                ),
+            ),
+            spacing="2",
+            data_testid="per-period",
+        ),
+        rx.text("–", size="2"),
     )
 
 
@@ -115,6 +172,7 @@ def missions() -> rx.Component:
                             "In progress",
                             "Completed",
                             "Median time",
+                            "Per period",
                             "Status",
                         ),
                         s.rows,
@@ -126,6 +184,7 @@ def missions() -> rx.Component:
                             _funnel(r.in_progress, "in-progress"),
                             _funnel(r.completed, "completed"),
                             _funnel(r.median_time, "median-time"),
+                            _per_period(r),
                             _status(r),
                         ],
                         test_id="offer-row",

@@ -13,6 +13,7 @@ from portal.components.confirm import confirm_dialog
 from portal.components.forms import field, field_error, form_error, signal_select
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, page
+from portal.components.live_operations import live_operations, start_date
 from portal.components.offer_card import offer_card
 from portal.components.offer_form import (
     checkbox,
@@ -109,7 +110,12 @@ def editor() -> rx.Component:
                     rx.heading("Offer", size="4", as_="h2"),
                     _grid(
                         f("Title", "title", required=True),
-                        f("Payout (USD)", "payout", required=True, input_mode="decimal"),
+                        f(
+                            "Payout (USD)",
+                            "payout",
+                            input_mode="decimal",
+                            hint="With stages: leave empty for their sum.",
+                        ),
                         *url_fields(f),
                         f(
                             "Cap (total conversions)",
@@ -138,6 +144,7 @@ def editor() -> rx.Component:
                     ),
                 ),
                 targeting_card(s),
+                live_operations(s, f),
                 card(
                     rx.heading("Fraud screening", size="4", as_="h2"),
                     rx.text(
@@ -349,6 +356,7 @@ def quest() -> rx.Component:
                             hint="Empty: unlimited.",
                         ),
                         *url_fields(f),
+                        start_date(f),
                     ),
                     *text_fields(f),
                     checkbox("isActive", "Active", s.values["isActive"] == "true"),

@@ -45,6 +45,8 @@ class OfferLine:
     in_progress: str
     completed: str
     median_time: str
+    live: list[designer.LiveBadge]
+    periods: list[designer.PeriodLine]
 
 
 def offer_line(row: designer.OfferRow) -> OfferLine:
@@ -63,6 +65,8 @@ def offer_line(row: designer.OfferRow) -> OfferLine:
         in_progress=row.in_progress,
         completed=row.completed,
         median_time=row.median_time,
+        live=row.live,
+        periods=row.periods,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from portal.components.formatting import usd
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
 from portal.state.offer_editing import OfferEditing
-from portal.state.rule_inputs import NEW_MISSION, RuleInputs
+from portal.state.rule_inputs import NEW_MISSION, STAGES, RuleInputs
 
 logger = logging.getLogger(__name__)
 # One backtest at a time in this process: each reads a game's history in a thread.
@@ -68,8 +69,35 @@ def history_lines(result: Backtest) -> tuple[list[HistoryLine], list[HistoryLine
     return figures, days
 
 
+STAGE_PARTS = ("threshold", "payout")
+STAGE_LIMIT = 20
+
+
+def stage_numbers(values: dict[str, str]) -> list[int]:
+    """The ladder's rows the inputs hold, in order."""
+    found = {int(m.group(1)) for n in values if (m := re.match(r"stages\.(\d+)\.", n))}
+    return sorted(found)
+
+
+def with_stages(values: dict[str, str], rows: list[dict[str, str]]) -> dict[str, str]:
+    """`values` with the ladder's rows replaced by `rows`, numbered afresh."""
+    kept = {k: v for k, v in values.items() if not k.startswith(STAGES)}
+    for n, row in enumerate(rows):
+        for part in STAGE_PARTS:
+            kept[f"{STAGES}{n}.{part}"] = row.get(part, "")
+    return kept
+
+
 class EditorState(OfferEditing, RuleInputs):
     mission_id: str = ""
+    # The game's pools (the pool input's list), and the name the pool input holds: one
+    # the game does not have shows the new pool's inputs.
+    pools: list[designer.PoolChoice] = []
+    pool_name: str = ""
+    # The recurrence chosen ("" for none): a weekly one shows the week's first day.
+    every: str = ""
+    # Changes when the ladder's rows are drawn again (a row added or removed).
+    stages_key: int = 0
     # "Try on history": the draft over the game's stored events of the last days.
     history_days: str = "30"
     history_running: bool = False
@@ -85,8 +113,14 @@ class EditorState(OfferEditing, RuleInputs):
         async def fill() -> None:
             self._fill(await self._requested_mission())
             await self._load_suggestions()
+            await self._load_pools()
 
         return await self._load_offer(fill)
+
+    async def _load_pools(self) -> None:
+        self.pools = await self._on_game(
+            lambda s, g, _a: designer.pool_choices(session=s, game_id=g.id)
+        )
 
     def _fill(self, mission: Mission | None) -> None:
         self.mission_id = mission.id if mission else ""
@@ -95,6 +129,62 @@ class EditorState(OfferEditing, RuleInputs):
         values = form_values(mission_in(mission)) if mission else NEW_MISSION
         self._fill_targeting(values)
         self._fill_values(values)
+        self.pool_name = values.get("pool", "")
+        self.every = values.get("recurrence.every", "")
+
+    # --- live operations ------------------------------------------------------------------
+
+    @rx.var
+    def pool_names(self) -> list[str]:
+        return [p.name for p in self.pools]
+
+    @rx.var
+    def new_pool(self) -> bool:
+        """The pool input names a pool the game does not have: it is made with the save."""
+        name = self.pool_name.strip()
+        return bool(name) and name not in {p.name for p in self.pools}
+
+    @rx.var
+    def stage_rows(self) -> list[str]:
+        """The ladder's row numbers, as the inputs' names have them."""
+        return [str(n) for n in stage_numbers(self.values)]
+
+    @rx.event
+    def choose_pool(self, name: str):
+        self.pool_name = name.strip()
+
+    @rx.event
+    def choose_every(self, every: str):
+        self.every = every
+
+    def _stages(self) -> list[dict[str, str]]:
+        self._merge_typed()
+        return [
+            {part: self.values.get(f"{STAGES}{n}.{part}", "") for part in STAGE_PARTS}
+            for n in stage_numbers(self.values)
+        ]
+
+    def _restaged(self, rows: list[dict[str, str]]) -> None:
+        """The ladder's rows drawn again with these defaults (its messages were about
+        rows that may have moved)."""
+        self.values = with_stages(self.values, rows)
+        self.errors = {k: v for k, v in self.errors.items() if not k.startswith("stages")}
+        self.stages_key += 1
+
+    @rx.event
+    def add_stage(self):
+        """A row more; the first makes two, since a ladder has two stages at least."""
+        rows = self._stages()
+        blank = {part: "" for part in STAGE_PARTS}
+        rows += [blank] * (2 if not rows else 1)
+        self._restaged(rows[:STAGE_LIMIT])
+
+    @rx.event
+    def remove_stage(self, index: int):
+        rows = self._stages()
+        if 0 <= index < len(rows):
+            del rows[index]
+            self._restaged(rows)
 
     async def _save(self, fields: dict[str, str]) -> Any:
         self.errors = {}
@@ -109,6 +199,7 @@ class EditorState(OfferEditing, RuleInputs):
         mission = await self._on_game(work, write=True)
         created = not self.mission_id
         self._fill(mission)
+        await self._load_pools()  # a pool made with the save is the game's now
         toast = rx.toast.success(f"Mission “{mission.title}” {'created' if created else 'saved'}.")
         if created:  # its own address, so a reload opens it
             return [rx.redirect(routes.mission(self.game_id, mission.id)), toast]

@@ -46,6 +46,8 @@ SAMPLE_RULE = {
     "rule.completion.threshold": "3",
 }
 CONDITION_PARTS = ("field", "op", "value")
+# A ladder's rows (`stages.0.threshold`, `stages.0.payout`, …): kept like the builder's.
+STAGES = "stages."
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,7 @@ class RuleInputs(GameScoped):
         if name == "rule.completion.kind":
             self._merge_typed()
             self.values = {**self.values, name: text}
-        elif name.startswith(("rule.", "unit.rule.")):
+        elif name.startswith(("rule.", "unit.rule.", STAGES)):
             self._typed = {**self._typed, name: text}
 
     @rx.event

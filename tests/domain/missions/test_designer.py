@@ -623,3 +623,124 @@ def test_a_replay_is_bounded_and_says_so(engine, box, monkeypatch):
             repeatable=False,
         )
     assert refused.value.errors == {"from": "The range starts after it ends."}
+
+
+# --- live operations --------------------------------------------------------------------
+
+LIVE_FORM = {
+    "title": "Duel of the day",
+    "payout": "0.5",
+    "destinationUrl": "https://game.example/",
+    "rule.event": "DUEL",
+    "rule.completion.kind": "count",
+    "rule.completion.threshold": "1",
+    "recurrence.every": "",
+    "stages": "",
+}
+
+
+def test_a_new_pool_is_made_with_the_mission_that_names_it(engine, box):
+    from api.missions import offers
+
+    game = make_game(engine, box).game_id
+    form = LIVE_FORM | {"pool": "daily-pvp", "newPool.size": "0", "newPool.every": "day"}
+    with pytest.raises(FormError) as refused, write_session(engine) as session:
+        designer.save_mission_form(session=session, game_id=game, form=form, mission_id=None)
+    assert list(refused.value.errors) == ["newPool.size"]
+    with new_session(engine) as session:
+        assert offers.game_pools(session=session, game_id=game) == []
+
+    form |= {"newPool.size": "2", "newPool.timeZone": "Europe/Berlin"}
+    with write_session(engine) as session:
+        mission = designer.save_mission_form(
+            session=session, game_id=game, form=form, mission_id=None
+        )
+        assert mission.pool == "daily-pvp"
+    with new_session(engine) as session:
+        [pool] = offers.game_pools(session=session, game_id=game)
+        assert (pool.name, pool.size, pool.every, pool.time_zone) == (
+            "daily-pvp",
+            2,
+            "day",
+            "Europe/Berlin",
+        )
+        assert designer.pool_choices(session=session, game_id=game) == [
+            designer.PoolChoice("daily-pvp", "2 of its missions a day (Europe/Berlin)")
+        ]
+        # A pooled mission is offered on its own: the quest builder does not offer it.
+        built = designer.quest_builder(session=session, game_id=game, quest_id=None)
+        assert [m.title for m in built.available] == []
+
+
+def test_a_mission_in_a_quest_cannot_join_a_pool(engine, box):
+    from tests.factories import make_quest, mission_data
+
+    game = make_game(engine, box).game_id
+    quest = make_quest(engine, game, [mission_data(title="Inside")])
+    with new_session(engine) as session:
+        [inside] = designer.quest_builder(session=session, game_id=game, quest_id=quest.id).chosen
+    with pytest.raises(FormError) as refused, write_session(engine) as session:
+        designer.save_mission_form(
+            session=session,
+            game_id=game,
+            form=LIVE_FORM | {"pool": "daily-pvp", "newPool.size": "1"},
+            mission_id=inside.id,
+        )
+    assert list(refused.value.errors) == ["pool"]
+
+
+def test_the_missions_list_says_what_each_mission_does_in_live_operations(engine, box):
+    from api.missions.periods import Period
+    from models.offers import CapCount
+    from tests.factories import make_mission
+
+    game = make_game(engine, box).game_id
+    now = datetime(2026, 11, 28, 15, 0, tzinfo=UTC)
+    make_mission(
+        engine,
+        game,
+        title="Daily",
+        recurrence={"every": "day", "timeZone": "America/New_York"},
+        stages=[{"threshold": 1, "payout": "0.1"}, {"threshold": 3, "payout": "0.2"}],
+        payout=None,
+        rule={"event": "KILL"},
+        startDate="2026-12-24T00:00:00Z",
+    )
+    make_mission(
+        engine,
+        game,
+        title="Weekly",
+        recurrence={"every": "week", "weekStartsOn": "sunday"},
+        startDate="2027-01-02T09:00:00Z",
+    )
+    full = make_mission(
+        engine, game, title="Full", periodCaps={"day": 1, "timeZone": "Europe/Berlin"}
+    )
+    make_mission(engine, game, title="Plain")
+    with write_session(engine) as session:
+        day = Period("day", "Europe/Berlin").key(now)
+        session.add(CapCount(mission_id=full.id, scope="", period=f"day:{day}", count=1))
+
+    with new_session(engine) as session:
+        rows = {r.title: r for r in designer.game_offers(session=session, game_id=game, now=now)}
+    assert [(b.kind, b.text) for b in rows["Daily"].live] == [
+        ("recurring", "Daily · America/New_York"),
+        ("stages", "2 stages"),
+        ("scheduled", "Starts 24 Dec"),
+    ]
+    assert [(b.kind, b.text) for b in rows["Weekly"].live] == [
+        ("recurring", "Weekly from Sunday · UTC"),
+        ("scheduled", "Starts 2 Jan 2027 09:00"),
+    ]
+    assert [(b.kind, b.text) for b in rows["Full"].live] == [
+        ("full", "Full · reopens 29 Nov (Europe/Berlin)")
+    ]
+    assert rows["Plain"].live == rows["Plain"].periods == []
+    assert [(p.label, p.first_day) for p in rows["Daily"].periods] == [
+        ("Today", "2026-11-28"),
+        ("Yesterday", "2026-11-27"),
+    ]
+    assert [(p.label, p.clicks, p.started, p.completed) for p in rows["Weekly"].periods] == [
+        ("This week", "0", "0", "0"),
+        ("Last week", "0", "0", "0"),
+    ]

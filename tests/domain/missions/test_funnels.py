@@ -9,7 +9,14 @@ import pytest
 import sqlalchemy as sa
 
 from api.core.db import new_session, write_session
-from api.missions.funnels import Funnel, duration_words, mission_funnels
+from api.missions.funnels import (
+    Funnel,
+    PeriodCounts,
+    PeriodFunnel,
+    duration_words,
+    mission_funnels,
+    period_funnels,
+)
 from models import ProgressStatus
 from models.tables import conversion as _conversion
 from models.tables import platform_user as _platform_user
@@ -141,3 +148,116 @@ def quest_missions(engine, quest_id: str):
 )
 def test_durations_read_as_people_say_them(seconds, words):
     assert duration_words(seconds) == words
+
+
+# --- per period ---------------------------------------------------------------------------
+
+NOW = datetime(2026, 11, 28, 15, 0, tzinfo=UTC)  # 10:00 on Saturday 28 Nov in New York
+
+
+def _period_row(engine, wall, mission_id: str, uid: str, period: str):
+    player = _player(engine, wall, uid)
+    with new_session(engine) as session:
+        return session.execute(
+            sa.select(_progress).where(
+                _progress.c.mission_id == mission_id,
+                _progress.c.platform_user_id == player,
+                _progress.c.period == period,
+            )
+        ).one()
+
+
+def _played(engine, row, count: int, stages: list[int]) -> None:
+    """A period's progress row with its tally and a conversion per stage reached."""
+    with write_session(engine) as session:
+        session.execute(
+            _progress.update()
+            .where(_progress.c.id == row.id)
+            .values(count=count, completions=len(stages))
+        )
+        for sequence, stage in enumerate(stages, start=1):
+            session.execute(
+                _conversion.insert().values(
+                    transaction_id=new_uuid(),
+                    progress_id=row.id,
+                    sequence=sequence,
+                    mission_id=row.mission_id,
+                    platform_user_id=row.platform_user_id,
+                    offerwall_id=row.offerwall_id,
+                    click_id=row.click_id,
+                    payout_micros=100_000,
+                    created_at=NOW,
+                    period=row.period,
+                    stage=stage,
+                )
+            )
+
+
+def test_a_recurring_or_pooled_missions_funnel_this_period_beside_the_one_before(
+    engine, box, clock
+):
+    from api.missions import offers
+    from models.offer_schemas import PoolIn
+
+    game = make_game(engine, box).game_id
+    wall, _ = make_offerwall(engine, box)
+    ladder = [{"threshold": n, "payout": "0.1"} for n in (1, 2, 3)]
+    daily = make_mission(
+        engine,
+        game,
+        title="Daily ladder",
+        payout=None,
+        stages=ladder,
+        rule={"event": "KILL"},
+        recurrence={"every": "day", "timeZone": "America/New_York"},
+    )
+    with write_session(engine) as session:
+        offers.save_pool(
+            session=session,
+            game_id=game,
+            data=PoolIn(name="weekly", size=1, every="week", weekStartsOn="sunday"),
+        )
+    pooled = make_mission(engine, game, title="Pooled", pool="weekly")
+    plain = make_mission(engine, game, title="Plain")
+
+    # The day before in New York: a click in the afternoon, and one at 23:30 there
+    # (04:30 UTC on the 28th).
+    clock.set(datetime(2026, 11, 27, 15, 0, tzinfo=UTC))
+    make_click(engine, offer_id=daily.id, offerwall=wall, uid="p1")
+    clock.set(datetime(2026, 11, 28, 4, 30, tzinfo=UTC))
+    make_click(engine, offer_id=daily.id, offerwall=wall, uid="p2")
+    clock.set(NOW)
+    for uid in ("p3", "p4"):
+        make_click(engine, offer_id=daily.id, offerwall=wall, uid=uid)
+    make_click(engine, offer_id=pooled.id, offerwall=wall, uid="p5")
+    # p1 reached the top of the ladder yesterday, p2 its first stage; p3 its first today.
+    _played(engine, _period_row(engine, wall, daily.id, "p1", "2026-11-27"), 3, [1, 2, 3])
+    _played(engine, _period_row(engine, wall, daily.id, "p2", "2026-11-27"), 1, [1])
+    _played(engine, _period_row(engine, wall, daily.id, "p3", "2026-11-28"), 1, [1])
+
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    with new_session(engine) as session:
+        funnels = period_funnels(session=session, game_id=game, now=NOW)
+    # The periods' definitions, then one grouped statement for every mission's figures.
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 3
+
+    assert funnels[daily.id] == PeriodFunnel(
+        "day",
+        "2026-11-28",
+        "2026-11-27",
+        now=PeriodCounts(clicks=2, started=1, completed=0),
+        before=PeriodCounts(clicks=2, started=2, completed=1),
+    )
+    # Weeks from Sunday: the 22nd to the 28th, and the week before.
+    assert funnels[pooled.id] == PeriodFunnel(
+        "week", "2026-11-22", "2026-11-15", now=PeriodCounts(clicks=1)
+    )
+    assert plain.id not in funnels
+
+
+def test_a_game_without_recurring_or_pooled_missions_has_no_funnel_per_period(engine, box):
+    game = make_game(engine, box).game_id
+    make_mission(engine, game)
+    with new_session(engine) as session:
+        assert period_funnels(session=session, game_id=game) == {}
