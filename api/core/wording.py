@@ -15,6 +15,7 @@ from pydantic_core import ErrorDetails
 FORMATS = {
     "event": "Use letters, digits and _ . : - only (at most 64 characters), e.g. GAME_END.",
     "maxTraitField": "Use letters, digits and _ . : - only (at most 64 characters), e.g. kills.",
+    "pool": "Use letters, digits and _ . - only (at most 64 characters), e.g. daily-pvp.",
 }
 
 
