@@ -1,4 +1,4 @@
-"""The postback dispatcher and the mail and alert senders as background threads of the
+"""The postback and webhook dispatchers and the mail and alert senders as background threads of the
 all-in-one server, and the dispatcher's periodic task (`approve_held`), which every
 process that runs a dispatcher hands it."""
 
@@ -18,6 +18,7 @@ from api.core.db import get_engine
 from api.core.outbox import OutboxSender
 from api.mail import MailSender
 from api.postbacks import AlertSender, Dispatcher
+from api.webhooks import WebhookDispatcher
 
 log = logging.getLogger("questwall.worker")
 
@@ -54,6 +55,28 @@ async def background_dispatcher() -> AsyncIterator[None]:
         yield
     finally:
         dispatcher.stop()
+        thread.join(timeout=settings.postback_total_timeout + 5)
+
+
+@asynccontextmanager
+async def background_webhooks() -> AsyncIterator[None]:
+    """Deliver games' webhooks while the server runs (with the postback dispatcher:
+    POSTBACK_DISPATCHER=false leaves both to `questwall worker`)."""
+    settings = get_settings()
+    if not settings.postback_dispatcher:
+        yield
+        return
+    stop = threading.Event()
+    dispatcher = WebhookDispatcher(engine=get_engine(), box=get_secret_box(), settings=settings)
+    thread = threading.Thread(
+        target=dispatcher.run, args=(stop,), name="webhook-dispatcher", daemon=True
+    )
+    thread.start()
+    log.info("webhook dispatcher started")
+    try:
+        yield
+    finally:
+        stop.set()
         thread.join(timeout=settings.postback_total_timeout + 5)
 
 

@@ -31,6 +31,13 @@ from models.tracking import (
     RefusalReason,
     RefusedClick,
 )
+from models.webhooks import (
+    EndpointStatus,
+    MessageStatus,
+    WebhookAttempt,
+    WebhookEndpoint,
+    WebhookMessage,
+)
 
 __all__ = [
     "AlertMessage",
@@ -42,6 +49,7 @@ __all__ = [
     "Click",
     "Conversion",
     "ConversionStatus",
+    "EndpointStatus",
     "Event",
     "Game",
     "GameCredential",
@@ -51,6 +59,7 @@ __all__ = [
     "MailMessage",
     "MailStatus",
     "MasterKeyCheck",
+    "MessageStatus",
     "Mission",
     "MissionPool",
     "Offerwall",
@@ -77,4 +86,7 @@ __all__ = [
     "SupportTicket",
     "TicketStatus",
     "User",
+    "WebhookAttempt",
+    "WebhookEndpoint",
+    "WebhookMessage",
 ]

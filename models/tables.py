@@ -28,6 +28,9 @@ from models import (
     Quest,
     RefusedClick,
     SupportTicket,
+    WebhookAttempt,
+    WebhookEndpoint,
+    WebhookMessage,
 )
 from models.events import SignedRefusal, SignedRequest
 
@@ -60,6 +63,9 @@ refused_click = _table(RefusedClick)
 signed_refusal = _table(SignedRefusal)
 signed_request = _table(SignedRequest)
 support_ticket = _table(SupportTicket)
+webhook_attempt = _table(WebhookAttempt)
+webhook_endpoint = _table(WebhookEndpoint)
+webhook_message = _table(WebhookMessage)
 
 # A new progress row's tally: nothing counted yet.
 EMPTY_TALLY = {

@@ -7,7 +7,12 @@ from api.app import API_PREFIXES, create_api
 from api.core.startup import exit_unless_ready
 from api.routes.tracking import TRACKING_PREFIXES
 from api.security_headers import WALL_PATH
-from api.worker import background_alerts, background_dispatcher, background_mail
+from api.worker import (
+    background_alerts,
+    background_dispatcher,
+    background_mail,
+    background_webhooks,
+)
 from portal import activity, routes
 from portal.pages import (
     account,
@@ -140,5 +145,6 @@ for component, route, title, on_load in PAGES:
 
 # FastAPI's lifespan never runs under Reflex: background work starts here.
 app.register_lifespan_task(background_dispatcher)
+app.register_lifespan_task(background_webhooks)
 app.register_lifespan_task(background_mail)
 app.register_lifespan_task(background_alerts)

@@ -18,6 +18,7 @@ class Receiver:
         self.hosts: list[str] = []  # the Host header of each request
         self.signatures: list[str] = []  # the Questwall-Signature header of each request
         self.posts: list[bytes] = []  # the bodies of POST requests (alert webhooks)
+        self.post_headers: list[dict[str, str]] = []  # the headers of each POST
         self.post_statuses: list[int] = []  # answers to POSTs, in order; then 204
         self.post_answers: list[int] = []  # the answer each POST got
         self.statuses: list[int] = []  # answers to give, in order; then 200
@@ -74,8 +75,11 @@ def running_receiver(
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
                 receiver.posts.append(body)
+                receiver.post_headers.append({k.lower(): v for k, v in self.headers.items()})
                 status = receiver.post_statuses.pop(0) if receiver.post_statuses else 204
                 receiver.post_answers.append(status)
+            if receiver.hang_seconds:
+                time.sleep(receiver.hang_seconds)
             self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -122,12 +122,13 @@ def rotate_secrets_cmd() -> None:
 @click.command("worker")
 @click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
 def worker_cmd(threads: int) -> None:
-    """Deliver postbacks, queued mail when SMTP_URL is set and alerts when
+    """Deliver postbacks, games' webhooks, queued mail when SMTP_URL is set and alerts when
     ALERT_WEBHOOK_URL is (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
     import signal
     import threading
 
     from api.postbacks import Dispatcher
+    from api.webhooks import WebhookDispatcher
     from api.worker import alert_sender, approve_held, mail_sender
 
     _require_ready_to_serve()
@@ -140,9 +141,14 @@ def worker_cmd(threads: int) -> None:
     )
     mail, alerts = mail_sender(), alert_sender()
     senders = [sender for sender in (mail, alerts) if sender is not None]
+    webhooks = WebhookDispatcher(
+        engine=get_engine(), box=get_secret_box(), settings=get_settings(), threads=threads
+    )
+    webhooks_stop = threading.Event()
 
     def stop(*_: object) -> None:
         dispatcher.stop()
+        webhooks_stop.set()
         for sender in senders:
             sender.stop()
 
@@ -150,8 +156,11 @@ def worker_cmd(threads: int) -> None:
         signal.signal(sig, stop)
     for sender in senders:
         threading.Thread(target=sender.run, name=f"{sender.kind}-sender", daemon=True).start()
+    threading.Thread(
+        target=webhooks.run, args=(webhooks_stop,), name="webhook-dispatcher", daemon=True
+    ).start()
     sends = " and mail" if mail is not None else ""
-    click.echo(f"Delivering postbacks{sends} with {threads} threads. Stop with Ctrl-C.")
+    click.echo(f"Delivering postbacks, webhooks{sends} with {threads} threads. Stop with Ctrl-C.")
     dispatcher.run()
 
 

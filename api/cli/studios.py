@@ -6,10 +6,13 @@ from typing import Any
 
 import click
 
+from api import webhooks
 from api.cli.common import _print_json, _require_ready
+from api.core.config import get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import write_session
 from api.studios import games
+from models.types import utcnow
 
 
 def _print_issued(issued: Any) -> None:
@@ -115,3 +118,164 @@ def credential_revoke(game_id: str, client_id: str) -> None:
     _require_ready()
     _credential_step(games.revoke_credential, game_id=game_id, client_id=client_id)
     click.echo(f"Revoked {client_id}.")
+
+
+@game_group.group("webhook")
+def webhook_group() -> None:
+    """Webhooks to the game's own server: add, list, test, rotate-secret, disable, enable,
+    remove (docs/game-integration.md#webhooks)."""
+
+
+def _endpoint_json(endpoint: Any) -> dict[str, Any]:
+    return {
+        "id": endpoint.id,
+        "gameId": endpoint.game_id,
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "events": endpoint.event_types,
+        "status": endpoint.status,
+        "statusReason": endpoint.status_reason,
+        "secretOverlapUntil": endpoint.previous_until.isoformat()
+        if endpoint.previous_until
+        else None,
+    }
+
+
+def _webhook_step(fn: Any, **kwargs: Any) -> Any:
+    """Run one webhook step in a write session; a refused step is one line, not a trace."""
+    try:
+        with write_session() as session:
+            return fn(session=session, **kwargs)
+    except webhooks.WebhookError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@webhook_group.command("add")
+@click.argument("game_id")
+@click.argument("url")
+@click.option("--events", default="", help="Comma-separated types (default: every type).")
+@click.option("--description", default="")
+def webhook_add(game_id: str, url: str, events: str, description: str) -> None:
+    """Add an endpoint; prints it with its signing secret (shown only this once)."""
+    _require_ready()
+    settings = get_settings()
+
+    def add(session: Any) -> dict[str, Any]:
+        added = webhooks.add_endpoint(
+            session=session,
+            box=get_secret_box(),
+            game_id=game_id,
+            url=url,
+            event_types=webhooks.chosen_types(events),
+            description=description,
+            allow_private=settings.postback_allow_private,
+        )
+        return _endpoint_json(added.endpoint) | {"secret": added.secret}
+
+    _print_json(_webhook_step(add))
+
+
+@webhook_group.command("list")
+@click.argument("game_id")
+def webhook_list(game_id: str) -> None:
+    """List the game's endpoints (never their secrets)."""
+    _require_ready()
+
+    def found(session: Any) -> list[dict[str, Any]]:
+        return [
+            _endpoint_json(e) for e in webhooks.list_endpoints(session=session, game_id=game_id)
+        ]
+
+    _print_json(_webhook_step(found))
+
+
+@webhook_group.command("rotate-secret")
+@click.argument("endpoint_id")
+@click.option(
+    "--overlap",
+    default="24h",
+    show_default=True,
+    type=click.Choice(list(webhooks.OVERLAP)),
+    help="How long the old secret keeps signing beside the new one.",
+)
+def webhook_rotate(endpoint_id: str, overlap: str) -> None:
+    """A new signing secret, shown only this once; the old one signs too for the overlap."""
+    _require_ready()
+
+    def rotate(session: Any) -> dict[str, Any]:
+        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+        secret = webhooks.rotate_secret(
+            session=session, box=get_secret_box(), endpoint=endpoint, overlap=overlap, now=utcnow()
+        )
+        return _endpoint_json(endpoint) | {"secret": secret}
+
+    _print_json(_webhook_step(rotate))
+
+
+@webhook_group.command("disable")
+@click.argument("endpoint_id")
+def webhook_disable(endpoint_id: str) -> None:
+    """Stop sending to the endpoint; its messages wait, none is dropped."""
+    _require_ready()
+    _set_endpoint(endpoint_id, active=False)
+
+
+@webhook_group.command("enable")
+@click.argument("endpoint_id")
+def webhook_enable(endpoint_id: str) -> None:
+    """Send to the endpoint again, the waiting messages first, in order."""
+    _require_ready()
+    _set_endpoint(endpoint_id, active=True)
+
+
+def _set_endpoint(endpoint_id: str, *, active: bool) -> None:
+    def change(session: Any) -> dict[str, Any]:
+        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+        return _endpoint_json(
+            webhooks.set_status(session=session, endpoint=endpoint, active=active)
+        )
+
+    _print_json(_webhook_step(change))
+
+
+@webhook_group.command("remove")
+@click.argument("endpoint_id")
+def webhook_remove(endpoint_id: str) -> None:
+    """Remove the endpoint with its messages."""
+    _require_ready()
+
+    def remove(session: Any) -> dict[str, Any]:
+        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+        webhooks.remove_endpoint(session=session, endpoint=endpoint)
+        return {"removed": endpoint_id}
+
+    _print_json(_webhook_step(remove))
+
+
+@webhook_group.command("test")
+@click.argument("endpoint_id")
+@click.option(
+    "--type",
+    "message_type",
+    default="mission.completed",
+    show_default=True,
+    type=click.Choice(list(webhooks.TYPES)),
+)
+def webhook_test(endpoint_id: str, message_type: str) -> None:
+    """Send a made-up message of a type to the endpoint now and print the answer."""
+    _require_ready()
+    settings = get_settings()
+
+    def send(session: Any) -> dict[str, Any]:
+        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+        result = webhooks.send_test(
+            endpoint=endpoint, box=get_secret_box(), settings=settings, message_type=message_type
+        )
+        return {
+            "delivered": result.delivered,
+            "statusCode": result.status_code,
+            "error": result.error,
+            "durationMs": result.duration_ms,
+        }
+
+    _print_json(_webhook_step(send))

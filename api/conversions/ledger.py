@@ -27,6 +27,7 @@ from api.core.paging import Window, paged
 from api.core.refusals import DomainError
 from api.missions import bump
 from api.postbacks import outbox as postbacks
+from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, Game, PostbackKind, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
@@ -256,6 +257,7 @@ def reverse(
         now=now,
         kind=PostbackKind.REVERSAL,
     )
+    tell_decided(session, [found.id], "conversion.reversed", now, reason=reason)
     # Read back by its id: the text of a transaction id may also be another player's uid.
     return _row(session.execute(_listing().where(_conversion.c.id == found.id)).one())
 

@@ -36,6 +36,7 @@ from api.conversions.ledger import (
 )
 from api.core.db import write_session
 from api.postbacks import outbox as postbacks
+from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, PostbackKind
 from models.tables import conversion as _conversion
 from models.tables import offerwall as _offerwall
@@ -145,6 +146,8 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
     ).all()
     if not rows:
         return 0
+    decided = "conversion.approved" if approved else "conversion.rejected"
+    tell_decided(session, [row.id for row in rows], decided, now, reason=note or None)
     if approved:
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)

@@ -152,6 +152,7 @@ def bound_to(context: str, row: str) -> bytes:
 GAME_CREDENTIAL = "game_credential"
 OFFERWALL_API_KEY = "offerwall_api_key"
 POSTBACK_SIGNING_SECRET = "postback_signing_secret"  # noqa: S105 (a context name)
+WEBHOOK_SECRET = "webhook_secret"  # noqa: S105 (a context name)
 
 
 def seal_client_secret(box: SecretBox, secret: str, *, client_id: str) -> str:
@@ -183,6 +184,16 @@ def seal_signing_secret(box: SecretBox, secret: str, *, owid: str) -> str:
 def open_signing_secret(box: SecretBox, sealed: str, *, owid: str) -> str:
     """Open an offerwall's postback signing secret."""
     return box.open(sealed, context=POSTBACK_SIGNING_SECRET, row=owid)
+
+
+def seal_webhook_secret(box: SecretBox, secret: str, *, endpoint_id: str) -> str:
+    """Seal a game's webhook endpoint signing secret, bound to the endpoint's id."""
+    return box.seal(secret, context=WEBHOOK_SECRET, row=endpoint_id)
+
+
+def open_webhook_secret(box: SecretBox, sealed: str, *, endpoint_id: str) -> str:
+    """Open a webhook endpoint's signing secret."""
+    return box.open(sealed, context=WEBHOOK_SECRET, row=endpoint_id)
 
 
 def token_digest(token: str) -> str:

@@ -15,9 +15,11 @@ from api.core.crypto import (
     open_api_key,
     open_client_secret,
     open_signing_secret,
+    open_webhook_secret,
     seal_api_key,
     seal_client_secret,
     seal_signing_secret,
+    seal_webhook_secret,
 )
 from api.core.db import write_connection
 from api.core.keycheck import (
@@ -29,6 +31,7 @@ from api.core.keycheck import (
 from models import SignInOrigin, SignInThrottle, User
 from models.tables import game_credential as _credential
 from models.tables import offerwall as _offerwall
+from models.tables import webhook_endpoint as _webhook_endpoint
 
 _throttle: sa.Table = SignInThrottle.__table__  # type: ignore[attr-defined]
 _origin: sa.Table = SignInOrigin.__table__  # type: ignore[attr-defined]
@@ -61,6 +64,7 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
         more_resealed += previous_resealed
         more_digests += previous_digests
         more_resealed += _reseal_signing_secrets(conn, box)
+        more_resealed += _reseal_webhook_secrets(conn, box)
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
@@ -127,22 +131,55 @@ def _rotate_sealed(conn: Connection, box: SecretBox, kind: _SealedKind) -> tuple
     return resealed, digests
 
 
-_SIGNING_COLUMNS = ("signing_secret_sealed", "signing_secret_previous_sealed")
-
-
 def _reseal_signing_secrets(conn: Connection, box: SecretBox) -> int:
     """Reseal postback signing secrets (current and overlapping) an earlier key sealed."""
-    c, resealed = _offerwall.c, 0
-    rows = conn.execute(sa.select(c.id, c.owid, *(c[name] for name in _SIGNING_COLUMNS))).all()
+    return _reseal(
+        conn,
+        box,
+        _offerwall,
+        "owid",
+        ("signing_secret_sealed", "signing_secret_previous_sealed"),
+        lambda sealed, owid: seal_signing_secret(
+            box, open_signing_secret(box, sealed, owid=owid), owid=owid
+        ),
+    )
+
+
+def _reseal_webhook_secrets(conn: Connection, box: SecretBox) -> int:
+    """Reseal games' webhook signing secrets (current and overlapping) an earlier key
+    sealed."""
+    return _reseal(
+        conn,
+        box,
+        _webhook_endpoint,
+        "id",
+        ("secret_sealed", "previous_secret_sealed"),
+        lambda sealed, endpoint: seal_webhook_secret(
+            box, open_webhook_secret(box, sealed, endpoint_id=endpoint), endpoint_id=endpoint
+        ),
+    )
+
+
+def _reseal(
+    conn: Connection,
+    box: SecretBox,
+    table: sa.Table,
+    bound_to: str,
+    columns: tuple[str, ...],
+    reseal: Callable[[str, str], str],
+) -> int:
+    """Reseal what an earlier key sealed in `columns` (secrets without a digest), each
+    bound to the row's `bound_to`; how many."""
+    c, resealed = table.c, 0
+    rows = conn.execute(sa.select(c.id, c[bound_to], *(c[name] for name in columns))).all()
     for row in rows:
         changes = {}
-        for name in _SIGNING_COLUMNS:
+        for name in columns:
             sealed = getattr(row, name)
             if sealed and box.needs_reseal(sealed):
-                secret = open_signing_secret(box, sealed, owid=row.owid)
-                changes[name] = seal_signing_secret(box, secret, owid=row.owid)
+                changes[name] = reseal(sealed, getattr(row, bound_to))
         if changes:
-            conn.execute(sa.update(_offerwall).where(c.id == row.id).values(changes))
+            conn.execute(sa.update(table).where(c.id == row.id).values(changes))
             resealed += len(changes)
     return resealed
 

@@ -61,6 +61,7 @@ class MissionSpec:
     period_caps: tuple[tuple[str, int], ...] = ()
     caps_zone: str = "UTC"
     cap_per_offerwall: int | None = None
+    title: str = ""
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
@@ -137,6 +138,7 @@ def spec_of(mission: Mission, pools: dict[tuple[str, str], Period] | None = None
         period_caps=tuple((every, int(caps[every])) for every in EVERY if caps.get(every)),
         caps_zone=str(caps.get("timeZone") or "UTC"),
         cap_per_offerwall=mission.cap_per_offerwall,
+        title=mission.title,
     )
 
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -34,6 +35,7 @@ from api.missions import open_offers
 from api.missions.index import MissionIndex, MissionSpec, bump
 from api.missions.rules import Tally, next_round, progress, step
 from api.postbacks import outbox as postbacks
+from api.webhooks import messages as webhooks
 from models import ConversionStatus, PostbackKind, ProgressStatus
 from models.schemas import EventIn
 from models.tables import EMPTY_TALLY, PROGRESS_STATE
@@ -737,10 +739,12 @@ def _convert(
         policy,
     )
     held = assessed.held and not test
+    transaction_id = new_uuid()
+    payout_micros = spec.payout_micros if stage is None else spec.stages[stage][1]
     conversion_id = session.execute(
         _conversion.insert()
         .values(
-            transaction_id=new_uuid(),
+            transaction_id=transaction_id,
             progress_id=row.id,
             sequence=row.completions,
             mission_id=spec.id,
@@ -748,7 +752,7 @@ def _convert(
             platform_user_id=row.platform_user_id,
             offerwall_id=row.offerwall_id,
             click_id=row.click_id,
-            payout_micros=spec.payout_micros if stage is None else spec.stages[stage][1],
+            payout_micros=payout_micros,
             period=row.period or None,
             stage=None if stage is None else stage + 1,
             created_at=now,
@@ -759,6 +763,8 @@ def _convert(
         )
         .returning(_conversion.c.id)
     ).scalar_one()
+    if not test:
+        _tell_the_game(session, row, spec, event, stage, transaction_id, payout_micros, held, now)
     if not held:
         kind = PostbackKind.CONVERSION
     elif assessed.notify:
@@ -769,6 +775,50 @@ def _convert(
         session, conversion_id=conversion_id, offerwall_id=row.offerwall_id, now=now, kind=kind
     )
     return True
+
+
+def _tell_the_game(
+    session: Session,
+    row: ProgressRow,
+    spec: MissionSpec,
+    event: EngineEvent,
+    stage: int | None,
+    transaction_id: str,
+    payout_micros: int,
+    held: bool,
+    now: datetime,
+) -> None:
+    """The game's webhooks of a conversion (docs/game-integration.md#webhooks), in the
+    order they happened: the ladder's stage, the mission's completion (a ladder's at its
+    last stage), the conversion approved or held."""
+    about = {
+        "userId": event.user_id,
+        "platformUserId": row.platform_user_id,
+        "mission": {"id": spec.id, "title": spec.title},
+        "questId": row.quest_id,
+        "period": row.period or None,
+    }
+    items: list[tuple[str, dict[str, Any]]] = []
+    last = stage is None or stage + 1 == len(spec.stages)
+    if stage is not None:
+        items.append(
+            ("mission.stage_reached", about | {"stage": stage + 1, "stages": len(spec.stages)})
+        )
+    if last:
+        target = spec.rule.threshold
+        progress_done = {"current": _whole(target), "target": _whole(target)}
+        items.append(("mission.completed", about | {"progress": progress_done}))
+    conversion = about | {
+        "transactionId": transaction_id,
+        "payoutUsd": format(Decimal(payout_micros) / 1_000_000, "f"),
+        "stage": None if stage is None else stage + 1,
+    }
+    items.append(("conversion.held" if held else "conversion.approved", conversion))
+    webhooks.emit(session, game_id=spec.game_id, player=row.platform_user_id, items=items, now=now)
+
+
+def _whole(number: float) -> float | int:
+    return int(number) if float(number).is_integer() else number
 
 
 _CLICK_IS_TEST = sa.select(_click.c.test).where(_click.c.id == sa.bindparam("click_id"))

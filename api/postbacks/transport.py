@@ -74,22 +74,57 @@ def send(
     Questwall-Signature header, signed now. A refused target is reported as not sent,
     with a duration of 0."""
     started = time.perf_counter()
-    problem = target_problem(url, allow_private=allow_private)
-    if problem is not None:
-        return not_sent(problem)
-    try:
-        request_url = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        return not_sent(f"the URL is not valid: {exc}")
+    request_url = _checked(url, allow_private=allow_private)
+    if isinstance(request_url, AttemptResult):
+        return request_url
     headers = {}
     if secrets:
         # Signed over the URL as the receiver sees it: httpx's normal form of the rendered
         # one, without user:password@ or #fragment (neither reaches the receiver).
         signed_url = request_url.copy_with(userinfo=b"", fragment=None)
         headers[HEADER] = header_value(str(signed_url), secrets)
+    return _exchange(client, "GET", request_url, headers, None, started)
+
+
+def post(
+    client: httpx.Client,
+    url: str,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    allow_private: bool,
+) -> AttemptResult:
+    """One POST of `body` with `headers` (a game's webhook), checked and reported as `send`
+    does a postback."""
+    started = time.perf_counter()
+    request_url = _checked(url, allow_private=allow_private)
+    if isinstance(request_url, AttemptResult):
+        return request_url
+    return _exchange(client, "POST", request_url, headers, body, started)
+
+
+def _checked(url: str, *, allow_private: bool) -> httpx.URL | AttemptResult:
+    """The URL to request, or the attempt that was not sent and why."""
+    problem = target_problem(url, allow_private=allow_private)
+    if problem is not None:
+        return not_sent(problem)
+    try:
+        return httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return not_sent(f"the URL is not valid: {exc}")
+
+
+def _exchange(
+    client: httpx.Client,
+    method: str,
+    url: httpx.URL,
+    headers: dict[str, str],
+    content: bytes | None,
+    started: float,
+) -> AttemptResult:
     try:
         # The client's read timeout is the total one (http_client): bound the whole request.
-        stream = client.stream("GET", request_url, headers=headers)
+        stream = client.stream(method, url, headers=headers, content=content)
         with total_timeout(client.timeout.read), stream as response:
             excerpt = b""
             for chunk in response.iter_bytes():

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import select
 
+from api import webhooks
 from api.accounts import AccountError, IpThrottle
 from api.accounts import sessions as accounts
 from api.app import create_api
@@ -21,7 +22,7 @@ from api.core.keycheck import MasterKeyMismatch, verify_master_keys
 from api.listing import offers as offer_listing
 from api.postbacks import outbox as postbacks
 from api.publishers import offerwalls
-from models import GameCredential, Offerwall, Role, SignInThrottle
+from models import GameCredential, Offerwall, Role, SignInThrottle, WebhookEndpoint
 from models.types import utcnow
 from tests.api.conftest import PROXY
 from tests.api.steps import at, convert
@@ -52,6 +53,11 @@ def test_rotate_secrets_lets_the_previous_key_go(
     convert(client, signed, game, wall, engine)
     [postback] = postback_rows(engine)
     token = _staff_session(engine, box)
+    with write_session(engine) as session:  # and a game's webhook endpoint
+        hook = webhooks.add_endpoint(
+            session=session, box=box, game_id=game.game_id, url="https://game.example/hooks"
+        )
+        hook_id, hook_secret = hook.endpoint.id, hook.secret
     verify_master_keys(engine, box)
 
     only_b = SecretBox([KEY_B])
@@ -61,13 +67,17 @@ def test_rotate_secrets_lets_the_previous_key_go(
     rotating = SecretBox([KEY_B, MASTER_KEY])
     verify_master_keys(engine, rotating)
     first = rotate_secrets(engine=engine, box=rotating)
-    # A game secret, an API key and a postback signing secret; two digests and a failure.
-    assert (first.resealed, first.digests) == (3, 3)
+    # A game secret, an API key, a postback signing secret and a webhook secret; two
+    # digests and a failure.
+    assert (first.resealed, first.digests) == (4, 3)
     again = rotate_secrets(engine=engine, box=rotating)
     assert (again.resealed, again.digests) == (0, 0)  # idempotent
 
     # Now B alone.
     verify_master_keys(engine, only_b)
+    with new_session(engine) as session:
+        endpoint = session.get(WebhookEndpoint, hook_id)
+        assert webhooks.signing_secrets(only_b, endpoint, utcnow()) == [hook_secret]
     app = create_api(engine=engine, settings=api_settings, box=only_b, countries=FixedCountries())
     served = TestClient(app, client=(PROXY, 50000), follow_redirects=False)
     as_game = SignedClient(served, game)

@@ -618,3 +618,52 @@ def test_conversion_list_filters_by_status_and_search(run):
     assert json.loads(run("conversion", "list", "--search", "nobody").stdout)["total"] == 0
     bad = run("conversion", "list", "--status", "paid", check=False)
     assert bad.returncode != 0 and "'paid' is not one of" in bad.stderr
+
+
+def test_the_cli_adds_lists_tests_rotates_disables_and_removes_a_webhook(run, monkeypatch):
+    """`questwall game webhook …` against a real receiver (docs/game-integration.md#webhooks)."""
+    from standardwebhooks.webhooks import Webhook
+
+    from tests.receiver import running_receiver
+
+    monkeypatch.setenv("POSTBACK_ALLOW_PRIVATE", "true")  # the receiver is on 127.0.0.1
+    _clear_caches()
+    run("migrate")
+    game = json.loads(run("game", "create", "Arena").stdout)["gameId"]
+    with running_receiver() as receiver:
+        added = json.loads(
+            run(
+                "game",
+                "webhook",
+                "add",
+                game,
+                receiver.url + "/hooks",
+                "--events",
+                "conversion.approved,mission.completed",
+                "--description",
+                "badges",
+            ).stdout
+        )
+        assert added["secret"].startswith("whsec_")
+        assert added["events"] == ["mission.completed", "conversion.approved"]
+        listed = json.loads(run("game", "webhook", "list", game).stdout)
+        assert [e["id"] for e in listed] == [added["id"]] and "secret" not in listed[0]
+        tested = json.loads(
+            run("game", "webhook", "test", added["id"], "--type", "conversion.approved").stdout
+        )
+        assert tested["delivered"] and tested["statusCode"] == 204
+        body = Webhook(added["secret"]).verify(receiver.posts[0], receiver.post_headers[0])
+        assert body["type"] == "conversion.approved"
+        assert receiver.post_headers[0]["webhook-id"].startswith("test-msg_")
+        rotated = json.loads(run("game", "webhook", "rotate-secret", added["id"]).stdout)
+        assert rotated["secret"] != added["secret"] and rotated["secretOverlapUntil"]
+        run("game", "webhook", "test", added["id"])
+        for secret in (added["secret"], rotated["secret"]):  # both sign during the overlap
+            Webhook(secret).verify(receiver.posts[1], receiver.post_headers[1])
+    disabled = json.loads(run("game", "webhook", "disable", added["id"]).stdout)
+    assert disabled["status"] == "disabled"
+    assert json.loads(run("game", "webhook", "enable", added["id"]).stdout)["status"] == "active"
+    run("game", "webhook", "remove", added["id"])
+    assert json.loads(run("game", "webhook", "list", game).stdout) == []
+    refused = run("game", "webhook", "add", game, "ftp://x", check=False)
+    assert refused.returncode != 0 and "http and https" in refused.stderr

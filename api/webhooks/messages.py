@@ -1,0 +1,201 @@
+"""The webhook outbox (docs/game-integration.md#webhooks): a message is stored in the
+transaction that caused it, one row per endpoint of the game that takes its type; the
+dispatcher (api/webhooks/dispatcher.py) claims due ones and records each attempt here.
+
+Order: a player's messages to one endpoint go out in the order they were made: a message
+is not claimed while an earlier one of the same endpoint and player is pending. Retries:
+after a failure the next attempt waits 5 s, 10 s, 20 s, … up to an hour, for a day from
+the message's making; then the message has failed. A `410 Gone` disables the endpoint
+(its messages wait for it to be enabled again)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine
+
+from api.core.db import write_connection
+from api.postbacks.transport import AttemptResult
+from api.webhooks.endpoints import takes
+from models import EndpointStatus, MessageStatus
+from models.tables import webhook_attempt as _attempt
+from models.tables import webhook_endpoint as _endpoint
+from models.tables import webhook_message as _message
+
+RETRY_FOR = timedelta(days=1)
+FIRST_RETRY = timedelta(seconds=5)
+LONGEST_WAIT = timedelta(hours=1)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def message_body(message_type: str, data: dict[str, Any], now: datetime) -> bytes:
+    return orjson.dumps({"type": message_type, "timestamp": iso(now), "data": data})
+
+
+def emit(
+    db: Any,
+    *,
+    game_id: str,
+    player: str,
+    items: list[tuple[str, dict[str, Any]]],
+    now: datetime,
+) -> int:
+    """Store each (type, data) of `items`, in order, for every endpoint of the game that
+    takes its type (a disabled one's wait for it), in the caller's transaction (a Session
+    or a Connection); how many messages. One read of the game's endpoints."""
+    endpoints = db.execute(
+        sa.select(_endpoint.c.id, _endpoint.c.event_types)
+        .where(_endpoint.c.game_id == game_id)
+        .order_by(_endpoint.c.id)
+    ).all()
+    rows = [
+        {
+            "message_id": "msg_" + uuid.uuid4().hex,
+            "endpoint_id": endpoint.id,
+            "type": message_type,
+            "player": player,
+            "body": message_body(message_type, data, now).decode(),
+            "status": MessageStatus.PENDING,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for message_type, data in items
+        for endpoint in endpoints
+        if takes(endpoint.event_types, message_type)
+    ]
+    if rows:
+        db.execute(_message.insert(), rows)
+    return len(rows)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: int
+    message_id: str
+    endpoint_id: str
+    body: str
+    created_at: datetime
+
+
+_earlier = _message.alias("earlier")
+_EARLIER_PENDING = (
+    sa.select(_earlier.c.id)
+    .where(
+        _earlier.c.endpoint_id == _message.c.endpoint_id,
+        _earlier.c.player == _message.c.player,
+        _earlier.c.id < _message.c.id,
+        _earlier.c.status == MessageStatus.PENDING,
+    )
+    .exists()
+)
+_ENDPOINT_ACTIVE = (
+    sa.select(_endpoint.c.id)
+    .where(_endpoint.c.id == _message.c.endpoint_id, _endpoint.c.status == EndpointStatus.ACTIVE)
+    .exists()
+)
+
+
+def claim(
+    engine: Engine, *, limit: int, lease_seconds: float, now: datetime, busy: frozenset[str]
+) -> list[Claimed]:
+    """Take up to `limit` due messages of endpoints not in `busy` (each endpoint is one
+    lane), oldest first, until the lease ends."""
+    due = sa.select(
+        _message.c.id,
+        _message.c.message_id,
+        _message.c.endpoint_id,
+        _message.c.body,
+        _message.c.created_at,
+    ).where(
+        _message.c.status == MessageStatus.PENDING,
+        _message.c.next_attempt_at <= now,
+        sa.or_(_message.c.lease_until.is_(None), _message.c.lease_until < now),
+        _ENDPOINT_ACTIVE,
+        ~_EARLIER_PENDING,
+    )
+    if busy:
+        due = due.where(_message.c.endpoint_id.not_in(sorted(busy)))
+    due = due.order_by(_message.c.id).limit(limit).with_for_update(skip_locked=True)
+    with write_connection(engine) as conn:
+        rows = [Claimed(*row) for row in conn.execute(due)]
+        if rows:
+            conn.execute(
+                sa.update(_message)
+                .where(_message.c.id.in_([r.id for r in rows]))
+                .values(lease_until=now + timedelta(seconds=lease_seconds))
+            )
+    return rows
+
+
+def release(engine: Engine, ids: list[int]) -> None:
+    """Let other dispatchers take these messages at once (a lane that stopped early)."""
+    if ids:
+        with write_connection(engine) as conn:
+            conn.execute(sa.update(_message).where(_message.c.id.in_(ids)).values(lease_until=None))
+
+
+def record(engine: Engine, message: Claimed, result: AttemptResult, now: datetime) -> None:
+    """Keep an attempt and move the message on: delivered on any 2xx; otherwise retried
+    with backoff for a day, then failed. A 410 disables the endpoint."""
+    with write_connection(engine) as conn:
+        _record(conn, message, result, now)
+
+
+def _record(conn: Connection, message: Claimed, result: AttemptResult, now: datetime) -> None:
+    conn.execute(
+        _attempt.insert().values(
+            message_id=message.id,
+            started_at=now,
+            duration_ms=result.duration_ms,
+            status_code=result.status_code,
+            body_excerpt=result.body_excerpt,
+            error=result.error,
+        )
+    )
+    attempts = _message.c.attempts + 1
+    if result.delivered:
+        conn.execute(
+            sa.update(_message)
+            .where(_message.c.id == message.id)
+            .values(
+                status=MessageStatus.DELIVERED,
+                attempts=attempts,
+                delivered_at=now,
+                lease_until=None,
+            )
+        )
+        return
+    done = conn.execute(
+        sa.select(_message.c.attempts).where(_message.c.id == message.id)
+    ).scalar_one()
+    wait = min(FIRST_RETRY * (2**done), LONGEST_WAIT)
+    gave_up = now + wait > message.created_at + RETRY_FOR
+    conn.execute(
+        sa.update(_message)
+        .where(_message.c.id == message.id)
+        .values(
+            status=MessageStatus.FAILED if gave_up else MessageStatus.PENDING,
+            attempts=attempts,
+            next_attempt_at=now + wait,
+            lease_until=None,
+        )
+    )
+    if result.status_code == 410:
+        conn.execute(
+            sa.update(_endpoint)
+            .where(_endpoint.c.id == message.endpoint_id)
+            .values(
+                status=EndpointStatus.DISABLED,
+                status_reason="the receiver answered 410 Gone",
+                updated_at=now,
+            )
+        )
