@@ -52,6 +52,7 @@ class WebhookMessage(SQLModel, table=True):
         sa.Index("ix_webhook_message_due", "status", "next_attempt_at"),
         # A player's messages to an endpoint go out in the order they were made.
         sa.Index("ix_webhook_message_endpoint_player", "endpoint_id", "player", "id"),
+        sa.Index("ix_webhook_message_coalesce", "endpoint_id", "coalesce_key"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -64,6 +65,9 @@ class WebhookMessage(SQLModel, table=True):
     # The JSON body exactly as signed and sent, and its unix time (`webhook-timestamp`
     # is the attempt's).
     body: str = Field(sa_type=sa.Text)
+    # A message a later one of the same key replaces while it is unsent (`mission.progressed`
+    # per player and mission); None for the others.
+    coalesce_key: str | None = Field(default=None, max_length=80)
     status: str = Field(default=MessageStatus.PENDING, max_length=16)
     attempts: int = Field(default=0)
     next_attempt_at: datetime = Field(sa_type=UTCDateTime, nullable=False)

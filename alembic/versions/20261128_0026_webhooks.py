@@ -54,6 +54,7 @@ def upgrade() -> None:
         sa.Column("type", sa.String(length=40), nullable=False),
         sa.Column("player", sa.String(length=36), nullable=False),
         sa.Column("body", sa.Text(), nullable=False),
+        sa.Column("coalesce_key", sa.String(length=80), nullable=True),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("next_attempt_at", _UTC, nullable=False),
@@ -67,6 +68,9 @@ def upgrade() -> None:
     op.create_index("ix_webhook_message_due", "webhook_message", ["status", "next_attempt_at"])
     op.create_index(
         "ix_webhook_message_endpoint_player", "webhook_message", ["endpoint_id", "player", "id"]
+    )
+    op.create_index(
+        "ix_webhook_message_coalesce", "webhook_message", ["endpoint_id", "coalesce_key"]
     )
     op.create_table(
         "webhook_attempt",

@@ -122,14 +122,14 @@ def apply_identifiers(
     session: Session,
     batch: BatchUsers,
     item: IdentifierIn,
-    on_link: Callable[[str], object] | None = None,
+    on_link: Callable[[str, str], object] | None = None,
 ) -> ItemRejection | None:
     """Apply one validated identifiers item; return why it was refused, or None.
 
     `batch` comes from `lock_batch_users` over all the request's items. Omitted fields
     stay as they were, `null` removes, a value adds or replaces.
-    `on_link(platform_user_id)` is called when the item links the user to a platform
-    user it was not linked to before (so stored events can be evaluated then).
+    `on_link(platform_user_id, user_id)` is called when the item links the user to a
+    platform user it was not linked to before (so stored events can be evaluated then).
     """
     changes = item.provided()
     refusal = _refusal(changes, batch)
@@ -180,7 +180,7 @@ def apply_identifiers(
     )
     previous, user.platform_user_id = user.platform_user_id, link
     if link is not None and link != previous and on_link is not None:
-        on_link(link)
+        on_link(link, item.userId)
     return None
 
 

@@ -38,6 +38,7 @@ from api.ingest._group_commit import PerLoop
 from api.ingest._identifiers import apply_identifiers, lock_batch_users
 from api.ingest.signing import SignedCaller, SignedMessage, authenticate
 from api.missions import INDEX, evaluate_events, replay_for_link
+from api.webhooks import messages as webhooks
 from models import IdempotencyRecord
 from models.schemas import NUL, EventIn, IdentifierIn
 from models.tables import idempotency_record as _idem
@@ -320,7 +321,15 @@ def _apply(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome:
     now = utcnow()
     mission_index = INDEX.current(session)
 
-    def on_link(platform_user_id: str) -> None:
+    def on_link(platform_user_id: str, user_id: str) -> None:
+        if mission_index.tells(game_id, "player.linked"):
+            webhooks.emit(
+                session,
+                game_id=game_id,
+                player=platform_user_id,
+                items=[("player.linked", {"userId": user_id, "platformUserId": platform_user_id})],
+                now=now,
+            )
         replay_for_link(
             session,
             mission_index=mission_index,

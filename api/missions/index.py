@@ -14,16 +14,17 @@ from datetime import datetime
 from decimal import Decimal
 
 import sqlalchemy as sa
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from api.core.sql import insert_ignore
+from api import webhooks
+from api.core import catalog
 from api.fraud import strictest
 from api.missions.periods import Period
 from api.missions.rules import Rule
 from models import Mission, MissionPool, Quest
 from models.offer_schemas import EVERY, rule_in
-from models.tables import catalog_version as _version
+from models.tables import webhook_endpoint as _endpoint
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class MissionSpec:
     caps_zone: str = "UTC"
     cap_per_offerwall: int | None = None
     title: str = ""
+    # The webhook types the game's endpoints take (docs/game-integration.md#webhooks): none,
+    # and a conversion tells the game nothing without reading its endpoints.
+    told: frozenset[str] = frozenset()
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
@@ -98,6 +102,11 @@ class MissionIndex:
     missions: dict[str, MissionSpec] = field(default_factory=dict)
     by_event: dict[tuple[str, str], list[MissionSpec]] = field(default_factory=dict)
     by_game: dict[str, list[MissionSpec]] = field(default_factory=dict)
+    # The webhook types each game's endpoints take (games without endpoints: absent).
+    told: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def tells(self, game_id: str, message_type: str) -> bool:
+        return message_type in self.told.get(game_id, frozenset())
 
     def for_event(self, game_id: str, event: str) -> list[MissionSpec]:
         return self.by_event.get((game_id, event), [])
@@ -165,10 +174,13 @@ def load(session: Session, version: int) -> MissionIndex:
         if spec.quest_id is not None:
             per_quest.setdefault(spec.quest_id, []).append(spec.fraud_actions)
     quest_actions = {quest: strictest(actions) or None for quest, actions in per_quest.items()}
-    mission_index = MissionIndex(version)
+    told = webhook_types(session)
+    mission_index = MissionIndex(version, told=told)
     for spec in specs:
         if spec.quest_id is not None:
             spec = replace(spec, fraud_actions=quest_actions[spec.quest_id])
+        if spec.game_id in told:
+            spec = replace(spec, told=told[spec.game_id])
         mission_index.missions[spec.id] = spec
         for name in sorted(spec.rule.events):
             mission_index.by_event.setdefault((spec.game_id, name), []).append(spec)
@@ -176,23 +188,21 @@ def load(session: Session, version: int) -> MissionIndex:
     return mission_index
 
 
-_READ_VERSION = sa.select(_version.c.version).where(_version.c.id == 1)  # every request reads it
-# The same, to read alongside another query in one round trip.
-VERSION_SUBQUERY = _READ_VERSION.scalar_subquery().label("version")
+def webhook_types(session: Session) -> dict[str, frozenset[str]]:
+    """The webhook types each game's endpoints take, by game (games without: absent)."""
+    found: dict[str, set[str]] = {}
+    rows = session.execute(sa.select(_endpoint.c.game_id, _endpoint.c.event_types)).all()
+    for game_id, event_types in rows:
+        found.setdefault(game_id, set()).update(
+            t for t in webhooks.TYPES if webhooks.takes(event_types, t)
+        )
+    return {game: frozenset(types) for game, types in found.items()}
 
 
-def read_version(session: Session | Connection) -> int:
-    version = session.execute(_READ_VERSION).scalar()
-    return int(version or 0)
-
-
-def bump(session: Session | Connection) -> None:
-    """Mark the mission_index changed; call in the transaction that changes missions or quests,
-    or that fills one up (a cap or start cap reached)."""
-    insert_ignore(session, _version, {"id": 1, "version": 0}, conflict=("id",))
-    session.execute(
-        sa.update(_version).where(_version.c.id == 1).values(version=_version.c.version + 1)
-    )
+# The catalog version is api/core/catalog.py's: contexts below missions (webhooks) bump it too.
+VERSION_SUBQUERY = catalog.VERSION_SUBQUERY
+read_version = catalog.read_version
+bump = catalog.bump
 
 
 class IndexCache:

@@ -47,6 +47,7 @@ from models.tables import event as _event
 from models.tables import game_user as _game_user
 from models.tables import mission as _mission
 from models.tables import progress as _progress
+from models.tables import quest as _quest
 from models.types import new_uuid
 
 _PROGRESS_COLUMNS = ("id", *PROGRESS_STATE, "rate_minute", "rate_count", "state")
@@ -200,8 +201,35 @@ def evaluate_events(
         runs += _period_runs(session, periodic, _players_of(session, game_id, by_user), now)
     before = {id(r.row): _state(r.row) for r in runs}
     made = _advance_all(session, runs, now, policy)
-    _save(session, [r.row for r in runs if _state(r.row) != before[id(r.row)]], now)
+    changed = [r for r in runs if _state(r.row) != before[id(r.row)]]
+    _save(session, [r.row for r in changed], now)
+    _tell_progress(session, changed, now)
     return made
+
+
+def _tell_progress(session: Session, runs: Sequence[Run], now: datetime) -> None:
+    """`mission.progressed` for each row still counting whose tally moved, to the games
+    whose endpoints asked for it (coalesced per player and mission: api/webhooks)."""
+    for run in runs:
+        spec, row = run.spec, run.row
+        if "mission.progressed" not in spec.told or row.status != ProgressStatus.STARTED:
+            continue
+        current, target = progress(spec.rule, Tally(row.count, row.run, row.total, row.state), now)
+        webhooks.emit_progressed(
+            session,
+            game_id=spec.game_id,
+            player=row.platform_user_id,
+            mission_id=spec.id,
+            data={
+                "userId": run.events[-1].user_id if run.events else None,
+                "platformUserId": row.platform_user_id,
+                "mission": {"id": spec.id, "title": spec.title},
+                "questId": row.quest_id,
+                "period": row.period or None,
+                "progress": {"current": _whole(current), "target": _whole(target)},
+            },
+            now=now,
+        )
 
 
 def _players_of(
@@ -763,7 +791,7 @@ def _convert(
         )
         .returning(_conversion.c.id)
     ).scalar_one()
-    if not test:
+    if not test and spec.told:
         _tell_the_game(session, row, spec, event, stage, transaction_id, payout_micros, held, now)
     if not held:
         kind = PostbackKind.CONVERSION
@@ -814,7 +842,60 @@ def _tell_the_game(
         "stage": None if stage is None else stage + 1,
     }
     items.append(("conversion.held" if held else "conversion.approved", conversion))
-    webhooks.emit(session, game_id=spec.game_id, player=row.platform_user_id, items=items, now=now)
+    if last and row.quest_id and "quest.completed" in spec.told:
+        quest = _quest_completed(session, row, spec)
+        if quest is not None:
+            items.append(
+                (
+                    "quest.completed",
+                    {
+                        "userId": event.user_id,
+                        "platformUserId": row.platform_user_id,
+                        "quest": quest,
+                    },
+                )
+            )
+    items = [item for item in items if item[0] in spec.told]
+    if items:
+        webhooks.emit(
+            session, game_id=spec.game_id, player=row.platform_user_id, items=items, now=now
+        )
+
+
+def _quest_completed(session: Session, row: ProgressRow, spec: MissionSpec) -> dict | None:
+    """The quest (id, name) when this completion is the one that completes it for the
+    player: every active mission of the quest converted (held ones count), this one for
+    the first time; None otherwise."""
+    done = (
+        sa.select(sa.func.count(sa.distinct(_conversion.c.mission_id)))
+        .where(
+            _conversion.c.quest_id == row.quest_id,
+            _conversion.c.platform_user_id == row.platform_user_id,
+            _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
+        )
+        .scalar_subquery()
+    )
+    total = (
+        sa.select(sa.func.count())
+        .where(_mission.c.quest_id == row.quest_id, _mission.c.is_active)
+        .scalar_subquery()
+    )
+    last_stage = len(spec.stages) or None
+    this = (
+        sa.select(sa.func.count())
+        .where(
+            _conversion.c.mission_id == spec.id,
+            _conversion.c.platform_user_id == row.platform_user_id,
+            sa.or_(_conversion.c.stage.is_(None), _conversion.c.stage == last_stage),
+        )
+        .scalar_subquery()
+    )
+    found = session.execute(
+        sa.select(_quest.c.name, done, total, this).where(_quest.c.id == row.quest_id)
+    ).first()
+    if found is None or found[1] < found[2] or found[3] != 1:
+        return None
+    return {"id": row.quest_id, "name": found[0]}
 
 
 def _whole(number: float) -> float | int:

@@ -25,6 +25,7 @@ from api.fraud import policy as fraud
 from api.missions import bump, open_offers
 from api.tracking import live_ops
 from api.tracking.refusal import TrackingRefusal
+from api.webhooks import messages as webhooks
 from models import OfferwallStatus, ProgressStatus
 from models import RefusalReason as Reason
 from models.schemas import NUL
@@ -356,6 +357,41 @@ def track_click(
     return Tracked(with_platform_id(offer.destination_url, player), player, started)
 
 
+def _tell_started(
+    db: Connection,
+    game_id: str,
+    player: str,
+    quest_id: str | None,
+    started: list[tuple[str, str]],
+    now: datetime,
+) -> None:
+    """`mission.started` for each mission a player started, when the game's endpoints
+    take it (one read of them; the titles only then)."""
+    if not webhooks.game_takes(db, game_id, "mission.started"):
+        return
+    titles = dict(
+        db.execute(
+            sa.select(_mission.c.id, _mission.c.title).where(
+                _mission.c.id.in_([mission_id for mission_id, _ in started])
+            )
+        ).all()
+    )
+    items = [
+        (
+            "mission.started",
+            {
+                "userId": None,  # the game links its user after the click
+                "platformUserId": player,
+                "mission": {"id": mission_id, "title": titles.get(mission_id, "")},
+                "questId": quest_id,
+                "period": period or None,
+            },
+        )
+        for mission_id, period in started
+    ]
+    webhooks.emit(db, game_id=game_id, player=player, items=items, now=now)
+
+
 def with_platform_id(url: str, platform_user_id: str) -> str:
     """The destination with `platformid` added to its query, its own parameters kept."""
     parts = urlsplit(url)
@@ -452,9 +488,11 @@ def _start(
     live: live_ops.ClickLive,
 ) -> bool:
     """Start progress on each mission the player has not started (in this period, for a
-    recurring or pooled one); the first click owns it."""
+    recurring or pooled one); the first click owns it. The game hears of each mission a
+    player starts for the first time (`mission.started`)."""
     quest_id = offer.id if click.kind == "quest" else None
     started_any = first_start = False
+    firsts: list[tuple[str, str]] = []
     for mission in missions:
         if not open_offers.under_cap(mission):
             continue
@@ -483,6 +521,10 @@ def _start(
         started_any = started_any or inserted
         # A recurring mission's later periods are the same player, not a new one.
         first_start = first_start or (inserted and first)
+        if inserted and first:
+            firsts.append((mission.id, key))
+    if firsts:
+        _tell_started(db, offer.game_id, player, quest_id, firsts, now)
     if first_start and quest_id is not None:
         # A new player of the quest: counted against its start cap, atomically.
         counted = db.execute(

@@ -18,6 +18,7 @@ from api.webhooks.endpoints import (
     rotate_secret,
     set_status,
     signing_secrets,
+    takes,
 )
 from api.webhooks.messages import emit
 from api.webhooks.trial import sample, send_test
@@ -39,4 +40,5 @@ __all__ = [
     "send_test",
     "set_status",
     "signing_secrets",
+    "takes",
 ]

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api.core import catalog
 from api.core.crypto import SecretBox, open_webhook_secret, seal_webhook_secret
 from api.core.refusals import DomainError
 from api.postbacks.transport import target_problem
@@ -19,17 +20,21 @@ from models import EndpointStatus, Game, MessageStatus, WebhookEndpoint
 from models.tables import webhook_message as _message
 from models.types import utcnow
 
-# Every message type sent, in the order the docs list them. An opt-in type (none yet) goes
-# only to endpoints that name it.
+# Every message type, in the order the docs list them. An opt-in type goes only to
+# endpoints that name it.
 TYPES = (
+    "player.linked",
+    "mission.started",
+    "mission.progressed",
     "mission.stage_reached",
     "mission.completed",
+    "quest.completed",
     "conversion.approved",
     "conversion.held",
     "conversion.rejected",
     "conversion.reversed",
 )
-OPT_IN: frozenset[str] = frozenset()
+OPT_IN = frozenset({"mission.progressed"})
 OVERLAP: dict[str, timedelta] = {
     "none": timedelta(0),
     "1h": timedelta(hours=1),
@@ -110,6 +115,7 @@ def add_endpoint(
     endpoint.secret_sealed = seal_webhook_secret(box, secret, endpoint_id=endpoint.id)
     session.add(endpoint)
     session.flush()
+    catalog.bump(session)  # the engine learns the game is told
     return Added(endpoint, secret)
 
 
@@ -186,3 +192,4 @@ def set_status(
 def remove_endpoint(*, session: Session, endpoint: WebhookEndpoint) -> None:
     """Remove an endpoint with its messages and their attempts."""
     session.delete(endpoint)
+    catalog.bump(session)

@@ -77,6 +77,65 @@ def emit(
     return len(rows)
 
 
+PROGRESS_COALESCE = timedelta(seconds=3)
+
+
+def emit_progressed(
+    db: Any, *, game_id: str, player: str, mission_id: str, data: dict[str, Any], now: datetime
+) -> int:
+    """`mission.progressed` to the endpoints that name it, one per player and mission every
+    few seconds: it waits PROGRESS_COALESCE before going out, and a later progress of the
+    same player and mission replaces it while it is unsent; how many were stored anew."""
+    endpoints = db.execute(
+        sa.select(_endpoint.c.id, _endpoint.c.event_types)
+        .where(_endpoint.c.game_id == game_id)
+        .order_by(_endpoint.c.id)
+    ).all()
+    key = f"{player}:{mission_id}"
+    body = message_body("mission.progressed", data, now).decode()
+    made = 0
+    for endpoint in endpoints:
+        if not takes(endpoint.event_types, "mission.progressed"):
+            continue
+        replaced = db.execute(
+            sa.update(_message)
+            .where(
+                _message.c.endpoint_id == endpoint.id,
+                _message.c.coalesce_key == key,
+                _message.c.status == MessageStatus.PENDING,
+                _message.c.attempts == 0,
+                _message.c.lease_until.is_(None),
+            )
+            .values(body=body)
+        )
+        if replaced.rowcount:
+            continue
+        db.execute(
+            _message.insert().values(
+                message_id="msg_" + uuid.uuid4().hex,
+                endpoint_id=endpoint.id,
+                type="mission.progressed",
+                player=player,
+                body=body,
+                coalesce_key=key,
+                status=MessageStatus.PENDING,
+                attempts=0,
+                next_attempt_at=now + PROGRESS_COALESCE,
+                created_at=now,
+            )
+        )
+        made += 1
+    return made
+
+
+def game_takes(db: Any, game_id: str, message_type: str) -> bool:
+    """Whether an endpoint of the game takes this type (one small read)."""
+    rows = db.execute(
+        sa.select(_endpoint.c.event_types).where(_endpoint.c.game_id == game_id)
+    ).all()
+    return any(takes(row.event_types, message_type) for row in rows)
+
+
 @dataclass(frozen=True)
 class Claimed:
     id: int

@@ -37,7 +37,17 @@ def sample(message_type: str) -> dict[str, Any]:
         return data | {"reason": "test"} if message_type != "conversion.approved" else data
     if message_type == "mission.stage_reached":
         return _ABOUT | {"stage": 1, "stages": 3}
-    return _ABOUT | {"progress": {"current": 3, "target": 3}}  # mission.completed
+    if message_type in ("mission.progressed", "mission.completed"):
+        done = message_type == "mission.completed"
+        return _ABOUT | {"progress": {"current": 3 if done else 2, "target": 3}}
+    if message_type == "mission.started":
+        return _ABOUT | {"userId": None}
+    if message_type == "quest.completed":
+        quest = {"id": "00000000-0000-4000-8000-000000000004", "name": "Season opener"}
+        return {k: v for k, v in _ABOUT.items() if k not in ("mission", "questId")} | {
+            "quest": quest
+        }
+    return {"userId": _ABOUT["userId"], "platformUserId": _ABOUT["platformUserId"]}
 
 
 def send_test(

@@ -79,13 +79,18 @@ def test_a_conversion_tells_the_game_in_order_signed_as_standard_webhooks_says(
         assert signed.events(win("p1")).status_code == 200
         deliver(engine, box, api_settings)
         bodies = verified(receiver, added.secret)
-    assert [b["type"] for b in bodies] == ["mission.completed", "conversion.approved"]
-    data = bodies[1]["data"]
+    assert [b["type"] for b in bodies] == [
+        "mission.started",
+        "player.linked",
+        "mission.completed",
+        "conversion.approved",
+    ]
+    data = bodies[3]["data"]
     assert (data["userId"], data["mission"]["title"], data["payoutUsd"]) == ("p1", "Kill 10", "1.5")
     with new_session(engine) as session:
         transaction = session.execute(sa.select(_conversion.c.transaction_id)).scalar_one()
     assert data["transactionId"] == transaction
-    assert bodies[0]["data"]["progress"] == {"current": 1, "target": 1}
+    assert bodies[2]["data"]["progress"] == {"current": 1, "target": 1}
 
 
 def test_a_signature_fails_for_a_tampered_body_another_secret_or_an_old_timestamp(
@@ -264,3 +269,59 @@ def test_a_private_address_is_refused_and_an_unknown_type_named(engine, box, gam
         )
     with pytest.raises(webhooks.WebhookError, match=r"Unknown event type mission\.finished"):
         webhooks.chosen_types("mission.completed, mission.finished")
+
+
+def test_every_type_is_sent_when_its_cause_happens_and_once(
+    client, signed, game, wall, engine, box, api_settings
+):
+    from tests.factories import make_quest, mission_data
+
+    quest = make_quest(
+        engine,
+        game.game_id,
+        [mission_data(title="Step 1", rule=KILLS), mission_data(title="Step 2", rule=KILLS)],
+    )
+    with running_receiver() as receiver:
+        added = add(engine, box, game.game_id, receiver.url)
+        start(client, signed, wall, quest.id, "p1", kind="quest", uid="pub-p1")
+        assert signed.events(win("p1")).status_code == 200
+        assert signed.events(win("p1")).status_code == 200  # nothing more to complete
+        deliver(engine, box, api_settings)
+        bodies = verified(receiver, added.secret)
+    types = [b["type"] for b in bodies]
+    assert types[:2] == ["mission.started", "mission.started"]  # the quest's link: both
+    assert types[2] == "player.linked" and bodies[2]["data"]["userId"] == "p1"
+    completed = [b for b in bodies if b["type"] == "mission.completed"]
+    assert sorted(b["data"]["mission"]["title"] for b in completed) == ["Step 1", "Step 2"]
+    assert types.count("conversion.approved") == 2
+    assert types.count("quest.completed") == 1 and types[-1] == "quest.completed"
+    assert bodies[-1]["data"]["quest"] == {"id": quest.id, "name": quest.name}
+    assert "mission.progressed" not in types  # only to endpoints that name it
+
+
+def test_progress_is_told_only_when_asked_and_a_burst_makes_one_message(
+    client, signed, game, wall, engine, box, api_settings
+):
+    mission = make_mission(
+        engine,
+        game.game_id,
+        title="Ten kills",
+        rule={"event": "KILL", "completion": {"threshold": 10}},
+    )
+    with running_receiver() as receiver:
+        added = add(engine, box, game.game_id, receiver.url, event_types=["mission.progressed"])
+        start(client, signed, wall, mission.id, "p1", uid="pub-p1")
+        now = datetime.now(UTC)
+        for n in range(4):  # four requests in a burst
+            kill = {
+                "userId": "p1",
+                "event": "KILL",
+                "time": (now + timedelta(seconds=n)).isoformat(),
+            }
+            assert signed.events(kill).status_code == 200
+        with write_session(engine) as session:  # the few seconds' wait, skipped
+            session.execute(sa.update(_message).values(next_attempt_at=datetime.now(UTC)))
+        deliver(engine, box, api_settings)
+        bodies = verified(receiver, added.secret)
+    assert [b["type"] for b in bodies] == ["mission.progressed"]
+    assert bodies[0]["data"]["progress"] == {"current": 4, "target": 10}
