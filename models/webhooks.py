@@ -16,6 +16,8 @@ class EndpointStatus(StrEnum):
     ACTIVE = "active"
     # No message goes out: turned off by a designer, or by the receiver answering 410.
     DISABLED = "disabled"
+    # Every attempt failed for a day: its messages wait until a designer enables it again.
+    PAUSED = "paused"
 
 
 class WebhookEndpoint(SQLModel, table=True):
@@ -34,6 +36,8 @@ class WebhookEndpoint(SQLModel, table=True):
     previous_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     status: str = Field(default=EndpointStatus.ACTIVE, max_length=16)
     status_reason: str | None = Field(default=None, sa_type=sa.Text)
+    # Since when every attempt has failed (None: the last one succeeded).
+    failing_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 

@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("previous_until", _UTC, nullable=True),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("status_reason", sa.Text(), nullable=True),
+        sa.Column("failing_since", _UTC, nullable=True),
         sa.Column("created_at", _UTC, nullable=False),
         sa.Column("updated_at", _UTC, nullable=False),
         sa.ForeignKeyConstraint(["game_id"], ["game.id"], ondelete="CASCADE"),

@@ -42,6 +42,7 @@ OVERLAP: dict[str, timedelta] = {
     "7d": timedelta(days=7),
 }
 MAX_ENDPOINTS = 20  # per game
+RETRY_FOR = timedelta(days=1)  # a message's attempts (api/webhooks/messages.py)
 MAX_URL = 2048
 
 
@@ -172,20 +173,33 @@ def set_status(
     *, session: Session, endpoint: WebhookEndpoint, active: bool, reason: str = ""
 ) -> WebhookEndpoint:
     """Disable an endpoint (its messages wait, none is sent or dropped) or enable it again
-    (they go out in order)."""
-    endpoint.status = EndpointStatus.ACTIVE if active else EndpointStatus.DISABLED
-    endpoint.status_reason = None if active else (reason or "disabled by a designer")
-    endpoint.updated_at = utcnow()
-    session.add(endpoint)
-    if active:  # waiting messages go out at once
+    (a disabled or paused one): the waiting messages go out at once, in order, and so do
+    those that ran out of attempts while every attempt failed."""
+    now = utcnow()
+    if active:
+        if endpoint.failing_since is not None:
+            session.execute(
+                sa.update(_message)
+                .where(
+                    _message.c.endpoint_id == endpoint.id,
+                    _message.c.status == MessageStatus.FAILED,
+                    _message.c.created_at >= endpoint.failing_since - RETRY_FOR,
+                )
+                .values(status=MessageStatus.PENDING)
+            )
         session.execute(
             sa.update(_message)
             .where(
                 _message.c.endpoint_id == endpoint.id,
                 _message.c.status == MessageStatus.PENDING,
             )
-            .values(next_attempt_at=utcnow(), lease_until=None)
+            .values(next_attempt_at=now, lease_until=None)
         )
+        endpoint.failing_since = None
+    endpoint.status = EndpointStatus.ACTIVE if active else EndpointStatus.DISABLED
+    endpoint.status_reason = None if active else (reason or "disabled by a designer")
+    endpoint.updated_at = now
+    session.add(endpoint)
     return endpoint
 
 

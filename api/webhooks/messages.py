@@ -18,16 +18,18 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
+from sqlmodel import Session, col
 
 from api.core.db import write_connection
+from api.mail import outbox as mail
 from api.postbacks.transport import AttemptResult
-from api.webhooks.endpoints import takes
-from models import EndpointStatus, MessageStatus
+from api.webhooks.endpoints import RETRY_FOR, takes
+from models import EndpointStatus, Game, MessageStatus, Role, User
 from models.tables import webhook_attempt as _attempt
 from models.tables import webhook_endpoint as _endpoint
 from models.tables import webhook_message as _message
 
-RETRY_FOR = timedelta(days=1)
+PAUSE_AFTER = timedelta(days=1)  # of every attempt failing
 FIRST_RETRY = timedelta(seconds=5)
 LONGEST_WAIT = timedelta(hours=1)
 
@@ -232,7 +234,13 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
                 lease_until=None,
             )
         )
+        conn.execute(
+            sa.update(_endpoint)
+            .where(_endpoint.c.id == message.endpoint_id, _endpoint.c.failing_since.is_not(None))
+            .values(failing_since=None)
+        )
         return
+    _failing(conn, message.endpoint_id, result, now)
     done = conn.execute(
         sa.select(_message.c.attempts).where(_message.c.id == message.id)
     ).scalar_one()
@@ -258,3 +266,68 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
                 updated_at=now,
             )
         )
+
+
+def _failing(conn: Connection, endpoint_id: str, result: AttemptResult, now: datetime) -> None:
+    """Note a failed attempt on its endpoint: failing since the first of a row of them; a
+    day of nothing but failures pauses an active endpoint and mails the game's designers
+    (its messages wait, none is dropped, until a designer enables it again)."""
+    conn.execute(
+        sa.update(_endpoint)
+        .where(_endpoint.c.id == endpoint_id, _endpoint.c.failing_since.is_(None))
+        .values(failing_since=now)
+    )
+    paused = conn.execute(
+        sa.update(_endpoint)
+        .where(
+            _endpoint.c.id == endpoint_id,
+            _endpoint.c.status == EndpointStatus.ACTIVE,
+            _endpoint.c.failing_since <= now - PAUSE_AFTER,
+        )
+        .values(
+            status=EndpointStatus.PAUSED,
+            status_reason="every attempt failed for a day",
+            updated_at=now,
+        )
+        .returning(_endpoint.c.url, _endpoint.c.game_id, _endpoint.c.failing_since)
+    ).first()
+    if paused is not None:
+        _mail_designers(conn, paused, result)
+
+
+def _mail_designers(conn: Connection, paused: Any, result: AttemptResult) -> None:
+    game = conn.execute(
+        sa.select(col(Game.name), col(Game.studio_id)).where(col(Game.id) == paused.game_id)
+    ).first()
+    if game is None or game.studio_id is None:
+        return
+    designers = (
+        conn.execute(
+            sa.select(col(User.email)).where(
+                col(User.studio_id) == game.studio_id, col(User.role) == Role.DESIGNER
+            )
+        )
+        .scalars()
+        .all()
+    )
+    last = result.error or f"answered {result.status_code}"
+    # The mail outbox takes a session: one on this connection, inside its transaction.
+    with Session(bind=conn) as session:
+        for email in designers:
+            _mail_pause(session, email, game.name, paused, last)
+        session.flush()
+
+
+def _mail_pause(session: Session, email: str, game: str, paused: Any, last: str) -> None:
+    mail.enqueue(
+        session,
+        to=email,
+        subject=f"Webhooks of {game} are paused",
+        body=(
+            f"Every webhook to {paused.url} has failed since "
+            f"{paused.failing_since:%Y-%m-%d %H:%M} UTC (the last: {last}).\n\n"
+            "Questwall has paused this endpoint: new messages wait and none is lost. "
+            "Fix your receiver, send a test event, then enable the endpoint again "
+            "(`questwall game webhook enable ENDPOINT_ID`).\n"
+        ),
+    )

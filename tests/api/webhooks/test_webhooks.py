@@ -325,3 +325,54 @@ def test_progress_is_told_only_when_asked_and_a_burst_makes_one_message(
         bodies = verified(receiver, added.secret)
     assert [b["type"] for b in bodies] == ["mission.progressed"]
     assert bodies[0]["data"]["progress"] == {"current": 4, "target": 10}
+
+
+def test_a_day_of_failures_pauses_the_endpoint_mails_the_designers_and_enabling_resumes(
+    engine, box, api_settings, clock
+):
+    from models import MailMessage, Role
+    from tests.factories import make_game, make_studio, make_user
+
+    studio = make_studio(engine)
+    game = make_game(engine, box, studio_id=studio)
+    make_user(engine, "designer@studio.example", role=Role.DESIGNER, studio_id=studio)
+    t0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    clock.set(t0)
+    with running_receiver() as receiver:
+        receiver.post_statuses = [500] * 50
+        added = add(engine, box, game.game_id, receiver.url)
+        with write_session(engine) as session:
+            webhooks.emit(
+                session,
+                game_id=game.game_id,
+                player="p1",
+                now=t0,
+                items=[("mission.completed", {"n": 1})],
+            )
+        deliver(engine, box, api_settings, rounds=1)
+        for hours in (6, 12, 20, 24.5):  # every retry fails
+            clock.set(t0 + timedelta(hours=hours))
+            with write_session(engine) as session:
+                session.execute(sa.update(_message).values(next_attempt_at=t0))
+            deliver(engine, box, api_settings, rounds=1)
+        with new_session(engine) as session:
+            endpoint = session.get(WebhookEndpoint, added.endpoint.id)
+            assert (endpoint.status, endpoint.status_reason) == (
+                EndpointStatus.PAUSED,
+                "every attempt failed for a day",
+            )
+            [mail] = session.exec(sa.select(MailMessage)).scalars().all()
+        assert mail.to_address == "designer@studio.example" and "paused" in mail.subject
+        # Paused: nothing goes out; enabled again, the message (given up meanwhile) goes.
+        sent = len(receiver.posts)
+        deliver(engine, box, api_settings)
+        assert len(receiver.posts) == sent
+        receiver.post_statuses = []
+        with write_session(engine) as session:
+            webhooks.set_status(
+                session=session,
+                endpoint=session.get(WebhookEndpoint, added.endpoint.id),
+                active=True,
+            )
+        deliver(engine, box, api_settings)
+        assert receiver.post_answers[-1] == 204
