@@ -376,3 +376,26 @@ def test_a_day_of_failures_pauses_the_endpoint_mails_the_designers_and_enabling_
             )
         deliver(engine, box, api_settings)
         assert receiver.post_answers[-1] == 204
+
+
+def test_a_name_that_resolves_to_a_private_address_is_refused_at_connect_time(
+    engine, box, game, settings
+):
+    from models.tables import webhook_attempt as _attempt
+
+    # Saved while private addresses were allowed; sent where they are not (production).
+    with running_receiver() as receiver:
+        add(engine, box, game.game_id, f"http://localhost:{receiver.port}/hooks")
+        with write_session(engine) as session:
+            webhooks.emit(
+                session,
+                game_id=game.game_id,
+                player="p1",
+                now=datetime.now(UTC),
+                items=[("mission.completed", {"n": 1})],
+            )
+        deliver(engine, box, settings, rounds=1)
+        assert receiver.posts == []
+    with new_session(engine) as session:
+        [attempt] = session.execute(sa.select(_attempt)).all()
+    assert attempt.status_code is None and "not a public address" in attempt.error
