@@ -139,3 +139,21 @@ def live_api(tmp_path: Path) -> Iterator[LiveApi]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@contextmanager
+def serving_example(command: list[str], env: dict[str, str], port: int) -> Iterator[str]:
+    """An example receiver's process on 127.0.0.1:`port`, once it answers; stopped after."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(url, timeout=0.5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -7,7 +7,6 @@ here: it mirrors these two line by line."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from api.postbacks.signature import HEADER, header_value
 from api.postbacks.url import hash_key, render
 from models import Offerwall, PostbackKind, PostbackStatus
 from tests.factories import make_offerwall, make_postback
-from tests.live import ROOT, free_port, node
+from tests.live import ROOT, free_port, node, serving_example
 from tests.outbox import attempt_rows, configure, postback_rows, run_once
 
 EXAMPLES = ROOT / "docs" / "examples"
@@ -53,19 +52,8 @@ def running(
         env["QUESTWALL_SIGNING_SECRET"] = secret
     if public_url:
         env["PUBLIC_URL"] = public_url
-    process = subprocess.Popen(command, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with serving_example(command, env, port) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(params=["python", "node"])

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from api.postbacks.transport import http_client
 from api.webhooks import signing
 from models import WebhookEndpoint
 from models.tables import webhook_attempt as _attempt
-from tests.live import ROOT, free_port, node
+from tests.live import ROOT, free_port, node, serving_example
 
 EXAMPLES = ROOT / "docs" / "examples"
 pytestmark = pytest.mark.slow  # real processes
@@ -46,19 +45,8 @@ def running(kind: str, secret: str, tmp_path) -> Iterator[str]:
         (tmp_path / "node_modules").symlink_to(ROOT / ".tools" / "node_modules")
         command = [node(), str(tmp_path / "webhook_receiver.mjs")]
     env = {**os.environ, "WEBHOOK_SECRET": secret, "PORT": str(port)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with serving_example(command, env, port) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.parametrize("kind", ["python", "node"])
