@@ -7,6 +7,7 @@ addresses, each connection to the address that was checked)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -82,7 +83,13 @@ class WebhookDispatcher:
                     return
                 url = endpoint.url
                 secrets = signing_secrets(self.box, endpoint, self.clock())
+            claimed_at = time.monotonic()
             for n, message in enumerate(queued):
+                if time.monotonic() - claimed_at > self.lease_seconds / 2:
+                    # A slow receiver: what is left goes back before the lease could end
+                    # under it (another dispatcher would send it a second time).
+                    messages.release(self.engine, [m.id for m in queued[n:]])
+                    return
                 now = self.clock()
                 body = message.body.encode()
                 headers = signing.headers(message.message_id, int(now.timestamp()), body, secrets)
