@@ -33,6 +33,7 @@ from portal.pages import (
     studios,
     tickets,
     wall,
+    webhooks,
 )
 from portal.session_routes import add_session_routes
 from portal.state.account import AccountState
@@ -54,6 +55,7 @@ from portal.state.reports import ReportState
 from portal.state.studios import StudioState
 from portal.state.tickets import TicketsState
 from portal.state.wall import WallState
+from portal.state.webhooks import WebhooksState, WebhookState
 from portal.state.workspace import ApplicationState, WorkspaceState
 
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
@@ -123,6 +125,8 @@ PAGES = [
     (missions.quest, routes.QUEST, "Quest", QuestState.load),
     (missions.tester, routes.TESTER, "Rule tester", RuleTesterState.load),
     (debugger.events_page, routes.EVENTS, "Live events", DebuggerState.load),
+    (webhooks.webhooks, routes.WEBHOOKS, "Webhooks", WebhooksState.load),
+    (webhooks.webhook, routes.WEBHOOK, "Webhook endpoint", WebhookState.load),
     (reports.reports, routes.REPORTS, "Reports", ReportState.load),
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),

@@ -26,6 +26,8 @@ MISSION = "/studio/mission"
 QUEST = "/studio/quest"
 TESTER = "/studio/tester"
 EVENTS = "/studio/events"
+WEBHOOKS = "/studio/webhooks"
+WEBHOOK = "/studio/webhook"
 REPORTS = "/reports"
 CONVERSIONS = "/conversions"
 FRAUD = "/fraud"
@@ -66,6 +68,11 @@ def mission(game_id: Any, mission_id: Any) -> Any:
 
 def quest(game_id: Any, quest_id: Any) -> Any:
     return with_game(QUEST, game_id) + "&quest=" + quest_id
+
+
+def webhook(game_id: Any, endpoint_id: Any) -> Any:
+    """One webhook endpoint of a game: its test event, secret and delivery log."""
+    return with_game(WEBHOOK, game_id) + "&endpoint=" + endpoint_id
 
 
 def tester(game_id: Any, mission_id: Any) -> Any:

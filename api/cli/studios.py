@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -123,7 +124,7 @@ def credential_revoke(game_id: str, client_id: str) -> None:
 @game_group.group("webhook")
 def webhook_group() -> None:
     """Webhooks to the game's own server: add, list, test, rotate-secret, disable, enable,
-    remove (docs/game-integration.md#webhooks)."""
+    remove, replay (docs/game-integration.md#webhooks)."""
 
 
 def _endpoint_json(endpoint: Any) -> dict[str, Any]:
@@ -279,3 +280,40 @@ def webhook_test(endpoint_id: str, message_type: str) -> None:
         }
 
     _print_json(_webhook_step(send))
+
+
+def _moment(text: str) -> datetime:
+    """An ISO 8601 moment; without an offset, UTC."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 moment") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@webhook_group.command("replay")
+@click.argument("endpoint_id")
+@click.option(
+    "--from", "start", required=True, help="From this moment (ISO 8601; UTC unless given)."
+)
+@click.option("--to", "end", required=True, help="Up to this moment (at most 7 days after --from).")
+@click.option("--type", "message_type", default="", type=click.Choice(["", *webhooks.TYPES]))
+def webhook_replay(endpoint_id: str, start: str, end: str, message_type: str) -> None:
+    """Send again every message of the endpoint made in the range (of one type), in order."""
+    _require_ready()
+    begin, until = _moment(start), _moment(end)
+
+    def replay(session: Any) -> dict[str, Any]:
+        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+        queued = webhooks.delivery_log.replay_range(
+            session=session,
+            game_id=endpoint.game_id,
+            endpoint_id=endpoint_id,
+            start=begin,
+            end=until,
+            now=utcnow(),
+            message_type=message_type,
+        )
+        return {"endpointId": endpoint_id, "queued": queued}
+
+    _print_json(_webhook_step(replay))

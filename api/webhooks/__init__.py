@@ -1,9 +1,11 @@
 """Webhooks to a game's own server (docs/game-integration.md#webhooks): its endpoints and
 their signing secrets (`endpoints`), Standard Webhooks signatures (`signing`), the outbox
 of messages stored in the transaction that caused them (`messages`) and their delivery,
-one lane per endpoint (`dispatcher`).
+one lane per endpoint (`dispatcher`); what the portal's Webhooks page shows and does with
+an endpoint: its delivery log, replay and the rotation after the password (`delivery_log`).
 """
 
+from api.webhooks import delivery_log
 from api.webhooks.dispatcher import WebhookDispatcher
 from api.webhooks.endpoints import (
     OPT_IN,
@@ -31,6 +33,7 @@ __all__ = [
     "WebhookError",
     "add_endpoint",
     "chosen_types",
+    "delivery_log",
     "emit",
     "endpoint_of_game",
     "list_endpoints",

@@ -20,6 +20,7 @@ def game_tabs(state, current: str) -> rx.Component:
         tab("Missions", routes.MISSIONS),
         tab("Rule tester", routes.TESTER),
         tab("Events", routes.EVENTS),
+        tab("Webhooks", routes.WEBHOOKS),
         spacing="2",
         wrap="wrap",
         align="center",

@@ -208,6 +208,8 @@ def copyable(label: str, value: rx.Var, test_id: str) -> rx.Component:
 
 # The grace a replaced key or secret keeps (api/services/endpoints.OVERLAP), in words.
 GRACE_CHOICES = (("none", "None: the old {} stops now"), ("1h", "1 hour"), ("24h", "24 hours"))
+# A webhook endpoint's secret may also keep signing for a week (api/webhooks OVERLAP).
+WEEK_CHOICES = (*GRACE_CHOICES, ("7d", "7 days"))
 
 
 def _grace_option(value: str, text: str) -> rx.Component:
@@ -231,11 +233,13 @@ def rotate_dialog(
     error: rx.Var,
     on_rotate: Any,
     thing: str,
+    choices: tuple[tuple[str, str], ...] = GRACE_CHOICES,
 ) -> rx.Component:
     """A rotate button whose dialog asks how long the replaced `thing` (key, secret)
-    keeps working (none, 1 hour, 24 hours) and the user's password, as a reveal does: a
-    rotation shows the new value. Rotate stays off until a grace is picked, so nobody
-    cuts off their servers, or keeps a leaked one alive, by a default. The dialog stays
+    keeps working (`choices`: none, 1 hour, 24 hours; a webhook's secret a week too) and
+    the user's password, as a reveal does: a rotation shows the new value. Rotate stays
+    off until a grace is picked, so nobody cuts off their servers, or keeps a leaked one
+    alive, by a default. The dialog stays
     open on a refusal (`error`, e.g. a wrong password) and closes when the state says so
     (`opened`); `on_open_change` gets the new openness and clears the pick and error."""
     return rx.alert_dialog.root(
@@ -249,7 +253,7 @@ def rotate_dialog(
             # refusal) would clear it too; a hidden input sends it.
             rx.radio_group.root(
                 rx.vstack(
-                    *[_grace_option(value, text.format(thing)) for value, text in GRACE_CHOICES],
+                    *[_grace_option(value, text.format(thing)) for value, text in choices],
                     spacing="2",
                 ),
                 value=choice,
