@@ -57,6 +57,9 @@ class WebhookMessage(SQLModel, table=True):
         # A player's messages to an endpoint go out in the order they were made.
         sa.Index("ix_webhook_message_endpoint_player", "endpoint_id", "player", "id"),
         sa.Index("ix_webhook_message_coalesce", "endpoint_id", "coalesce_key"),
+        # An endpoint's delivery log, newest first, and its replays by time.
+        sa.Index("ix_webhook_message_endpoint_id", "endpoint_id", "id"),
+        sa.Index("ix_webhook_message_endpoint_created", "endpoint_id", "created_at"),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -78,6 +81,8 @@ class WebhookMessage(SQLModel, table=True):
     lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Retried for a day from then: its making, or when it was sent again or resumed.
+    retry_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class WebhookAttempt(SQLModel, table=True):

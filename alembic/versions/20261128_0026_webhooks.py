@@ -62,6 +62,7 @@ def upgrade() -> None:
         sa.Column("lease_until", _UTC, nullable=True),
         sa.Column("created_at", _UTC, nullable=False),
         sa.Column("delivered_at", _UTC, nullable=True),
+        sa.Column("retry_from", _UTC, nullable=True),
         sa.ForeignKeyConstraint(["endpoint_id"], ["webhook_endpoint.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("message_id"),
@@ -72,6 +73,10 @@ def upgrade() -> None:
     )
     op.create_index(
         "ix_webhook_message_coalesce", "webhook_message", ["endpoint_id", "coalesce_key"]
+    )
+    op.create_index("ix_webhook_message_endpoint_id", "webhook_message", ["endpoint_id", "id"])
+    op.create_index(
+        "ix_webhook_message_endpoint_created", "webhook_message", ["endpoint_id", "created_at"]
     )
     op.create_table(
         "webhook_attempt",

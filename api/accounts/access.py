@@ -105,6 +105,18 @@ def offerwall_after_password(
     return offerwall
 
 
+def game_after_password(
+    *, session: Session, box: SecretBox, account: Account, password: str, game_id: str
+) -> Game:
+    """`game_for`, for an action that shows a secret of the game (a webhook endpoint's):
+    the account must also have entered its password again (`sessions.reauthenticate`,
+    throttled like the sign-in). Raises Forbidden, LoginThrottled or AccountError (field
+    "password")."""
+    game = game_for(session=session, account=account, game_id=game_id)
+    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    return game
+
+
 def game_for(*, session: Session, account: Account | None, game_id: str) -> Game:
     """A game the account manages: staff any, a designer their studio's. The same answer
     for a game that does not exist and one of another studio."""

@@ -23,8 +23,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from api.accounts import Account
-from api.accounts.sessions import reauthenticate
+from api.accounts import Account, game_after_password
 from api.core.crypto import SecretBox
 from api.core.paging import Window, paged
 from api.webhooks.endpoints import (
@@ -170,7 +169,11 @@ def _queue_again(now: datetime) -> sa.Update:
             sa.or_(col(WebhookMessage.lease_until).is_(None), col(WebhookMessage.lease_until) < now)
         )
         .values(
-            status=MessageStatus.PENDING, next_attempt_at=now, lease_until=None, delivered_at=None
+            status=MessageStatus.PENDING,
+            next_attempt_at=now,
+            lease_until=None,
+            delivered_at=None,
+            retry_from=now,  # a new day of retries
         )
         .execution_options(synchronize_session=False)
     )
@@ -241,12 +244,14 @@ def rotate_after_password(
     now: datetime,
 ) -> tuple[str, WebhookEndpoint]:
     """A new signing secret for the endpoint (shown once) and the endpoint, for an account
-    that entered its password again (`sessions.reauthenticate`, throttled like the
-    sign-in); the old secret signs beside it for the overlap (none, 1h, 24h, 7d). Raises
-    WebhookError, LoginThrottled or AccountError (field "password")."""
+    that manages the game and entered its password again (`game_after_password`); the old
+    secret signs beside it for the overlap (none, 1h, 24h, 7d). Raises WebhookError,
+    Forbidden, LoginThrottled or AccountError (field "password")."""
     endpoint = endpoint_of_game(session=session, endpoint_id=endpoint_id, game_id=game_id)
     if overlap not in OVERLAP:
         raise WebhookError("Choose how long the current secret also signs.")
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    game_after_password(
+        session=session, box=box, account=account, password=password, game_id=game_id
+    )
     secret = rotate_secret(session=session, box=box, endpoint=endpoint, overlap=overlap, now=now)
     return secret, endpoint

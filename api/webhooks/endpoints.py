@@ -185,7 +185,7 @@ def set_status(
                     _message.c.status == MessageStatus.FAILED,
                     _message.c.created_at >= endpoint.failing_since - RETRY_FOR,
                 )
-                .values(status=MessageStatus.PENDING)
+                .values(status=MessageStatus.PENDING, retry_from=now)
             )
         session.execute(
             sa.update(_message)

@@ -145,6 +145,7 @@ class Claimed:
     endpoint_id: str
     body: str
     created_at: datetime
+    retry_from: datetime | None = None
 
 
 _earlier = _message.alias("earlier")
@@ -176,6 +177,7 @@ def claim(
         _message.c.endpoint_id,
         _message.c.body,
         _message.c.created_at,
+        _message.c.retry_from,
     ).where(
         _message.c.status == MessageStatus.PENDING,
         _message.c.next_attempt_at <= now,
@@ -245,7 +247,7 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
         sa.select(_message.c.attempts).where(_message.c.id == message.id)
     ).scalar_one()
     wait = min(FIRST_RETRY * (2**done), LONGEST_WAIT)
-    gave_up = now + wait > message.created_at + RETRY_FOR
+    gave_up = now + wait > (message.retry_from or message.created_at) + RETRY_FOR
     conn.execute(
         sa.update(_message)
         .where(_message.c.id == message.id)

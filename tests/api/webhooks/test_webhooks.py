@@ -399,3 +399,40 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_at_connect_time(
     with new_session(engine) as session:
         [attempt] = session.execute(sa.select(_attempt)).all()
     assert attempt.status_code is None and "not a public address" in attempt.error
+
+
+def test_a_message_sent_again_days_later_gets_a_new_day_of_retries(
+    engine, box, game, api_settings, clock
+):
+    from api.webhooks import delivery_log
+    from models import MessageStatus
+
+    t0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    clock.set(t0)
+    with running_receiver() as receiver:
+        add(engine, box, game.game_id, receiver.url)
+        with write_session(engine) as session:
+            webhooks.emit(
+                session,
+                game_id=game.game_id,
+                player="p1",
+                now=t0,
+                items=[("mission.completed", {"n": 1})],
+            )
+        deliver(engine, box, api_settings)
+        clock.set(t0 + timedelta(days=3))
+        with write_session(engine) as session:
+            [message_id] = session.execute(sa.select(_message.c.id)).scalars().all()
+            endpoint_id = session.execute(sa.select(_message.c.endpoint_id)).scalar_one()
+            delivery_log.send_again(
+                session=session,
+                game_id=game.game_id,
+                endpoint_id=endpoint_id,
+                message_id=message_id,
+                now=t0 + timedelta(days=3),
+            )
+        receiver.post_statuses = [500]
+        deliver(engine, box, api_settings, rounds=1)
+    with new_session(engine) as session:
+        status = session.execute(sa.select(_message.c.status)).scalar_one()
+    assert status == MessageStatus.PENDING  # tried again later, not given up

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -660,6 +661,47 @@ def test_the_cli_adds_lists_tests_rotates_disables_and_removes_a_webhook(run, mo
         run("game", "webhook", "test", added["id"])
         for secret in (added["secret"], rotated["secret"]):  # both sign during the overlap
             Webhook(secret).verify(receiver.posts[1], receiver.post_headers[1])
+    # The two messages sent so far were tests (not stored): a real one, replayed.
+    from api import webhooks as hooks
+    from api.core.db import get_engine, write_session
+    from models.types import utcnow
+
+    with write_session(get_engine()) as session:
+        hooks.emit(
+            session,
+            game_id=game,
+            player="p1",
+            items=[("mission.completed", {"n": 1})],
+            now=utcnow(),
+        )
+    start, end = (utcnow() - timedelta(hours=1)).isoformat(), (utcnow() + timedelta(minutes=1))
+    replayed = json.loads(
+        run(
+            "game",
+            "webhook",
+            "replay",
+            added["id"],
+            "--from",
+            start,
+            "--to",
+            end.isoformat(),
+            "--type",
+            "mission.completed",
+        ).stdout
+    )
+    assert replayed == {"endpointId": added["id"], "queued": 1}
+    too_long = run(
+        "game",
+        "webhook",
+        "replay",
+        added["id"],
+        "--from",
+        "2026-01-01T00:00:00Z",
+        "--to",
+        "2026-02-01T00:00:00Z",
+        check=False,
+    )
+    assert too_long.returncode != 0 and "7 days" in too_long.stderr
     disabled = json.loads(run("game", "webhook", "disable", added["id"]).stdout)
     assert disabled["status"] == "disabled"
     assert json.loads(run("game", "webhook", "enable", added["id"]).stdout)["status"] == "active"
