@@ -45,7 +45,7 @@ class WebhookEndpoint(SQLModel, table=True):
 class MessageStatus(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
-    FAILED = "failed"  # given up after a day of attempts, or its endpoint disabled
+    FAILED = "failed"  # given up after a day of attempts
 
 
 class WebhookMessage(SQLModel, table=True):

@@ -11,7 +11,7 @@ from api import webhooks
 from api.cli.common import _print_json, _require_ready
 from api.core.config import get_settings
 from api.core.crypto import get_secret_box
-from api.core.db import write_session
+from api.core.db import new_session, write_session
 from api.studios import games
 from models.types import utcnow
 
@@ -266,20 +266,23 @@ def webhook_test(endpoint_id: str, message_type: str) -> None:
     """Send a made-up message of a type to the endpoint now and print the answer."""
     _require_ready()
     settings = get_settings()
-
-    def send(session: Any) -> dict[str, Any]:
-        endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
-        result = webhooks.send_test(
-            endpoint=endpoint, box=get_secret_box(), settings=settings, message_type=message_type
-        )
-        return {
+    try:  # read, then sent outside any transaction (a slow receiver holds no lock)
+        with new_session() as session:
+            endpoint = webhooks.endpoint_of_game(session=session, endpoint_id=endpoint_id)
+            session.expunge(endpoint)
+    except webhooks.WebhookError as exc:
+        raise click.ClickException(str(exc)) from None
+    result = webhooks.send_test(
+        endpoint=endpoint, box=get_secret_box(), settings=settings, message_type=message_type
+    )
+    _print_json(
+        {
             "delivered": result.delivered,
             "statusCode": result.status_code,
             "error": result.error,
             "durationMs": result.duration_ms,
         }
-
-    _print_json(_webhook_step(send))
+    )
 
 
 def _moment(text: str) -> datetime:

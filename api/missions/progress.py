@@ -203,21 +203,30 @@ def evaluate_events(
     made = _advance_all(session, runs, now, policy)
     changed = [r for r in runs if _state(r.row) != before[id(r.row)]]
     _save(session, [r.row for r in changed], now)
-    _tell_progress(session, changed, now)
+    moved = [r for r in changed if _tally(r.row) != before[id(r.row)][1:5]]
+    _tell_progress(session, moved, now)
     return made
+
+
+def _tally(row: ProgressRow) -> tuple[Any, ...]:
+    return (row.count, row.run, row.total, row.state)
 
 
 def _tell_progress(session: Session, runs: Sequence[Run], now: datetime) -> None:
     """`mission.progressed` for each row still counting whose tally moved, to the games
-    whose endpoints asked for it (coalesced per player and mission: api/webhooks)."""
+    whose endpoints asked for it (coalesced per player and mission: api/webhooks); each
+    game's endpoints read once."""
+    endpoints: dict[str, list[Any]] = {}
     for run in runs:
         spec, row = run.spec, run.row
         if "mission.progressed" not in spec.told or row.status != ProgressStatus.STARTED:
             continue
+        if spec.game_id not in endpoints:
+            endpoints[spec.game_id] = webhooks.game_endpoints(session, spec.game_id)
         current, target = progress(spec.rule, Tally(row.count, row.run, row.total, row.state), now)
         webhooks.emit_progressed(
             session,
-            game_id=spec.game_id,
+            endpoints=endpoints[spec.game_id],
             player=row.platform_user_id,
             mission_id=spec.id,
             data={
@@ -864,38 +873,31 @@ def _tell_the_game(
 
 def _quest_completed(session: Session, row: ProgressRow, spec: MissionSpec) -> dict | None:
     """The quest (id, name) when this completion is the one that completes it for the
-    player: every active mission of the quest converted (held ones count), this one for
-    the first time; None otherwise."""
-    done = (
-        sa.select(sa.func.count(sa.distinct(_conversion.c.mission_id)))
-        .where(
+    player: every active mission of the quest completed (a ladder at its last stage; held
+    ones count, rejected and reversed ones do not), this one for the first time; None
+    otherwise."""
+    found = session.execute(sa.select(_quest.c.name).where(_quest.c.id == row.quest_id)).first()
+    missions = {
+        mission_id: len(stages or ())
+        for mission_id, stages in session.execute(
+            sa.select(_mission.c.id, _mission.c.stages).where(
+                _mission.c.quest_id == row.quest_id, _mission.c.is_active
+            )
+        )
+    }
+    finals: dict[str, int] = {}
+    for mission_id, stage in session.execute(
+        sa.select(_conversion.c.mission_id, _conversion.c.stage).where(
             _conversion.c.quest_id == row.quest_id,
             _conversion.c.platform_user_id == row.platform_user_id,
             _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
         )
-        .scalar_subquery()
-    )
-    total = (
-        sa.select(sa.func.count())
-        .where(_mission.c.quest_id == row.quest_id, _mission.c.is_active)
-        .scalar_subquery()
-    )
-    last_stage = len(spec.stages) or None
-    this = (
-        sa.select(sa.func.count())
-        .where(
-            _conversion.c.mission_id == spec.id,
-            _conversion.c.platform_user_id == row.platform_user_id,
-            sa.or_(_conversion.c.stage.is_(None), _conversion.c.stage == last_stage),
-        )
-        .scalar_subquery()
-    )
-    found = session.execute(
-        sa.select(_quest.c.name, done, total, this).where(_quest.c.id == row.quest_id)
-    ).first()
-    if found is None or found[1] < found[2] or found[3] != 1:
+    ):
+        if mission_id in missions and (stage is None or stage == missions[mission_id]):
+            finals[mission_id] = finals.get(mission_id, 0) + 1
+    if found is None or set(finals) != set(missions) or finals.get(spec.id) != 1:
         return None
-    return {"id": row.quest_id, "name": found[0]}
+    return {"id": row.quest_id, "name": found.name}
 
 
 def _whole(number: float) -> float | int:

@@ -173,7 +173,7 @@ def _queue_again(now: datetime) -> sa.Update:
             next_attempt_at=now,
             lease_until=None,
             delivered_at=None,
-            retry_from=now,  # a new day of retries
+            retry_from=now,  # a new day of retries, from the first wait
         )
         .execution_options(synchronize_session=False)
     )

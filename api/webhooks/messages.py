@@ -42,6 +42,18 @@ def message_body(message_type: str, data: dict[str, Any], now: datetime) -> byte
     return orjson.dumps({"type": message_type, "timestamp": iso(now), "data": data})
 
 
+def game_endpoints(db: Any, game_id: str) -> list[Any]:
+    """The game's endpoints (id, event types), read with a key-share lock on PostgreSQL: an
+    endpoint removed meanwhile waits for this transaction, so a message stored for it
+    never breaks the transaction that caused it."""
+    return db.execute(
+        sa.select(_endpoint.c.id, _endpoint.c.event_types)
+        .where(_endpoint.c.game_id == game_id)
+        .order_by(_endpoint.c.id)
+        .with_for_update(read=True, key_share=True)
+    ).all()
+
+
 def emit(
     db: Any,
     *,
@@ -53,11 +65,7 @@ def emit(
     """Store each (type, data) of `items`, in order, for every endpoint of the game that
     takes its type (a disabled one's wait for it), in the caller's transaction (a Session
     or a Connection); how many messages. One read of the game's endpoints."""
-    endpoints = db.execute(
-        sa.select(_endpoint.c.id, _endpoint.c.event_types)
-        .where(_endpoint.c.game_id == game_id)
-        .order_by(_endpoint.c.id)
-    ).all()
+    endpoints = game_endpoints(db, game_id)
     rows = [
         {
             "message_id": "msg_" + uuid.uuid4().hex,
@@ -83,22 +91,26 @@ PROGRESS_COALESCE = timedelta(seconds=3)
 
 
 def emit_progressed(
-    db: Any, *, game_id: str, player: str, mission_id: str, data: dict[str, Any], now: datetime
+    db: Any,
+    *,
+    endpoints: list[Any],
+    player: str,
+    mission_id: str,
+    data: dict[str, Any],
+    now: datetime,
 ) -> int:
     """`mission.progressed` to the endpoints that name it, one per player and mission every
     few seconds: it waits PROGRESS_COALESCE before going out, and a later progress of the
-    same player and mission replaces it while it is unsent; how many were stored anew."""
-    endpoints = db.execute(
-        sa.select(_endpoint.c.id, _endpoint.c.event_types)
-        .where(_endpoint.c.game_id == game_id)
-        .order_by(_endpoint.c.id)
-    ).all()
+    same player and mission replaces it while it is unsent, unless a later message of the
+    player waits behind it; `endpoints`: the game's (`game_endpoints`). How many were
+    stored anew."""
     key = f"{player}:{mission_id}"
     body = message_body("mission.progressed", data, now).decode()
     made = 0
     for endpoint in endpoints:
         if not takes(endpoint.event_types, "mission.progressed"):
             continue
+        later = _message.alias("later")
         replaced = db.execute(
             sa.update(_message)
             .where(
@@ -107,6 +119,14 @@ def emit_progressed(
                 _message.c.status == MessageStatus.PENDING,
                 _message.c.attempts == 0,
                 _message.c.lease_until.is_(None),
+                # Not past a later message of the player: the order they happened in.
+                ~sa.select(later.c.id)
+                .where(
+                    later.c.endpoint_id == _message.c.endpoint_id,
+                    later.c.player == _message.c.player,
+                    later.c.id > _message.c.id,
+                )
+                .exists(),
             )
             .values(body=body)
         )
@@ -132,10 +152,7 @@ def emit_progressed(
 
 def game_takes(db: Any, game_id: str, message_type: str) -> bool:
     """Whether an endpoint of the game takes this type (one small read)."""
-    rows = db.execute(
-        sa.select(_endpoint.c.event_types).where(_endpoint.c.game_id == game_id)
-    ).all()
-    return any(takes(row.event_types, message_type) for row in rows)
+    return any(takes(row.event_types, message_type) for row in game_endpoints(db, game_id))
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,9 @@ class Claimed:
     body: str
     created_at: datetime
     retry_from: datetime | None = None
+    # The lease this claim holds: a write for the message is fenced by it, so a claim that
+    # ran out (another dispatcher took the message) changes nothing.
+    lease_until: datetime | None = None
 
 
 _earlier = _message.alias("earlier")
@@ -188,32 +208,77 @@ def claim(
     if busy:
         due = due.where(_message.c.endpoint_id.not_in(sorted(busy)))
     due = due.order_by(_message.c.id).limit(limit).with_for_update(skip_locked=True)
+    lease = now + timedelta(seconds=lease_seconds)
     with write_connection(engine) as conn:
-        rows = [Claimed(*row) for row in conn.execute(due)]
+        rows = [Claimed(*row, lease_until=lease) for row in conn.execute(due)]
         if rows:
             conn.execute(
                 sa.update(_message)
                 .where(_message.c.id.in_([r.id for r in rows]))
-                .values(lease_until=now + timedelta(seconds=lease_seconds))
+                .values(lease_until=lease)
             )
     return rows
 
 
-def release(engine: Engine, ids: list[int]) -> None:
+def _held(message: Claimed) -> Any:
+    """The message's row, while this claim still holds it."""
+    return sa.and_(_message.c.id == message.id, _message.c.lease_until == message.lease_until)
+
+
+def release(engine: Engine, claimed: list[Claimed]) -> None:
     """Let other dispatchers take these messages at once (a lane that stopped early)."""
-    if ids:
+    if claimed:
         with write_connection(engine) as conn:
-            conn.execute(sa.update(_message).where(_message.c.id.in_(ids)).values(lease_until=None))
+            for message in claimed:
+                conn.execute(sa.update(_message).where(_held(message)).values(lease_until=None))
 
 
 def record(engine: Engine, message: Claimed, result: AttemptResult, now: datetime) -> None:
     """Keep an attempt and move the message on: delivered on any 2xx; otherwise retried
-    with backoff for a day, then failed. A 410 disables the endpoint."""
+    with backoff for a day, then failed. A 410 disables the endpoint. Nothing is written
+    when the claim no longer holds the message (its lease ran out and another took it, or
+    its endpoint was removed)."""
     with write_connection(engine) as conn:
         _record(conn, message, result, now)
 
 
 def _record(conn: Connection, message: Claimed, result: AttemptResult, now: datetime) -> None:
+    attempts = _message.c.attempts + 1
+    if result.delivered:
+        moved = conn.execute(
+            sa.update(_message)
+            .where(_held(message))
+            .values(
+                status=MessageStatus.DELIVERED,
+                attempts=attempts,
+                delivered_at=now,
+                lease_until=None,
+            )
+        )
+    else:
+        if conn.execute(sa.select(_message.c.id).where(_held(message))).first() is None:
+            return
+        # The waits start again from 5 s after a message is sent again or resumed.
+        since = message.retry_from or message.created_at
+        done = conn.execute(
+            sa.select(sa.func.count()).where(
+                _attempt.c.message_id == message.id, _attempt.c.started_at >= since
+            )
+        ).scalar_one()
+        wait = min(FIRST_RETRY * (2**done), LONGEST_WAIT)
+        gave_up = now + wait > (message.retry_from or message.created_at) + RETRY_FOR
+        moved = conn.execute(
+            sa.update(_message)
+            .where(_held(message))
+            .values(
+                status=MessageStatus.FAILED if gave_up else MessageStatus.PENDING,
+                attempts=attempts,
+                next_attempt_at=now + wait,
+                lease_until=None,
+            )
+        )
+    if not moved.rowcount:
+        return  # no longer this claim's
     conn.execute(
         _attempt.insert().values(
             message_id=message.id,
@@ -224,18 +289,7 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
             error=result.error,
         )
     )
-    attempts = _message.c.attempts + 1
     if result.delivered:
-        conn.execute(
-            sa.update(_message)
-            .where(_message.c.id == message.id)
-            .values(
-                status=MessageStatus.DELIVERED,
-                attempts=attempts,
-                delivered_at=now,
-                lease_until=None,
-            )
-        )
         conn.execute(
             sa.update(_endpoint)
             .where(_endpoint.c.id == message.endpoint_id, _endpoint.c.failing_since.is_not(None))
@@ -243,21 +297,6 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
         )
         return
     _failing(conn, message.endpoint_id, result, now)
-    done = conn.execute(
-        sa.select(_message.c.attempts).where(_message.c.id == message.id)
-    ).scalar_one()
-    wait = min(FIRST_RETRY * (2**done), LONGEST_WAIT)
-    gave_up = now + wait > (message.retry_from or message.created_at) + RETRY_FOR
-    conn.execute(
-        sa.update(_message)
-        .where(_message.c.id == message.id)
-        .values(
-            status=MessageStatus.FAILED if gave_up else MessageStatus.PENDING,
-            attempts=attempts,
-            next_attempt_at=now + wait,
-            lease_until=None,
-        )
-    )
     if result.status_code == 410:
         conn.execute(
             sa.update(_endpoint)

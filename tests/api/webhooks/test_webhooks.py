@@ -436,3 +436,74 @@ def test_a_message_sent_again_days_later_gets_a_new_day_of_retries(
     with new_session(engine) as session:
         status = session.execute(sa.select(_message.c.status)).scalar_one()
     assert status == MessageStatus.PENDING  # tried again later, not given up
+
+
+def kill(user: str, n: int = 0) -> dict:
+    moment = (datetime.now(UTC) + timedelta(milliseconds=n)).isoformat()
+    return {"userId": user, "event": "KILL", "time": moment}
+
+
+def test_a_quest_with_a_ladder_is_completed_once_and_only_at_its_last_stage(
+    client, signed, game, wall, engine, box, api_settings
+):
+    from tests.factories import make_quest, mission_data
+
+    quest = make_quest(
+        engine,
+        game.game_id,
+        [
+            {
+                "title": "Kill ladder",
+                "destinationUrl": "https://game.example/m",
+                "rule": {"event": "KILL"},
+                "stages": [{"threshold": 1, "payout": "0.10"}, {"threshold": 3, "payout": "0.30"}],
+            },
+            mission_data(title="Win", rule=KILLS),
+        ],
+    )
+    with running_receiver() as receiver:
+        added = add(engine, box, game.game_id, receiver.url)
+        start(client, signed, wall, quest.id, "p1", kind="quest", uid="pub-p1")
+        assert signed.events(kill("p1", 0)).status_code == 200  # the ladder's first stage
+        assert signed.events(win("p1")).status_code == 200  # the other mission: done
+        assert signed.events(kill("p1", 1), kill("p1", 2)).status_code == 200  # last stage
+        deliver(engine, box, api_settings)
+        bodies = verified(receiver, added.secret)
+    types = [b["type"] for b in bodies]
+    assert types.count("quest.completed") == 1
+    last_stage = max(i for i, t in enumerate(types) if t == "mission.stage_reached")
+    assert types.index("quest.completed") > last_stage
+
+
+def test_a_repeatable_missions_progress_never_overtakes_its_completion(
+    client, signed, game, wall, engine, box, api_settings
+):
+    mission = make_mission(
+        engine,
+        game.game_id,
+        title="Three kills",
+        rule={"event": "KILL", "completion": {"threshold": 3}},
+        allowMultipleConversions=True,
+    )
+    with running_receiver() as receiver:
+        add(
+            engine,
+            box,
+            game.game_id,
+            receiver.url,
+            event_types=["mission.progressed", "mission.completed"],
+        )
+        start(client, signed, wall, mission.id, "p1", uid="pub-p1")
+        assert signed.events(kill("p1", 0), kill("p1", 1)).status_code == 200  # 2/3
+        assert signed.events(kill("p1", 2)).status_code == 200  # 3/3: completed
+        assert signed.events(kill("p1", 3)).status_code == 200  # 1/3 of the next round
+        with write_session(engine) as session:  # the few seconds' wait, skipped
+            session.execute(sa.update(_message).values(next_attempt_at=datetime.now(UTC)))
+        deliver(engine, box, api_settings)
+        bodies = [json.loads(b) for b in receiver.posts]
+    seen = [(b["type"], b["data"].get("progress")) for b in bodies]
+    assert seen == [
+        ("mission.progressed", {"current": 2, "target": 3}),
+        ("mission.completed", {"current": 3, "target": 3}),
+        ("mission.progressed", {"current": 1, "target": 3}),
+    ]
