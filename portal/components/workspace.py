@@ -212,6 +212,37 @@ GRACE_CHOICES = (("none", "None: the old {} stops now"), ("1h", "1 hour"), ("24h
 WEEK_CHOICES = (*GRACE_CHOICES, ("7d", "7 days"))
 
 
+def overlap_notice(until: rx.Var, what: str) -> rx.Component:
+    """While a rotated secret's overlap lasts: until when the previous one also signs
+    (`what`: "postback", "message")."""
+    return rx.cond(
+        until != "",
+        rx.callout(
+            "The previous secret also signs until "
+            + until.to(str)
+            + f": each {what} carries both signatures until then, so deploy the new one.",
+            icon="clock",
+            color_scheme="amber",
+            width="100%",
+            data_testid="previous-secret-until",
+        ),
+    )
+
+
+def secret_once(label: str, secret: rx.Var, test_id: str, on_hide: Any) -> rx.Component:
+    """A secret shown once, with its copy button, the warning and a Hide button."""
+    return rx.vstack(
+        copyable(label, secret, test_id),
+        rx.callout(
+            "Copy it now: it is not shown again. Lost it? Rotate it for a new one.",
+            icon="info",
+            width="100%",
+        ),
+        rx.button("Hide", variant="soft", size="2", on_click=on_hide),
+        width="100%",
+    )
+
+
 def _grace_option(value: str, text: str) -> rx.Component:
     """One choice of the rotate dialog; its label names the radio button."""
     return rx.text(

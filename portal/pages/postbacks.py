@@ -12,10 +12,11 @@ from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import data_table, pager
 from portal.components.workspace import (
     STEPS_STYLE,
-    copyable,
     endpoint_banner,
+    overlap_notice,
     password_row,
     rotate_dialog,
+    secret_once,
     step,
     workspace_tabs,
 )
@@ -212,30 +213,10 @@ def _signing_secret_card() -> rx.Component:
                 color_scheme="gray",
             ),
         ),
-        rx.cond(
-            s.previous_secret_until != "",
-            rx.callout(
-                "The previous secret also signs until "
-                + s.previous_secret_until
-                + ": each postback carries both signatures until then, so deploy the new one.",
-                icon="clock",
-                color_scheme="amber",
-                width="100%",
-                data_testid="previous-secret-until",
-            ),
-        ),
+        overlap_notice(s.previous_secret_until, "postback"),
         rx.cond(
             s.revealed_secret != "",
-            rx.vstack(
-                copyable("Your signing secret", s.revealed_secret, "signing-secret"),
-                rx.callout(
-                    "Copy it now: it is not shown again. Lost it? Rotate it for a new one.",
-                    icon="info",
-                    width="100%",
-                ),
-                rx.button("Hide", variant="soft", size="2", on_click=s.hide_secret),
-                width="100%",
-            ),
+            secret_once("Your signing secret", s.revealed_secret, "signing-secret", s.hide_secret),
             rx.cond(
                 s.secret_shown_at != "",
                 rx.text(

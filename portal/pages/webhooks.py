@@ -12,7 +12,13 @@ from portal.components.forms import field, field_error, form_error, native_selec
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page, status_badge
 from portal.components.tables import choice_filter, data_table, pager
-from portal.components.workspace import WEEK_CHOICES, copyable, rotate_dialog
+from portal.components.workspace import (
+    WEEK_CHOICES,
+    copyable,
+    overlap_notice,
+    rotate_dialog,
+    secret_once,
+)
 from portal.state.webhooks import TYPES, WebhooksState, WebhookState, type_field
 
 
@@ -267,29 +273,11 @@ def _secret_card() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
-        rx.cond(
-            s.endpoint.previous_until != "",
-            rx.callout(
-                "The previous secret also signs until "
-                + s.endpoint.previous_until.to(str)
-                + ": each message carries both signatures until then, so deploy the new one.",
-                icon="clock",
-                color_scheme="amber",
-                width="100%",
-                data_testid="previous-secret-until",
-            ),
-        ),
+        overlap_notice(s.endpoint.previous_until, "message"),
         rx.cond(
             s.revealed_secret != "",
-            rx.vstack(
-                copyable("Your new signing secret", s.revealed_secret, "webhook-secret"),
-                rx.callout(
-                    "Copy it now: it is not shown again. Lost it? Rotate it for a new one.",
-                    icon="info",
-                    width="100%",
-                ),
-                rx.button("Hide", variant="soft", size="2", on_click=s.hide_secret),
-                width="100%",
+            secret_once(
+                "Your new signing secret", s.revealed_secret, "webhook-secret", s.hide_secret
             ),
         ),
         rotate_dialog(
