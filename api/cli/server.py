@@ -73,14 +73,15 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 @click.command("prune")
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, refused signed requests kept for the
-    debugger past 24 hours, portal sessions, sign-in failures and reset links, mail and
-    alerts sent or failed over 30 days ago, and events, refused clicks and events set aside
+    debugger past 24 hours, portal sessions, sign-in failures and reset links, mail,
+    alerts and games' webhook messages sent or failed over 30 days ago, and events, refused clicks and events set aside
     by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on
     PostgreSQL)."""
     from api.accounts import passwords, prune_sessions
     from api.ingest import prune_events, prune_expired, prune_refused_clicks
     from api.mail import outbox as mail
     from api.postbacks import alerts
+    from api.webhooks import messages as webhook_messages
     from models.types import utcnow
 
     _require_ready()
@@ -91,6 +92,7 @@ def prune_cmd() -> None:
         now = utcnow()
         removed += passwords.prune(session) + mail.prune(session, now)
         removed += alerts.prune(session, now)
+        removed += webhook_messages.prune(session, now)
     click.echo(f"Removed {removed} expired record(s).")
     events = prune_events(get_engine(), retention_days=settings.event_retention_days)
     months = f" ({len(events.dropped_months)} month partition(s) dropped)"

@@ -30,6 +30,7 @@ from models.tables import webhook_endpoint as _endpoint
 from models.tables import webhook_message as _message
 
 PAUSE_AFTER = timedelta(days=1)  # of every attempt failing
+KEPT_FOR = timedelta(days=30)  # delivered and failed messages, for the delivery log
 FIRST_RETRY = timedelta(seconds=5)
 LONGEST_WAIT = timedelta(hours=1)
 
@@ -372,3 +373,14 @@ def _mail_pause(session: Session, email: str, game: str, paused: Any, last: str)
             "(`questwall game webhook enable ENDPOINT_ID`).\n"
         ),
     )
+
+
+def prune(db: Any, now: datetime) -> int:
+    """Delete delivered and failed messages (with their attempts) made over `KEPT_FOR` ago;
+    how many."""
+    removed = db.execute(
+        sa.delete(_message).where(
+            _message.c.status != MessageStatus.PENDING, _message.c.created_at < now - KEPT_FOR
+        )
+    )
+    return int(removed.rowcount or 0)

@@ -507,3 +507,28 @@ def test_a_repeatable_missions_progress_never_overtakes_its_completion(
         ("mission.completed", {"current": 3, "target": 3}),
         ("mission.progressed", {"current": 1, "target": 3}),
     ]
+
+
+def test_prune_keeps_pending_and_recent_messages(engine, box, game):
+    from api.webhooks import messages
+
+    add(engine, box, game.game_id, "https://game.example/hooks")
+    old, recent = datetime(2026, 10, 1, tzinfo=UTC), datetime(2026, 11, 20, tzinfo=UTC)
+    with write_session(engine) as session:
+        for moment in (old, old, recent):
+            webhooks.emit(
+                session,
+                game_id=game.game_id,
+                player="p",
+                now=moment,
+                items=[("mission.completed", {})],
+            )
+        first, second, _ = session.execute(
+            sa.select(_message.c.id).order_by(_message.c.id)
+        ).scalars()
+        session.execute(
+            sa.update(_message).where(_message.c.id.in_([first])).values(status="delivered")
+        )
+        removed = messages.prune(session, datetime(2026, 11, 28, tzinfo=UTC))
+        left = session.execute(sa.select(_message.c.id).order_by(_message.c.id)).scalars().all()
+    assert removed == 1 and left == [second, left[-1]] and len(left) == 2  # old pending kept
