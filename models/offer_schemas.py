@@ -312,6 +312,9 @@ EVERY = ("day", "week", "month")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 POOL_NAME = r"^[A-Za-z0-9_.\-]{1,64}$"
 STAGE_LIMIT = 20  # the stages of one ladder
+# The largest cap (of conversions, players, a period's): the largest 32-bit integer, what
+# every database's integer column holds.
+COUNT_LIMIT = 2**31 - 1
 
 
 def zone_name(value: str | None) -> str:
@@ -375,9 +378,9 @@ class PeriodCapsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    day: int | None = Field(default=None, ge=1)
-    week: int | None = Field(default=None, ge=1)
-    month: int | None = Field(default=None, ge=1)
+    day: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
+    week: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
+    month: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
     timeZone: str = "UTC"
 
     @field_validator("timeZone")
@@ -469,14 +472,14 @@ class MissionIn(_OfferCommon):
     payout: Decimal | None = Field(
         default=None, ge=0, max_digits=14, decimal_places=6, description="USD"
     )
-    cap: int | None = Field(default=None, ge=1)
+    cap: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
     allowMultipleConversions: bool = False
     timeLimitSeconds: int | None = Field(default=None, ge=1)
     rule: RuleIn
     recurrence: RecurrenceIn | None = None
     stages: list[StageIn] | None = Field(default=None, min_length=2, max_length=STAGE_LIMIT)
     periodCaps: PeriodCapsIn | None = None
-    capPerOfferwall: int | None = Field(default=None, ge=1)
+    capPerOfferwall: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
     pool: str | None = Field(default=None, pattern=POOL_NAME)
     # Fraud screening (docs/fraud.md#anti-cheat-rules): a completion sooner than this
     # after the click is held for review; an event of the rule over these maxima, or past
@@ -564,7 +567,7 @@ class QuestFields(_OfferCommon):
     from the game's existing ones)."""
 
     name: str = Field(min_length=1, max_length=200)
-    startCap: int | None = Field(default=None, ge=1)
+    startCap: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
 
 
 class QuestIn(QuestFields):

@@ -78,3 +78,17 @@ def test_a_pool_is_named_in_the_import_file():
     assert (data.pools[0].every, data.pools[0].weekStartsOn) == ("day", "monday")
     with pytest.raises(ValidationError, match="size"):
         OffersFile.model_validate({"gameId": "g", "pools": [{"name": "p", "size": 0}]})
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"cap": 10**30},
+        {"capPerOfferwall": 2**31},
+        {"periodCaps": {"day": 10**20}},
+        {"pool": "daily\x00pvp"},
+        {"stages": [{"threshold": 1, "payout": "1e30"}, {"threshold": 2, "payout": "1"}]},
+    ],
+)
+def test_a_number_past_what_a_database_holds_or_a_nul_is_refused_not_stored(fields):
+    problem(**fields)  # a clear refusal, never an overflow when saved
