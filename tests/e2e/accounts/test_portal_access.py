@@ -185,13 +185,15 @@ def test_the_session_endpoints_refuse_another_origin(portal):
 
 def _end_every_session(portal) -> None:
     """What an expired or deleted session looks like to the server: no row for the token."""
+    from api.core.db import write_session
     from models import PortalSession
 
+    # A write transaction from its first statement: a read that later writes cannot
+    # upgrade its lock on SQLite while the server has written since.
     engine = portal.engine()
-    with Session(engine) as session:
+    with write_session(engine) as session:
         for row in session.exec(select(PortalSession)).all():
             session.delete(row)
-        session.commit()
     engine.dispose()
 
 

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
+from api.core.db import write_session
 from models import Offerwall
 from portal import routes
 from tests.e2e.accounts.test_portal_access import (
@@ -209,12 +210,11 @@ def test_the_test_player_opens_the_wall_in_a_new_tab_signed(portal, new_page):
     from models.tracking import TEST_UID
 
     publisher, wall = approved_publisher(portal, new_page, "Test Player Wall")
-    with Session(portal.engine()) as db:
+    with write_session(portal.engine()) as db:
         found = db.get(Offerwall, wall.id)
         assert found is not None
         found.wall_require_signature = True
         db.add(found)
-        db.commit()
     publisher.goto(f"{portal.url}{routes.PUBLISHER_WALL}")
     button = publisher.get_by_role("link", name="Open my wall as a test player")
     for width, height in (DESKTOP, PHONE):
