@@ -10,6 +10,7 @@ from models.accounts import (
     User,
 )
 from models.alerts import AlertMessage
+from models.economics import BudgetSpend, PayoutRule, Promotion
 from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
 from models.keys import MasterKeyCheck
@@ -43,6 +44,7 @@ __all__ = [
     "AlertMessage",
     "BlockKind",
     "BlockedEntry",
+    "BudgetSpend",
     "CapCount",
     "CatalogVersion",
     "CheatFlag",
@@ -65,6 +67,7 @@ __all__ = [
     "Offerwall",
     "OfferwallStatus",
     "PasswordReset",
+    "PayoutRule",
     "PlatformUser",
     "PlatformUserIdentifier",
     "PortalSession",
@@ -74,6 +77,7 @@ __all__ = [
     "PostbackStatus",
     "Progress",
     "ProgressStatus",
+    "Promotion",
     "Quest",
     "RefusalReason",
     "RefusedClick",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from models.types import UTCDateTime, new_uuid, utcnow
+from models.types import JSONDoc, UTCDateTime, new_uuid, utcnow
 
 
 class Game(SQLModel, table=True):
@@ -17,6 +18,8 @@ class Game(SQLModel, table=True):
     name: str = Field(max_length=200)
     # The studio whose designers manage the game; None for games made from the command line.
     studio_id: str | None = Field(default=None, foreign_key="studio.id", index=True, max_length=36)
+    # A budget of revenue over all its missions {amount, every, timeZone} (docs/economics.md).
+    budget: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 

@@ -44,14 +44,7 @@ class Geotargeting(BaseModel):
     @field_validator("countriesInclude", "countriesExclude")
     @classmethod
     def _countries(cls, value: list[str]) -> list[str]:
-        codes = [c.strip().upper() for c in value]
-        bad = [c for c in codes if not COUNTRY.fullmatch(c)]
-        if bad:
-            raise ValueError(
-                "Countries are two-letter ISO 3166-1 codes such as US or DE; not a country: "
-                + ", ".join(bad)
-            )
-        return sorted(set(codes))
+        return _codes(value)
 
 
 EVENT_NAME = r"^[A-Za-z0-9_.:\-]{1,64}$"
@@ -399,6 +392,57 @@ class PeriodCapsIn(BaseModel):
         return {name: limit for name in EVERY if (limit := getattr(self, name)) is not None}
 
 
+def _codes(value: list[str]) -> list[str]:
+    """Two-letter ISO 3166-1 codes, upper case, each once, in order."""
+    codes = [c.strip().upper() for c in value]
+    bad = [c for c in codes if not COUNTRY.fullmatch(c)]
+    if bad:
+        raise ValueError(
+            "Countries are two-letter ISO 3166-1 codes such as US or DE; not a country: "
+            + ", ".join(bad)
+        )
+    return sorted(set(codes))
+
+
+class CountryPayoutIn(BaseModel):
+    """What the mission pays for players in these countries (USD), instead of its payout:
+    the most specific payout rule (docs/economics.md#payout-precedence)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    countries: list[str] = Field(min_length=1, max_length=250)
+    payout: Decimal = Field(ge=0, max_digits=14, decimal_places=6, description="USD")
+
+    @field_validator("countries")
+    @classmethod
+    def _countries(cls, value: list[str]) -> list[str]:
+        return _codes(value)
+
+
+BUDGET_EVERY = ("day", "week", "month", "total")
+
+
+class BudgetIn(BaseModel):
+    """At most this much revenue (USD) a day, a week, a month (in `timeZone`; weeks start on
+    Monday) or in total: the conversion that would pass it is not made, and the offers leave
+    the listing until the period turns (docs/economics.md#budgets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    amount: Decimal = Field(gt=0, max_digits=14, decimal_places=6, description="USD")
+    every: Literal["day", "week", "month", "total"] = "day"
+    timeZone: str = "UTC"
+
+    @field_validator("timeZone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return zone_name(value)
+
+    @property
+    def amount_micros(self) -> int:
+        return int(self.amount * 1_000_000)
+
+
 # Rule kinds a ladder reads stages of: a number that only grows while a player plays.
 STAGED_KINDS = ("count", "consecutive", "sum", "max", "distinct", "days", "streak")
 
@@ -472,6 +516,13 @@ class MissionIn(_OfferCommon):
     payout: Decimal | None = Field(
         default=None, ge=0, max_digits=14, decimal_places=6, description="USD"
     )
+    # What the game pays the network per conversion (USD; a ladder's: for all its stages),
+    # the payout per country, and a budget of revenue (docs/economics.md).
+    revenue: Decimal | None = Field(
+        default=None, ge=0, max_digits=14, decimal_places=6, description="USD"
+    )
+    payouts: list[CountryPayoutIn] | None = Field(default=None, min_length=1, max_length=50)
+    budget: BudgetIn | None = None
     cap: int | None = Field(default=None, ge=1, le=COUNT_LIMIT)
     allowMultipleConversions: bool = False
     timeLimitSeconds: int | None = Field(default=None, ge=1)
@@ -555,11 +606,26 @@ class MissionIn(_OfferCommon):
             raise ValueError("payout is required (or stages, each with its payout).")
         if self.pool is not None and self.recurrence is not None:
             raise ValueError("A pooled mission turns over with its pool: leave recurrence out.")
+        if self.payouts:
+            seen: set[str] = set()
+            for row in self.payouts:
+                twice = seen & set(row.countries)
+                if twice:
+                    raise ValueError(
+                        "A country has one payout: " + ", ".join(sorted(twice)) + " is in two rows."
+                    )
+                seen |= set(row.countries)
+        if self.budget is not None and not self.revenue:
+            raise ValueError("A budget counts revenue: set the mission's revenue first.")
         return self
 
     @property
     def payout_micros(self) -> int:
         return int((self.payout or 0) * 1_000_000)
+
+    @property
+    def revenue_micros(self) -> int | None:
+        return None if self.revenue is None else int(self.revenue * 1_000_000)
 
 
 class QuestFields(_OfferCommon):
@@ -580,6 +646,8 @@ class OffersFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gameId: str
+    # The game's own budget of revenue, over all its missions (absent: left as it is).
+    budget: BudgetIn | None = None
     pools: list[PoolIn] = Field(default_factory=list)
     missions: list[MissionIn] = Field(default_factory=list)
     quests: list[QuestIn] = Field(default_factory=list)
@@ -592,7 +660,7 @@ def as_plain(model: BaseModel) -> dict[str, Any]:
 # --- definitions and stored rows ------------------------------------------------------
 
 # Fields not stored in the column of their snake_case name; each is handled below.
-_SHAPED = {"id", "geotargeting", "operatingSystem", "payout", "rule", "missions"}
+_SHAPED = {"id", "geotargeting", "operatingSystem", "payout", "revenue", "rule", "missions"}
 
 
 def _plain(value: Any) -> Any:
@@ -620,7 +688,8 @@ def offer_columns(data: MissionIn | QuestFields) -> dict[str, Any]:
     columns["countries_include"] = data.geotargeting.countriesInclude
     columns["countries_exclude"] = data.geotargeting.countriesExclude
     if isinstance(data, MissionIn):
-        columns |= {"payout_micros": data.payout_micros} | rule_columns(data.rule)
+        columns |= {"payout_micros": data.payout_micros, "revenue_micros": data.revenue_micros}
+        columns |= rule_columns(data.rule)
     return columns
 
 
@@ -703,8 +772,12 @@ def mission_in(mission: Mission) -> MissionIn:
     """A stored mission as the definition that saves it again unchanged: what the CLI
     lists, what an export writes and what the editor opens with."""
     payout = Decimal(mission.payout_micros) / 1_000_000
+    revenue = (
+        None if mission.revenue_micros is None else Decimal(mission.revenue_micros) / 1_000_000
+    )
     return MissionIn.model_validate(
-        _stored(mission, MissionIn) | {"payout": payout, "rule": rule_in(mission)}
+        _stored(mission, MissionIn)
+        | {"payout": payout, "revenue": revenue, "rule": rule_in(mission)}
     )
 
 

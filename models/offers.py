@@ -54,6 +54,12 @@ class Mission(OfferFields, table=True):
     title: str = Field(max_length=200)
     # Payout in millionths of a USD (exact on every database).
     payout_micros: int = Field(default=0, sa_type=sa.BigInteger)
+    # Economics (docs/economics.md), each None when unused: what the game pays per
+    # conversion (USD micros), the payout per country [{countries, payout}] (payouts as
+    # decimal text) and a budget of revenue {amount, every, timeZone}.
+    revenue_micros: int | None = Field(default=None, sa_type=sa.BigInteger)
+    payouts: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONDoc)
+    budget: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
     # Maximum conversions in total (None: unlimited), and how many there were.
     cap: int | None = Field(default=None)
     conversions: int = Field(default=0)
@@ -94,7 +100,7 @@ class Mission(OfferFields, table=True):
 
 class MissionPool(SQLModel, table=True):
     """A game's rotating pool: each player sees `size` of its missions per period, picked
-    from (player, period) (api/missions/periods.py `picks`)."""
+    from (player, period) (api/core/periods.py `picks`)."""
 
     __tablename__ = "mission_pool"
     __table_args__ = (sa.UniqueConstraint("game_id", "name", name="uq_mission_pool_game_name"),)

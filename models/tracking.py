@@ -159,7 +159,7 @@ class Progress(SQLModel, table=True):
     status: str = Field(default=ProgressStatus.STARTED, max_length=16)
     started_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
     expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    # A recurring mission's period (its start date, "2026-11-28"; api/missions/periods.py)
+    # A recurring mission's period (its start date, "2026-11-28"; api/core/periods.py)
     # and when it ends: each period has its own row. "" and None for the others.
     period: str = Field(default="", max_length=10, sa_column_kwargs={"server_default": ""})
     resets_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -217,6 +217,17 @@ class Conversion(SQLModel, table=True):
     offerwall_id: str = Field(foreign_key="offerwall.id", max_length=36)
     click_id: int = Field(sa_type=sa.BigInteger, foreign_key="click.id")
     payout_micros: int = Field(sa_type=sa.BigInteger)
+    # The economics of its moment (docs/economics.md), never rewritten by later edits: what
+    # the game pays (None: the mission has no revenue), the player's country (the click's),
+    # which payout rule chose `payout_micros`, and the offerwall's promotion that applied:
+    # its name and multiplier in hundredths (100: none; 250: 2.5×).
+    revenue_micros: int | None = Field(default=None, sa_type=sa.BigInteger)
+    country: str | None = Field(default=None, max_length=2)
+    payout_rule: str = Field(
+        default="default", max_length=16, sa_column_kwargs={"server_default": "default"}
+    )
+    promotion: str | None = Field(default=None, max_length=80)
+    multiplier: int = Field(default=100, sa_column_kwargs={"server_default": sa.text("100")})
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     # A recurring mission's period (its progress row's) and a ladder's stage (1, 2, …).
     period: str | None = Field(default=None, max_length=10)

@@ -21,9 +21,15 @@ def rounded(amount: Decimal, decimals: int) -> Decimal:
     return amount.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
 
 
-def in_currency(payout_micros: int, *, exchange_rate: float, decimals: int) -> Decimal:
-    """USD × the offerwall's rate, rounded half-up to its decimals."""
-    return rounded(usd(payout_micros) * Decimal(str(exchange_rate)), decimals)
+def in_currency(
+    payout_micros: int, *, exchange_rate: float, decimals: int, multiplier: int = 100
+) -> Decimal:
+    """USD × the offerwall's rate (× a promotion's `multiplier`, in hundredths), rounded
+    half-up to its decimals once."""
+    amount = usd(payout_micros) * Decimal(str(exchange_rate))
+    if multiplier != 100:
+        amount = amount * multiplier / 100
+    return rounded(amount, decimals)
 
 
 def format_money(amount: Decimal, *, decimals: int = 2, code: str = "", plain: bool = False) -> str:

@@ -24,9 +24,9 @@ from sqlmodel import Session
 from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
+from api.core.periods import Period, picks
 from api.missions import index, mission_rule, open_offers
 from api.missions.index import MissionSpec
-from api.missions.periods import Period, picks
 from api.missions.rules import Rule
 from models import Mission, OfferwallStatus, Quest
 from models.offer_schemas import mission_in, quest_fields

@@ -37,6 +37,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from api.core.money import in_currency
+from api.core.periods import Period
 from api.listing.offers import (
     LISTINGS,
     Goal,
@@ -50,7 +51,6 @@ from api.listing.offers import (
     render_page,
 )
 from api.missions import rule_of, standing
-from api.missions.periods import Period
 from models import ProgressStatus
 from models.offer_schemas import OPERATING_SYSTEMS
 from models.schemas import NUL

@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from api.missions.periods import Period
+from api.core.periods import Period
 from models import ProgressStatus
 from models.tables import click as _click
 from models.tables import conversion as _conversion

@@ -19,8 +19,8 @@ from sqlmodel import Session, select
 
 from api import webhooks
 from api.core import catalog
+from api.core.periods import Period
 from api.fraud import strictest
-from api.missions.periods import Period
 from api.missions.rules import Rule
 from models import Mission, MissionPool, Quest
 from models.offer_schemas import EVERY, rule_in

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
-from api.missions.periods import Period
+from api.core.periods import Period
 from models.tables import cap_count as _cap_count
 from models.tables import mission as _mission
 

@@ -16,8 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
+from api.core.periods import Period, picks
 from api.missions import open_offers
-from api.missions.periods import Period, picks
 from api.tracking.refusal import TrackingRefusal
 from models import RefusalReason as Reason
 from models.tables import mission_pool as _pool

@@ -690,7 +690,7 @@ def test_a_mission_in_a_quest_cannot_join_a_pool(engine, box):
 
 
 def test_the_missions_list_says_what_each_mission_does_in_live_operations(engine, box):
-    from api.missions.periods import Period
+    from api.core.periods import Period
     from models.offers import CapCount
     from tests.factories import make_mission
 

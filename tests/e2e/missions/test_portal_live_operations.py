@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
-from api.missions.periods import Period
+from api.core.periods import Period
 from models import Mission
 from models.offers import CapCount, MissionPool
 from models.types import utcnow

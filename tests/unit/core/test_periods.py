@@ -1,4 +1,4 @@
-"""Periods of live operations and a pool's picks (api/missions/periods.py)."""
+"""Periods of live operations and a pool's picks (api/core/periods.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from api.missions.periods import Period, picks
+from api.core.periods import Period, picks
 
 
 def utc(text: str) -> datetime:

@@ -1,0 +1,280 @@
+"""Budgets: at most so much revenue a day, a week, a month or in total, for one mission or
+for a whole game (docs/economics.md#budgets).
+
+Each conversion with revenue raises its mission's budget and its game's, atomically: a
+conditional upsert that refuses to pass the budget, in the conversion's transaction, so a
+budget holds under any concurrency (PostgreSQL locks the row; SQLite has one writer). A
+held conversion counts as spent; a rejected or reversed one gives its revenue back. When
+what is left is less than a mission's revenue, the mission is closed (off the listing,
+its clicks refused) until the period turns. The studio's designers get one mail at 80%
+and one when the budget closes, per budget and period."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+from api.core.catalog import bump
+from api.core.money import format_usd as usd_text
+from api.core.periods import Period
+from api.core.sql import dialect_insert
+from api.economics.errors import EconomicsError
+from api.economics.terms import micros
+from api.mail import outbox as mail
+from models import BudgetSpend, Game, Role, User
+
+_spend = BudgetSpend.__table__  # type: ignore[attr-defined]
+_game = Game.__table__  # type: ignore[attr-defined]
+WARN_AT = 80  # percent
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A budget: `amount` USD micros `every` day, week, month (in `zone`) or in total."""
+
+    amount_micros: int
+    every: str = "day"
+    zone: str = "UTC"
+
+    @classmethod
+    def of(cls, stored: dict[str, Any] | None) -> Budget | None:
+        """From a stored `budget` {amount, every, timeZone}; None for none."""
+        if not stored:
+            return None
+        return cls(
+            micros(stored["amount"]),
+            str(stored.get("every") or "day"),
+            str(stored.get("timeZone") or "UTC"),
+        )
+
+    def period(self, now: datetime) -> str:
+        """The counter's period: "day:2026-11-28", …, or "total"."""
+        if self.every == "total":
+            return "total"
+        return f"{self.every}:{Period(self.every, self.zone).key(now)}"
+
+    def turns(self, now: datetime) -> datetime | None:
+        """When the period holding `now` ends (None: a total budget never turns)."""
+        return None if self.every == "total" else Period(self.every, self.zone).ends(now)
+
+
+def mission_scope(mission_id: str) -> str:
+    return f"mission:{mission_id}"
+
+
+def game_scope(game_id: str) -> str:
+    return f"game:{game_id}"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One budget a conversion draws on."""
+
+    scope: str
+    budget: Budget
+    game_id: str
+    label: str  # for the mail: "the budget of Kill 10"
+
+
+def charges(mission: Any, game_budget: dict[str, Any] | None, *, game_id: str) -> list[Charge]:
+    """The budgets a conversion of `mission` (with its `budget`, `title`) draws on: its own,
+    then its game's."""
+    found = []
+    own = Budget.of(mission.budget)
+    if own is not None:
+        found.append(Charge(mission_scope(mission.id), own, game_id, f"“{mission.title}”"))
+    shared = Budget.of(game_budget)
+    if shared is not None:
+        found.append(Charge(game_scope(game_id), shared, game_id, "the game"))
+    return found
+
+
+def game_budget(db: Any, game_id: str) -> dict[str, Any] | None:
+    return db.execute(sa.select(_game.c.budget).where(_game.c.id == game_id)).scalar()
+
+
+def spend(session: Session, charge: Charge, revenue_micros: int, now: datetime) -> int | None:
+    """Raise a budget's spend by a conversion's revenue unless that passes it: the new
+    total, or None (nothing raised)."""
+    period = charge.budget.period(now)
+    limit = charge.budget.amount_micros
+    if revenue_micros > limit:
+        return None
+    dialect = session.get_bind().dialect.name
+    statement = dialect_insert(dialect, _spend).values(
+        scope=charge.scope, period=period, spent_micros=revenue_micros, warned=0
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=("scope", "period"),
+        set_={"spent_micros": _spend.c.spent_micros + revenue_micros},
+        where=_spend.c.spent_micros + revenue_micros <= limit,
+    ).returning(_spend.c.spent_micros)
+    return session.execute(statement).scalar()
+
+
+def give_back(session: Session, charge: Charge, revenue_micros: int, moment: datetime) -> None:
+    """Lower a budget's spend in the period of `moment` by a conversion's revenue."""
+    left = _spend.c.spent_micros - revenue_micros
+    session.execute(
+        sa.update(_spend)
+        .where(_spend.c.scope == charge.scope, _spend.c.period == charge.budget.period(moment))
+        .values(spent_micros=sa.case((left < 0, 0), else_=left))
+    )
+
+
+def warn(session: Session, charge: Charge, spent: int, next_revenue: int, now: datetime) -> None:
+    """Mail the studio's designers once when a budget passes 80% and once when it closes
+    (what is left is less than the next conversion's revenue)."""
+    limit = charge.budget.amount_micros
+    level = (
+        100 if spent + next_revenue > limit else WARN_AT if spent * 100 >= limit * WARN_AT else 0
+    )
+    if not level:
+        return
+    raised = session.execute(
+        sa.update(_spend)
+        .where(
+            _spend.c.scope == charge.scope,
+            _spend.c.period == charge.budget.period(now),
+            _spend.c.warned < level,
+        )
+        .values(warned=level)
+    ).rowcount
+    if not raised:
+        return
+    game = session.execute(
+        sa.select(_game.c.name, _game.c.studio_id).where(_game.c.id == charge.game_id)
+    ).first()
+    if game is None or game.studio_id is None:
+        return
+    designers = session.execute(
+        sa.select(col(User.email)).where(
+            col(User.studio_id) == game.studio_id, col(User.role) == Role.DESIGNER
+        )
+    ).scalars()
+    turns = charge.budget.turns(now)
+    when = "for good (a total budget)" if turns is None else f"until {turns:%Y-%m-%d %H:%M} UTC"
+    for email in designers:
+        if level == 100:
+            subject = f"{game.name}: {charge.label} budget is spent"
+            body = (
+                f"The {_every(charge.budget)} budget of {charge.label} in {game.name} "
+                f"({usd_text(limit)}) is spent: {usd_text(spent)}. Its offers are off the "
+                f"offerwalls {when}. Raise the budget in the portal to reopen them.\n"
+            )
+        else:
+            subject = f"{game.name}: {charge.label} budget is at {WARN_AT}%"
+            body = (
+                f"The {_every(charge.budget)} budget of {charge.label} in {game.name} has "
+                f"spent {usd_text(spent)} of {usd_text(limit)}.\n"
+            )
+        mail.enqueue(session, to=email, subject=subject, body=body)
+
+
+def _every(budget: Budget) -> str:
+    return {"day": "daily", "week": "weekly", "month": "monthly"}.get(budget.every, "total")
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def closed(db: Any, missions: Sequence[Any], now: datetime) -> dict[str, datetime | None]:
+    """Of these missions (rows with id, game_id, revenue_micros, budget), those whose own
+    budget or game's cannot take one more conversion at `now`, with when they open again
+    (None: a total budget; only raising it opens them)."""
+    paying = [m for m in missions if m.revenue_micros]
+    if not paying:
+        return {}
+    games = {
+        row.id: row.budget
+        for row in db.execute(
+            sa.select(_game.c.id, _game.c.budget).where(
+                _game.c.id.in_(sorted({m.game_id for m in paying}))
+            )
+        )
+    }
+    wanted: dict[tuple[str, str], list[tuple[str, int, int, datetime | None]]] = {}
+    for m in paying:
+        for charge in charges(m, games.get(m.game_id), game_id=m.game_id):
+            key = (charge.scope, charge.budget.period(now))
+            wanted.setdefault(key, []).append(
+                (m.id, charge.budget.amount_micros, int(m.revenue_micros), charge.budget.turns(now))
+            )
+    if not wanted:
+        return {}
+    spent = dict(((r.scope, r.period), r.spent_micros) for r in _rows(db, wanted))
+    found: dict[str, datetime | None] = {}
+    for key, items in wanted.items():
+        for mission_id, limit, revenue, turns in items:
+            if spent.get(key, 0) + revenue <= limit:
+                continue
+            if mission_id in found:
+                earlier = found[mission_id]
+                turns = None if earlier is None or turns is None else max(earlier, turns)
+            found[mission_id] = turns
+    return found
+
+
+def _rows(db: Any, wanted: Iterable[tuple[str, str]]) -> Any:
+    keys = list(wanted)
+    return db.execute(
+        sa.select(_spend).where(
+            _spend.c.scope.in_(sorted({k[0] for k in keys})),
+            _spend.c.period.in_(sorted({k[1] for k in keys})),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Burn:
+    """A budget as staff and designers read it."""
+
+    scope: str
+    label: str
+    budget: Budget
+    period: str
+    spent_micros: int
+    turns: datetime | None
+
+    @property
+    def percent(self) -> int:
+        return min(100, self.spent_micros * 100 // max(1, self.budget.amount_micros))
+
+
+def burn(db: Any, game_id: str, missions: Sequence[Any], now: datetime) -> list[Burn]:
+    """The game's budget and its missions' own, each with what its current period spent."""
+    items: list[tuple[str, str, Budget]] = []
+    shared = Budget.of(game_budget(db, game_id))
+    if shared is not None:
+        items.append((game_scope(game_id), "The whole game", shared))
+    for m in missions:
+        own = Budget.of(m.budget)
+        if own is not None:
+            items.append((mission_scope(m.id), m.title, own))
+    if not items:
+        return []
+    keys = [(scope, budget.period(now)) for scope, _, budget in items]
+    spent = dict(((r.scope, r.period), r.spent_micros) for r in _rows(db, keys))
+    return [
+        Burn(scope, label, budget, key[1], spent.get(key, 0), budget.turns(now))
+        for (scope, label, budget), key in zip(items, keys, strict=True)
+    ]
+
+
+# --- setting --------------------------------------------------------------------------------
+
+
+def set_game_budget(session: Session, game_id: str, budget: Any | None) -> None:
+    """Give a game a budget of revenue over all its missions (a `BudgetIn`; None removes
+    it). Its offers reopen at once when the new budget has room."""
+    row = session.get(Game, game_id)
+    if row is None:
+        raise EconomicsError("No such game.", field="game")
+    row.budget = None if budget is None else budget.model_dump(mode="json")
+    session.add(row)
+    bump(session)  # listings open or close its offers
