@@ -147,7 +147,8 @@ def warn(session: Session, charge: Charge, spent: int, next_revenue: int, now: d
             _spend.c.warned < level,
         )
         .values(warned=level)
-    ).rowcount
+        .returning(_spend.c.warned)
+    ).first()
     if not raised:
         return
     game = session.execute(
