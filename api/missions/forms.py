@@ -39,7 +39,7 @@ from api.core.countries import (
 )
 from api.core.wording import figure, plain
 from api.missions.offers import OfferError
-from models.offer_schemas import CountryPayoutIn, StageIn
+from models.offer_schemas import BudgetIn, CountryPayoutIn, StageIn
 
 Definition = typing.TypeVar("Definition", bound=BaseModel)
 
@@ -330,7 +330,9 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
         # An optional part whose inputs are all empty (a window left blank) is absent, and
         # so is one whose required inputs are empty while the others hold their defaults
         # (a recurrence of "none", its week start and zone as they came).
-        return None if optional and _left_out(kind, raw) else _read(kind, raw)
+        if optional and (_left_out(kind, raw) or _unset(kind, raw)):
+            return None
+        return _read(kind, raw)
     if origin is list:
         items = _list(typing.get_args(kind)[0], raw)
         return None if optional and not items else items  # an optional list left empty
@@ -385,6 +387,16 @@ def _left_out(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
     )
 
 
+# Optional parts that are absent whenever this input of theirs is empty, whatever the
+# others hold: a budget without an amount is no budget (its period and zone stay as chosen).
+KEY_INPUTS: dict[type[BaseModel], str] = {BudgetIn: "amount"}
+
+
+def _unset(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
+    key = KEY_INPUTS.get(kind)
+    return key is not None and not str(raw.get(key, "")).strip()
+
+
 def _any_text(tree: dict[str, Any]) -> bool:
     return any(_any_text(v) if isinstance(v, dict) else str(v).strip() for v in tree.values())
 
@@ -424,7 +436,6 @@ ROW_LISTS: dict[str, type[BaseModel]] = {"stages": StageIn, "payouts": CountryPa
 # What an empty input that a group needs says: the group is used by its other inputs.
 MISSING = {
     "recurrence.every": "Choose how often it repeats, or leave its time zone empty.",
-    "budget.amount": "Enter the budget's amount in USD, or leave the budget empty.",
     "payouts.N.countries": "Name the countries this payout is for, or remove the row.",
     "payouts.N.payout": "Enter the payout for these countries, or remove the row.",
 }

@@ -29,8 +29,8 @@ BUDGET_EVERY = [
 # A country payout's row: its countries, its payout and its remove button, as wide as a
 # phone.
 PAYOUT_GRID = {
-    "grid_template_columns": "minmax(0, 1fr) minmax(0, 7.5em) auto",
-    "gap": "2",
+    "grid_template_columns": "minmax(0, 1fr) minmax(0, 6.5em) auto",
+    "gap": "0.5rem",
     "align": "center",
     "width": "100%",
 }
@@ -66,7 +66,7 @@ def budget_inputs(f: Field, errors: rx.Var, every: Any, zones: str = TIME_ZONES)
             "Budget (USD)",
             "budget.amount",
             input_mode="decimal",
-            placeholder="500",
+            placeholder="e.g. 500",
             hint="Revenue it may spend; empty: no budget.",
         ),
         every_select("budget.every", every, errors),
@@ -101,8 +101,8 @@ def _payouts(state: Any) -> rx.Component:
 
         return rx.vstack(
             rx.grid(
-                text(countries, "Payout " + number + " countries", "US, CA"),
-                text(payout, "Payout " + number + " (USD)", "1.20", input_mode="decimal"),
+                text(countries, "Payout " + number + " countries", "e.g. US, CA"),
+                text(payout, "Payout " + number + " (USD)", "e.g. 1.20", input_mode="decimal"),
                 rx.icon_button(
                     rx.icon("x", size=14),
                     size="1",
@@ -175,7 +175,7 @@ def revenue_and_payouts(state: Any, f: Field) -> rx.Component:
                 "Revenue (USD)",
                 "revenue",
                 input_mode="decimal",
-                placeholder="1.60",
+                placeholder="e.g. 1.60",
                 hint="Per conversion (a ladder's: for all its stages); empty: none.",
             ),
             max_width="320px",

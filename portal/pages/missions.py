@@ -77,6 +77,10 @@ def _live_badge(b: rx.Var) -> rx.Component:
         b.text,
         color_scheme=rx.match(b.kind, *LIVE_COLORS.items(), "gray"),
         variant="soft",
+        # A long one ("Budget spent · reopens 29 Nov 05:00 (America/New_York)") wraps
+        # rather than running out of a phone's narrow cell.
+        white_space="normal",
+        height="auto",
         data_testid="live-" + b.kind.to(str),
     )
 
@@ -237,7 +241,6 @@ def missions() -> rx.Component:
     return page(
         s.game_name,
         game_tabs(s, routes.MISSIONS),
-        _budgets(),
         card(
             rx.hstack(
                 rx.heading("Missions and quests", size="4", as_="h2"),
@@ -290,6 +293,7 @@ def missions() -> rx.Component:
                 ),
             ),
         ),
+        _budgets(),
     )
 
 
