@@ -81,6 +81,7 @@ def _live_badge(b: rx.Var) -> rx.Component:
         # rather than running out of a phone's narrow cell.
         white_space="normal",
         height="auto",
+        max_width="100%",
         data_testid="live-" + b.kind.to(str),
     )
 
