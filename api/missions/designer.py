@@ -14,10 +14,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
+from pydantic import BaseModel
 from sqlmodel import Session, col
 
+from api.accounts import Account, game_for
+from api.economics import budgets
 from api.missions import offers
-from api.missions.forms import FormError, from_form, scalar
+from api.missions.forms import FormError, form_values, from_form, scalar
 from api.missions.funnels import (
     Funnel,
     PeriodFunnel,
@@ -41,6 +44,7 @@ from api.missions.rules import (
 )
 from models import Event, Mission, Quest
 from models.offer_schemas import (
+    BudgetIn,
     MissionIn,
     PoolIn,
     QuestFields,
@@ -635,7 +639,7 @@ def event_names(*, session: Session, game_id: str, limit: int = 50) -> list[str]
 class LiveBadge:
     """One fact of a mission's live operations, as the list shows it at a glance."""
 
-    kind: str  # "recurring" | "pool" | "stages" | "full" | "scheduled"
+    kind: str  # "recurring" | "pool" | "stages" | "full" | "budget" | "scheduled"
     text: str  # "Daily · America/New_York", "Pool daily-pvp", "3 stages", …
 
 
@@ -670,16 +674,23 @@ class OfferRow:
     live: list[LiveBadge] = field(default_factory=list)
     # A recurring or pooled mission's funnel this period and the one before.
     periods: list[PeriodLine] = field(default_factory=list)
+    # What the game pays per conversion (USD millionths; None: no revenue set, or a quest).
+    revenue_micros: int | None = None
 
 
 EVERY_BADGE = {"day": "Daily", "week": "Weekly", "month": "Monthly"}
 
 
 def live_badges(
-    m: Mission, pools: dict[str, Any], closed: dict[str, datetime | None], now: datetime
+    m: Mission,
+    pools: dict[str, Any],
+    closed: dict[str, datetime | None],
+    now: datetime,
+    spent: dict[str, datetime | None] | None = None,
 ) -> list[LiveBadge]:
     """What a mission does in live operations, in words: recurring, pooled, staged, full
-    for its period now (and until when), not started yet."""
+    for its period now (and until when), its budget spent (and until when), not started
+    yet."""
     badges = []
     if m.recurrence:
         every = str(m.recurrence.get("every", "day"))
@@ -700,6 +711,14 @@ def live_badges(
         else:
             zone = str((m.period_caps or {}).get("timeZone") or "UTC")
             badges.append(LiveBadge("full", f"Full · reopens {_moment(reopens, zone, now)}"))
+    if spent is not None and m.id in spent:
+        reopens = spent[m.id]
+        if reopens is None:
+            badges.append(LiveBadge("budget", "Budget spent · raise it to reopen"))
+        else:
+            badges.append(
+                LiveBadge("budget", f"Budget spent · reopens {_moment(reopens, 'UTC', now)}")
+            )
     if m.start_date is not None and m.start_date > now:
         badges.append(LiveBadge("scheduled", f"Starts {_moment(m.start_date, 'UTC', now)}"))
     return badges
@@ -769,6 +788,7 @@ def _mission_row(
         median_time=duration_words(funnel.median_seconds),
         live=live,
         periods=period_lines(periods) if periods else [],
+        revenue_micros=m.revenue_micros,
     )
 
 
@@ -797,12 +817,13 @@ def game_offers(*, session: Session, game_id: str, now: datetime | None = None) 
     pools = {p.name: p for p in offers.game_pools(session=session, game_id=game_id)}
     capped = [m for m in missions if m.period_caps]
     closed = closed_missions(session.connection(), capped, None, now) if capped else {}
+    spent = budgets.closed(session.connection(), missions, now)
     mission_rows = [
         _mission_row(
             m,
             quests.get(m.quest_id or ""),
             funnels.get(m.id, Funnel()),
-            live_badges(m, pools, closed, now),
+            live_badges(m, pools, closed, now, spent),
             per_period.get(m.id),
         )
         for m in missions
@@ -830,3 +851,49 @@ def game_offers(*, session: Session, game_id: str, now: datetime | None = None) 
         for q in sorted(quests.values(), key=lambda q: q.created_at)
     ]
     return quest_rows + mission_rows
+
+
+# --- budgets ----------------------------------------------------------------------------
+
+
+class GameBudgetForm(BaseModel):
+    """The game's budget form: `budget.amount`, `budget.every`, `budget.timeZone`; all
+    left empty (or the amount emptied), the game has no budget."""
+
+    budget: BudgetIn | None = None
+
+
+def game_budget_values(
+    *, session: Session, account: Account | None, game_id: str
+) -> dict[str, str]:
+    """The game's budget as its form's inputs (empty when it has none)."""
+    game = game_for(session=session, account=account, game_id=game_id)
+    return form_values(GameBudgetForm.model_validate({"budget": game.budget}))
+
+
+def save_game_budget(
+    *, session: Session, account: Account | None, game_id: str, form: Mapping[str, str]
+) -> BudgetIn | None:
+    """Set or remove a game's budget of revenue from its form: only on a game the account
+    manages (its studio's for a designer; any for staff). Its missions reopen at once
+    when the new budget has room."""
+    game = game_for(session=session, account=account, game_id=game_id)
+    budget = from_form(GameBudgetForm, form).budget
+    budgets.set_game_budget(session, game.id, budget)
+    return budget
+
+
+def remove_game_budget(*, session: Session, account: Account | None, game_id: str) -> None:
+    """Take a game's budget away (the account manages the game)."""
+    game = game_for(session=session, account=account, game_id=game_id)
+    budgets.set_game_budget(session, game.id, None)
+
+
+def budget_burn(
+    *, session: Session, game_id: str, now: datetime | None = None
+) -> list[budgets.Burn]:
+    """The game's budget and its missions' own, each with what its current period spent."""
+    missions = session.execute(
+        sa.select(Mission).where(col(Mission.game_id) == game_id).order_by(col(Mission.created_at))
+    ).scalars()
+    return budgets.burn(session.connection(), game_id, list(missions), now or utcnow())

@@ -21,17 +21,25 @@ import math
 import re
 import types
 import typing
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import pycountry
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from api.core.countries import find_countries, unknown_countries
+from api.core.countries import (
+    ALIASES,
+    country,
+    find_countries,
+    find_country,
+    unknown_countries,
+)
 from api.core.wording import figure, plain
 from api.missions.offers import OfferError
-from models.offer_schemas import StageIn
+from models.offer_schemas import BudgetIn, CountryPayoutIn, StageIn
 
 Definition = typing.TypeVar("Definition", bound=BaseModel)
 
@@ -138,6 +146,8 @@ def from_form(
     """The definition a form makes: the stored one (if any) with the form's inputs over it.
     FormError maps each bad input's name to its message."""
     form, typed_errors = _typed_countries(_in_seconds(form))
+    form, named_errors = _payout_countries(form, root)
+    typed_errors |= named_errors
     data = stored.model_dump() if stored is not None else {}
     read = _read(schema, _tree(form, root))
     for name in DATES:
@@ -185,6 +195,72 @@ def _typed_countries(form: Mapping[str, str]) -> tuple[dict[str, str], dict[str,
         else:
             merged[path] = ", ".join([*_items(form.get(path, "")), *(c.code for c in found)])
     return merged, errors
+
+
+# A country payout row's countries (`payouts.0.countries`), typed as codes or names
+# separated by commas: "US, CA", "Germany; Austria", "UK".
+PAYOUT_COUNTRIES = re.compile(r"payouts\.\d+\.countries")
+_ALIASES = {"UK": "GB", "USA": "US", "UAE": "AE"}
+
+
+def _payout_countries(form: Mapping[str, str], root: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The form with each payout row's countries as their codes, and the rows naming a
+    country that does not exist, with what they say."""
+    merged, errors = dict(form), {}
+    prefix = f"{root}." if root else ""
+    for name, text in form.items():
+        if not PAYOUT_COUNTRIES.fullmatch(name.removeprefix(prefix)) or not str(text).strip():
+            continue
+        codes: list[str] = []
+        unknown: list[str] = []
+        for part in (p.strip() for p in re.split(r"[,;]", str(text))):
+            if part:
+                code = country_code(part)
+                (codes if code else unknown).append(code or part)
+        if unknown:
+            quoted = " or ".join(f"“{part}”" for part in unknown)
+            errors[name] = (
+                f"No country is called {quoted}: use two-letter codes such as US or DE, "
+                "or countries' names, separated by commas."
+            )
+        else:
+            merged[name] = ", ".join(codes)
+    return merged, errors
+
+
+def country_code(text: str) -> str | None:
+    """The code of a country typed as its code ("us", "DEU"), an alias ("UK") or its name
+    ("Germany"); None for anything else. A text of two or three letters is a code or
+    nothing: "UX" is no country (not Luxembourg, whose name holds it)."""
+    text = text.strip()
+    upper = text.upper()
+    if upper in _ALIASES:
+        return _ALIASES[upper]
+    if len(text) == 2:
+        return upper if country(upper).name != upper else None
+    if len(text) == 3:
+        entry = pycountry.countries.get(alpha_3=upper)
+        return None if entry is None else str(entry.alpha_2)
+    found = find_country(text)
+    if found is None or _folded(text) not in _spellings(found.code):
+        return None  # "Korea" is North or South: a name must be a country's whole name
+    return found.code
+
+
+def _folded(text: str) -> str:
+    plain = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in plain if not unicodedata.combining(ch)).replace(".", "")
+    return " ".join(plain.split()).casefold()
+
+
+def _spellings(code: str) -> set[str]:
+    """A country's whole names: ISO's, its common and official names, the picker's label
+    and the aliases people use."""
+    entry = pycountry.countries.get(alpha_2=code)
+    names = [getattr(entry, a, None) for a in ("name", "common_name", "official_name")]
+    names += [country(code).name, country(code).label]
+    names += [alias for alias, of in ALIASES.items() if of == code]
+    return {_folded(n) for n in names if n}
 
 
 def _in_seconds(form: Mapping[str, str]) -> dict[str, str]:
@@ -254,7 +330,9 @@ def _value(annotation: Any, raw: Any, name: str) -> Any:
         # An optional part whose inputs are all empty (a window left blank) is absent, and
         # so is one whose required inputs are empty while the others hold their defaults
         # (a recurrence of "none", its week start and zone as they came).
-        return None if optional and _left_out(kind, raw) else _read(kind, raw)
+        if optional and (_left_out(kind, raw) or _unset(kind, raw)):
+            return None
+        return _read(kind, raw)
     if origin is list:
         items = _list(typing.get_args(kind)[0], raw)
         return None if optional and not items else items  # an optional list left empty
@@ -309,6 +387,16 @@ def _left_out(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
     )
 
 
+# Optional parts that are absent whenever this input of theirs is empty, whatever the
+# others hold: a budget without an amount is no budget (its period and zone stay as chosen).
+KEY_INPUTS: dict[type[BaseModel], str] = {BudgetIn: "amount"}
+
+
+def _unset(kind: type[BaseModel], raw: dict[str, Any]) -> bool:
+    key = KEY_INPUTS.get(kind)
+    return key is not None and not str(raw.get(key, "")).strip()
+
+
 def _any_text(tree: dict[str, Any]) -> bool:
     return any(_any_text(v) if isinstance(v, dict) else str(v).strip() for v in tree.values())
 
@@ -321,30 +409,36 @@ def _filled(row: dict[str, Any], item: type[BaseModel]) -> bool:
 
 
 # Rows of these count when any of their inputs has text: a stage with only its payout
-# typed is refused under its threshold, not dropped.
-ANY_INPUT: tuple[type[BaseModel], ...] = (StageIn,)
+# typed is refused under its threshold, a country payout without countries under them,
+# not dropped.
+ANY_INPUT: tuple[type[BaseModel], ...] = (StageIn, CountryPayoutIn)
 
 
 def _rows(form: Mapping[str, str], root: str) -> dict[str, list[str]]:
-    """The row numbers of the filled stage rows, by list path, in order: the definition's
-    n-th stage is the form's row `rows[path][n]` (rows left empty are skipped)."""
+    """The row numbers of the filled rows of each list of rows (a ladder's stages, the
+    country payouts), by list path, in order: the definition's n-th item is the form's
+    row `rows[path][n]` (rows left empty are skipped)."""
     prefix = f"{root}." if root else ""
     tree = _tree(form, root)
     found: dict[str, list[str]] = {}
-    for name in ROW_LISTS:
+    for name, item in ROW_LISTS.items():
         rows = tree.get(name)
         if isinstance(rows, dict):
             found[prefix + name] = [
                 k
                 for k in sorted((k for k in rows if k.isdigit()), key=int)
-                if isinstance(rows[k], dict) and _filled(rows[k], StageIn)
+                if isinstance(rows[k], dict) and _filled(rows[k], item)
             ]
     return found
 
 
-ROW_LISTS = ("stages",)
+ROW_LISTS: dict[str, type[BaseModel]] = {"stages": StageIn, "payouts": CountryPayoutIn}
 # What an empty input that a group needs says: the group is used by its other inputs.
-MISSING = {"recurrence.every": "Choose how often it repeats, or leave its time zone empty."}
+MISSING = {
+    "recurrence.every": "Choose how often it repeats, or leave its time zone empty.",
+    "payouts.N.countries": "Name the countries this payout is for, or remove the row.",
+    "payouts.N.payout": "Enter the payout for these countries, or remove the row.",
+}
 # Messages said as the form's inputs name things.
 REWORDED = {
     "PeriodCaps sets at least one of day, week and month.": (
@@ -376,9 +470,10 @@ def _errors(
         message = _in_units(error) or plain(error)
         message = REWORDED.get(message, message)
         if not key or key == root:
-            key = _whole(message, form, root, (rows or {}).get(_at(root, "stages"), []))
-        if error["type"] == "missing":
-            message = MISSING.get(key.removeprefix(f"{root}." if root else ""), message)
+            key = _whole(message, form, root, rows or {})
+        if error["type"] in ("missing", "too_short"):
+            general = re.sub(r"\.\d+\.", ".N.", key.removeprefix(f"{root}." if root else ""))
+            message = MISSING.get(general, message)
         errors.setdefault(key, message)
     return errors
 
@@ -387,8 +482,9 @@ def _at(root: str, name: str) -> str:
     return f"{root}.{name}" if root else name
 
 
-def _whole(message: str, form: Mapping[str, str], root: str, stages: list[str]) -> str:
+def _whole(message: str, form: Mapping[str, str], root: str, rows: Mapping[str, list[str]]) -> str:
     """The input a check of the whole definition is about (else "form")."""
+    stages = rows.get(_at(root, "stages"), [])
 
     def number(path: str) -> float | None:
         try:
@@ -413,7 +509,24 @@ def _whole(message: str, form: Mapping[str, str], root: str, stages: list[str]) 
         return _at(root, "recurrence.every")
     if message.startswith("The start date"):
         return _at(root, "startDate")
+    if message.startswith("A budget counts revenue"):
+        return _at(root, "revenue")
+    if message.startswith("A country has one payout"):
+        return _twice(message, form, root, rows.get(_at(root, "payouts"), []))
     return "form"
+
+
+def _twice(message: str, form: Mapping[str, str], root: str, numbers: list[str]) -> str:
+    """The countries input of the payout row that names a country a row above it names."""
+    twice = set(re.findall(r"\b[A-Z]{2}\b", message.split(":", 1)[-1]))
+    seen: set[str] = set()
+    for n in numbers:
+        path = _at(root, f"payouts.{n}.countries")
+        codes = set(_items(str(form.get(path, "")).upper()))
+        if codes & twice & seen:
+            return path
+        seen |= codes
+    return _at(root, "payouts")
 
 
 def _in_units(error: ErrorDetails) -> str | None:

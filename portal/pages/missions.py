@@ -1,12 +1,15 @@
 """A game's missions and quests (with each mission's funnel) and the rule tester. The
 mission editor and the quest builder are in offer_editors.py."""
 
+from typing import Any
+
 import reflex as rx
 
 from api.missions.designer import MAX_REPLAY_EVENTS
 from portal import routes
 from portal.components.confirm import confirm_button
-from portal.components.forms import field, field_error
+from portal.components.economics import BUDGET_ZONES, budget_inputs, burn_line, time_zone_list
+from portal.components.forms import field, field_error, form_error, submission_count
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import checkbox, loaded_form
@@ -38,6 +41,12 @@ def _offer_cell(r: rx.Var) -> rx.Component:
         rx.hstack(
             rx.badge(r.kind, variant="outline"),
             rx.cond(r.payout != "", rx.text(r.payout, size="1", weight="medium")),
+            rx.cond(
+                r.revenue != "",
+                rx.text(
+                    "revenue " + r.revenue, size="1", color_scheme="gray", data_testid="revenue"
+                ),
+            ),
             wrap="wrap",
             align="center",
         ),
@@ -58,6 +67,7 @@ LIVE_COLORS = {
     "pool": "violet",
     "stages": "cyan",
     "full": "red",
+    "budget": "red",
     "scheduled": "amber",
 }
 
@@ -67,6 +77,11 @@ def _live_badge(b: rx.Var) -> rx.Component:
         b.text,
         color_scheme=rx.match(b.kind, *LIVE_COLORS.items(), "gray"),
         variant="soft",
+        # A long one ("Budget spent · reopens 29 Nov 05:00 (America/New_York)") wraps
+        # rather than running out of a phone's narrow cell.
+        white_space="normal",
+        height="auto",
+        max_width="100%",
         data_testid="live-" + b.kind.to(str),
     )
 
@@ -140,6 +155,88 @@ def _funnel(value: rx.Var, test_id: str) -> rx.Component:
     return rx.text(rx.cond(value != "", value, "–"), size="2", data_testid=test_id)
 
 
+def _budgets() -> rx.Component:
+    """The game's budgets: each one's burn this period, and the game's own budget's form."""
+    s = MissionsState
+
+    def f(label: str, name: str, **props: Any) -> rx.Component:
+        return field(
+            label,
+            name,
+            errors=s.budget_errors,
+            default_value=s.budget_values.get(name, "").to(str),
+            required=False,
+            **props,
+        )
+
+    return card(
+        rx.heading("Budgets", size="4", as_="h2"),
+        rx.text(
+            "Revenue the game's missions may spend. A mission whose budget, or the game's, "
+            "cannot take one more conversion leaves the offerwalls until the period turns.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.cond(
+            s.burns.length() > 0,
+            rx.vstack(rx.foreach(s.burns, burn_line), spacing="3", width="100%"),
+            rx.text(
+                "No budgets yet: set the game's below, or a mission's in its editor.",
+                size="2",
+                data_testid="no-budgets",
+            ),
+        ),
+        rx.divider(),
+        rx.heading("Game budget", size="3", as_="h3"),
+        rx.text(
+            "Counts the revenue of all the game's missions that have revenue.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.form(
+            rx.vstack(
+                form_error(s.budget_errors.get("form", "").to(str)),
+                budget_inputs(
+                    f,
+                    s.budget_errors,
+                    s.budget_values.get("budget.every", "day").to(str),
+                    BUDGET_ZONES,
+                ),
+                field_error(s.budget_errors, "budget"),
+                time_zone_list(),
+                rx.hstack(
+                    submission_count(),
+                    rx.button("Save game budget", type="submit", size="2"),
+                    rx.cond(
+                        s.has_game_budget,
+                        confirm_button(
+                            "Remove game budget",
+                            title="Remove the game's budget?",
+                            description="Its missions spend without a game-wide limit (their "
+                            "own budgets still hold).",
+                            confirm="Remove budget",
+                            on_confirm=s.remove_budget,
+                            size="2",
+                            variant="soft",
+                            color_scheme="red",
+                        ),
+                    ),
+                    spacing="3",
+                    wrap="wrap",
+                ),
+                spacing="3",
+                width="100%",
+            ),
+            on_submit=s.save_budget,
+            key=s.budget_form_key.to_string(),
+            no_validate=True,
+            width="100%",
+            data_testid="game-budget-form",
+        ),
+        data_testid="budgets",
+    )
+
+
 def missions() -> rx.Component:
     s = MissionsState
     return page(
@@ -197,6 +294,7 @@ def missions() -> rx.Component:
                 ),
             ),
         ),
+        _budgets(),
     )
 
 

@@ -10,6 +10,7 @@ import reflex as rx
 from models.signals import SIGNALS, STRICTNESS, mission_actions
 from portal import routes
 from portal.components.confirm import confirm_dialog
+from portal.components.economics import revenue_and_payouts
 from portal.components.forms import field, field_error, form_error, signal_select
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, page
@@ -143,6 +144,7 @@ def editor() -> rx.Component:
                         wrap="wrap",
                     ),
                 ),
+                revenue_and_payouts(s, f),
                 targeting_card(s),
                 live_operations(s, f),
                 card(

@@ -11,12 +11,13 @@ import reflex as rx
 from sqlmodel import Session
 
 from api.accounts import Account
+from api.economics import Burn
 from api.missions import OfferError, designer, form_values, offers
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
 from models.types import utcnow
-from portal.components.formatting import usd
-from portal.state.auth import refusals
+from portal.components.formatting import usd, when
+from portal.state.auth import SUBMITTED, refusals
 from portal.state.games import GameScoped
 from portal.state.offer_editors import EditorState, QuestState
 from portal.state.rule_inputs import SAMPLE_EVENTS, SAMPLE_RULE, RuleInputs
@@ -47,6 +48,7 @@ class OfferLine:
     median_time: str
     live: list[designer.LiveBadge]
     periods: list[designer.PeriodLine]
+    revenue: str = ""  # "$1.60"; "" without revenue (designers and staff only)
 
 
 def offer_line(row: designer.OfferRow) -> OfferLine:
@@ -67,11 +69,48 @@ def offer_line(row: designer.OfferRow) -> OfferLine:
         median_time=row.median_time,
         live=row.live,
         periods=row.periods,
+        revenue="" if row.revenue_micros is None else usd(row.revenue_micros),
+    )
+
+
+@dataclass(frozen=True)
+class BurnLine:
+    """A budget's burn as the missions page shows it (`economics.Burn`, written)."""
+
+    label: str  # "Game budget · daily", "Win 3 ranked · total"
+    spent: str  # "$120.00"
+    amount: str  # "$500.00"
+    percent: int
+    turns: str  # "Turns over on 2026-11-29 05:00 UTC (midnight in America/New_York)"
+
+
+EVERY_WORDS = {"day": "daily", "week": "weekly", "month": "monthly", "total": "total"}
+
+
+def burn_line(burn: Burn) -> BurnLine:
+    whose = "Game budget" if burn.scope.startswith("game:") else f"“{burn.label}”"
+    budget = burn.budget
+    if burn.turns is None:
+        turns = "In total: it never turns over; raise it to spend more."
+    else:
+        turns = f"Turns over on {when(burn.turns)} (midnight in {budget.zone})"
+    return BurnLine(
+        label=f"{whose} · {EVERY_WORDS.get(budget.every, budget.every)}",
+        spent=usd(burn.spent_micros),
+        amount=usd(budget.amount_micros),
+        percent=burn.percent,
+        turns=turns,
     )
 
 
 class MissionsState(GameScoped):
     rows: list[OfferLine] = []
+    # The game's budgets and their burn, and the game's budget form.
+    burns: list[BurnLine] = []
+    budget_values: dict[str, str] = {}
+    budget_errors: dict[str, str] = {}
+    budget_form_key: int = 0
+    has_game_budget: bool = False
 
     @rx.event
     @refusals()
@@ -81,6 +120,48 @@ class MissionsState(GameScoped):
     async def _fetch(self) -> None:
         found = await self._on_game(lambda s, g, _a: designer.game_offers(session=s, game_id=g.id))
         self.rows = [offer_line(row) for row in found]
+        await self._fetch_budgets()
+
+    async def _fetch_budgets(self) -> None:
+        def work(session: Session, game: Game, account: Account) -> tuple[Any, Any]:
+            values = designer.game_budget_values(session=session, account=account, game_id=game.id)
+            return values, designer.budget_burn(session=session, game_id=game.id)
+
+        values, burns = await self._on_game(work)
+        self.burns = [burn_line(b) for b in burns]
+        self.budget_values = values
+        self.has_game_budget = bool(values.get("budget.amount"))
+        self.budget_form_key += 1
+
+    @rx.event
+    @refusals(into="budget_errors")
+    async def save_budget(self, form: dict[str, Any]):
+        """Set the game's budget (an empty amount removes it)."""
+        if not self._first(form.get(SUBMITTED)):
+            return None  # a second click of the same form
+        self.budget_errors = {}
+        fields = {k: str(v) for k, v in form.items() if k != SUBMITTED}
+        saved = await self._on_game(
+            lambda s, g, a: designer.save_game_budget(
+                session=s, account=a, game_id=g.id, form=fields
+            ),
+            write=True,
+        )
+        await self._fetch()
+        if saved is None:
+            return rx.toast.success("The game has no budget now.")
+        return rx.toast.success("Game budget saved.")
+
+    @rx.event
+    @refusals()
+    async def remove_budget(self):
+        self.budget_errors = {}
+        await self._on_game(
+            lambda s, g, a: designer.remove_game_budget(session=s, account=a, game_id=g.id),
+            write=True,
+        )
+        await self._fetch()
+        return rx.toast.success("The game has no budget now.")
 
     @rx.event
     @refusals()

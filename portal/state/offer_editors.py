@@ -29,7 +29,7 @@ from portal.components.formatting import usd
 from portal.state.auth import refusals
 from portal.state.games import GameScoped
 from portal.state.offer_editing import OfferEditing
-from portal.state.rule_inputs import NEW_MISSION, STAGES, RuleInputs
+from portal.state.rule_inputs import NEW_MISSION, PAYOUTS, STAGES, RuleInputs
 
 logger = logging.getLogger(__name__)
 # One backtest at a time in this process: each reads a game's history in a thread.
@@ -71,20 +71,30 @@ def history_lines(result: Backtest) -> tuple[list[HistoryLine], list[HistoryLine
 
 STAGE_PARTS = ("threshold", "payout")
 STAGE_LIMIT = 20
+# The country payouts' rows (`payouts.0.countries`, `payouts.0.payout`, …).
+PAYOUT_PARTS = ("countries", "payout")
+PAYOUT_LIMIT = 50
 
 
-def stage_numbers(values: dict[str, str]) -> list[int]:
-    """The ladder's rows the inputs hold, in order."""
-    found = {int(m.group(1)) for n in values if (m := re.match(r"stages\.(\d+)\.", n))}
+def stage_numbers(values: dict[str, str], prefix: str = STAGES) -> list[int]:
+    """The rows of a list of rows (the ladder's by default) the inputs hold, in order."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)\.")
+    found = {int(m.group(1)) for n in values if (m := pattern.match(n))}
     return sorted(found)
 
 
-def with_stages(values: dict[str, str], rows: list[dict[str, str]]) -> dict[str, str]:
-    """`values` with the ladder's rows replaced by `rows`, numbered afresh."""
-    kept = {k: v for k, v in values.items() if not k.startswith(STAGES)}
+def with_stages(
+    values: dict[str, str],
+    rows: list[dict[str, str]],
+    prefix: str = STAGES,
+    parts: tuple[str, ...] = STAGE_PARTS,
+) -> dict[str, str]:
+    """`values` with the rows of a list (the ladder's by default) replaced by `rows`,
+    numbered afresh."""
+    kept = {k: v for k, v in values.items() if not k.startswith(prefix)}
     for n, row in enumerate(rows):
-        for part in STAGE_PARTS:
-            kept[f"{STAGES}{n}.{part}"] = row.get(part, "")
+        for part in parts:
+            kept[f"{prefix}{n}.{part}"] = row.get(part, "")
     return kept
 
 
@@ -98,6 +108,8 @@ class EditorState(OfferEditing, RuleInputs):
     every: str = ""
     # Changes when the ladder's rows are drawn again (a row added or removed).
     stages_key: int = 0
+    # Changes when the country payouts' rows are drawn again.
+    payouts_key: int = 0
     # "Try on history": the draft over the game's stored events of the last days.
     history_days: str = "30"
     history_running: bool = False
@@ -185,6 +197,38 @@ class EditorState(OfferEditing, RuleInputs):
         if 0 <= index < len(rows):
             del rows[index]
             self._restaged(rows)
+
+    # --- revenue and payouts -----------------------------------------------------------------
+
+    @rx.var
+    def payout_rows(self) -> list[str]:
+        """The country payouts' row numbers, as the inputs' names have them."""
+        return [str(n) for n in stage_numbers(self.values, PAYOUTS)]
+
+    def _payouts(self) -> list[dict[str, str]]:
+        self._merge_typed()
+        return [
+            {part: self.values.get(f"{PAYOUTS}{n}.{part}", "") for part in PAYOUT_PARTS}
+            for n in stage_numbers(self.values, PAYOUTS)
+        ]
+
+    def _repaid(self, rows: list[dict[str, str]]) -> None:
+        """The country payouts' rows drawn again with these defaults."""
+        self.values = with_stages(self.values, rows, PAYOUTS, PAYOUT_PARTS)
+        self.errors = {k: v for k, v in self.errors.items() if not k.startswith("payouts")}
+        self.payouts_key += 1
+
+    @rx.event
+    def add_payout(self):
+        rows = [*self._payouts(), {part: "" for part in PAYOUT_PARTS}]
+        self._repaid(rows[:PAYOUT_LIMIT])
+
+    @rx.event
+    def remove_payout(self, index: int):
+        rows = self._payouts()
+        if 0 <= index < len(rows):
+            del rows[index]
+            self._repaid(rows)
 
     async def _save(self, fields: dict[str, str]) -> Any:
         self.errors = {}

@@ -46,8 +46,10 @@ SAMPLE_RULE = {
     "rule.completion.threshold": "3",
 }
 CONDITION_PARTS = ("field", "op", "value")
-# A ladder's rows (`stages.0.threshold`, `stages.0.payout`, …): kept like the builder's.
+# A ladder's rows (`stages.0.threshold`, `stages.0.payout`, …) and the country payouts'
+# (`payouts.0.countries`, `payouts.0.payout`, …): kept like the builder's.
 STAGES = "stages."
+PAYOUTS = "payouts."
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,7 @@ class RuleInputs(GameScoped):
         if name == "rule.completion.kind":
             self._merge_typed()
             self.values = {**self.values, name: text}
-        elif name.startswith(("rule.", "unit.rule.", STAGES)):
+        elif name.startswith(("rule.", "unit.rule.", STAGES, PAYOUTS)):
             self._typed = {**self._typed, name: text}
 
     @rx.event
