@@ -20,6 +20,7 @@ from sqlmodel import Session, col
 from api.accounts import Account, offerwall_for, require
 from api.core.paging import searched
 from api.economics import EconomicsError, Terms, payout_rules, resolve
+from api.economics.terms import OFFERWALL, SHARE
 from models import Game, Mission, Offerwall, Role
 
 # How many missions the picker lists for one search.
@@ -52,9 +53,13 @@ class MissionRule:
 
 @dataclass(frozen=True)
 class WallPayouts:
-    """An offerwall's payout rules: its share of revenue for every mission (None: none),
-    who set it and when, and its rules per mission, by game and title."""
+    """An offerwall (its company, status and owid) and its payout rules: its share of
+    revenue for every mission (None: none), who set it and when, and its rules per
+    mission, by game and title."""
 
+    company: str
+    status: str
+    owid: str
     share_percent: float | None
     share_by: str
     share_at: datetime | None
@@ -65,13 +70,15 @@ class WallPayouts:
 class Preview:
     """What the offerwall gets for one conversion of a mission from a player whose country
     has no payout of its own, and the rule that chose it (`terms` DEFAULT, OFFERWALL,
-    SHARE), beside the mission's payout and revenue; the margin is revenue less that
-    payout (None without revenue). `countries` are the mission's payouts per country,
-    which win over every rule of the offerwall."""
+    SHARE), beside the mission's payout and revenue; `own_rule` when it is the
+    offerwall's rule for this mission (else its share for every mission, or the default).
+    The margin is revenue less that payout (None without revenue). `countries` are the
+    mission's payouts per country, which win over every rule of the offerwall."""
 
     mission: MissionChoice
     payout_micros: int
     rule: str
+    own_rule: bool
     margin_micros: int | None
     countries: dict[str, int]
 
@@ -122,6 +129,9 @@ def payouts_of(session: Session, account: Account | None, offerwall_id: str) -> 
         )
     rules.sort(key=lambda r: (r.mission.game.lower(), r.mission.title.lower(), r.mission.id))
     return WallPayouts(
+        wall.name,
+        wall.status,
+        wall.owid or "",
         every.share_percent if every else None,
         every.created_by if every else "",
         every.created_at if every else None,
@@ -193,8 +203,15 @@ def preview(
         raise EconomicsError("No such mission.", field="mission")
     [choice] = _choices(session, col(Mission.id) == mission.id)
     terms = Terms.of(mission)
-    resolved = resolve(terms, payout_rules.for_mission(session, wall.id, mission.id), None)
+    rules = payout_rules.for_mission(session, wall.id, mission.id)
+    resolved = resolve(terms, rules, None)
+    own = rules.missions.get(mission.id)
+    own_rule = resolved.rule == OFFERWALL or (
+        resolved.rule == SHARE and own is not None and own[1] is not None
+    )
     margin = None
     if mission.revenue_micros is not None:
         margin = mission.revenue_micros - resolved.payout_micros
-    return Preview(choice, resolved.payout_micros, resolved.rule, margin, dict(terms.by_country))
+    return Preview(
+        choice, resolved.payout_micros, resolved.rule, own_rule, margin, dict(terms.by_country)
+    )

@@ -54,6 +54,7 @@ def test_staff_set_a_share_for_every_mission_and_resolve_follows(engine, arena):
     with new_session(engine) as session:
         shown = staff_payouts.payouts_of(session, STAFF, wall)
     assert (shown.share_percent, shown.share_by, shown.missions) == (70.0, STAFF.email, [])
+    assert (shown.company, shown.status) == ("Rewards Wall", "approved")
 
     assert _write(engine, staff_payouts.clear_share, STAFF, wall) is True
     assert _resolved(engine, wall, earning).rule == DEFAULT
@@ -171,6 +172,11 @@ def test_the_preview_shows_the_payout_next_to_the_default_revenue_and_margin(eng
         after = staff_payouts.preview(session, STAFF, wall, earning)
         without_revenue = staff_payouts.preview(session, STAFF, wall, plain)
     assert (after.payout_micros, after.rule, after.margin_micros) == (1_400_000, SHARE, 600_000)
+    assert after.own_rule is False  # the share for every mission
+    _write(engine, staff_payouts.set_for_mission, STAFF, wall, earning, share="50")
+    with new_session(engine) as session:
+        own = staff_payouts.preview(session, STAFF, wall, earning)
+    assert (own.payout_micros, own.rule, own.own_rule) == (1_000_000, SHARE, True)
     assert (without_revenue.payout_micros, without_revenue.margin_micros) == (500_000, None)
 
 
