@@ -2,6 +2,8 @@
 its payout rules (its revenue share for every mission, its rules for one mission) and a
 preview of what it gets for one mission. Its state is portal/state/payout_rules.py."""
 
+from typing import Any
+
 import reflex as rx
 
 from portal import routes
@@ -115,7 +117,7 @@ def _rules_table() -> rx.Component:
     return rx.cond(
         s.rules.length() > 0,
         data_table(
-            ("Mission", "Rule", "What it does", "Set by", ""),
+            ("Mission", "Rule", "Set by", ""),
             s.rules,
             lambda r: [
                 rx.vstack(
@@ -123,8 +125,11 @@ def _rules_table() -> rx.Component:
                     rx.text(r.game, size="1", color_scheme="gray"),
                     spacing="1",
                 ),
-                rx.text(r.rule, white_space="nowrap"),
-                rx.text(r.words, data_testid="rule-words"),
+                rx.vstack(
+                    rx.text(r.rule, weight="medium", data_testid="rule-short"),
+                    rx.text(r.words, size="2", color_scheme="gray", data_testid="rule-words"),
+                    spacing="1",
+                ),
                 rx.vstack(
                     rx.text(r.by, size="1"),
                     rx.text(r.at, size="1", color_scheme="gray"),
@@ -222,6 +227,7 @@ def _kind_option(value: str, text: str) -> rx.Component:
         rx.flex(rx.radio_group.item(value=value), text, spacing="2", align="center"),
         as_="label",
         size="2",
+        margin_right="1.5rem",
     )
 
 
@@ -301,12 +307,12 @@ def _rule_form() -> rx.Component:
 def _preview() -> rx.Component:
     s = PayoutRulesState
 
-    def figure(label: str, value: rx.Var, test_id: str, **props) -> rx.Component:
+    def figure(label: str, value: rx.Var, test_id: str, note: Any = "", **props) -> rx.Component:
         return rx.vstack(
             rx.text(label, size="1", color_scheme="gray"),
             rx.text(value, size="4", weight="bold", data_testid=test_id, **props),
+            rx.cond(note != "", rx.text(note, size="1", color_scheme="gray")),
             spacing="1",
-            min_width="8rem",
         )
 
     def shown(p) -> rx.Component:
@@ -317,7 +323,7 @@ def _preview() -> rx.Component:
                 p.game,
                 size="2",
             ),
-            rx.flex(
+            rx.grid(
                 figure("This offerwall gets", p.payout, "preview-payout"),
                 figure("Mission's payout", p.default, "preview-default"),
                 figure("Revenue", p.revenue, "preview-revenue"),
@@ -325,11 +331,13 @@ def _preview() -> rx.Component:
                     "Margin",
                     p.margin,
                     "preview-margin",
+                    note=p.margin_note,
                     color_scheme=rx.cond(p.losing, "red", "gray"),
                     high_contrast=~p.losing,
                 ),
-                gap="5",
-                wrap="wrap",
+                columns=rx.breakpoints(initial="2", md="4"),
+                gap="4",
+                width="100%",
             ),
             rx.text(p.why, size="2", data_testid="preview-why"),
             rx.cond(

@@ -117,6 +117,7 @@ class PreviewLine:
     default: str
     revenue: str
     margin: str
+    margin_note: str
     losing: bool
     countries: str
 
@@ -132,12 +133,13 @@ def preview_line(p: Preview, company: str) -> PreviewLine:
     else:
         why = "this offerwall's revenue share for every mission"
     if p.margin_micros is None or not m.revenue_micros:
-        margin = "None: the mission has no revenue"
+        margin, note = "None", "The mission has no revenue."
     else:
         share = Decimal(p.margin_micros) * 100 / Decimal(m.revenue_micros)
-        margin = f"{dollars(p.margin_micros)} ({share.quantize(Decimal('0.1'))}% of revenue)"
-    if p.margin_micros is not None and p.margin_micros < 0:
-        margin = f"−{dollars(-p.margin_micros)}: each conversion loses money"
+        note = f"{share.quantize(Decimal('0.1'))}% of revenue"
+        margin = dollars(p.margin_micros)
+        if p.margin_micros < 0:
+            margin, note = f"−{dollars(-p.margin_micros)}", "Each conversion loses money."
     named = sorted(p.countries.items())
     countries = ", ".join(f"{c} {dollars(v)}" for c, v in named[:COUNTRIES_SHOWN])
     if len(named) > COUNTRIES_SHOWN:
@@ -150,6 +152,7 @@ def preview_line(p: Preview, company: str) -> PreviewLine:
         default=dollars(m.payout_micros),
         revenue="None" if m.revenue_micros is None else dollars(m.revenue_micros),
         margin=margin,
+        margin_note=note,
         losing=p.margin_micros is not None and p.margin_micros < 0,
         countries=countries,
     )
