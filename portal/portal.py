@@ -26,6 +26,7 @@ from portal.pages import (
     login,
     mail,
     missions,
+    payout_rules,
     postbacks,
     publisher,
     publishers,
@@ -49,6 +50,7 @@ from portal.state.login import LoginState
 from portal.state.mail import MailState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
+from portal.state.payout_rules import PayoutRulesState
 from portal.state.postbacks import DeliveryState, PostbackState
 from portal.state.publishers import StaffState
 from portal.state.reports import ReportState
@@ -117,6 +119,7 @@ PAGES = [
     (postbacks.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
     (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
     (publishers.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
+    (payout_rules.payout_rules, routes.STAFF_OFFERWALL, "Payout rules", PayoutRulesState.load),
     (studios.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
     (studios.games, routes.GAMES, "Games", GamesState.load),
     (studios.game, routes.GAME, "Game", GameState.load),

@@ -15,6 +15,7 @@ PUBLISHER_POSTBACK = "/publisher/postback"
 PUBLISHER_DELIVERIES = "/publisher/deliveries"
 PUBLISHER_WALL = "/publisher/wall"
 STAFF_PUBLISHERS = "/staff/publishers"
+STAFF_OFFERWALL = "/staff/publishers/offerwall"
 STAFF = "/staff"
 PUBLISHER_OFFERS = "/publisher/offers"
 STAFF_STUDIOS = "/staff/studios"
@@ -102,6 +103,11 @@ def offerwall_query(offerwall_id: Any) -> Any:
 def publisher(offerwall_id: Any) -> Any:
     """A publisher's workspace as staff open it."""
     return PUBLISHER + offerwall_query(offerwall_id)
+
+
+def staff_offerwall(offerwall_id: Any) -> Any:
+    """An offerwall's staff page: its publisher and its payout rules."""
+    return STAFF_OFFERWALL + offerwall_query(offerwall_id)
 
 
 def tracking_link_template(base_url: str, owid: str) -> str:

@@ -1,5 +1,6 @@
 """Publishers and their offerwalls: the offerwall's lifecycle and settings, the signup,
-the staff queue, the API key, and the hosted wall's settings.
+the staff queue, an offerwall's payout rules as staff set them (`staff_payouts`), the API
+key, and the hosted wall's settings.
 """
 
 from api.publishers.offerwalls import OfferwallError

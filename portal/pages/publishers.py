@@ -70,7 +70,12 @@ def _actions(row) -> rx.Component:
                 href=routes.publisher(row.id),
             ),
         ),
+        rx.link(
+            rx.button("Payout rules", size="1", variant="outline"),
+            href=routes.staff_offerwall(row.id),
+        ),
         spacing="2",
+        wrap="wrap",
     )
 
 
