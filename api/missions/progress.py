@@ -1020,7 +1020,7 @@ def _spend(session: Session, spec: MissionSpec, revenue_micros: int, now: dateti
     is now closed to the next conversion."""
     if not revenue_micros or not spec.charges:
         return False
-    drawn = []
+    drawn: list[budgets.Charge] = []
     closes = False
     full = spec.terms.revenue_micros if spec.terms and spec.terms.revenue_micros else 0
     for charge in spec.charges:
