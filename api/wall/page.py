@@ -14,7 +14,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -28,6 +28,8 @@ from sqlalchemy import Connection
 from api.core.crypto import SecretBox, open_api_key
 from api.core.money import in_currency
 from api.core.refusals import N_
+from api.economics import Applied, best
+from api.economics import promotions as sales
 from api.listing import (
     COMPLETED,
     DOABLE,
@@ -47,9 +49,11 @@ from api.listing import (
 from api.missions import index
 from api.publishers import Theme, safe_image, signature
 from api.wall.i18n import Language, translations
-from models import OfferwallStatus
+from models import ConversionStatus, OfferwallStatus
 from models.schemas import NUL
+from models.tables import conversion as _conversion
 from models.tables import offerwall as _offerwall
+from models.tables import platform_user as _platform_user
 from models.tracking import TEST_UID
 
 PAGE_SIZE = 20
@@ -202,6 +206,7 @@ class MissionLine:
     title: str
     payout: str
     state: MissionState
+    base_payout: str = ""  # without the promotion, when one applies
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,7 @@ class StageLine:
     target: str
     payout: str
     reached: bool
+    base_payout: str = ""
 
 
 @dataclass(frozen=True)
@@ -229,6 +235,38 @@ class Card:
     stages: tuple[StageLine, ...] = ()  # a ladder's
     resets_at: str = ""  # when a recurring or pooled mission's period ends
     pooled: bool = False  # a pool's: offered until then (a recurring one starts over)
+    base_payout: str = ""  # the payout without the promotion, when one applies
+
+
+@dataclass(frozen=True)
+class PromotionBanner:
+    """The promotion at the top of the wall, from a record's `promotion`
+    (`{"name", "multiplier", "endsAt", "firstConversionOnly"}`)."""
+
+    name: str
+    multiplier: str  # as the language writes it: "2", "1,5"
+    ends_at: str  # ISO 8601 UTC, for the countdown's script
+    ends_text: str  # "6 Dec, 22:00 UTC": what a page without scripts shows
+    first_only: bool
+    hundredths: int  # 250 for 2.5×: what the payouts are multiplied by
+    seconds_left: int  # at `now`: the countdown as the page is sent (the script runs it on)
+
+
+def promotion_banner(
+    promotion: Mapping[str, Any], language: Language, now: datetime
+) -> PromotionBanner:
+    """A record's `promotion` as the wall's banner shows it at `now`."""
+    ends = datetime.fromisoformat(str(promotion["endsAt"]).replace("Z", "+00:00"))
+    multiplier = Decimal(str(promotion["multiplier"]))
+    return PromotionBanner(
+        name=str(promotion["name"]),
+        multiplier=language.number(float(multiplier)),
+        ends_at=ends.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        ends_text=language.moment(ends),
+        first_only=bool(promotion.get("firstConversionOnly")),
+        hundredths=int(multiplier * 100),
+        seconds_left=max(0, int((ends - now).total_seconds())),
+    )
 
 
 @dataclass(frozen=True)
@@ -243,6 +281,7 @@ class WallView:
     page: int
     pages: int
     total: int
+    promotion: PromotionBanner | None = None
 
 
 def _card(
@@ -256,16 +295,22 @@ def _card(
     *,
     doc: dict[str, Any] | None = None,
     link: str = "",
+    multiplier: int = 100,
 ) -> Card:
-    """An offer's card; a finished one (no longer listed) has no document and no link."""
+    """An offer's card; a finished one (no longer listed) has no document and no link.
+    With a promotion's `multiplier` (hundredths) its payouts are boosted, each beside
+    the amount without it."""
     doc, places = doc or {}, wall.currency_decimals
-    amounts = [
-        in_currency(g.payout_micros, exchange_rate=wall.exchange_rate, decimals=places)
-        for g in goals
-    ]
+    amounts = [_in_currency(g.payout_micros, wall, multiplier) for g in goals]
+    bases = [_in_currency(g.payout_micros, wall) for g in goals] if multiplier != 100 else []
     lines = tuple(
-        MissionLine(g.title, language.amount(a, places), m)
-        for g, a, m in zip(goals, amounts, state.missions, strict=True)
+        MissionLine(
+            g.title,
+            language.amount(a, places),
+            m,
+            language.amount(bases[n], places) if bases else "",
+        )
+        for n, (g, a, m) in enumerate(zip(goals, amounts, state.missions, strict=True))
     )
     return Card(
         kind=kind,
@@ -276,26 +321,44 @@ def _card(
         instructions=doc.get("instructions") or "",
         requirements=doc.get("requirements") or "",
         payout=language.amount(sum(amounts, Decimal(0)), places),
+        base_payout=language.amount(sum(bases, Decimal(0)), places) if bases else "",
         state=state,
         link=link,
         missions=lines if kind == "quest" else (),
-        **(_live(goals[0], state.missions[0], wall, language) if kind == "mission" else {}),
+        **(
+            _live(goals[0], state.missions[0], wall, language, multiplier)
+            if kind == "mission"
+            else {}
+        ),
+    )
+
+
+def _in_currency(payout_micros: int, wall: ListingOfferwall, multiplier: int = 100) -> Decimal:
+    return in_currency(
+        payout_micros,
+        exchange_rate=wall.exchange_rate,
+        decimals=wall.currency_decimals,
+        multiplier=multiplier,
     )
 
 
 def _live(
-    goal: Goal, mission: MissionState, wall: ListingOfferwall, language: Language
+    goal: Goal,
+    mission: MissionState,
+    wall: ListingOfferwall,
+    language: Language,
+    multiplier: int = 100,
 ) -> dict[str, Any]:
-    """A mission card's ladder and when its period ends."""
+    """A mission card's ladder (boosted by a promotion's `multiplier`, beside the amounts
+    without it) and when its period ends."""
     places = wall.currency_decimals
     reached = mission.stages_reached
     stages = tuple(
         StageLine(
             language.number(threshold),
-            language.amount(
-                in_currency(payout, exchange_rate=wall.exchange_rate, decimals=places), places
-            ),
+            language.amount(_in_currency(payout, wall, multiplier), places),
             n < reached,
+            language.amount(_in_currency(payout, wall), places) if multiplier != 100 else "",
         )
         for n, (threshold, payout) in enumerate(goal.stages)
     )
@@ -305,10 +368,26 @@ def _live(
 
 
 def _listed_card(
-    offer: Listed, state: OfferState, wall: ListingOfferwall, language: Language, link: str
+    offer: Listed,
+    state: OfferState,
+    wall: ListingOfferwall,
+    language: Language,
+    link: str,
+    multiplier: int = 100,
 ) -> Card:
     goals, doc = offer.goals, offer.doc
-    return _card(offer.kind, offer.id, offer.name, goals, state, wall, language, doc=doc, link=link)
+    return _card(
+        offer.kind,
+        offer.id,
+        offer.name,
+        goals,
+        state,
+        wall,
+        language,
+        doc=doc,
+        link=link,
+        multiplier=multiplier,
+    )
 
 
 class _FromListing:
@@ -350,17 +429,25 @@ class _FromListing:
         theme: Theme,
         language: Language,
         now: datetime,
+        multiplier: int = 100,
     ) -> str:
         """The cards of offers new to the player, their links waiting for `_QUERY` (the
         listing is built again when a period turns, and its cards with it)."""
         parts = []
         for offer in offers:
-            key = (offer.id, theme, language.code, wall.exchange_rate, wall.currency_decimals)
+            key = (
+                offer.id,
+                theme,
+                language.code,
+                wall.exchange_rate,
+                wall.currency_decimals,
+                multiplier,
+            )
             html = self.cards.get(key)
             if html is None:
                 state = OfferState(offer.kind, NEW, tuple(_new(g, now) for g in offer.goals))
                 link = f"/{offer.kind}s/{offer.id}?{_QUERY}"
-                card = _listed_card(offer, state, wall, language, link)
+                card = _listed_card(offer, state, wall, language, link, multiplier)
                 html = render("card.html", language=language, nonce="", theme=theme, c=card)
                 if len(self.cards) < self.MAX_ENTRIES:
                     self.cards[key] = html
@@ -408,7 +495,9 @@ def wall_view(
     pages = max(1, -(-len(fresh) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    cards = derived.new_cards(shown, listing, wall.theme, language, now)
+    applied = _promotion(conn, listing.id, visit.uid, country, now)
+    boost = 100 if applied is None else applied.multiplier
+    cards = derived.new_cards(shown, listing, wall.theme, language, now, boost)
     doable_ids = {o.id for o in offers}
     finished: list[Card] = []
     for kind, offer_id, name, goals in reversed(progress.played()):
@@ -425,7 +514,9 @@ def wall_view(
         language=language,
         visit=visit,
         continuing=[
-            _listed_card(o, progress.offer(o), listing, language, visit.tracking_link(o.kind, o.id))
+            _listed_card(
+                o, progress.offer(o), listing, language, visit.tracking_link(o.kind, o.id), boost
+            )
             for o in continuing
         ],
         # Template output (escaped when rendered) with the escaped query put in.
@@ -435,7 +526,36 @@ def wall_view(
         page=page,
         pages=pages,
         total=len(offers),
+        promotion=None if applied is None else promotion_banner(applied.as_json(), language, now),
     )
+
+
+def _promotion(
+    conn: Connection, offerwall_id: str, uid: str, country: str | None, now: datetime
+) -> Applied | None:
+    """The offerwall's promotion that applies to this player now: the one their next
+    conversion would get (docs/publisher-integration.md#promotions)."""
+    found = sales.live_sales(conn, [offerwall_id], now).get(offerwall_id)
+    if not found:
+        return None
+    first = None
+    if any(sale.first_only for sale in found):
+        first = conn.execute(_CONVERTED, {"offerwall_id": offerwall_id, "uid": uid}).first() is None
+    return best(found, now, country=country, first=first)
+
+
+# Whether the player has a conversion that counts (a first-conversion sale is not theirs).
+_CONVERTED = (
+    sa.select(_conversion.c.id)
+    .join(_platform_user, _platform_user.c.id == _conversion.c.platform_user_id)
+    .where(
+        _platform_user.c.offerwall_id == sa.bindparam("offerwall_id"),
+        _platform_user.c.uid == sa.bindparam("uid"),
+        _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
+        sa.not_(_conversion.c.test),
+    )
+    .limit(1)
+)
 
 
 # --- HTML -------------------------------------------------------------------------------
@@ -477,14 +597,24 @@ _SAMPLE_GOALS = (
 
 
 def preview_html(
-    theme: Theme, *, exchange_rate: float = 1.0, decimals: int = 2, language: str = "en"
+    theme: Theme,
+    *,
+    exchange_rate: float = 1.0,
+    decimals: int = 2,
+    language: str = "en",
+    promotion: Mapping[str, Any] | None = None,
 ) -> str:
     """The wall as a player would see it with `theme`, filled with sample offers: one in
     progress, one new, one quest half done. The workspace shows it while the publisher
     edits the theme (nothing is saved or read from the database), with the theme of the
-    unsaved values (`wall_settings.preview_theme`)."""
+    unsaved values (`wall_settings.preview_theme`); the Promotions page with a
+    `promotion` (a record's, as `promotion_banner` reads it): its banner, and every
+    payout boosted beside the amount without it."""
     wall = ListingOfferwall("preview", exchange_rate, decimals, 0, "preview")
     lang = Language(language)
+    now = datetime.now(UTC)
+    banner = promotion_banner(promotion, lang, now) if promotion is not None else None
+    boost = banner.hundredths if banner is not None else 100
     win, level, tutorial, score = _SAMPLE_GOALS
     started = OfferState("mission", STARTED, (MissionState(win, STARTED, 3),))
     new = OfferState("mission", "new", (MissionState(level, "new"),))
@@ -495,7 +625,16 @@ def preview_html(
     )
     sample = {"description": "A sample offer: your players see your real ones."}
     fresh = _card(
-        "mission", level.mission_id, level.title, (level,), new, wall, lang, doc=sample, link="#"
+        "mission",
+        level.mission_id,
+        level.title,
+        (level,),
+        new,
+        wall,
+        lang,
+        doc=sample,
+        link="#",
+        multiplier=boost,
     )
     view = WallView(
         theme=theme,
@@ -512,9 +651,18 @@ def preview_html(
                 lang,
                 doc=sample,
                 link="#",
+                multiplier=boost,
             ),
             _card(
-                "quest", "sample-q", "Season opener", (tutorial, score), quest, wall, lang, link="#"
+                "quest",
+                "sample-q",
+                "Season opener",
+                (tutorial, score),
+                quest,
+                wall,
+                lang,
+                link="#",
+                multiplier=boost,
             ),
         ],
         new_cards=Markup(  # noqa: S704 (a template's output, escaped when rendered)
@@ -525,6 +673,7 @@ def preview_html(
         page=1,
         pages=1,
         total=3,
+        promotion=banner,
     )
     page = render_wall(view, nonce="preview")
     # Shown in a sandboxed frame: a link there opens nothing (the frame allows no popups)
