@@ -27,6 +27,7 @@ from portal.pages import (
     mail,
     missions,
     postbacks,
+    promotions,
     publisher,
     publishers,
     reports,
@@ -50,6 +51,7 @@ from portal.state.mail import MailState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
 from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.promotions import PromotionsState
 from portal.state.publishers import StaffState
 from portal.state.reports import ReportState
 from portal.state.studios import StudioState
@@ -116,6 +118,7 @@ PAGES = [
     (postbacks.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
     (postbacks.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
     (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
+    (promotions.promotions, routes.PUBLISHER_PROMOTIONS, "Promotions", PromotionsState.load),
     (publishers.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
     (studios.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),
     (studios.games, routes.GAMES, "Games", GamesState.load),
