@@ -60,8 +60,8 @@ class PromotionsState(OfferwallScoped):
         redirect, wall = await self._open()
         if wall is None:
             return redirect
+        # The form is drawn empty with the page; what is typed before this load ends stays.
         self.weekly, self.typed_name, self.typed_multiplier = False, "", ""
-        self.form_key += 1
         await self._fetch_list()
         await self._redraw()
         return None
