@@ -25,6 +25,7 @@ from api.app import create_api
 from api.core.config import Settings
 from api.core.crypto import SecretBox, signed_headers
 from api.core.db import write_session
+from api.economics import PromotionIn, payout_rules, promotions
 from api.missions import offers
 from api.postbacks import Dispatcher
 from api.publishers import offerwalls, signup_publisher
@@ -32,6 +33,7 @@ from api.studios import create_game, studios
 from api.worker import approve_held
 from models import Studio
 from models.offer_schemas import OffersFile
+from models.types import utcnow
 
 STUDIO = "Demo Studio"
 DESIGNER = ("designer@demo.example", "star-siege-2026")
@@ -66,6 +68,8 @@ def _offers_file(game_id: str) -> OffersFile:
                     **mission,
                     "title": "Win 3 matches in a row with 1000+ points",
                     "payout": 1.5,
+                    "revenue": 2.4,
+                    "payouts": [{"countries": ["US", "CA", "GB"], "payout": 1.8}],
                     "tags": ["pvp"],
                     "rule": {
                         "event": "MATCH_END",
@@ -77,12 +81,15 @@ def _offers_file(game_id: str) -> OffersFile:
                     **mission,
                     "title": "Kill 10 players",
                     "payout": 0.8,
+                    "revenue": 1.2,
+                    "budget": {"amount": 50, "every": "day", "timeZone": "UTC"},
                     "rule": {"event": "KILL", "completion": {"kind": "count", "threshold": 10}},
                 },
                 {
                     **mission,
                     "title": "Win a match with 1000+ points today",
                     "payout": 0.2,
+                    "revenue": 0.35,
                     "recurrence": {"every": "day", "timeZone": "UTC"},
                     "rule": {
                         "event": "MATCH_END",
@@ -178,6 +185,20 @@ def run_demo(*, settings: Settings, box: SecretBox, players: int, port: int, ech
             session=session,
             offerwall=wall,
             url=f"http://127.0.0.1:{port}/postback?uid={{uid}}&tx={{transaction_id}}&gems={{payout}}&hash={{hash_key}}",
+        )
+        # Staff agreed 65% of revenue with the publisher; a weekend sale doubles the gems.
+        payout_rules.set_share(session, wall.id, "65", by="demo")
+        now = utcnow()
+        promotions.add(
+            session,
+            wall.id,
+            PromotionIn(
+                name="Double Gems Weekend",
+                multiplier="2",
+                start=now - timedelta(hours=1),
+                end=now + timedelta(days=2),
+            ),
+            by=PUBLISHER[0],
         )
         links = [f"/missions/{m.id}" for m in missions] + [f"/quests/{q.id}" for q in quests]
     echo(

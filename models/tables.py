@@ -8,12 +8,14 @@ from sqlalchemy import Table
 
 from models import (
     BlockedEntry,
+    BudgetSpend,
     CapCount,
     CatalogVersion,
     CheatFlag,
     Click,
     Conversion,
     Event,
+    Game,
     GameCredential,
     GameUser,
     GameUserIdentifier,
@@ -21,10 +23,12 @@ from models import (
     Mission,
     MissionPool,
     Offerwall,
+    PayoutRule,
     PlatformUser,
     Postback,
     PostbackAttempt,
     Progress,
+    Promotion,
     Quest,
     RefusedClick,
     SupportTicket,
@@ -41,12 +45,14 @@ def _table(model: Any) -> Table:
 
 
 blocked_entry = _table(BlockedEntry)
+budget_spend = _table(BudgetSpend)
 cap_count = _table(CapCount)
 catalog_version = _table(CatalogVersion)
 cheat_flag = _table(CheatFlag)
 click = _table(Click)
 conversion = _table(Conversion)
 event = _table(Event)
+game = _table(Game)
 game_credential = _table(GameCredential)
 game_user = _table(GameUser)
 game_user_identifier = _table(GameUserIdentifier)
@@ -54,10 +60,12 @@ idempotency_record = _table(IdempotencyRecord)
 mission = _table(Mission)
 mission_pool = _table(MissionPool)
 offerwall = _table(Offerwall)
+payout_rule = _table(PayoutRule)
 platform_user = _table(PlatformUser)
 postback = _table(Postback)
 postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)
+promotion = _table(Promotion)
 quest = _table(Quest)
 refused_click = _table(RefusedClick)
 signed_refusal = _table(SignedRefusal)

@@ -2,7 +2,7 @@
 it drives (the modules follow the contexts' names, the commands keep their own):
 `studios.py` (`game`, `credential`: games and credentials), `publishers.py` (`offerwall`),
 `missions.py` (`offers`), `conversions.py` (`conversion`: finding and reversing
-conversions), `fraud.py` (the review queue, fraud rules and the blocklist), `accounts.py`
+conversions), `economics.py` (`offerwall promotion`, `offerwall payout-rule`, `game budget`), `fraud.py` (the review queue, fraud rules and the blocklist), `accounts.py`
 (`user`: portal accounts) and `server.py` (migrate, serve, api, worker, prune,
 rotate-secrets, demo); `common.py` holds what they share.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from api.cli import accounts, conversions, fraud, missions, publishers, server, studios
+from api.cli import accounts, conversions, economics, fraud, missions, publishers, server, studios
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,3 +36,6 @@ for _command in (
     server.api_cmd,
 ):
     main.add_command(_command)
+publishers.offerwall_group.add_command(economics.promotion_group)
+publishers.offerwall_group.add_command(economics.payout_rule_group)
+studios.game_group.add_command(economics.game_budget)

@@ -25,6 +25,7 @@ from sqlmodel import Session
 from api.accounts import Account
 from api.core.paging import Window, paged
 from api.core.refusals import DomainError
+from api.economics import budgets
 from api.missions import bump
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
@@ -250,6 +251,7 @@ def reverse(
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
     free_places(session, Counter([found.mission_id]))
+    budgets.refund(session, [found.id])
     postbacks.enqueue(
         session,
         conversion_id=found.id,

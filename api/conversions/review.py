@@ -35,6 +35,7 @@ from api.conversions.ledger import (
     visible_ids,
 )
 from api.core.db import write_session
+from api.economics import budgets
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, PostbackKind
@@ -153,6 +154,7 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
         return len(rows)
     free_places(session, Counter(row.mission_id for row in rows))
+    budgets.refund(session, [row.id for row in rows])
     notified = set(
         session.execute(
             sa.select(_offerwall.c.id).where(

@@ -47,3 +47,9 @@ def format_money(amount: Decimal, *, decimals: int = 2, code: str = "", plain: b
 def format_usd(payout_micros: int) -> str:
     """A USD payout in cents, as people read it ("$1.51")."""
     return format_money(usd(payout_micros))
+
+
+def multiplier_text(hundredths: int) -> str:
+    """A promotion's multiplier (in hundredths) as people and the `{multiplier}` macro
+    write it: "1", "2", "2.5", "1.25"."""
+    return f"{(Decimal(hundredths) / 100).normalize():f}"

@@ -5,7 +5,7 @@ budgets of revenue (`budgets`). docs/economics.md tells the rules in words.
 
 from api.economics.budgets import Budget, Burn, burn
 from api.economics.errors import EconomicsError
-from api.economics.promotions import Applied, PromotionIn, Sale, best, multiplier_text
+from api.economics.promotions import Applied, PromotionIn, Sale, best
 from api.economics.terms import NO_RULES, Resolved, Terms, WallRules, resolve
 
 __all__ = [
@@ -21,6 +21,5 @@ __all__ = [
     "WallRules",
     "best",
     "burn",
-    "multiplier_text",
     "resolve",
 ]

@@ -26,10 +26,12 @@ from api.core.sql import dialect_insert
 from api.economics.errors import EconomicsError
 from api.economics.terms import micros
 from api.mail import outbox as mail
-from models import BudgetSpend, Game, Role, User
+from models import Game, Role, User, tables
 
-_spend = BudgetSpend.__table__  # type: ignore[attr-defined]
-_game = Game.__table__  # type: ignore[attr-defined]
+_spend = tables.budget_spend
+_game = tables.game
+_conversion = tables.conversion
+_mission = tables.mission
 WARN_AT = 80  # percent
 
 
@@ -87,7 +89,8 @@ def charges(mission: Any, game_budget: dict[str, Any] | None, *, game_id: str) -
     found = []
     own = Budget.of(mission.budget)
     if own is not None:
-        found.append(Charge(mission_scope(mission.id), own, game_id, f"“{mission.title}”"))
+        title = getattr(mission, "title", "")
+        found.append(Charge(mission_scope(mission.id), own, game_id, f"“{title}”"))
     shared = Budget.of(game_budget)
     if shared is not None:
         found.append(Charge(game_scope(game_id), shared, game_id, "the game"))
@@ -278,3 +281,38 @@ def set_game_budget(session: Session, game_id: str, budget: Any | None) -> None:
     row.budget = None if budget is None else budget.model_dump(mode="json")
     session.add(row)
     bump(session)  # listings open or close its offers
+
+
+def refund(session: Session, conversion_ids: Sequence[int]) -> None:
+    """Give the revenue of conversions taken back (rejected or reversed) back to the budgets
+    they drew on, each in the period it was recorded in. Call after their missions' rows
+    are locked (as `free_places` does), so the order of locks is a conversion's."""
+    if not conversion_ids:
+        return
+    rows = session.execute(
+        sa.select(
+            _conversion.c.revenue_micros,
+            _conversion.c.created_at,
+            _mission.c.id,
+            _mission.c.title,
+            _mission.c.budget,
+            _mission.c.game_id,
+            _game.c.budget.label("game_budget"),
+        )
+        .select_from(
+            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
+                _game, _game.c.id == _mission.c.game_id
+            )
+        )
+        .where(
+            _conversion.c.id.in_(list(conversion_ids)),
+            _conversion.c.revenue_micros > 0,
+            sa.not_(_conversion.c.test),
+        )
+        .order_by(_conversion.c.id)
+    ).all()
+    for row in rows:
+        for charge in charges(row, row.game_budget, game_id=row.game_id):
+            give_back(session, charge, int(row.revenue_micros), row.created_at)
+        if row.budget or row.game_budget:
+            bump(session)  # a closed mission may open again

@@ -13,9 +13,9 @@ from sqlmodel import Session, col, select
 from api.core.catalog import bump
 from api.economics.errors import EconomicsError
 from api.economics.terms import WallRules
-from models import Mission, PayoutRule
+from models import Mission, PayoutRule, tables
 
-_rule = PayoutRule.__table__  # type: ignore[attr-defined]
+_rule = tables.payout_rule
 EVERY_MISSION = ""  # the mission_id of an offerwall's rule for all its missions
 
 

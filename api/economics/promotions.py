@@ -23,13 +23,13 @@ from sqlmodel import Session, col, select
 
 from api.core.catalog import bump
 from api.economics.errors import EconomicsError
-from models import Promotion
+from models import Promotion, tables
 from models.offer_schemas import COUNTRY, zone_name
 from models.types import utcnow
 
 MULTIPLIER_LOW, MULTIPLIER_HIGH = Decimal("1.01"), Decimal("10")
 WEEK = timedelta(days=7)
-_promotion = Promotion.__table__  # type: ignore[attr-defined]
+_promotion = tables.promotion
 
 
 class PromotionIn(BaseModel):
@@ -201,11 +201,6 @@ def best(
         return None
     found.sort(key=lambda item: item[:3])
     return Applied(found[0][3], found[0][4])
-
-
-def multiplier_text(hundredths: int) -> str:
-    """A multiplier as the `{multiplier}` macro writes it: "1", "2", "2.5", "1.25"."""
-    return f"{(Decimal(hundredths) / 100).normalize():f}"
 
 
 # --- storage ---------------------------------------------------------------------------

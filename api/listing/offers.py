@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -25,7 +26,10 @@ from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
 from api.core.periods import Period, picks
-from api.missions import index, mission_rule, open_offers
+from api.economics import NO_RULES, Applied, Sale, Terms, WallRules, best, payout_rules, resolve
+from api.economics.promotions import live_sales
+from api.economics.terms import stage_payouts
+from api.missions import index, open_offers
 from api.missions.index import MissionSpec
 from api.missions.rules import Rule
 from models import Mission, OfferwallStatus, Quest
@@ -165,6 +169,8 @@ class Goal:
     stages: tuple[tuple[float, int], ...] = ()
     period: Period | None = None
     every_period: bool = False  # a recurring mission (a pooled one needs a click each period)
+    # What it pays per country and with revenue (docs/economics.md); None: its payout only.
+    terms: Terms | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -253,14 +259,11 @@ def mission_goal(m: Mission, pools: dict[tuple[str, str], Period] | None = None)
 
 
 def _goal(m: Mission, pools: dict[tuple[str, str], Period]) -> Goal:
-    return goal_of(
-        m.id,
-        m.title,
-        bool(m.allow_multiple_conversions),
-        int(m.payout_micros),
-        mission_rule(m),
-        index.spec_of(m, pools),
+    spec = index.spec_of(m, pools)
+    goal = goal_of(
+        m.id, m.title, bool(m.allow_multiple_conversions), int(m.payout_micros), spec.rule, spec
     )
+    return replace(goal, terms=spec.terms)
 
 
 def build_listing(session: Session, now: datetime) -> tuple[list[Listed], datetime]:
@@ -293,7 +296,7 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
     moments += _next_starts(session, now)
     # Full for the period: out until it turns; full at an offerwall: out there only.
     every = [*missions, *(m for ms in inside.values() for m in ms)]
-    capped = [m for m in every if m.period_caps or m.cap_per_offerwall]
+    capped = [m for m in every if open_offers.limited(m)]
     closed = open_offers.closed_missions(session.connection(), capped, None, now) if capped else {}
     moments += [moment for moment in closed.values() if moment is not None]
     closed_for = _closed_for(session, capped, now)
@@ -426,10 +429,13 @@ def list_offers(
     *, conn: Connection, offerwall: ListingOfferwall, page: OfferPage, base_url: str
 ) -> bytes:
     """The offers envelope of the original spec for one page, in the offerwall's currency,
-    serialized. Pages are kept (per listing, offerwall and page) until the listing changes."""
+    serialized. Pages are kept (per listing, offerwall, promotion and page) until the
+    listing changes."""
     current = LISTINGS.get(conn, offerwall.catalog_version)
     listing = for_offerwall(current, offerwall.id)
+    pricing = pricing_for(conn, offerwall, country=None, first=None, now=utcnow())
     key = (
+        pricing.sale_key,
         offerwall.owid,
         offerwall.exchange_rate,
         offerwall.currency_decimals,
@@ -445,7 +451,7 @@ def list_offers(
         _PAGES[id(current)] = pages
     body = pages[1].get(key)
     if body is None:
-        body = orjson.dumps(render_page(listing, offerwall, page, base_url))
+        body = orjson.dumps(render_page(listing, offerwall, page, base_url, pricing))
         if len(pages[1]) < MAX_CACHED_PAGES:
             pages[1][key] = body
     return body
@@ -480,10 +486,14 @@ _WALL_LISTS: dict[int, tuple[list[Listed], bool, dict[str, list[Listed]]]] = {}
 
 
 def render_page(
-    listing: list[Listed], offerwall: ListingOfferwall, page: OfferPage, base_url: str
+    listing: list[Listed],
+    offerwall: ListingOfferwall,
+    page: OfferPage,
+    base_url: str,
+    pricing: Pricing | None = None,
 ) -> dict[str, Any]:
     chosen = listing[page.offset : page.offset + page.limit] if page.limit else []
-    money = _Money(offerwall)
+    money = _Money(pricing or Pricing.plain(offerwall), chosen)
     owid = offerwall.owid
     return {
         "statusCode": 200,
@@ -513,15 +523,15 @@ def render_offer(
     preview; `render_page` does the same for a whole page)."""
     link = f"{base_url}/{kind}s/{offer_id}?owid={offerwall.owid}"
     render = _render_mission if kind == "mission" else _render_quest
-    return render(doc, _Money(offerwall), link)
+    return render(doc, _Money(Pricing.plain(offerwall), []), link)
 
 
 def _render_mission(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    return {**_with_stages(doc, money), "trackingLink": link, **money.payout(doc["payout"])}
+    return {**_with_stages(doc, money), "trackingLink": link, **money.payout(doc)}
 
 
 def _render_quest(doc: dict[str, Any], money: _Money, link: str) -> dict[str, Any]:
-    missions = [{**_with_stages(m, money), **money.payout(m["payout"])} for m in doc["missions"]]
+    missions = [{**_with_stages(m, money), **money.payout(m)} for m in doc["missions"]]
     return {**doc, "trackingLink": link, "missions": missions}
 
 
@@ -533,28 +543,140 @@ def _with_stages(doc: dict[str, Any], money: _Money) -> dict[str, Any]:
     """A ladder's stages with each payout in the offerwall's currency."""
     if not doc.get("stages"):
         return doc
+    payouts = money.stages(doc)
     stages = [
-        {
-            "stage": n,
-            "threshold": _whole(s["threshold"]),
-            "payout": money.payout(s["payout"])["payout"],
-        }
-        for n, s in enumerate(doc["stages"], start=1)
+        {"stage": n, "threshold": _whole(s["threshold"]), "payout": float(payout)}
+        for n, (s, payout) in enumerate(zip(doc["stages"], payouts, strict=True), start=1)
     ]
     return {**doc, "stages": stages}
 
 
+@dataclass(frozen=True)
+class Pricing:
+    """How one offerwall's payouts read for one player (docs/economics.md): its rules
+    resolved for the player's country by `economics.resolve`, in its currency, with the
+    promotion that applies (`applied`) boosting what the player gets."""
+
+    exchange_rate: float
+    decimals: int
+    code: str
+    rules: WallRules = NO_RULES
+    country: str | None = None
+    applied: Applied | None = None
+
+    @classmethod
+    def plain(cls, offerwall: ListingOfferwall) -> Pricing:
+        """Without rules or promotions (the editors' preview)."""
+        return cls(offerwall.exchange_rate, offerwall.currency_decimals, offerwall.currency_code)
+
+    @property
+    def sale_key(self) -> tuple[str, datetime] | None:
+        """What tells apart pages rendered under another promotion (or none)."""
+        return None if self.applied is None else (self.applied.sale.id, self.applied.ends_at)
+
+    def usd(self, mission_id: str, payout_micros: int, terms: Terms | None) -> int:
+        """The network's payout of one conversion (USD micros), by the one precedence."""
+        found = terms or Terms(mission_id, payout_micros)
+        return resolve(found, self.rules, self.country).payout_micros
+
+    def stage_usd(self, total_micros: int, terms: Terms | None, stages: list[int]) -> list[int]:
+        if terms is not None and terms.stages:
+            return stage_payouts(total_micros, terms)
+        return stages
+
+    def amount(self, payout_micros: int, *, boosted: bool = True) -> Decimal:
+        """In the offerwall's currency, with the promotion unless `boosted` is False."""
+        multiplier = self.applied.multiplier if boosted and self.applied else 100
+        return in_currency(
+            payout_micros,
+            exchange_rate=self.exchange_rate,
+            decimals=self.decimals,
+            multiplier=multiplier,
+        )
+
+    def goal_amount(self, goal: Goal, *, boosted: bool = True) -> Decimal:
+        return self.amount(
+            self.usd(goal.mission_id, goal.payout_micros, goal.terms), boosted=boosted
+        )
+
+
+def pricing_for(
+    conn: Connection,
+    offerwall: ListingOfferwall,
+    *,
+    country: str | None,
+    first: bool | None,
+    now: datetime,
+) -> Pricing:
+    """The offerwall's pricing for a player in `country` whose next conversion is (or is
+    not, or may be: None) their first there."""
+    rules, sales = ECONOMICS.get(conn, offerwall.catalog_version, offerwall.id)
+    applied = best(sales, now, country=country, first=first) if sales else None
+    return Pricing(
+        offerwall.exchange_rate,
+        offerwall.currency_decimals,
+        offerwall.currency_code,
+        rules,
+        country,
+        applied,
+    )
+
+
+class EconomicsCache:
+    """Every offerwall's payout rules and promotions not over, one copy per database
+    engine, read again when the catalog version moves (a rule or promotion changed)."""
+
+    def __init__(self) -> None:
+        self._by_engine: weakref.WeakKeyDictionary[
+            Any, tuple[int, dict[str, WallRules], dict[str, list[Sale]]]
+        ] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(
+        self, conn: Connection, version: int, offerwall_id: str
+    ) -> tuple[WallRules, list[Sale]]:
+        cached = self._by_engine.get(conn.engine)
+        if cached is None or cached[0] != version:
+            with self._lock:
+                cached = (version, payout_rules.load(conn), live_sales(conn, None, utcnow()))
+                self._by_engine[conn.engine] = cached
+        return cached[1].get(offerwall_id, NO_RULES), cached[2].get(offerwall_id, [])
+
+
+ECONOMICS = EconomicsCache()
+
+
 class _Money:
-    """USD micros → the offerwall's currency, as the JSON number the API shows."""
+    """USD micros → the offerwall's currency, as the JSON numbers the API shows, by its
+    pricing; each mission's terms from the listing's goals."""
 
-    def __init__(self, offerwall: ListingOfferwall):
-        self.rate, self.decimals = offerwall.exchange_rate, offerwall.currency_decimals
-        self.code = offerwall.currency_code
+    def __init__(self, pricing: Pricing, offers: list[Listed]):
+        self.pricing = pricing
+        self.terms = {g.mission_id: g.terms for o in offers for g in o.goals}
 
-    def payout(self, payout_micros: int) -> dict[str, Any]:
-        """A record's `payout` and the code of the currency it is in (`currency`)."""
-        amount = in_currency(payout_micros, exchange_rate=self.rate, decimals=self.decimals)
-        return {"payout": float(amount), "currency": self.code}
+    def _usd(self, doc: dict[str, Any]) -> int:
+        return self.pricing.usd(doc["id"], doc["payout"], self.terms.get(doc["id"]))
+
+    def payout(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """A record's `payout`, the code of its currency (`currency`) and, under a
+        promotion, `basePayout` and `promotion`."""
+        usd_micros = self._usd(doc)
+        pricing = self.pricing
+        found: dict[str, Any] = {
+            "payout": float(pricing.amount(usd_micros)),
+            "currency": pricing.code,
+        }
+        if pricing.applied is not None:
+            found["basePayout"] = float(pricing.amount(usd_micros, boosted=False))
+            found["promotion"] = pricing.applied.as_json()
+        return found
+
+    def stages(self, doc: dict[str, Any]) -> list[Decimal]:
+        """A ladder's stage payouts, in the currency, boosted as the mission's payout."""
+        usd_micros = self._usd(doc)
+        listed = [int(s["payout"]) for s in doc["stages"]]
+        parts = self.pricing.stage_usd(usd_micros, self.terms.get(doc["id"]), listed)
+        return [self.pricing.amount(part) for part in parts]
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -36,7 +36,6 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from api.core.money import in_currency
 from api.core.periods import Period
 from api.listing.offers import (
     LISTINGS,
@@ -44,16 +43,20 @@ from api.listing.offers import (
     Listed,
     ListingOfferwall,
     OfferPage,
+    Pricing,
     for_offerwall,
     goal_of,
     invalid_parameter,
     iso,
+    pricing_for,
     render_page,
 )
 from api.missions import rule_of, standing
-from models import ProgressStatus
+from models import ConversionStatus, ProgressStatus
 from models.offer_schemas import OPERATING_SYSTEMS
 from models.schemas import NUL
+from models.tables import click as _click
+from models.tables import conversion as _conversion
 from models.tables import mission as _mission
 from models.tables import mission_pool as _mission_pool
 from models.tables import platform_user as _platform_user
@@ -170,17 +173,16 @@ def targets(offer: Listed, *, country: str | None, os_name: str | None) -> bool:
     return not (offer.operating_systems and os_name not in offer.operating_systems)
 
 
-def payout_in(offer: Listed, offerwall: ListingOfferwall) -> Decimal:
-    """The offer's payout in the offerwall's currency, each mission's rounded as its
-    postback carries it (a quest's is its open missions' together)."""
-    rate, places = offerwall.exchange_rate, offerwall.currency_decimals
-    return sum(
-        (in_currency(g.payout_micros, exchange_rate=rate, decimals=places) for g in offer.goals),
-        Decimal(0),
-    )
+def payout_in(offer: Listed, pricing: Pricing | ListingOfferwall) -> Decimal:
+    """The offer's payout in the offerwall's currency as the player gets it (its rules and
+    promotion), each mission's rounded as its postback carries it (a quest's is its open
+    missions' together)."""
+    if isinstance(pricing, ListingOfferwall):
+        pricing = Pricing.plain(pricing)
+    return sum((pricing.goal_amount(g) for g in offer.goals), Decimal(0))
 
 
-def matches(offer: Listed, filters: OfferFilters, offerwall: ListingOfferwall) -> bool:
+def matches(offer: Listed, filters: OfferFilters, offerwall: Pricing | ListingOfferwall) -> bool:
     country = filters.country
     include, exclude = offer.countries_include, offer.countries_exclude
     if country and ((include and country not in include) or country in exclude):
@@ -195,7 +197,7 @@ def matches(offer: Listed, filters: OfferFilters, offerwall: ListingOfferwall) -
 def select(
     listing: list[Listed],
     filters: OfferFilters,
-    offerwall: ListingOfferwall,
+    offerwall: Pricing | ListingOfferwall,
     progress: PlayerProgress | None = None,
 ) -> list[Listed]:
     """The listing narrowed by the filters and (given a player) to what they can still do,
@@ -556,8 +558,12 @@ def list_for_player(
     still do, each offer with its `progress` and a tracking link that carries the uid."""
     listing = for_offerwall(LISTINGS.get(conn, offerwall.catalog_version), offerwall.id)
     progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now) if uid else None
-    chosen = select(listing, filters, offerwall, progress)
-    body = render_page(chosen, offerwall, page, base_url)
+    country, first = filters.country, None
+    if uid is not None:
+        country, first = player_economics(conn, offerwall.id, uid, country)
+    pricing = pricing_for(conn, offerwall, country=country, first=first, now=now)
+    chosen = select(listing, filters, pricing, progress)
+    body = render_page(chosen, offerwall, page, base_url, pricing)
     if progress is not None and uid is not None:
         shown = chosen[page.offset : page.offset + page.limit] if page.limit else []
         rendered = {
@@ -572,6 +578,38 @@ def list_for_player(
             record["progress"] = state.as_json()
             _mark_stages(record, offer, state)
     return orjson.dumps(body)
+
+
+def player_economics(
+    conn: Connection, offerwall_id: str, uid: str, country: str | None
+) -> tuple[str | None, bool]:
+    """What a player's pricing needs (docs/economics.md#payout-precedence): their country
+    (`country` when given, else that of their latest click at the offerwall) and whether
+    their next conversion would be their first there."""
+    row = conn.execute(_PLAYER_ECONOMICS, {"offerwall_id": offerwall_id, "uid": uid}).first()
+    if row is None:
+        return country, True
+    return country or row.country, not row.converted
+
+
+_PLAYER_ECONOMICS = sa.select(
+    sa.select(_click.c.country)
+    .where(_click.c.platform_user_id == _platform_user.c.id)
+    .order_by(_click.c.id.desc())
+    .limit(1)
+    .scalar_subquery()
+    .label("country"),
+    sa.exists()
+    .where(
+        _conversion.c.platform_user_id == _platform_user.c.id,
+        _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
+        sa.not_(_conversion.c.test),
+    )
+    .label("converted"),
+).where(
+    _platform_user.c.offerwall_id == sa.bindparam("offerwall_id"),
+    _platform_user.c.uid == sa.bindparam("uid"),
+)
 
 
 def _mark_stages(record: dict[str, Any], offer: Listed, state: OfferState) -> None:

@@ -20,10 +20,13 @@ from sqlmodel import Session, select
 from api import webhooks
 from api.core import catalog
 from api.core.periods import Period
+from api.economics.budgets import Charge, charges
+from api.economics.terms import Terms
 from api.fraud import strictest
 from api.missions.rules import Rule
 from models import Mission, MissionPool, Quest
 from models.offer_schemas import EVERY, rule_in
+from models.tables import game as _game
 from models.tables import webhook_endpoint as _endpoint
 
 
@@ -66,6 +69,10 @@ class MissionSpec:
     # The webhook types the game's endpoints take (docs/game-integration.md#webhooks): none,
     # and a conversion tells the game nothing without reading its endpoints.
     told: frozenset[str] = frozenset()
+    # Economics (docs/economics.md): its payout terms (revenue, payouts per country, a
+    # ladder's stage payouts) and the budgets a conversion draws on (its own, its game's).
+    terms: Terms | None = field(default=None, hash=False)
+    charges: tuple[Charge, ...] = field(default=(), hash=False)
 
     def expired(self, now: datetime) -> bool:
         return self.expiration_date is not None and self.expiration_date <= now
@@ -115,8 +122,13 @@ class MissionIndex:
         return self.by_game.get(game_id, [])
 
 
-def spec_of(mission: Mission, pools: dict[tuple[str, str], Period] | None = None) -> MissionSpec:
-    """A mission's spec; `pools`: the period of each (game, pool name) known."""
+def spec_of(
+    mission: Mission,
+    pools: dict[tuple[str, str], Period] | None = None,
+    game_budget: dict | None = None,
+) -> MissionSpec:
+    """A mission's spec; `pools`: the period of each (game, pool name) known;
+    `game_budget`: its game's budget, if any."""
     rule = Rule.from_input(rule_in(mission))
     period = Period.of(mission.recurrence)
     if mission.pool is not None:
@@ -148,6 +160,10 @@ def spec_of(mission: Mission, pools: dict[tuple[str, str], Period] | None = None
         caps_zone=str(caps.get("timeZone") or "UTC"),
         cap_per_offerwall=mission.cap_per_offerwall,
         title=mission.title,
+        terms=Terms.of(mission),
+        charges=tuple(charges(mission, game_budget, game_id=mission.game_id))
+        if mission.revenue_micros
+        else (),
     )
 
 
@@ -168,7 +184,8 @@ def load(session: Session, version: int) -> MissionIndex:
         .where(Mission.is_active, sa.or_(Mission.quest_id.is_(None), Quest.is_active))  # type: ignore[union-attr, arg-type]
     ).all()
     pools = pool_periods(session)
-    specs = [spec_of(mission, pools) for mission in rows]
+    budgets = dict(session.execute(sa.select(_game.c.id, _game.c.budget)).all())
+    specs = [spec_of(mission, pools, budgets.get(mission.game_id)) for mission in rows]
     per_quest: dict[str, list[dict[str, str] | None]] = {}
     for spec in specs:
         if spec.quest_id is not None:

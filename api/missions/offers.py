@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from api.core.refusals import DomainError
+from api.economics import budgets
 from api.missions import index
 from api.missions.rules import Rule, RuleError, Tally, progress
 from models import Game, Mission, MissionPool, Progress, ProgressStatus, Quest
@@ -222,6 +223,8 @@ def import_offers(*, session: Session, data: OffersFile) -> tuple[list[Mission],
     transaction."""
     if session.get(Game, data.gameId) is None:
         raise OfferError(f"no game with id {data.gameId}")
+    if data.budget is not None:
+        budgets.set_game_budget(session, data.gameId, data.budget)
     for pool in data.pools:
         save_pool(session=session, game_id=data.gameId, data=pool)
     missions = [save_mission(session=session, game_id=data.gameId, data=m) for m in data.missions]
@@ -236,8 +239,10 @@ def export_offers(*, session: Session, game_id: str) -> OffersFile:
     for m in sorted(missions, key=lambda m: m.quest_position):
         if m.quest_id is not None:
             inside[m.quest_id].append(m)
+    game = session.get(Game, game_id)
     return OffersFile(
         gameId=game_id,
+        budget=game.budget if game is not None else None,
         pools=[pool_in(p) for p in game_pools(session=session, game_id=game_id)],
         missions=[mission_in(m) for m in missions if m.quest_id is None],
         quests=[quest_in(q, inside[q.id]) for q in quests],

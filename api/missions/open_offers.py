@@ -22,6 +22,7 @@ from sqlalchemy import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from api.core.periods import Period
+from api.economics import budgets
 from models.tables import cap_count as _cap_count
 from models.tables import mission as _mission
 
@@ -92,12 +93,30 @@ def pool_members(
     return members
 
 
+def limited(mission: Any) -> bool:
+    """Whether a mission can be closed for a while: by a period cap, its cap at an
+    offerwall, or a budget (its own or its game's: any mission with revenue)."""
+    return bool(mission.period_caps or mission.cap_per_offerwall or mission.revenue_micros)
+
+
 def closed_missions(
     db: Connection, missions: list[Any], offerwall_id: str | None, now: datetime
 ) -> dict[str, datetime | None]:
-    """Of missions with period caps or a cap per offerwall, those full at `now` (for
-    `offerwall_id`; None: for every offerwall), with when they open again (None: only a
-    change of their cap opens them)."""
+    """Of missions with period caps, a cap per offerwall or a budget, those full at `now`
+    (for `offerwall_id`; None: for every offerwall), with when they open again (None: only
+    a change of their cap or budget opens them)."""
+    closed = _full(db, missions, offerwall_id, now)
+    for mission_id, reopen in budgets.closed(db, missions, now).items():
+        if mission_id in closed:
+            earlier = closed[mission_id]
+            reopen = None if earlier is None or reopen is None else max(earlier, reopen)
+        closed[mission_id] = reopen
+    return closed
+
+
+def _full(
+    db: Connection, missions: list[Any], offerwall_id: str | None, now: datetime
+) -> dict[str, datetime | None]:
     wanted: dict[tuple[str, str, str], tuple[int, datetime | None]] = {}
     for m in missions:
         caps = m.period_caps or {}

@@ -27,8 +27,11 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
+from api import economics
 from api.core.driver import DriverStatement, from_db_json, from_db_time
 from api.core.sql import dialect_insert, insert_ignore
+from api.economics import budgets, payout_rules, promotions
+from api.economics import terms as economics_terms
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import open_offers
@@ -750,13 +753,15 @@ def _convert(
     (docs/fraud.md#the-review-queue) is pending, without its postback, and counts against
     the cap like any other, so approvals can never overshoot it. The test player's
     (its click's `test`) is never held and takes no place under the cap: it is not paid."""
-    test = bool(session.execute(_CLICK_IS_TEST, {"click_id": row.click_id}).scalar_one())
+    click = session.execute(_CLICK_OF, {"click_id": row.click_id}).one()
+    test = bool(click.test)
+    stage = row.completions % len(spec.stages) if spec.stages else None
+    money = _money(session, row, spec, stage, click.country, now)
     if not test:
-        room = _take_place(session, spec, row.offerwall_id, now)
+        room = _take_place(session, spec, row.offerwall_id, now, money.revenue_micros)
         if room is not True:
             return room
 
-    stage = row.completions % len(spec.stages) if spec.stages else None
     row.completions += 1
     assessed = fraud.assess(
         session,
@@ -777,7 +782,7 @@ def _convert(
     )
     held = assessed.held and not test
     transaction_id = new_uuid()
-    payout_micros = spec.payout_micros if stage is None else spec.stages[stage][1]
+    payout_micros = money.payout_micros
     conversion_id = session.execute(
         _conversion.insert()
         .values(
@@ -790,6 +795,11 @@ def _convert(
             offerwall_id=row.offerwall_id,
             click_id=row.click_id,
             payout_micros=payout_micros,
+            revenue_micros=money.revenue_micros,
+            country=click.country,
+            payout_rule=money.rule,
+            promotion=money.promotion,
+            multiplier=money.multiplier,
             period=row.period or None,
             stage=None if stage is None else stage + 1,
             created_at=now,
@@ -904,11 +914,76 @@ def _whole(number: float) -> float | int:
     return int(number) if float(number).is_integer() else number
 
 
-_CLICK_IS_TEST = sa.select(_click.c.test).where(_click.c.id == sa.bindparam("click_id"))
+_CLICK_OF = sa.select(_click.c.test, _click.c.country).where(
+    _click.c.id == sa.bindparam("click_id")
+)
+
+
+@dataclass(frozen=True)
+class _Money:
+    """A conversion's economics as it stores them (docs/economics.md)."""
+
+    payout_micros: int
+    revenue_micros: int | None
+    rule: str
+    promotion: str | None
+    multiplier: int
+
+
+def _money(
+    session: Session,
+    row: ProgressRow,
+    spec: MissionSpec,
+    stage: int | None,
+    country: str | None,
+    now: datetime,
+) -> _Money:
+    """The payout by the one precedence (`economics.resolve`), a ladder stage's part of it
+    and of the revenue, and the offerwall's promotion that applies at `now`."""
+    terms = spec.terms or economics.Terms(spec.id, spec.payout_micros)
+    rules = payout_rules.for_mission(session, row.offerwall_id, spec.id)
+    resolved = economics.resolve(terms, rules, country)
+    payout, revenue = resolved.payout_micros, terms.revenue_micros
+    if stage is not None and terms.stages:
+        payout = economics_terms.stage_payouts(payout, terms)[stage]
+        if revenue is not None:
+            revenue = economics_terms.portion(revenue, terms.stages, stage)
+    sales = promotions.live_sales(session, [row.offerwall_id], now).get(row.offerwall_id)
+    applied = None
+    if sales:
+        first = None
+        if any(sale.first_only for sale in sales):
+            first = _first_conversion(session, row.platform_user_id)
+        applied = economics.best(sales, now, country=country, first=first)
+    return _Money(
+        payout,
+        revenue,
+        resolved.rule,
+        None if applied is None else applied.name,
+        100 if applied is None else applied.multiplier,
+    )
+
+
+def _first_conversion(session: Session, platform_user_id: str) -> bool:
+    """Whether the player (at one offerwall) has no conversion yet that counts."""
+    earlier = session.execute(
+        sa.select(_conversion.c.id)
+        .where(
+            _conversion.c.platform_user_id == platform_user_id,
+            _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
+            sa.not_(_conversion.c.test),
+        )
+        .limit(1)
+    ).first()
+    return earlier is None
 
 
 def _take_place(
-    session: Session, spec: MissionSpec, offerwall_id: str, now: datetime
+    session: Session,
+    spec: MissionSpec,
+    offerwall_id: str,
+    now: datetime,
+    revenue_micros: int | None = None,
 ) -> bool | None:
     """Count one more conversion of the mission under every cap it has, atomically: True
     when there was room under all of them; False when its cap (or its cap for this
@@ -928,9 +1003,36 @@ def _take_place(
             return False if period == "total" else None
         taken.append((scope, period))
         filled = filled or count >= limit
+    spent = _spend(session, spec, revenue_micros or 0, now)
+    if spent is None:
+        _give_back(session, spec.id, taken)
+        return None  # a budget: the progress waits for the next period (or a raise)
+    if spent:
+        filled = True
     if filled:
         bump(session)  # full now (for good, for a period or at an offerwall): listings drop it
     return True
+
+
+def _spend(session: Session, spec: MissionSpec, revenue_micros: int, now: datetime) -> bool | None:
+    """Draw a conversion's revenue on the mission's budgets (docs/economics.md#budgets):
+    None when one cannot take it (those drawn on before are given back), else whether one
+    is now closed to the next conversion."""
+    if not revenue_micros or not spec.charges:
+        return False
+    drawn = []
+    closes = False
+    full = spec.terms.revenue_micros if spec.terms and spec.terms.revenue_micros else 0
+    for charge in spec.charges:
+        spent = budgets.spend(session, charge, revenue_micros, now)
+        if spent is None:
+            for earlier in drawn:
+                budgets.give_back(session, earlier, revenue_micros, now)
+            return None
+        drawn.append(charge)
+        budgets.warn(session, charge, spent, full, now)
+        closes = closes or spent + full > charge.budget.amount_micros
+    return closes
 
 
 def _raise_cap_count(

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
-from api.core.money import in_currency, usd
+from api.core.money import in_currency, multiplier_text, usd
 from api.postbacks import endpoint as endpoints
 from api.postbacks.transport import AttemptResult, Target
 from api.postbacks.url import PostbackValues, render, with_status
@@ -93,9 +93,14 @@ def enqueue(
     )
 
 
-def _payouts(payout_micros: int, *, exchange_rate: float, decimals: int) -> tuple[str, str]:
-    """The payout in the offerwall's currency and in USD, as the macros write them."""
-    payout = in_currency(payout_micros, exchange_rate=exchange_rate, decimals=decimals)
+def _payouts(
+    payout_micros: int, *, exchange_rate: float, decimals: int, multiplier: int = 100
+) -> tuple[str, str]:
+    """The payout in the offerwall's currency (with a promotion's multiplier, in
+    hundredths) and in USD (never with it), as the macros write them."""
+    payout = in_currency(
+        payout_micros, exchange_rate=exchange_rate, decimals=decimals, multiplier=multiplier
+    )
     return f"{payout:f}", f"{usd(payout_micros).normalize():f}"
 
 
@@ -103,7 +108,10 @@ def values_for(row: Any) -> PostbackValues:
     """The macro values of a real conversion (or its reversal), from the row `urls_for`
     reads."""
     payout, payout_usd = _payouts(
-        row.payout_micros, exchange_rate=row.exchange_rate, decimals=row.currency_decimals
+        row.payout_micros,
+        exchange_rate=row.exchange_rate,
+        decimals=row.currency_decimals,
+        multiplier=row.multiplier,
     )
     return PostbackValues(
         uid=row.uid or "",
@@ -127,6 +135,8 @@ def values_for(row: Any) -> PostbackValues:
         period=row.period or "",
         stage=str(row.stage) if row.stage else "",
         stage_count=str(len(row.stages or ())) if row.stage else "",
+        promotion=row.promotion or "",
+        multiplier=multiplier_text(row.multiplier),
     )
 
 
@@ -331,6 +341,8 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
                 _offerwall.c.currency_code,
                 _conversion.c.transaction_id,
                 _conversion.c.payout_micros,
+                _conversion.c.multiplier,
+                _conversion.c.promotion,
                 _conversion.c.created_at,
                 _conversion.c.quest_id,
                 _conversion.c.reversal_reason,

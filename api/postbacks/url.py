@@ -61,6 +61,10 @@ class PostbackValues:
     period: str = ""
     stage: str = ""
     stage_count: str = ""
+    # The offerwall's promotion that applied (docs/publisher-integration.md#promotions): its
+    # name ("" without) and multiplier ("1" without); `payout` includes it.
+    promotion: str = ""
+    multiplier: str = "1"
 
     def mapping(self) -> dict[str, object]:
         """Macro name → value, as `render` takes it."""

@@ -59,7 +59,15 @@ _OFFER_COLUMNS = (
 # no offerwall has that owid). The hottest statements run straight on the driver.
 _OFFERWALL_JOIN = (_offerwall.c.id, _offerwall.c.status, _offerwall.c.fraud_actions)
 # A mission's live operations (docs/missions.md#live-operations), after its game.
-_LIVE_COLUMNS = ("game_id", "recurrence", "pool", "period_caps", "cap_per_offerwall")
+_LIVE_COLUMNS = (
+    "game_id",
+    "recurrence",
+    "pool",
+    "period_caps",
+    "cap_per_offerwall",
+    "revenue_micros",
+    "budget",
+)
 _FIND_MISSION = DriverStatement(
     sa.select(
         *(_mission.c[c] for c in _OFFER_COLUMNS),
@@ -118,6 +126,8 @@ class Offer:
     pool: str | None
     period_caps: dict[str, Any] | None
     cap_per_offerwall: int | None
+    revenue_micros: int | None  # a mission with revenue may be closed by a budget
+    budget: dict[str, Any] | None
     offerwall_id: str | None
     offerwall_status: str | None
     fraud_actions: dict[str, str]
@@ -132,6 +142,7 @@ class Offer:
         values[13] = from_db_json(values[13]) or {}  # mission_actions
         values[15] = from_db_json(values[15])  # recurrence
         values[17] = from_db_json(values[17])  # period_caps
+        values[20] = from_db_json(values[20])  # budget
         values[-1] = from_db_json(values[-1]) or {}
         return cls(*values)
 

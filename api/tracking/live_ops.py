@@ -142,7 +142,7 @@ def for_click(db: Connection, missions: list[Any], offerwall_id: str, now: datet
             Period(row.every, row.time_zone, row.week_starts_on),
             tuple(members.get((m.game_id, m.pool), ())),
         )
-    capped = [m for m in missions if m.period_caps or m.cap_per_offerwall]
+    capped = [m for m in missions if open_offers.limited(m)]
     if capped:
         live.closed = open_offers.closed_missions(db, capped, offerwall_id, now)
     return live
