@@ -26,10 +26,8 @@ from markupsafe import Markup, escape
 from sqlalchemy import Connection
 
 from api.core.crypto import SecretBox, open_api_key
-from api.core.money import in_currency
 from api.core.refusals import N_
-from api.economics import Applied, best
-from api.economics import promotions as sales
+from api.economics import Applied, Sale
 from api.listing import (
     COMPLETED,
     DOABLE,
@@ -46,14 +44,14 @@ from api.listing import (
     select,
     targets,
 )
+from api.listing.offers import Pricing, pricing_for
+from api.listing.players import player_economics
 from api.missions import index
 from api.publishers import Theme, safe_image, signature
 from api.wall.i18n import Language, translations
-from models import ConversionStatus, OfferwallStatus
+from models import OfferwallStatus
 from models.schemas import NUL
-from models.tables import conversion as _conversion
 from models.tables import offerwall as _offerwall
-from models.tables import platform_user as _platform_user
 from models.tracking import TEST_UID
 
 PAGE_SIZE = 20
@@ -290,19 +288,19 @@ def _card(
     name: str,
     goals: tuple[Goal, ...],
     state: OfferState,
-    wall: ListingOfferwall,
+    pricing: Pricing,
     language: Language,
     *,
     doc: dict[str, Any] | None = None,
     link: str = "",
-    multiplier: int = 100,
 ) -> Card:
     """An offer's card; a finished one (no longer listed) has no document and no link.
-    With a promotion's `multiplier` (hundredths) its payouts are boosted, each beside
-    the amount without it."""
-    doc, places = doc or {}, wall.currency_decimals
-    amounts = [_in_currency(g.payout_micros, wall, multiplier) for g in goals]
-    bases = [_in_currency(g.payout_micros, wall) for g in goals] if multiplier != 100 else []
+    Its payouts are the offerwall's for the player (`pricing`: its rules, and its
+    promotion, each boosted payout beside the amount without it)."""
+    doc, places = doc or {}, pricing.decimals
+    sale = pricing.applied is not None
+    amounts = [pricing.goal_amount(g) for g in goals]
+    bases = [pricing.goal_amount(g, boosted=False) for g in goals] if sale else []
     lines = tuple(
         MissionLine(
             g.title,
@@ -325,42 +323,28 @@ def _card(
         state=state,
         link=link,
         missions=lines if kind == "quest" else (),
-        **(
-            _live(goals[0], state.missions[0], wall, language, multiplier)
-            if kind == "mission"
-            else {}
-        ),
-    )
-
-
-def _in_currency(payout_micros: int, wall: ListingOfferwall, multiplier: int = 100) -> Decimal:
-    return in_currency(
-        payout_micros,
-        exchange_rate=wall.exchange_rate,
-        decimals=wall.currency_decimals,
-        multiplier=multiplier,
+        **(_live(goals[0], state.missions[0], pricing, language) if kind == "mission" else {}),
     )
 
 
 def _live(
-    goal: Goal,
-    mission: MissionState,
-    wall: ListingOfferwall,
-    language: Language,
-    multiplier: int = 100,
+    goal: Goal, mission: MissionState, pricing: Pricing, language: Language
 ) -> dict[str, Any]:
-    """A mission card's ladder (boosted by a promotion's `multiplier`, beside the amounts
-    without it) and when its period ends."""
-    places = wall.currency_decimals
+    """A mission card's ladder (each stage's part of the payout, boosted by a promotion
+    beside the amount without it) and when its period ends."""
+    places = pricing.decimals
     reached = mission.stages_reached
+    usd = pricing.usd(goal.mission_id, goal.payout_micros, goal.terms)
+    parts = pricing.stage_usd(usd, goal.terms, [p for _, p in goal.stages])
+    sale = pricing.applied is not None
     stages = tuple(
         StageLine(
             language.number(threshold),
-            language.amount(_in_currency(payout, wall, multiplier), places),
+            language.amount(pricing.amount(part), places),
             n < reached,
-            language.amount(_in_currency(payout, wall), places) if multiplier != 100 else "",
+            language.amount(pricing.amount(part, boosted=False), places) if sale else "",
         )
-        for n, (threshold, payout) in enumerate(goal.stages)
+        for n, ((threshold, _), part) in enumerate(zip(goal.stages, parts, strict=True))
     )
     resets = language.moment(mission.resets_at) if mission.resets_at is not None else ""
     pooled = goal.period is not None and not goal.every_period
@@ -368,25 +352,11 @@ def _live(
 
 
 def _listed_card(
-    offer: Listed,
-    state: OfferState,
-    wall: ListingOfferwall,
-    language: Language,
-    link: str,
-    multiplier: int = 100,
+    offer: Listed, state: OfferState, pricing: Pricing, language: Language, link: str
 ) -> Card:
     goals, doc = offer.goals, offer.doc
     return _card(
-        offer.kind,
-        offer.id,
-        offer.name,
-        goals,
-        state,
-        wall,
-        language,
-        doc=doc,
-        link=link,
-        multiplier=multiplier,
+        offer.kind, offer.id, offer.name, goals, state, pricing, language, doc=doc, link=link
     )
 
 
@@ -425,11 +395,10 @@ class _FromListing:
     def new_cards(
         self,
         offers: list[Listed],
-        wall: ListingOfferwall,
+        pricing: Pricing,
         theme: Theme,
         language: Language,
         now: datetime,
-        multiplier: int = 100,
     ) -> str:
         """The cards of offers new to the player, their links waiting for `_QUERY` (the
         listing is built again when a period turns, and its cards with it)."""
@@ -439,15 +408,16 @@ class _FromListing:
                 offer.id,
                 theme,
                 language.code,
-                wall.exchange_rate,
-                wall.currency_decimals,
-                multiplier,
+                pricing.exchange_rate,
+                pricing.decimals,
+                pricing.country,  # the offerwall's payout rules by country
+                pricing.sale_key,
             )
             html = self.cards.get(key)
             if html is None:
                 state = OfferState(offer.kind, NEW, tuple(_new(g, now) for g in offer.goals))
                 link = f"/{offer.kind}s/{offer.id}?{_QUERY}"
-                card = _listed_card(offer, state, wall, language, link, multiplier)
+                card = _listed_card(offer, state, pricing, language, link)
                 html = render("card.html", language=language, nonce="", theme=theme, c=card)
                 if len(self.cards) < self.MAX_ENTRIES:
                     self.cards[key] = html
@@ -485,8 +455,12 @@ def wall_view(
     targeted = derived.open_to(country, os_name)
     if derived.closed_somewhere:  # a mission at its cap for some offerwall: not here
         targeted = [o for o in targeted if listing.id not in o.closed_for]
+    # Priced as the offers API prices them for this player: their country's payout rules
+    # and the promotion their next conversion would get.
+    priced_for, first = player_economics(conn, listing.id, visit.uid, country)
+    pricing = pricing_for(conn, listing, country=priced_for, first=first, now=now)
     judged = progress.rows or derived.pooled
-    offers = select(targeted, OfferFilters(), listing, progress) if judged else targeted
+    offers = select(targeted, OfferFilters(), pricing, progress) if judged else targeted
     # What the player opened and can still do is in progress; the rest is new to them
     # (the listing holds a thousand offers: only the few they opened are judged).
     opened = progress.opened
@@ -495,9 +469,7 @@ def wall_view(
     pages = max(1, -(-len(fresh) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    applied = _promotion(conn, listing.id, visit.uid, country, now)
-    boost = 100 if applied is None else applied.multiplier
-    cards = derived.new_cards(shown, listing, wall.theme, language, now, boost)
+    cards = derived.new_cards(shown, pricing, wall.theme, language, now)
     doable_ids = {o.id for o in offers}
     finished: list[Card] = []
     for kind, offer_id, name, goals in reversed(progress.played()):
@@ -506,7 +478,7 @@ def wall_view(
         state = progress.of(kind, goals)
         if state.status in DOABLE:  # no longer offered here (ended, or not for this device)
             continue
-        finished.append(_card(kind, offer_id, name, goals, state, listing, language))
+        finished.append(_card(kind, offer_id, name, goals, state, pricing, language))
         if len(finished) >= MAX_FINISHED:
             break
     return WallView(
@@ -514,9 +486,7 @@ def wall_view(
         language=language,
         visit=visit,
         continuing=[
-            _listed_card(
-                o, progress.offer(o), listing, language, visit.tracking_link(o.kind, o.id), boost
-            )
+            _listed_card(o, progress.offer(o), pricing, language, visit.tracking_link(o.kind, o.id))
             for o in continuing
         ],
         # Template output (escaped when rendered) with the escaped query put in.
@@ -526,36 +496,10 @@ def wall_view(
         page=page,
         pages=pages,
         total=len(offers),
-        promotion=None if applied is None else promotion_banner(applied.as_json(), language, now),
+        promotion=None
+        if pricing.applied is None
+        else promotion_banner(pricing.applied.as_json(), language, now),
     )
-
-
-def _promotion(
-    conn: Connection, offerwall_id: str, uid: str, country: str | None, now: datetime
-) -> Applied | None:
-    """The offerwall's promotion that applies to this player now: the one their next
-    conversion would get (docs/publisher-integration.md#promotions)."""
-    found = sales.live_sales(conn, [offerwall_id], now).get(offerwall_id)
-    if not found:
-        return None
-    first = None
-    if any(sale.first_only for sale in found):
-        first = conn.execute(_CONVERTED, {"offerwall_id": offerwall_id, "uid": uid}).first() is None
-    return best(found, now, country=country, first=first)
-
-
-# Whether the player has a conversion that counts (a first-conversion sale is not theirs).
-_CONVERTED = (
-    sa.select(_conversion.c.id)
-    .join(_platform_user, _platform_user.c.id == _conversion.c.platform_user_id)
-    .where(
-        _platform_user.c.offerwall_id == sa.bindparam("offerwall_id"),
-        _platform_user.c.uid == sa.bindparam("uid"),
-        _conversion.c.status.in_([ConversionStatus.APPROVED, ConversionStatus.PENDING]),
-        sa.not_(_conversion.c.test),
-    )
-    .limit(1)
-)
 
 
 # --- HTML -------------------------------------------------------------------------------
@@ -610,11 +554,15 @@ def preview_html(
     unsaved values (`wall_settings.preview_theme`); the Promotions page with a
     `promotion` (a record's, as `promotion_banner` reads it): its banner, and every
     payout boosted beside the amount without it."""
-    wall = ListingOfferwall("preview", exchange_rate, decimals, 0, "preview")
     lang = Language(language)
     now = datetime.now(UTC)
     banner = promotion_banner(promotion, lang, now) if promotion is not None else None
-    boost = banner.hundredths if banner is not None else 100
+    applied = None
+    if banner is not None:
+        ends = datetime.fromisoformat(banner.ends_at.replace("Z", "+00:00"))
+        sale = Sale("preview", banner.name, banner.hundredths, now, ends)
+        applied = Applied(sale, ends)
+    wall = Pricing(exchange_rate, decimals, "", applied=applied)
     win, level, tutorial, score = _SAMPLE_GOALS
     started = OfferState("mission", STARTED, (MissionState(win, STARTED, 3),))
     new = OfferState("mission", "new", (MissionState(level, "new"),))
@@ -634,7 +582,6 @@ def preview_html(
         lang,
         doc=sample,
         link="#",
-        multiplier=boost,
     )
     view = WallView(
         theme=theme,
@@ -651,7 +598,6 @@ def preview_html(
                 lang,
                 doc=sample,
                 link="#",
-                multiplier=boost,
             ),
             _card(
                 "quest",
@@ -662,7 +608,6 @@ def preview_html(
                 wall,
                 lang,
                 link="#",
-                multiplier=boost,
             ),
         ],
         new_cards=Markup(  # noqa: S704 (a template's output, escaped when rendered)

@@ -13,9 +13,10 @@ from html.parser import HTMLParser
 from markupsafe import Markup
 
 from api.core.db import write_session
-from api.economics import PromotionIn
+from api.economics import Applied, PromotionIn, Sale
 from api.economics import promotions as sales
-from api.listing import COMPLETED, STARTED, Goal, ListingOfferwall, MissionState, OfferState
+from api.listing import COMPLETED, STARTED, Goal, MissionState, OfferState
+from api.listing.offers import Pricing
 from api.publishers import Theme
 from api.wall.i18n import Language
 from api.wall.page import (
@@ -39,7 +40,6 @@ RECORD = {
     "firstConversionOnly": False,
 }
 GEMS = Theme(title="GemWall", currency_name="GEM")
-WALL = ListingOfferwall("w", 100.0, 0, 0, "w")
 LADDER = Goal(
     "m-ladder",
     "Climb",
@@ -98,7 +98,11 @@ def read(html: str) -> Text:
 def _view(language: str = "en", record: dict | None = RECORD) -> str:
     lang = Language(language)
     banner = promotion_banner(record, lang, NOW) if record else None
-    boost = banner.hundredths if banner else 100
+    applied = None
+    if banner is not None:
+        ends = datetime.fromisoformat(banner.ends_at.replace("Z", "+00:00"))
+        applied = Applied(Sale("s", banner.name, banner.hundredths, NOW, ends), ends)
+    wall = Pricing(100.0, 0, "GEM", applied=applied)
     new = OfferState("mission", "new", (MissionState(SINGLE, "new"),))
     climbing = OfferState("mission", STARTED, (MissionState(LADDER, STARTED, 1, 1),))
     quest = OfferState(
@@ -106,16 +110,14 @@ def _view(language: str = "en", record: dict | None = RECORD) -> str:
         STARTED,
         (MissionState(TUTORIAL, COMPLETED, 1, 1), MissionState(SINGLE, STARTED, 5)),
     )
-    fresh = _card("mission", "m-1", "Reach level 20", (SINGLE,), new, WALL, lang, multiplier=boost)
+    fresh = _card("mission", "m-1", "Reach level 20", (SINGLE,), new, wall, lang)
     view = WallView(
         theme=GEMS,
         language=lang,
         visit=Visit("ow", "alice"),
         continuing=[
-            _card(
-                "mission", "m-ladder", "Climb", (LADDER,), climbing, WALL, lang, multiplier=boost
-            ),
-            _card("quest", "q", "Season", (TUTORIAL, SINGLE), quest, WALL, lang, multiplier=boost),
+            _card("mission", "m-ladder", "Climb", (LADDER,), climbing, wall, lang),
+            _card("quest", "q", "Season", (TUTORIAL, SINGLE), quest, wall, lang),
         ],
         new_cards=Markup(render("card.html", language=lang, nonce="", theme=GEMS, c=fresh)),
         new_count=1,
