@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
+from api.core.catalog import bump
 from api.publishers import offerwalls
 from models import Promotion
 from portal import routes
@@ -180,12 +181,12 @@ def test_a_publisher_previews_adds_and_ends_promotions_and_the_wall_shows_them(
         context.close()
 
     # The countdown runs: near its end it shows minutes and seconds, ticking.
-    with Session(portal.engine()) as db:
-        row_db = db.get(Promotion, saved.id)
+    with portal.setting_up() as (session, _):
+        row_db = session.get(Promotion, saved.id)
         assert row_db is not None
         row_db.ends_at = datetime.now(UTC) + timedelta(minutes=3)
-        db.add(row_db)
-        db.commit()
+        session.add(row_db)
+        bump(session)  # as every change of a promotion does: listings read it again
     context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     player = context.new_page()
     player.goto(wall_url)
