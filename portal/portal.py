@@ -28,6 +28,7 @@ from portal.pages import (
     missions,
     payout_rules,
     postbacks,
+    promotions,
     publisher,
     publishers,
     reports,
@@ -52,6 +53,7 @@ from portal.state.missions import EditorState, MissionsState, QuestState, RuleTe
 from portal.state.password import ForgotState, ResetState
 from portal.state.payout_rules import PayoutRulesState
 from portal.state.postbacks import DeliveryState, PostbackState
+from portal.state.promotions import PromotionsState
 from portal.state.publishers import StaffState
 from portal.state.reports import ReportState
 from portal.state.studios import StudioState
@@ -118,6 +120,7 @@ PAGES = [
     (postbacks.postback, routes.PUBLISHER_POSTBACK, "Postback", PostbackState.load),
     (postbacks.deliveries, routes.PUBLISHER_DELIVERIES, "Deliveries", DeliveryState.load),
     (wall.wall, routes.PUBLISHER_WALL, "Wall", WallState.load),
+    (promotions.promotions, routes.PUBLISHER_PROMOTIONS, "Promotions", PromotionsState.load),
     (publishers.publishers, routes.STAFF_PUBLISHERS, "Publishers", StaffState.load),
     (payout_rules.payout_rules, routes.STAFF_OFFERWALL, "Payout rules", PayoutRulesState.load),
     (studios.studios, routes.STAFF_STUDIOS, "Studios", StudioState.load),

@@ -1,8 +1,9 @@
 """GET /wall: the hosted offerwall a publisher opens in a webview or an iframe.
 
-Server-rendered HTML without a script: it loads fast in a phone's webview, and its
-Content-Security-Policy allows nothing but its own inline stylesheet (by nonce), images, and
-forms back to this server. `frame-ancestors` names the origins the offerwall configured
+Server-rendered HTML: it loads fast in a phone's webview, and its Content-Security-Policy
+allows nothing but its own inline stylesheet (by nonce), images, and forms back to this
+server; while a promotion runs, also the one small inline script (by nonce) that counts
+down to its end (without it, the page shows the end's time). `frame-ancestors` names the origins the offerwall configured
 (none: the wall cannot be framed at all); a webview opens it as a page of its own.
 """
 
@@ -49,13 +50,15 @@ router = APIRouter(tags=["hosted wall"])
 NONE = "'none'"
 
 
-def content_policy(nonce: str, origins: tuple[str, ...]) -> str:
-    """The wall's Content-Security-Policy: framed only by the offerwall's origins."""
+def content_policy(nonce: str, origins: tuple[str, ...], *, script: bool = False) -> str:
+    """The wall's Content-Security-Policy: framed only by the offerwall's origins; a page
+    with a promotion's countdown runs its one inline script (by nonce), no other."""
     ancestors = " ".join(origins) if origins else NONE
     return "; ".join(
         (
             f"default-src {NONE}",
             f"style-src 'nonce-{nonce}'",
+            *((f"script-src 'nonce-{nonce}'",) if script else ()),
             "img-src https: http: data:",
             "form-action 'self'",
             f"base-uri {NONE}",
@@ -64,9 +67,16 @@ def content_policy(nonce: str, origins: tuple[str, ...]) -> str:
     )
 
 
-def html_page(body: str, *, status: int, nonce: str, origins: tuple[str, ...] = ()) -> HTMLResponse:
+def html_page(
+    body: str,
+    *,
+    status: int,
+    nonce: str,
+    origins: tuple[str, ...] = (),
+    script: bool = False,
+) -> HTMLResponse:
     headers = {
-        "Content-Security-Policy": content_policy(nonce, origins),
+        "Content-Security-Policy": content_policy(nonce, origins, script=script),
         "Cache-Control": "no-store",
         # The language follows Accept-Language: a shared cache must keep them apart.
         "Vary": "Accept-Language",
@@ -140,7 +150,7 @@ async def wall(
     country, os_name = player_place(request, settings)
     page = _page_number(request.query_params.get("page"))
 
-    def work() -> tuple[Wall, str, str]:
+    def work() -> tuple[Wall, str, str, bool]:
         visit = read_visit(dict(request.query_params))
         nonce, now = secrets.token_urlsafe(16), utcnow()
         with engine.connect() as conn:
@@ -156,13 +166,13 @@ async def wall(
                 now=now,
             )
         body = render_wall(view, nonce=nonce)
-        return found, body, nonce
+        return found, body, nonce, view.promotion is not None
 
     try:
-        found, body, nonce = await run_db(engine, work)
+        found, body, nonce, countdown = await run_db(engine, work)
     except WallRefusal as refusal:
         return refusal_page(refusal, language)
-    return html_page(body, status=200, nonce=nonce, origins=found.origins)
+    return html_page(body, status=200, nonce=nonce, origins=found.origins, script=countdown)
 
 
 # --- "Missing reward?" ----------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -26,8 +26,8 @@ from markupsafe import Markup, escape
 from sqlalchemy import Connection
 
 from api.core.crypto import SecretBox, open_api_key
-from api.core.money import in_currency
 from api.core.refusals import N_
+from api.economics import Applied, Sale
 from api.listing import (
     COMPLETED,
     DOABLE,
@@ -44,6 +44,8 @@ from api.listing import (
     select,
     targets,
 )
+from api.listing.offers import Pricing, pricing_for
+from api.listing.players import player_economics
 from api.missions import index
 from api.publishers import Theme, safe_image, signature
 from api.wall.i18n import Language, translations
@@ -202,6 +204,7 @@ class MissionLine:
     title: str
     payout: str
     state: MissionState
+    base_payout: str = ""  # without the promotion, when one applies
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,7 @@ class StageLine:
     target: str
     payout: str
     reached: bool
+    base_payout: str = ""
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,38 @@ class Card:
     stages: tuple[StageLine, ...] = ()  # a ladder's
     resets_at: str = ""  # when a recurring or pooled mission's period ends
     pooled: bool = False  # a pool's: offered until then (a recurring one starts over)
+    base_payout: str = ""  # the payout without the promotion, when one applies
+
+
+@dataclass(frozen=True)
+class PromotionBanner:
+    """The promotion at the top of the wall, from a record's `promotion`
+    (`{"name", "multiplier", "endsAt", "firstConversionOnly"}`)."""
+
+    name: str
+    multiplier: str  # as the language writes it: "2", "1,5"
+    ends_at: str  # ISO 8601 UTC, for the countdown's script
+    ends_text: str  # "6 Dec, 22:00 UTC": what a page without scripts shows
+    first_only: bool
+    hundredths: int  # 250 for 2.5×: what the payouts are multiplied by
+    seconds_left: int  # at `now`: the countdown as the page is sent (the script runs it on)
+
+
+def promotion_banner(
+    promotion: Mapping[str, Any], language: Language, now: datetime
+) -> PromotionBanner:
+    """A record's `promotion` as the wall's banner shows it at `now`."""
+    ends = datetime.fromisoformat(str(promotion["endsAt"]).replace("Z", "+00:00"))
+    multiplier = Decimal(str(promotion["multiplier"]))
+    return PromotionBanner(
+        name=str(promotion["name"]),
+        multiplier=language.number(float(multiplier)),
+        ends_at=ends.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        ends_text=language.moment(ends),
+        first_only=bool(promotion.get("firstConversionOnly")),
+        hundredths=int(multiplier * 100),
+        seconds_left=max(0, int((ends - now).total_seconds())),
+    )
 
 
 @dataclass(frozen=True)
@@ -243,6 +279,7 @@ class WallView:
     page: int
     pages: int
     total: int
+    promotion: PromotionBanner | None = None
 
 
 def _card(
@@ -251,21 +288,27 @@ def _card(
     name: str,
     goals: tuple[Goal, ...],
     state: OfferState,
-    wall: ListingOfferwall,
+    pricing: Pricing,
     language: Language,
     *,
     doc: dict[str, Any] | None = None,
     link: str = "",
 ) -> Card:
-    """An offer's card; a finished one (no longer listed) has no document and no link."""
-    doc, places = doc or {}, wall.currency_decimals
-    amounts = [
-        in_currency(g.payout_micros, exchange_rate=wall.exchange_rate, decimals=places)
-        for g in goals
-    ]
+    """An offer's card; a finished one (no longer listed) has no document and no link.
+    Its payouts are the offerwall's for the player (`pricing`: its rules, and its
+    promotion, each boosted payout beside the amount without it)."""
+    doc, places = doc or {}, pricing.decimals
+    sale = pricing.applied is not None
+    amounts = [pricing.goal_amount(g) for g in goals]
+    bases = [pricing.goal_amount(g, boosted=False) for g in goals] if sale else []
     lines = tuple(
-        MissionLine(g.title, language.amount(a, places), m)
-        for g, a, m in zip(goals, amounts, state.missions, strict=True)
+        MissionLine(
+            g.title,
+            language.amount(a, places),
+            m,
+            language.amount(bases[n], places) if bases else "",
+        )
+        for n, (g, a, m) in enumerate(zip(goals, amounts, state.missions, strict=True))
     )
     return Card(
         kind=kind,
@@ -276,28 +319,32 @@ def _card(
         instructions=doc.get("instructions") or "",
         requirements=doc.get("requirements") or "",
         payout=language.amount(sum(amounts, Decimal(0)), places),
+        base_payout=language.amount(sum(bases, Decimal(0)), places) if bases else "",
         state=state,
         link=link,
         missions=lines if kind == "quest" else (),
-        **(_live(goals[0], state.missions[0], wall, language) if kind == "mission" else {}),
+        **(_live(goals[0], state.missions[0], pricing, language) if kind == "mission" else {}),
     )
 
 
 def _live(
-    goal: Goal, mission: MissionState, wall: ListingOfferwall, language: Language
+    goal: Goal, mission: MissionState, pricing: Pricing, language: Language
 ) -> dict[str, Any]:
-    """A mission card's ladder and when its period ends."""
-    places = wall.currency_decimals
+    """A mission card's ladder (each stage's part of the payout, boosted by a promotion
+    beside the amount without it) and when its period ends."""
+    places = pricing.decimals
     reached = mission.stages_reached
+    usd = pricing.usd(goal.mission_id, goal.payout_micros, goal.terms)
+    parts = pricing.stage_usd(usd, goal.terms, [p for _, p in goal.stages])
+    sale = pricing.applied is not None
     stages = tuple(
         StageLine(
             language.number(threshold),
-            language.amount(
-                in_currency(payout, exchange_rate=wall.exchange_rate, decimals=places), places
-            ),
+            language.amount(pricing.amount(part), places),
             n < reached,
+            language.amount(pricing.amount(part, boosted=False), places) if sale else "",
         )
-        for n, (threshold, payout) in enumerate(goal.stages)
+        for n, ((threshold, _), part) in enumerate(zip(goal.stages, parts, strict=True))
     )
     resets = language.moment(mission.resets_at) if mission.resets_at is not None else ""
     pooled = goal.period is not None and not goal.every_period
@@ -305,10 +352,12 @@ def _live(
 
 
 def _listed_card(
-    offer: Listed, state: OfferState, wall: ListingOfferwall, language: Language, link: str
+    offer: Listed, state: OfferState, pricing: Pricing, language: Language, link: str
 ) -> Card:
     goals, doc = offer.goals, offer.doc
-    return _card(offer.kind, offer.id, offer.name, goals, state, wall, language, doc=doc, link=link)
+    return _card(
+        offer.kind, offer.id, offer.name, goals, state, pricing, language, doc=doc, link=link
+    )
 
 
 class _FromListing:
@@ -346,7 +395,7 @@ class _FromListing:
     def new_cards(
         self,
         offers: list[Listed],
-        wall: ListingOfferwall,
+        pricing: Pricing,
         theme: Theme,
         language: Language,
         now: datetime,
@@ -355,12 +404,20 @@ class _FromListing:
         listing is built again when a period turns, and its cards with it)."""
         parts = []
         for offer in offers:
-            key = (offer.id, theme, language.code, wall.exchange_rate, wall.currency_decimals)
+            key = (
+                offer.id,
+                theme,
+                language.code,
+                pricing.exchange_rate,
+                pricing.decimals,
+                pricing.country,  # the offerwall's payout rules by country
+                pricing.sale_key,
+            )
             html = self.cards.get(key)
             if html is None:
                 state = OfferState(offer.kind, NEW, tuple(_new(g, now) for g in offer.goals))
                 link = f"/{offer.kind}s/{offer.id}?{_QUERY}"
-                card = _listed_card(offer, state, wall, language, link)
+                card = _listed_card(offer, state, pricing, language, link)
                 html = render("card.html", language=language, nonce="", theme=theme, c=card)
                 if len(self.cards) < self.MAX_ENTRIES:
                     self.cards[key] = html
@@ -398,8 +455,12 @@ def wall_view(
     targeted = derived.open_to(country, os_name)
     if derived.closed_somewhere:  # a mission at its cap for some offerwall: not here
         targeted = [o for o in targeted if listing.id not in o.closed_for]
+    # Priced as the offers API prices them for this player: their country's payout rules
+    # and the promotion their next conversion would get.
+    priced_for, first = player_economics(conn, listing.id, visit.uid, country)
+    pricing = pricing_for(conn, listing, country=priced_for, first=first, now=now)
     judged = progress.rows or derived.pooled
-    offers = select(targeted, OfferFilters(), listing, progress) if judged else targeted
+    offers = select(targeted, OfferFilters(), pricing, progress) if judged else targeted
     # What the player opened and can still do is in progress; the rest is new to them
     # (the listing holds a thousand offers: only the few they opened are judged).
     opened = progress.opened
@@ -408,7 +469,7 @@ def wall_view(
     pages = max(1, -(-len(fresh) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    cards = derived.new_cards(shown, listing, wall.theme, language, now)
+    cards = derived.new_cards(shown, pricing, wall.theme, language, now)
     doable_ids = {o.id for o in offers}
     finished: list[Card] = []
     for kind, offer_id, name, goals in reversed(progress.played()):
@@ -417,7 +478,7 @@ def wall_view(
         state = progress.of(kind, goals)
         if state.status in DOABLE:  # no longer offered here (ended, or not for this device)
             continue
-        finished.append(_card(kind, offer_id, name, goals, state, listing, language))
+        finished.append(_card(kind, offer_id, name, goals, state, pricing, language))
         if len(finished) >= MAX_FINISHED:
             break
     return WallView(
@@ -425,7 +486,7 @@ def wall_view(
         language=language,
         visit=visit,
         continuing=[
-            _listed_card(o, progress.offer(o), listing, language, visit.tracking_link(o.kind, o.id))
+            _listed_card(o, progress.offer(o), pricing, language, visit.tracking_link(o.kind, o.id))
             for o in continuing
         ],
         # Template output (escaped when rendered) with the escaped query put in.
@@ -435,6 +496,9 @@ def wall_view(
         page=page,
         pages=pages,
         total=len(offers),
+        promotion=None
+        if pricing.applied is None
+        else promotion_banner(pricing.applied.as_json(), language, now),
     )
 
 
@@ -477,14 +541,28 @@ _SAMPLE_GOALS = (
 
 
 def preview_html(
-    theme: Theme, *, exchange_rate: float = 1.0, decimals: int = 2, language: str = "en"
+    theme: Theme,
+    *,
+    exchange_rate: float = 1.0,
+    decimals: int = 2,
+    language: str = "en",
+    promotion: Mapping[str, Any] | None = None,
 ) -> str:
     """The wall as a player would see it with `theme`, filled with sample offers: one in
     progress, one new, one quest half done. The workspace shows it while the publisher
     edits the theme (nothing is saved or read from the database), with the theme of the
-    unsaved values (`wall_settings.preview_theme`)."""
-    wall = ListingOfferwall("preview", exchange_rate, decimals, 0, "preview")
+    unsaved values (`wall_settings.preview_theme`); the Promotions page with a
+    `promotion` (a record's, as `promotion_banner` reads it): its banner, and every
+    payout boosted beside the amount without it."""
     lang = Language(language)
+    now = datetime.now(UTC)
+    banner = promotion_banner(promotion, lang, now) if promotion is not None else None
+    applied = None
+    if banner is not None:
+        ends = datetime.fromisoformat(banner.ends_at.replace("Z", "+00:00"))
+        sale = Sale("preview", banner.name, banner.hundredths, now, ends)
+        applied = Applied(sale, ends)
+    wall = Pricing(exchange_rate, decimals, "", applied=applied)
     win, level, tutorial, score = _SAMPLE_GOALS
     started = OfferState("mission", STARTED, (MissionState(win, STARTED, 3),))
     new = OfferState("mission", "new", (MissionState(level, "new"),))
@@ -495,7 +573,15 @@ def preview_html(
     )
     sample = {"description": "A sample offer: your players see your real ones."}
     fresh = _card(
-        "mission", level.mission_id, level.title, (level,), new, wall, lang, doc=sample, link="#"
+        "mission",
+        level.mission_id,
+        level.title,
+        (level,),
+        new,
+        wall,
+        lang,
+        doc=sample,
+        link="#",
     )
     view = WallView(
         theme=theme,
@@ -514,7 +600,14 @@ def preview_html(
                 link="#",
             ),
             _card(
-                "quest", "sample-q", "Season opener", (tutorial, score), quest, wall, lang, link="#"
+                "quest",
+                "sample-q",
+                "Season opener",
+                (tutorial, score),
+                quest,
+                wall,
+                lang,
+                link="#",
             ),
         ],
         new_cards=Markup(  # noqa: S704 (a template's output, escaped when rendered)
@@ -525,6 +618,7 @@ def preview_html(
         page=1,
         pages=1,
         total=3,
+        promotion=banner,
     )
     page = render_wall(view, nonce="preview")
     # Shown in a sandboxed frame: a link there opens nothing (the frame allows no popups)

@@ -32,6 +32,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Offerwall", routes.PUBLISHER, (routes.PUBLISHER,)),
         ("Offers", routes.PUBLISHER_OFFERS, (routes.PUBLISHER_OFFERS,)),
         ("Wall", routes.PUBLISHER_WALL, (routes.PUBLISHER_WALL,)),
+        ("Promotions", routes.PUBLISHER_PROMOTIONS, (routes.PUBLISHER_PROMOTIONS,)),
         ("Postback", routes.PUBLISHER_POSTBACK, (routes.PUBLISHER_POSTBACK,)),
         ("Deliveries", routes.PUBLISHER_DELIVERIES, (routes.PUBLISHER_DELIVERIES,)),
         ("Tickets", routes.TICKETS, (routes.TICKETS,)),

@@ -38,6 +38,7 @@ def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
                 tab("Offerwall", routes.PUBLISHER),
                 tab("Offers", routes.PUBLISHER_OFFERS),
                 tab("Wall", routes.PUBLISHER_WALL),
+                tab("Promotions", routes.PUBLISHER_PROMOTIONS),
                 tab("Postback", routes.PUBLISHER_POSTBACK),
                 tab("Deliveries", routes.PUBLISHER_DELIVERIES),
                 spacing="2",
