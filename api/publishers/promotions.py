@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from sqlmodel import Session
 
 from api.accounts import Account, offerwall_for
 from api.core.countries import find_countries, unknown_countries
+from api.core.money import multiplier_text
 from api.economics import PromotionIn
 from api.economics import promotions as sales
 from api.missions.forms import FormError, from_form
@@ -88,7 +88,7 @@ def line(row: Promotion, now: datetime) -> PromotionLine:
         id=row.id,
         name=row.name,
         state=sales.state(row, now),
-        multiplier=f"{(Decimal(row.multiplier) / 100).normalize():f}×",
+        multiplier=f"{multiplier_text(row.multiplier)}×",
         window=window_text(row),
         countries=countries_text(row),
         first_only=bool(row.first_conversion_only),
