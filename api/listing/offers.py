@@ -687,7 +687,7 @@ def iso(moment: datetime | None) -> str | None:
 
 # What a listing leaves out of a definition: where the link goes (the tracking link stands
 # for it), a mission's time limit and rule, and its fraud screening (a limit known is a
-# limit a cheater stays under). Every other field is listed as defined.
+# limit a cheater stays under), and its economics. Every other field is listed as defined.
 _UNLISTED = {
     "destinationUrl",
     "timeLimitSeconds",
@@ -699,6 +699,11 @@ _UNLISTED = {
     "maxTraitValue",
     "maxEventsPerMinute",
     "fraudActions",
+    # The economics: what the game pays and its budget are the network's business, and
+    # `payout` is already the one that applies to the asking offerwall and player.
+    "revenue",
+    "payouts",
+    "budget",
 }
 # A mission inside a quest shows what differs from mission to mission; the rest is the quest's.
 _QUEST_LEVEL = {"thumbnail", "expirationDate", "startDate", "previewUrl", "trackingLink"}

@@ -101,6 +101,8 @@ def test_the_precedence_is_resolved_the_same_in_listing_conversion_and_postback(
             # The listing for that country shows what the conversion then pays (100 GEM/USD).
             record = listed(client, wall[1], country=country)[offer.id]
             assert record["payout"] == float(usd) * 100, (offer.title, country)
+            # Publishers never see revenue, budgets or the payouts of other countries.
+            assert not {"revenue", "payouts", "budget", "basePayout"} & set(record)
             play(client, signed, wall, offer.id, f"p{n}", ip)
         sent = deliver(engine, box, api_settings, wall[0], receiver)
     rows = stored(engine)
