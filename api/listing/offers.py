@@ -563,11 +563,18 @@ class Pricing:
     rules: WallRules = NO_RULES
     country: str | None = None
     applied: Applied | None = None
+    offerwall_id: str = ""
 
     @classmethod
     def plain(cls, offerwall: ListingOfferwall) -> Pricing:
         """Without rules or promotions (the editors' preview)."""
         return cls(offerwall.exchange_rate, offerwall.currency_decimals, offerwall.currency_code)
+
+    @property
+    def rules_key(self) -> str | None:
+        """What tells apart what offerwalls with rules of their own are shown (those without
+        any price alike)."""
+        return None if self.rules is NO_RULES else self.offerwall_id
 
     @property
     def sale_key(self) -> tuple[str, datetime] | None:
@@ -619,6 +626,7 @@ def pricing_for(
         rules,
         country,
         applied,
+        offerwall.id,
     )
 
 

@@ -410,7 +410,8 @@ class _FromListing:
                 language.code,
                 pricing.exchange_rate,
                 pricing.decimals,
-                pricing.country,  # the offerwall's payout rules by country
+                pricing.country,  # the mission's payouts by country
+                pricing.rules_key,  # the offerwall's own payout rules
                 pricing.sale_key,
             )
             html = self.cards.get(key)
