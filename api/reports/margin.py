@@ -149,25 +149,21 @@ def _labels(session: Session, by: str, keys: list[str]) -> dict[str, str]:
         return {}
     if by == "game":
         return dict(
-            session.execute(sa.select(col(Game.id), col(Game.name)).where(col(Game.id).in_(keys)))
-            .tuples()
-            .all()
+            session.execute(
+                sa.select(col(Game.id), col(Game.name)).where(col(Game.id).in_(keys))
+            ).all()
         )
     if by == "mission":
         return dict(
             session.execute(
                 sa.select(col(Mission.id), col(Mission.title)).where(col(Mission.id).in_(keys))
-            )
-            .tuples()
-            .all()
+            ).all()
         )
     if by == "offerwall":
         return dict(
             session.execute(
                 sa.select(col(Offerwall.id), col(Offerwall.name)).where(col(Offerwall.id).in_(keys))
-            )
-            .tuples()
-            .all()
+            ).all()
         )
     if by == "country":
         return {k: _country_label(k) for k in keys}
