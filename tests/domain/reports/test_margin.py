@@ -317,8 +317,14 @@ def test_a_publisher_sees_the_currency_given_with_and_without_promotions_never_r
     assert text.splitlines()[-1].endswith(",5.50,2.50,1")
     for word in ("revenue", "spend", "margin"):
         assert word not in text.lower()
-    line = report_line(totals)
-    assert "revenue" not in str(line).lower() and "spend" not in str(line).lower()
+    # What the page is sent: no spend for a publisher, and no field for revenue at all.
+    line = report_line(totals, None, report.amounts_in)
+    assert line.spend == "" and (line.given, line.given_base, line.promoted) == (
+        "$5.50",
+        "$2.50",
+        1,
+    )
+    assert not [f for f in vars(line) if "revenue" in f or "margin" in f]
 
 
 def test_a_publisher_in_gems_gets_each_promoted_conversion_rounded_once(engine, sales):
