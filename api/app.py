@@ -24,7 +24,7 @@ from api.core.ratelimit import ingest_limiter, reports_limiter
 from api.fraud import Policy
 from api.ingest import RefusalRecorder
 from api.responses import OrjsonResponse
-from api.routes import events, lookup, offerwall, reports_api, tracking, wall
+from api.routes import events, lookup, offerwall, reports_api, staff_reports, tracking, wall
 from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
 from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
 from api.security_headers import install_security_headers
@@ -69,7 +69,7 @@ def create_api(
         title="Questwall API",
         version="2.0.0",
         description="Signed game events and identifiers, platform-user lookup, offers, "
-        "publishers' reports.",
+        "publishers' reports, staff's margin report.",
         docs_url=DOCS_PATH,
         redoc_url=None,
         static_url=DOCS_STATIC_PATH,
@@ -94,6 +94,7 @@ def create_api(
         tracking.router,
         offerwall.router,
         reports_api.router,
+        staff_reports.router,
         wall.router,
     )
     for router in routers:

@@ -49,6 +49,7 @@ from portal.state.fraud import FraudState
 from portal.state.games import GamesState, GameState
 from portal.state.login import LoginState
 from portal.state.mail import MailState
+from portal.state.margin import MarginState
 from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
 from portal.state.password import ForgotState, ResetState
 from portal.state.payout_rules import PayoutRulesState
@@ -134,6 +135,7 @@ PAGES = [
     (webhooks.webhooks, routes.WEBHOOKS, "Webhooks", WebhooksState.load),
     (webhooks.webhook, routes.WEBHOOK, "Webhook endpoint", WebhookState.load),
     (reports.reports, routes.REPORTS, "Reports", ReportState.load),
+    (reports.margin, routes.REPORTS_MARGIN, "Margin", MarginState.load),
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),

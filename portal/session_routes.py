@@ -20,6 +20,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.accounts import (
+    SESSION_COOKIE,
     SESSION_MAX,
     AccountError,
     IpThrottle,
@@ -41,7 +42,6 @@ from api.responses import OrjsonResponse
 from api.routes.body import read_limited_body
 from portal import routes
 
-SESSION_COOKIE = "questwall_session"
 MAX_BODY = 16 * 1024
 SIGN_IN_FIELDS = frozenset({"email", "password", "next"})
 # The page's script posts `next` with every form; signup goes to the application page.

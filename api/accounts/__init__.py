@@ -16,6 +16,7 @@ from api.accounts.access import (
 )
 from api.accounts.passwords import ResetThrottled, forgot_password, reset_password, reset_throttle
 from api.accounts.sessions import (
+    SESSION_COOKIE,
     SESSION_MAX,
     AccountError,
     LoginThrottled,
@@ -28,6 +29,7 @@ from api.accounts.sessions import (
 from api.accounts.throttle import IpThrottle
 
 __all__ = [
+    "SESSION_COOKIE",
     "SESSION_MAX",
     "Account",
     "AccountError",

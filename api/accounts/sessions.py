@@ -27,6 +27,9 @@ from models import PortalSession, Role, User
 from models.types import utcnow
 
 # A session ends after this long without use, and in any case this long after sign-in.
+# The cookie that carries a browser's session token (set by portal/session_routes.py; the
+# staff reporting endpoints of the API read it too).
+SESSION_COOKIE = "questwall_session"
 SESSION_IDLE = timedelta(hours=12)
 SESSION_MAX = timedelta(days=7)
 # Last-seen is written at most this often (a page view is not a write).

@@ -1,6 +1,7 @@
 """A report as CSV (the reports page's download): its rows and totals, the USD columns and,
-for a publisher paid in another currency, the same amounts in theirs; a label a spreadsheet
-would run as a formula is written as text.
+for a publisher paid in another currency, the same amounts in theirs; for every publisher
+the currency given with and without promotions; a label a spreadsheet would run as a
+formula is written as text. Staff's margin report as CSV too (`margin_csv`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from api.core.money import format_money, usd
 from api.reports.figures import Currency, Report, ReportRow
+from api.reports.margin import MarginReport
 
 
 def to_csv(report: Report, dimension: str) -> str:
@@ -26,6 +28,15 @@ def to_csv(report: Report, dimension: str) -> str:
         header += [f"payout_{code}", f"epc_{code}", f"reversed_payout_{code}"]
         header.append(f"net_payout_{code}")
     header.append("refused_clicks")
+    # Every publisher (their report is in their currency): the currency given to players
+    # with and without promotions, and the conversions a promotion multiplied.
+    given = report.amounts_in
+    if given is not None:
+        header += ["currency_given", "currency_given_without_promotions", "promoted_conversions"]
+    # Staff and designers: what the games spent (revenue); never in a publisher's report.
+    spends = report.totals.spend_micros is not None
+    if spends:
+        header.append("spend_usd")
     writer.writerow(header)
     for r in [*report.rows, report.totals]:
         line: list[Any] = [_cell(r.label), r.clicks, r.starts, r.conversions, _rate(r)]
@@ -41,6 +52,14 @@ def to_csv(report: Report, dimension: str) -> str:
         if report.currency:
             line += _local_cells(r, report.currency)
         line.append(r.refused)
+        if given is not None:
+            line += [
+                format_money(r.given_amount or Decimal(0), decimals=given.decimals, plain=True),
+                format_money(r.payout_amount or Decimal(0), decimals=given.decimals, plain=True),
+                r.promoted,
+            ]
+        if spends:
+            line.append(format_money(usd(r.spend_micros or 0), plain=True))
         writer.writerow(line)
     return out.getvalue()
 
@@ -69,3 +88,36 @@ def _cell(text: str) -> str:
     """A label as a spreadsheet takes it as text: a sub value comes from whoever opened
     the link, and "=…" (or +, -, @) would be run as a formula."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+MARGIN_HEADER = (
+    "conversions",
+    "held",
+    "revenue_usd",
+    "payout_usd",
+    "margin_usd",
+    "margin_percent",
+)
+
+
+def margin_csv(report: MarginReport) -> str:
+    """Staff's margin report: its rows, then the totals; amounts in USD to the micro (the
+    totals are the rows' sums exactly), the margin's share of revenue blank without
+    revenue."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([report.by, *MARGIN_HEADER])
+    for r in [*report.rows, report.totals]:
+        percent = r.margin_percent
+        writer.writerow(
+            [
+                _cell(r.label),
+                r.conversions,
+                r.held,
+                format_money(r.revenue_usd, decimals=6, plain=True),
+                format_money(r.payout_usd, decimals=6, plain=True),
+                format_money(r.margin_usd, decimals=6, plain=True),
+                "" if percent is None else f"{percent:f}",
+            ]
+        )
+    return out.getvalue()

@@ -13,7 +13,11 @@ net payout is payout minus reversed payout. Everything counts on the conversion'
 month's net payout, and a day's figures are final only when nothing of it is reversed later.
 
 Scoped on the server: staff see everything, designers their studio's offers, publishers
-their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too.
+their offerwall (approved only, `access.offerwall_for`), in their offerwall's currency too,
+with the currency given with and without promotions and how many conversions a promotion
+multiplied. Staff and designers also see the games' spend: the revenue of the approved and
+held conversions, as budgets count it (docs/economics.md#budgets); publishers never see
+revenue (`spend_micros` is None for them, and it is never computed).
 The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
 `reporting_api.py`) both call `build_report`, so their figures cannot differ. The date
 range is read by `ranges.py`, and a report written as CSV by `csv_export.py`.
@@ -60,6 +64,9 @@ UNKNOWN_COUNTRY = "??"
 NONE = ""
 # The conversions a report counts: approved ones, and those reversed after approval.
 COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
+# The conversions whose revenue a game spends: approved, and held for review (as budgets
+# count them); a rejected or reversed one gives its revenue back.
+SPENT = (ConversionStatus.APPROVED, ConversionStatus.PENDING)
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,15 @@ class ReportRow:
     # Clicks the tracking links refused (targeting, caps, fraud screening), not in
     # `clicks` (docs/fraud.md#refused-clicks).
     refused: int = 0
+    # The publisher's currency given to players for the counted conversions, with each
+    # conversion's promotion multiplier (each rounded as `in_currency` rounds it); without
+    # promotions it is `payout_amount`. None for staff and designers.
+    given_amount: Decimal | None = None
+    # Counted conversions a promotion multiplied (multiplier other than 100).
+    promoted: int = 0
+    # What the games spent: the revenue of the approved and held conversions (`SPENT`),
+    # 0 for those without revenue. Staff and designers only: None for publishers.
+    spend_micros: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,8 +125,15 @@ class Currency:
             offerwall.currency_decimals,
         )
 
-    def amount(self, payout_micros: int) -> Decimal:
-        return in_currency(payout_micros, exchange_rate=self.exchange_rate, decimals=self.decimals)
+    def amount(self, payout_micros: int, multiplier: int = 100) -> Decimal:
+        """A payout in the currency; with a promotion's `multiplier` (hundredths), the
+        currency given to the player."""
+        return in_currency(
+            payout_micros,
+            exchange_rate=self.exchange_rate,
+            decimals=self.decimals,
+            multiplier=multiplier,
+        )
 
     @property
     def is_usd(self) -> bool:
@@ -245,19 +268,22 @@ def build_report(
     # A publisher paid in USD at rate 1 has the USD columns only: they say it all.
     shown = currency if currency is not None and not currency.is_usd else None
 
+    # Revenue is computed for staff and designers only: a publisher's report never holds it.
+    spends = account.role != Role.PUBLISHER
+
     def row(key: str, label: str, tally: _Tally) -> ReportRow:
-        return _row(key, label, tally, currency)
+        return _row(key, label, tally, currency, spends)
 
     if limit is not None and dimension != "day":
         keys, count = _page_keys(session, q, limit, offset)
-        merged = _tallies(session, q, currency, keys) if keys else {}
-        total = _total(session, q, currency)
+        merged = _tallies(session, q, currency, keys, spends=spends) if keys else {}
+        total = _total(session, q, currency, spends=spends)
     else:
         merged = {}
         if dimension == "day":
             for day in range((last - first).days + 1):
                 merged[(first + timedelta(days=day)).isoformat()] = _Tally()
-        merged |= _tallies(session, q, currency)
+        merged |= _tallies(session, q, currency, spends=spends)
         total = _Tally()
         for tally in merged.values():
             total.add(tally)
@@ -284,6 +310,9 @@ class _Query:
     conv_key: Any
     conv_where: list[Any]
     join_click: bool  # the conversions' key is their click's
+    # The conversions counted or spent (`COUNTED` and `SPENT`): what staff's and
+    # designers' conversions statement reads, telling them apart by status.
+    wide_where: list[Any]
     refused_key: Any
     refused_where: list[Any]
 
@@ -331,6 +360,13 @@ def _query(
     refused_key, refused_where = _refused(
         account, dimension, bounds, offerwall_id, game_id, offer_id
     )
+    conv_base = [
+        conv_where,
+        conv_only,
+        sa.not_(col(Conversion.test)),
+        col(Conversion.created_at) >= since,
+        col(Conversion.created_at) < until,
+    ]
     return _Query(
         dimension,
         click_key,
@@ -342,15 +378,9 @@ def _query(
             col(Click.created_at) < until,
         ],
         conv_key,
-        [
-            conv_where,
-            conv_only,
-            sa.not_(col(Conversion.test)),
-            col(Conversion.status).in_(COUNTED),
-            col(Conversion.created_at) >= since,
-            col(Conversion.created_at) < until,
-        ],
+        [*conv_base, col(Conversion.status).in_(COUNTED)],
         join_click,
+        [*conv_base, col(Conversion.status).in_({*COUNTED, *SPENT})],
         refused_key,
         refused_where,
     )
@@ -360,18 +390,51 @@ _REVERSED = sa.case((col(Conversion.status) == ConversionStatus.REVERSED, 1), el
 _STARTED = sa.case((col(Click.started), 1), else_=0)
 
 
-def _conversions_select(q: _Query, *columns: Any) -> Any:
-    query = sa.select(*columns).where(*q.conv_where)
+def _conversions_select(q: _Query, *columns: Any, wide: bool = False) -> Any:
+    """Conversions counted (with `wide`, also those whose revenue counts as spent)."""
+    query = sa.select(*columns).where(*(q.wide_where if wide else q.conv_where))
     if q.join_click:
         query = query.join(Click, col(Click.id) == col(Conversion.click_id))
     return query
 
 
+_STATUS = col(Conversion.status)
+# Counted conversions, and the revenue spent, of a statement that reads both (`wide`).
+_COUNTED_N = sa.func.sum(sa.case((_STATUS.in_(COUNTED), 1), else_=0))
+_SPENT_REVENUE = sa.func.sum(
+    sa.case((_STATUS.in_(SPENT), sa.func.coalesce(col(Conversion.revenue_micros), 0)), else_=0)
+)
+
+
+def _conversion_figures(q: _Query, key: Any, spends: bool) -> Any:
+    """Conversions per distinct payout and promotion multiplier, so each payout converts
+    to the offerwall's currency with the postbacks' rounding (a handful of groups: one
+    payout per mission, mostly): the key, payout, counted, reversed, multiplier and the
+    revenue spent (0 unless `spends`: a publisher's statement never reads revenue)."""
+    payout, multiplier = col(Conversion.payout_micros), col(Conversion.multiplier)
+    return _conversions_select(
+        q,
+        key,
+        payout,
+        _COUNTED_N if spends else sa.func.count(),
+        sa.func.sum(_REVERSED),
+        multiplier,
+        _SPENT_REVENUE if spends else sa.literal(0),
+        wide=spends,
+    )
+
+
 def _tallies(
-    session: Session, q: _Query, currency: Currency | None, keys: list[str] | None = None
+    session: Session,
+    q: _Query,
+    currency: Currency | None,
+    keys: list[str] | None = None,
+    *,
+    spends: bool = False,
 ) -> dict[str, _Tally]:
     """The figures per group, one grouped statement each for clicks, conversions and
-    refused clicks (only the groups of `keys` when given)."""
+    refused clicks, and with `spends` the revenue spent (only the groups of `keys` when
+    given)."""
     click_where, conv_where, refused_where = list(q.click_where), [], list(q.refused_where)
     if keys is not None:
         click_where.append(q.click_key.in_(keys))
@@ -382,15 +445,11 @@ def _tallies(
         .where(*click_where)
         .group_by(q.click_key)
     ).all()
-    # Per distinct payout too, so each payout converts to the offerwall's currency with
-    # the postbacks' rounding (a handful of groups: one payout per mission, mostly).
-    payout = col(Conversion.payout_micros)
+    payout, multiplier = col(Conversion.payout_micros), col(Conversion.multiplier)
     conversions = session.execute(
-        _conversions_select(
-            q, q.conv_key.label("k"), payout, sa.func.count(), sa.func.sum(_REVERSED)
-        )
+        _conversion_figures(q, q.conv_key.label("k"), spends)
         .where(*conv_where)
-        .group_by(q.conv_key, payout)
+        .group_by(q.conv_key, payout, multiplier)
     ).all()
     refused = session.execute(
         sa.select(q.refused_key.label("k"), sa.func.count())
@@ -403,34 +462,35 @@ def _tallies(
         tally.clicks, tally.starts = int(n), int(started or 0)
     for key, n in refused:
         merged.setdefault(str(key), _Tally()).refused = int(n)
-    for key, micros, n, n_reversed in conversions:
-        merged.setdefault(str(key), _Tally()).convert(micros, n, n_reversed, currency)
+    for key, micros, n, n_reversed, times, revenue in conversions:
+        tally = merged.setdefault(str(key), _Tally())
+        tally.convert(micros, n, n_reversed, currency, times)
+        tally.spend += int(revenue or 0)
     return merged
 
 
-def _total(session: Session, q: _Query, currency: Currency | None) -> _Tally:
+def _total(session: Session, q: _Query, currency: Currency | None, *, spends: bool) -> _Tally:
     """Every group's figures together, in one aggregate statement (conversions per
-    distinct payout, for the postbacks' rounding)."""
-    none = sa.literal(0)
-    clicks = sa.select(sa.literal("c"), none, sa.func.count(), sa.func.sum(_STARTED))
-    payout = col(Conversion.payout_micros)
-    conversions = _conversions_select(
-        q, sa.literal("v"), payout, sa.func.count(), sa.func.sum(_REVERSED)
-    ).group_by(payout)
-    refused = sa.select(sa.literal("r"), none, sa.func.count(), none)
+    distinct payout and multiplier, for the postbacks' rounding)."""
+    none, hundred = sa.literal(0), sa.literal(100)
+    clicks = sa.select(sa.literal("c"), none, sa.func.count(), sa.func.sum(_STARTED), hundred, none)
+    payout, multiplier = col(Conversion.payout_micros), col(Conversion.multiplier)
+    conversions = _conversion_figures(q, sa.literal("v"), spends).group_by(payout, multiplier)
+    refused = sa.select(sa.literal("r"), none, sa.func.count(), none, hundred, none)
     statement = sa.union_all(
         clicks.where(*q.click_where),
         conversions,
         refused.where(*q.refused_where),
     )
     total = _Tally()
-    for source, micros, n, m in session.execute(statement).all():
+    for source, micros, n, m, times, revenue in session.execute(statement).all():
         if source == "c":
             total.clicks, total.starts = int(n), int(m or 0)
         elif source == "r":
             total.refused = int(n)
         else:
-            total.convert(micros, n, m, currency)
+            total.convert(micros, n, m, currency, times)
+            total.spend += int(revenue or 0)
     return total
 
 
@@ -554,18 +614,33 @@ class _Tally:
     reversed_micros: int = 0
     reversed_local: Decimal = Decimal(0)
     refused: int = 0
+    given: Decimal = Decimal(0)
+    promoted: int = 0
+    spend: int = 0
 
-    def convert(self, micros: Any, n: Any, n_reversed: Any, currency: Currency | None) -> None:
-        """`n` conversions of one payout, `n_reversed` of them reversed since."""
+    def convert(
+        self,
+        micros: Any,
+        n: Any,
+        n_reversed: Any,
+        currency: Currency | None,
+        multiplier: Any = 100,
+    ) -> None:
+        """`n` conversions of one payout and promotion multiplier, `n_reversed` of them
+        reversed since."""
         micros, n, n_reversed = int(micros), int(n), int(n_reversed or 0)
+        multiplier = 100 if multiplier is None else int(multiplier)
         self.conversions += n
         self.micros += micros * n
         self.reversed += n_reversed
         self.reversed_micros += micros * n_reversed
+        if multiplier != 100:
+            self.promoted += n
         if currency is not None:
             amount = currency.amount(micros)
             self.local += amount * n
             self.reversed_local += amount * n_reversed
+            self.given += (currency.amount(micros, multiplier) if multiplier != 100 else amount) * n
 
     def add(self, other: _Tally) -> None:
         self.refused += other.refused
@@ -577,9 +652,14 @@ class _Tally:
         self.reversed += other.reversed
         self.reversed_micros += other.reversed_micros
         self.reversed_local += other.reversed_local
+        self.given += other.given
+        self.promoted += other.promoted
+        self.spend += other.spend
 
 
-def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRow:
+def _row(
+    key: str, label: str, t: _Tally, currency: Currency | None, spends: bool = False
+) -> ReportRow:
     rate = round(100 * t.conversions / t.clicks, 1) if t.clicks else None
     per_click = usd(t.micros) / t.clicks if t.clicks else None
     amounts: dict[str, Any] = {}
@@ -589,6 +669,7 @@ def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRo
             "epc_amount": currency.per_click(t.local, t.clicks) if t.clicks else None,
             "reversed_amount": t.reversed_local,
             "net_amount": t.local - t.reversed_local,
+            "given_amount": t.given,
         }
     return ReportRow(
         key=key,
@@ -605,6 +686,8 @@ def _row(key: str, label: str, t: _Tally, currency: Currency | None) -> ReportRo
         reversed_micros=t.reversed_micros,
         net_micros=t.micros - t.reversed_micros,
         refused=t.refused,
+        promoted=t.promoted,
+        spend_micros=t.spend if spends else None,
         **amounts,
     )
 

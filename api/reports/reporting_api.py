@@ -45,8 +45,8 @@ class ReportQuery:
     offset: int
 
 
-def _day(name: str, raw: str | None) -> str:
-    """A date parameter, checked: "" when not given."""
+def day_parameter(name: str, raw: str | None) -> str:
+    """A date parameter, checked (400 `invalid_parameter`): "" when not given."""
     if raw is None or raw == "":
         return ""
     rule = f"a date (YYYY-MM-DD) from {ranges.EARLIEST} to {ranges.LATEST}"
@@ -74,7 +74,7 @@ def parse_query(
     parameter. The range is the portal's (`ranges.parse_range`): inclusive UTC days, the
     last 30 days by default, at most `ranges.MAX_DAYS`. `limit` over the maximum is
     clamped, as the offers listing clamps it."""
-    first, last = _day("from", start), _day("to", end)
+    first, last = day_parameter("from", start), day_parameter("to", end)
     try:
         days = ranges.parse_range(first, last, today=today)
     except ranges.ReportError as exc:  # it starts after it ends, or covers too many days
@@ -175,6 +175,9 @@ def figures(row: reports.ReportRow) -> dict[str, Any]:
         "reversedPayoutUsd": row.reversed_micros / 1_000_000,
         "netPayoutUsd": row.net_micros / 1_000_000,
         "refusedClicks": row.refused,
+        "currencyGiven": _number(row.given_amount),
+        "currencyGivenWithoutPromotions": _number(row.payout_amount),
+        "promotedConversions": row.promoted,
     }
 
 

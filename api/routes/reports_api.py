@@ -25,7 +25,10 @@ REPORTS_DESCRIPTION = (
     "payout × the exchange rate, rounded half-up to its decimals as in postbacks, then "
     "added up; EPC to at least 2 decimals), the `…Usd` fields in US dollars. "
     "`conversionRate` is a percentage to one decimal; it and the EPCs are null without "
-    "clicks. A conversion and its reversal count on the conversion's day. Rows come in the "
+    "clicks. `currencyGiven` is your currency given to players with your promotions' "
+    "multipliers, `currencyGivenWithoutPromotions` the same without them, and "
+    "`promotedConversions` counts the conversions a promotion multiplied. "
+    "A conversion and its reversal count on the conversion's day. Rows come in the "
     "portal's order (per day by date, otherwise by payout, largest first); `total` counts "
     "them and `totals` sums all of them, not only the page. Over the offerwall's rate "
     "(`QUESTWALL_REPORTS_RATE` a minute) the answer is 429 with `Retry-After`."
@@ -63,6 +66,14 @@ class ReportFigures(BaseModel):
         description="Clicks your tracking links refused (targeting, a cap, fraud "
         "screening); not among `clicks`."
     )
+    currencyGiven: float = Field(
+        description="Your currency given to players for these conversions, each with its "
+        "promotion's multiplier (rounded per conversion as `payout` is)."
+    )
+    currencyGivenWithoutPromotions: float = Field(
+        description="The same without promotions: equal to `payout`."
+    )
+    promotedConversions: int = Field(description="Conversions a promotion multiplied.")
 
 
 class ReportRowOut(ReportFigures):

@@ -1,12 +1,18 @@
 """Reports: a chart and a table per day, offer, offerwall, country, operating system or sub
-value, with reversed and net payout; CSV export."""
+value, with reversed and net payout (and for publishers the currency given with and
+without promotions; for staff and designers the games' spend); CSV export. Staff also
+have the Margin tab: revenue, payout and margin."""
 
 import reflex as rx
 
 from api.reports import PRESETS
+from portal import routes
 from portal.components.forms import field_error, native_select
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
+from portal.state import margin as margin_state
+from portal.state.auth import AuthState
+from portal.state.margin import MarginState
 from portal.state.reports import FORM_ID, SUBMIT_FORM, ReportState
 
 
@@ -158,6 +164,20 @@ LOCAL_HEADERS = (
 )
 
 
+# A publisher's currency given with and without promotions (after the figures above).
+GIVEN_HEADERS = ("Currency given", "Without promotions", "Under a promotion")
+# Staff and designers: what the games spent (their revenue).
+SPEND_HEADERS = ("Spend (USD)",)
+
+
+def _given(r) -> list:
+    return [*_amounts(r.given, r.given_base), r.promoted]
+
+
+def _spend(r) -> list:
+    return _amounts(r.spend)
+
+
 def _reversed(count: rx.Var, amount: rx.Var) -> rx.Var:
     """How many conversions were reversed and their payout ("2 · $3.00"), or 0."""
     return rx.cond(count > 0, count.to_string() + " · " + amount, "0")
@@ -223,8 +243,11 @@ def _figures(headers: tuple[str, ...], figures) -> rx.Component:
 def _table() -> rx.Component:
     s = ReportState
     local = s.currency_note != ""
+    spend = _figures((*HEADERS, *SPEND_HEADERS), lambda r: [*_usd(r), *_spend(r)])
+    usd_given = _figures((*HEADERS, *GIVEN_HEADERS), lambda r: [*_usd(r), *_given(r)])
+    local_given = _figures((*LOCAL_HEADERS, *GIVEN_HEADERS), lambda r: [*_local(r), *_given(r)])
     return card(
-        rx.cond(local, _figures(LOCAL_HEADERS, _local), _figures(HEADERS, _usd)),
+        rx.cond(s.spends, spend, rx.cond(local, local_given, usd_given)),
         rx.cond(local, rx.text(s.currency_note, size="2", color_scheme="gray")),
         rx.text(
             "Conversions and payout count every approved conversion, those reversed since "
@@ -234,6 +257,44 @@ def _table() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
+        rx.cond(
+            s.spends,
+            rx.text(
+                "Spend is what the games pay for their conversions: the revenue of the "
+                "approved and held ones (rejected and reversed ones give theirs back).",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.text(
+                "Currency given is what your players received, with your promotions' "
+                "multipliers; without promotions it is the payout. Under a promotion "
+                "counts the conversions a promotion multiplied.",
+                size="2",
+                color_scheme="gray",
+            ),
+        ),
+    )
+
+
+def report_tabs(current: str) -> rx.Component:
+    """Staff's two reports: traffic (this page) and margin."""
+
+    def tab(label: str, href: str) -> rx.Component:
+        return rx.link(
+            rx.button(label, variant="solid" if href == current else "soft", size="2"),
+            href=href,
+            aria_current="page" if href == current else None,
+        )
+
+    return rx.cond(
+        AuthState.user_role == "staff",
+        rx.hstack(
+            tab("Traffic", routes.REPORTS),
+            tab("Margin", routes.REPORTS_MARGIN),
+            spacing="2",
+            wrap="wrap",
+            data_testid="report-tabs",
+        ),
     )
 
 
@@ -241,6 +302,7 @@ def reports() -> rx.Component:
     s = ReportState
     return page(
         "Reports",
+        report_tabs(routes.REPORTS),
         card(
             _filters(),
             _presets(),
@@ -257,6 +319,187 @@ def reports() -> rx.Component:
                     "chart-column",
                     "Nothing in this range",
                     "Clicks and conversions appear here as players arrive.",
+                )
+            ),
+        ),
+    )
+
+
+MARGIN_HEADERS = ("", "Conversions", "Held", "Revenue", "Payout", "Margin", "Margin %")
+
+
+def _margin_filters() -> rx.Component:
+    s = MarginState
+    return rx.form(
+        rx.flex(
+            rx.el.label(
+                rx.vstack(
+                    rx.text("Group", size="2", weight="medium"),
+                    native_select(
+                        rx.foreach(s.groupings, lambda g: rx.el.option(g.label, value=g.value)),
+                        name="by",
+                        default_value=s.by,
+                        key=s.by,
+                        on_change=rx.call_script(margin_state.SUBMIT_FORM),
+                    ),
+                    field_error(s.errors, "by"),
+                    spacing="1",
+                )
+            ),
+            rx.el.label(
+                rx.vstack(
+                    rx.text("From", size="2", weight="medium"),
+                    rx.input(name="start", type="date", default_value=s.start, key=s.start),
+                    field_error(s.errors, "start"),
+                    spacing="1",
+                )
+            ),
+            rx.el.label(
+                rx.vstack(
+                    rx.text("To", size="2", weight="medium"),
+                    rx.input(name="end", type="date", default_value=s.end, key=s.end),
+                    field_error(s.errors, "end"),
+                    spacing="1",
+                )
+            ),
+            rx.button("Show", type="submit", size="2"),
+            spacing="3",
+            align="end",
+            wrap="wrap",
+        ),
+        id=margin_state.FORM_ID,
+        on_submit=s.apply,
+    )
+
+
+def _margin_presets() -> rx.Component:
+    return rx.flex(
+        *[
+            rx.button(
+                text, type="button", size="1", variant="soft", on_click=MarginState.preset(key)
+            )
+            for key, text in PRESETS.items()
+        ],
+        rx.button(
+            "Export CSV",
+            type="button",
+            size="1",
+            variant="outline",
+            on_click=MarginState.export,
+            margin_left="auto",
+        ),
+        spacing="2",
+        wrap="wrap",
+        width="100%",
+        role="group",
+        aria_label="Date presets",
+    )
+
+
+def _stat(label: str, value: rx.Var, test_id: str, negative: rx.Var | bool = False) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.text(label, size="2", color_scheme="gray"),
+            rx.text(
+                value,
+                size="6",
+                weight="bold",
+                white_space="nowrap",
+                color_scheme=rx.cond(negative, "red", None),
+                data_testid=test_id,
+            ),
+            spacing="1",
+        ),
+        flex="1 1 10rem",
+    )
+
+
+def _margin_totals() -> rx.Component:
+    t = MarginState.totals
+    return rx.flex(
+        _stat("Revenue", t.revenue, "margin-revenue"),
+        _stat("Payout", t.payout, "margin-payout"),
+        _stat("Margin", t.margin, "margin-margin", t.negative),
+        _stat("Margin %", t.share, "margin-share", t.negative),
+        spacing="3",
+        wrap="wrap",
+        width="100%",
+    )
+
+
+def _margin_cells(r) -> list:
+    label = rx.text(
+        r.label,
+        white_space=rx.cond(MarginState.by == "day", "nowrap", "normal"),
+        min_width="7rem",
+    )
+    margin_text = rx.text(
+        r.margin, white_space="nowrap", color_scheme=rx.cond(r.negative, "red", None)
+    )
+    return [
+        label,
+        r.conversions,
+        r.held,
+        *_amounts(r.revenue, r.payout),
+        margin_text,
+        rx.text(r.share, white_space="nowrap"),
+    ]
+
+
+def _margin_table() -> rx.Component:
+    s, t = MarginState, MarginState.totals
+    total = rx.table.row(
+        rx.table.row_header_cell("Total"),
+        *[
+            rx.table.cell(c, data_label=h)
+            for h, c in zip(MARGIN_HEADERS[1:], _margin_cells(t)[1:], strict=True)
+        ],
+        data_testid="margin-total",
+    )
+    return card(
+        data_table(
+            MARGIN_HEADERS,
+            s.rows,
+            _margin_cells,
+            test_id="margin-row",
+            extra_rows=[rx.cond(t, total)],
+            cards=s.by != "day",
+        ),
+        rx.text(
+            "Revenue is what the games pay, payout what the publishers are paid, and margin "
+            "the difference (its share of revenue; – without revenue). They count the "
+            "approved conversions and those held for review, on each conversion's UTC "
+            "day; rejected, reversed and test conversions are left out, and a conversion "
+            "from before revenue existed counts as revenue 0. Amounts here are in cents; "
+            "the CSV has them to the micro, its totals the exact sums of its rows.",
+            size="2",
+            color_scheme="gray",
+        ),
+    )
+
+
+def margin() -> rx.Component:
+    s = MarginState
+    return page(
+        "Reports",
+        report_tabs(routes.REPORTS_MARGIN),
+        card(
+            _margin_filters(),
+            _margin_presets(),
+            rx.cond(
+                s.errors.contains("form"),
+                rx.text(s.errors["form"].to(str), color_scheme="red", size="2", role="alert"),
+            ),
+        ),
+        rx.cond(s.totals, _margin_totals()),
+        rx.cond(
+            s.rows.length() > 0,
+            _margin_table(),
+            card(
+                empty_state(
+                    "chart-column",
+                    "Nothing in this range",
+                    "Revenue and margin appear here as conversions are made.",
                 )
             ),
         ),

@@ -49,11 +49,34 @@ class ReportLine:
     reversed_local: str
     net_local: str
     refused: int
+    # A publisher's currency given to players with and without promotions, and the
+    # conversions a promotion multiplied ("" and 0 for staff and designers).
+    given: str = ""
+    given_base: str = ""
+    promoted: int = 0
+    # What the games spent (staff, designers): "$3.20"; "" for publishers.
+    spend: str = ""
 
 
-def report_line(row: reports.ReportRow, currency: reports.Currency | None = None) -> ReportLine:
+def report_line(
+    row: reports.ReportRow,
+    currency: reports.Currency | None = None,
+    amounts_in: reports.Currency | None = None,
+) -> ReportLine:
     """`row` as the page shows it; `currency`: the publisher's, when the page shows it
-    beside USD (`Report.currency`)."""
+    beside USD (`Report.currency`); `amounts_in`: every publisher's (`Report.amounts_in`),
+    for the currency given with and without promotions."""
+    given: dict[str, str] = {}
+    if amounts_in is not None and row.given_amount is not None:
+        places = amounts_in.decimals
+
+        def amount(value: Decimal | None) -> str:
+            value = value if value is not None else Decimal(0)
+            if amounts_in.is_usd:
+                return money(value, decimals=places)
+            return money(value, decimals=places, code=amounts_in.code)
+
+        given = {"given": amount(row.given_amount), "given_base": amount(row.payout_amount)}
     local = {"payout_local": "", "epc_local": "", "reversed_local": "", "net_local": ""}
     if currency is not None:
 
@@ -81,6 +104,9 @@ def report_line(row: reports.ReportRow, currency: reports.Currency | None = None
         reversed_payout=usd(row.reversed_micros),
         net_payout=usd(row.net_micros),
         refused=row.refused,
+        promoted=row.promoted,
+        spend="" if row.spend_micros is None else usd(row.spend_micros),
+        **given,
         **local,
     )
 
@@ -99,6 +125,8 @@ class ReportState(AuthState):
     totals: ReportLine | None = None
     chart: list[dict[str, float | str]] = []
     currency_note: str = ""
+    # Staff's and designers' reports show the games' spend; a publisher's never does.
+    spends: bool = False
     errors: dict[str, str] = {}
 
     @rx.event
@@ -148,8 +176,9 @@ class ReportState(AuthState):
             )
 
         report = await self._run(work, *EVERYONE)
-        self.rows = [report_line(r, report.currency) for r in report.rows]
-        self.totals = report_line(report.totals, report.currency)
+        self.rows = [report_line(r, report.currency, report.amounts_in) for r in report.rows]
+        self.totals = report_line(report.totals, report.currency, report.amounts_in)
+        self.spends = report.totals.spend_micros is not None
         self.currency_note = report.currency.note() if report.currency else ""
         # Every day of the range; for the other groupings the 60 largest.
         shown = report.rows if dimension == "day" else report.rows[:60]

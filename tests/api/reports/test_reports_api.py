@@ -72,6 +72,9 @@ FIGURES = {
     "payoutUsd",
     "reversedPayoutUsd",
     "netPayoutUsd",
+    "currencyGiven",
+    "currencyGivenWithoutPromotions",
+    "promotedConversions",
     "refusedClicks",
 }
 
@@ -249,6 +252,9 @@ def _assert_same_figures(
     assert _number(api["epc"]) == row.epc_amount
     assert _number(api["reversedPayout"]) == row.reversed_amount
     assert _number(api["netPayout"]) == row.net_amount
+    assert _number(api["currencyGiven"]) == row.given_amount
+    assert _number(api["currencyGivenWithoutPromotions"]) == row.payout_amount
+    assert api["promotedConversions"] == row.promoted
     if local:
         assert _number(api["payout"]) == _shown(line.payout_local)
         assert _number(api["epc"]) == _shown(line.epc_local)
@@ -334,6 +340,10 @@ def test_amounts_are_in_the_offerwalls_currency_each_payout_rounded_as_postbacks
         "reversedPayoutUsd": 1.5,
         "netPayoutUsd": 12.51,
         "refusedClicks": 0,
+        # No promotion: the currency given is the payout.
+        "currencyGiven": 17.4,
+        "currencyGivenWithoutPromotions": 17.4,
+        "promotedConversions": 0,
     }
 
 

@@ -410,12 +410,15 @@ def test_the_csv_of_a_publisher_has_epc_reversals_and_their_currency(engine, tra
     assert lines[0] == (
         "offer,clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
         "reversed,reversed_payout_usd,net_payout_usd,"
-        "payout_gem,epc_gem,reversed_payout_gem,net_payout_gem,refused_clicks"
+        "payout_gem,epc_gem,reversed_payout_gem,net_payout_gem,refused_clicks,"
+        "currency_given,currency_given_without_promotions,promoted_conversions"
     )
-    assert "Mission of A,3,3,2,66.7%,3.00,1.0000,1,1.50,1.50,300,100.00,150,150,0" in lines
+    assert (
+        "Mission of A,3,3,2,66.7%,3.00,1.0000,1,1.50,1.50,300,100.00,150,150,0,300,300,0" in lines
+    )
     # B's pending and rejected conversions are clicks without a conversion.
-    assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400,0" in lines
-    assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550,0"
+    assert "Mission of B,3,3,1,33.3%,4.00,1.3333,0,0.00,4.00,400,133.33,0,400,0,400,400,0" in lines
+    assert lines[-1] == "Total,7,7,3,42.9%,7.00,1.0000,1,1.50,5.50,700,100.00,150,550,0,700,700,0"
 
 
 @pytest.fixture

@@ -175,9 +175,10 @@ def test_the_csv_holds_only_what_the_report_shows(engine, tenants, dimension):
     lines = text.splitlines()
     assert lines[0] == (
         f"{dimension},clicks,starts,conversions,conversion_rate,payout_usd,epc_usd,"
-        "reversed,reversed_payout_usd,net_payout_usd,refused_clicks"
+        "reversed,reversed_payout_usd,net_payout_usd,refused_clicks,spend_usd"
     )
-    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000,0,0.00,4.00,0"
+    # A designer sees what their game spent (no revenue here): never a publisher.
+    assert lines[-1] == "Total,1,1,1,100.0%,4.00,4.0000,0,0.00,4.00,0,0.00"
     assert "of A" not in text and "Wall one" not in text
     if dimension != "day":  # per day, every day of the range has its row
         assert len(lines) == 3  # the header, B's one row, the total
@@ -188,7 +189,8 @@ def test_the_csv_of_a_publisher_names_only_their_offerwall(engine, tenants):
     text = to_csv(_report(engine, publisher, "offerwall"), "offerwall")
     assert "Wall one" in text and "Wall two" not in text
     # A publisher paid in US dollars has the USD columns only.
-    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50,0"
+    assert text.splitlines()[-1] == "Total,3,3,1,33.3%,1.50,0.5000,0,0.00,1.50,0,1.50,1.50,0"
+    assert "spend" not in text and "revenue" not in text
 
 
 def test_a_designer_narrowing_to_one_offerwall_gets_that_offerwall_within_their_studio(

@@ -108,6 +108,7 @@ def staff_pages(ids: dict[str, str]) -> dict[str, str]:
         "publisher-offerwall": routes.PUBLISHER + wall,
         "publisher-deliveries": routes.PUBLISHER_DELIVERIES + wall,
         "reports": routes.REPORTS,
+        "margin": routes.REPORTS_MARGIN,
         "conversions": routes.CONVERSIONS,
         "fraud": routes.FRAUD,
         "tickets": routes.TICKETS,

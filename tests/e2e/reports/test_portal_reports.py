@@ -175,7 +175,7 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
     expect(rows).to_have_count(7)  # every day, those without activity too
     quiet = (today - timedelta(days=3)).isoformat()
     expect(rows.filter(has_text=quiet).get_by_role("cell")).to_have_text(
-        [quiet, "0", "0", "0", "–", "–", "$0.00", "0", "$0.00", "0"]
+        [quiet, "0", "0", "0", "–", "–", "$0.00", "0", "$0.00", "0", "$0.00"]
     )
     # The vertical axis's labels (anchored at their end, the horizontal one's in the middle).
     ticks = staff.locator('text.recharts-cartesian-axis-tick-value[text-anchor="end"]')
@@ -191,11 +191,14 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
     ours = rows.filter(has_text="Win once (rep-1)")
     # EPC beside the conversion rate: $2 over 2 clicks.
     expect(ours.get_by_role("cell")).to_have_text(
-        ["Win once (rep-1)", "2", "2", "1", "50.0%", "$1.00", "$2.00", "0", "$2.00", "0"]
+        ["Win once (rep-1)", "2", "2", "1", "50.0%", "$1.00", "$2.00", "0", "$2.00", "0", "$0.00"]
     )
     # A reversed conversion still counts, as reversed payout, and nets nothing.
     expect(rows.filter(has_text="Win once (rep-9)").get_by_role("cell")).to_have_text(
-        ["Win once (rep-9)", "1", "1", "1", "100.0%", "$2.00", "$2.00", "1 · $2.00", "$0.00", "0"]
+        [
+            *("Win once (rep-9)", "1", "1", "1", "100.0%", "$2.00", "$2.00", "1 · $2.00"),
+            *("$0.00", "0", "$0.00"),  # net payout, refused clicks, spend (no revenue)
+        ]
     )
     offer = staff.get_by_role("combobox", name="Offer", exact=True)
     expect(offer).to_be_enabled()
@@ -215,10 +218,14 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
     theirs = publisher.get_by_test_id("report-row").filter(has_text="Win once (rep-1)")
     gems = ["100.00 GEM", "200 GEM", "0", "200 GEM"]  # EPC, payout, reversed, net
     expect(theirs.get_by_role("cell")).to_have_text(
-        ["Win once (rep-1)", "2", "2", "1", "50.0%", *gems, "$2.00", "0"]
+        # Then the currency given with and without promotions, and none under one.
+        ["Win once (rep-1)", "2", "2", "1", "50.0%", *gems, "$2.00", "0", "200 GEM", "200 GEM", "0"]
     )
     expect(publisher.get_by_test_id("report-total").get_by_role("cell")).to_have_text(
-        ["4", "4", "2", "50.0%", "100.00 GEM", "400 GEM", "1 · 200 GEM", "200 GEM", "$4.00", "0"]
+        [
+            *("4", "4", "2", "50.0%", "100.00 GEM", "400 GEM", "1 · 200 GEM", "200 GEM", "$4.00"),
+            *("0", "400 GEM", "400 GEM", "0"),
+        ]
     )
     expect(publisher.get_by_text("Payouts in Gems (GEM): 100 per USD")).to_be_visible()
     # A publisher groups as the reporting API does: per OS and sub value, not per offerwall
@@ -239,6 +246,9 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
                 "1 · 200 GEM",
                 "200 GEM",
                 "$4.00",
+                "0",
+                "400 GEM",
+                "400 GEM",
                 "0",
             ]
         )
