@@ -114,6 +114,31 @@ def test_the_precedence_is_resolved_the_same_in_listing_conversion_and_postback(
         (offer.id, usd, str(round(float(usd) * 100))) for offer, _, _, usd, _ in table
     ]
     assert [r[2] for r in rows] == [2_000_000, 2_000_000, 3_000_000, None]
+    # The staff's margin report reads the same figures: per mission and per country.
+    from api.reports.margin import build_margin
+    from models import Role
+    from tests.factories import make_account
+
+    today = utcnow().date()
+    with new_session(engine) as session:
+        staff = make_account(Role.STAFF)
+        by_mission = build_margin(
+            session=session, account=staff, by="mission", first=today, last=today
+        )
+        by_country = build_margin(
+            session=session, account=staff, by="country", first=today, last=today
+        )
+    per_mission = {row.key: (row.payout_micros, row.revenue_micros) for row in by_mission.rows}
+    assert per_mission == {
+        a.id: (2_300_000, 4_000_000),  # 1.50 (US) + 0.80 (BR, 40% of 2.00)
+        b.id: (700_000, 3_000_000),
+        c.id: (1_000_000, 0),
+    }
+    assert {row.key: row.payout_micros for row in by_country.rows} == {
+        "US": 2_200_000,
+        "BR": 1_800_000,
+    }
+    assert by_mission.totals.payout_micros == sum(r.payout_micros for r in by_mission.rows)
 
 
 def test_a_rule_change_applies_from_then_on_and_never_rewrites_a_conversion(
