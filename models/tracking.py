@@ -228,6 +228,9 @@ class Conversion(SQLModel, table=True):
     )
     promotion: str | None = Field(default=None, max_length=80)
     multiplier: int = Field(default=100, sa_column_kwargs={"server_default": sa.text("100")})
+    # The budgets its revenue was drawn on, [[scope, period], …] (None: none), so that taking
+    # it back gives back exactly what it took, whatever the budgets became since.
+    budget_charges: list[list[str]] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     # A recurring mission's period (its progress row's) and a ladder's stage (1, 2, …).
     period: str | None = Field(default=None, max_length=10)

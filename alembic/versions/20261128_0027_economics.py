@@ -6,7 +6,7 @@ Create Date: 2026-11-28 16:40:00.000000
 
 Missions gain `revenue_micros`, `payouts` and `budget`; games `budget`; conversions the
 economics of their moment (revenue, country, the payout rule, the promotion and its
-multiplier). Three new tables. Existing conversions read as they did: no revenue, the
+multiplier, the budgets drawn on). Three new tables. Existing conversions read as they did: no revenue, the
 default rule, no promotion.
 """
 
@@ -45,6 +45,7 @@ def upgrade() -> None:
         "conversion",
         sa.Column("multiplier", sa.Integer(), nullable=False, server_default=sa.text("100")),
     )
+    op.add_column("conversion", sa.Column("budget_charges", _json(), nullable=True))
     op.create_table(
         "payout_rule",
         sa.Column("offerwall_id", sa.String(length=36), nullable=False),
@@ -94,6 +95,7 @@ def downgrade() -> None:
     # Both databases drop a plain column in place (a batch would rebuild the table, which
     # SQLite cannot do to a table other rows refer to).
     for table, column in (
+        ("conversion", "budget_charges"),
         ("conversion", "multiplier"),
         ("conversion", "promotion"),
         ("conversion", "payout_rule"),

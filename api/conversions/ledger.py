@@ -250,8 +250,7 @@ def reverse(
     if result.rowcount != 1:  # type: ignore[attr-defined]
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
-    free_places(session, Counter([found.mission_id]))
-    budgets.refund(session, [found.id])
+    take_back(session, [found.id], Counter([found.mission_id]))
     postbacks.enqueue(
         session,
         conversion_id=found.id,
@@ -271,10 +270,19 @@ def _not_reversible(status: str | None) -> str:
     return f"This conversion is {status}: only an approved conversion can be reversed."
 
 
+def take_back(session: Session, conversion_ids: list[int], per_mission: Counter[str]) -> None:
+    """Give what conversions taken back (rejected or reversed) held back: their places
+    under their missions' caps, in mission id order as conversions lock missions, then
+    their revenue to the budgets they drew on; the offer listings then show a mission
+    again. The catalog's row is locked last, as a conversion locks it."""
+    free_places(session, per_mission)
+    budgets.refund(session, conversion_ids)
+    bump(session)
+
+
 def free_places(session: Session, per_mission: Counter[str]) -> None:
-    """Give the places of conversions taken back (rejected or reversed) under their
-    missions' caps back, in mission id order as conversions lock missions, and let the
-    offer listings show a mission again."""
+    """Give the places of conversions taken back under their missions' caps back, in
+    mission id order as conversions lock missions."""
     for mission_id in sorted(per_mission):
         session.execute(
             sa.update(_mission)
@@ -286,4 +294,3 @@ def free_places(session: Session, per_mission: Counter[str]) -> None:
                 )
             )
         )
-    bump(session)

@@ -31,11 +31,10 @@ from api.conversions.ledger import (
     REASON_MAX,
     REASON_MIN,
     ConversionError,
-    free_places,
+    take_back,
     visible_ids,
 )
 from api.core.db import write_session
-from api.economics import budgets
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, PostbackKind
@@ -153,8 +152,7 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
         return len(rows)
-    free_places(session, Counter(row.mission_id for row in rows))
-    budgets.refund(session, [row.id for row in rows])
+    take_back(session, [row.id for row in rows], Counter(row.mission_id for row in rows))
     notified = set(
         session.execute(
             sa.select(_offerwall.c.id).where(

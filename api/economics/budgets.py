@@ -31,7 +31,6 @@ from models import Game, Role, User, tables
 _spend = tables.budget_spend
 _game = tables.game
 _conversion = tables.conversion
-_mission = tables.mission
 WARN_AT = 80  # percent
 
 
@@ -75,12 +74,21 @@ def game_scope(game_id: str) -> str:
 
 @dataclass(frozen=True)
 class Charge:
-    """One budget a conversion draws on."""
+    """One budget a conversion draws on, with the revenues of the missions that draw on it
+    (a mission's budget: its own; a game's: each paying mission's), which say when what is
+    left closes one of them."""
 
     scope: str
     budget: Budget
     game_id: str
     label: str  # for the mail: "the budget of Kill 10"
+    revenues: tuple[int, ...] = ()
+
+    def crossed(self, before: int, after: int) -> bool:
+        """Whether raising the spend from `before` to `after` closes a mission (its next
+        conversion fitted before and does not now)."""
+        limit = self.budget.amount_micros
+        return any(before + r <= limit < after + r for r in self.revenues)
 
 
 def charges(mission: Any, game_budget: dict[str, Any] | None, *, game_id: str) -> list[Charge]:
@@ -90,7 +98,8 @@ def charges(mission: Any, game_budget: dict[str, Any] | None, *, game_id: str) -
     own = Budget.of(mission.budget)
     if own is not None:
         title = getattr(mission, "title", "")
-        found.append(Charge(mission_scope(mission.id), own, game_id, f"“{title}”"))
+        revenues = (int(mission.revenue_micros),) if mission.revenue_micros else ()
+        found.append(Charge(mission_scope(mission.id), own, game_id, f"“{title}”", revenues))
     shared = Budget.of(game_budget)
     if shared is not None:
         found.append(Charge(game_scope(game_id), shared, game_id, "the game"))
@@ -120,24 +129,25 @@ def spend(session: Session, charge: Charge, revenue_micros: int, now: datetime) 
     return session.execute(statement).scalar()
 
 
-def give_back(session: Session, charge: Charge, revenue_micros: int, moment: datetime) -> None:
-    """Lower a budget's spend in the period of `moment` by a conversion's revenue."""
+def give_back(session: Session, scope: str, period: str, revenue_micros: int) -> None:
+    """Lower a budget's spend in one period by a conversion's revenue."""
     left = _spend.c.spent_micros - revenue_micros
     session.execute(
         sa.update(_spend)
-        .where(_spend.c.scope == charge.scope, _spend.c.period == charge.budget.period(moment))
+        .where(_spend.c.scope == scope, _spend.c.period == period)
         .values(spent_micros=sa.case((left < 0, 0), else_=left))
     )
 
 
-def warn(session: Session, charge: Charge, spent: int, next_revenue: int, now: datetime) -> None:
-    """Mail the studio's designers once when a budget passes 80% and once when it closes
-    (what is left is less than the next conversion's revenue)."""
+def warn(session: Session, charge: Charge, spent: int, now: datetime) -> None:
+    """Mail the studio's designers once when a budget passes 80% and once when it is spent
+    (what is left is less than any of its missions' revenue)."""
     limit = charge.budget.amount_micros
-    level = (
-        100 if spent + next_revenue > limit else WARN_AT if spent * 100 >= limit * WARN_AT else 0
-    )
-    if not level:
+    if spent + min(charge.revenues, default=1) > limit:
+        level = 100
+    elif spent * 100 >= limit * WARN_AT:
+        level = WARN_AT
+    else:
         return
     raised = session.execute(
         sa.update(_spend)
@@ -285,35 +295,20 @@ def set_game_budget(session: Session, game_id: str, budget: Any | None) -> None:
 
 
 def refund(session: Session, conversion_ids: Sequence[int]) -> None:
-    """Give the revenue of conversions taken back (rejected or reversed) back to the budgets
-    they drew on, each in the period it was recorded in. Call after their missions' rows
-    are locked (as `free_places` does), so the order of locks is a conversion's."""
+    """Give the revenue of conversions taken back (rejected or reversed) back to exactly
+    the budgets and periods each drew on, in (scope, period) order as conversions take
+    them. The caller bumps the catalog afterwards (a closed mission may open again)."""
     if not conversion_ids:
         return
     rows = session.execute(
-        sa.select(
-            _conversion.c.revenue_micros,
-            _conversion.c.created_at,
-            _mission.c.id,
-            _mission.c.title,
-            _mission.c.budget,
-            _mission.c.game_id,
-            _game.c.budget.label("game_budget"),
-        )
-        .select_from(
-            _conversion.join(_mission, _mission.c.id == _conversion.c.mission_id).join(
-                _game, _game.c.id == _mission.c.game_id
-            )
-        )
-        .where(
+        sa.select(_conversion.c.revenue_micros, _conversion.c.budget_charges).where(
             _conversion.c.id.in_(list(conversion_ids)),
-            _conversion.c.revenue_micros > 0,
-            sa.not_(_conversion.c.test),
+            _conversion.c.budget_charges.is_not(None),
         )
-        .order_by(_conversion.c.id)
     ).all()
+    owed: dict[tuple[str, str], int] = {}
     for row in rows:
-        for charge in charges(row, row.game_budget, game_id=row.game_id):
-            give_back(session, charge, int(row.revenue_micros), row.created_at)
-        if row.budget or row.game_budget:
-            bump(session)  # a closed mission may open again
+        for scope, period in row.budget_charges or ():
+            owed[(scope, period)] = owed.get((scope, period), 0) + int(row.revenue_micros or 0)
+    for (scope, period), amount in sorted(owed.items()):
+        give_back(session, scope, period, amount)

@@ -88,9 +88,9 @@ def resolve(terms: Terms, rules: WallRules, country: str | None) -> Resolved:
         fixed, percent = own
         if fixed is not None:
             return Resolved(fixed, OFFERWALL)
-        if percent is not None and terms.revenue_micros is not None:
+        if percent is not None and terms.revenue_micros:
             return Resolved(share(terms.revenue_micros, percent), SHARE)
-    if rules.share_percent is not None and terms.revenue_micros is not None:
+    if rules.share_percent is not None and terms.revenue_micros:
         return Resolved(share(terms.revenue_micros, rules.share_percent), SHARE)
     return Resolved(terms.payout_micros, DEFAULT)
 

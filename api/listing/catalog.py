@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.accounts import Account, offerwall_for
-from api.core.money import in_currency
-from api.listing.offers import Listed, build_listing
+from api.economics import NO_RULES, payout_rules
+from api.listing.offers import Listed, Pricing, build_listing
 from api.publishers import OfferwallError
 from models import Mission, Offerwall, Quest
 
@@ -59,7 +59,16 @@ def offer_catalog(
     needle = search.strip().lower()
     chosen = [o for o in listing if not needle or needle in _searchable(o.doc)]
     used = _used(session, chosen)
-    return [_offer(o, offerwall, base_url, used) for o in chosen]
+    # The payouts agreed with this offerwall (its rules; no country, no promotion).
+    rules = payout_rules.load(session.connection(), [offerwall.id]).get(offerwall.id, NO_RULES)
+    pricing = Pricing(
+        offerwall.exchange_rate,
+        offerwall.currency_decimals,
+        offerwall.currency_code,
+        rules,
+        offerwall_id=offerwall.id,
+    )
+    return [_offer(o, offerwall, pricing, base_url, used) for o in chosen]
 
 
 def _searchable(doc: dict[str, Any]) -> str:
@@ -87,18 +96,14 @@ def _used(session: Session, offers: list[Listed]) -> dict[str, int]:
     return used
 
 
-def _offer(offer: Listed, wall: Offerwall, base_url: str, used: dict[str, int]) -> CatalogOffer:
+def _offer(
+    offer: Listed, wall: Offerwall, pricing: Pricing, base_url: str, used: dict[str, int]
+) -> CatalogOffer:
     doc = offer.doc
     quest = offer.kind == "quest"
-    payouts = [m["payout"] for m in doc["missions"]] if quest else [doc["payout"]]
+    payouts = [pricing.usd(g.mission_id, g.payout_micros, g.terms) for g in offer.goals]
     # Each payout as its postback would carry it, then added up.
-    payout = sum(
-        (
-            in_currency(m, exchange_rate=wall.exchange_rate, decimals=wall.currency_decimals)
-            for m in payouts
-        ),
-        Decimal(0),
-    )
+    payout = sum((pricing.amount(m, boosted=False) for m in payouts), Decimal(0))
     cap = doc.get("startCap") if quest else doc.get("cap")
     unit = "start" if quest else "conversion"
     if cap is None:

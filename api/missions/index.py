@@ -186,6 +186,7 @@ def load(session: Session, version: int) -> MissionIndex:
     pools = pool_periods(session)
     budgets = dict(session.execute(sa.select(_game.c.id, _game.c.budget)).all())
     specs = [spec_of(mission, pools, budgets.get(mission.game_id)) for mission in rows]
+    specs = _with_game_revenues(specs)
     per_quest: dict[str, list[dict[str, str] | None]] = {}
     for spec in specs:
         if spec.quest_id is not None:
@@ -203,6 +204,26 @@ def load(session: Session, version: int) -> MissionIndex:
             mission_index.by_event.setdefault((spec.game_id, name), []).append(spec)
         mission_index.by_game.setdefault(spec.game_id, []).append(spec)
     return mission_index
+
+
+def _with_game_revenues(specs: list[MissionSpec]) -> list[MissionSpec]:
+    """Each game budget's charge knows the revenues of the game's paying missions (which
+    say when what is left closes one of them)."""
+    paying: dict[str, set[int]] = {}
+    for spec in specs:
+        if spec.terms is not None and spec.terms.revenue_micros:
+            paying.setdefault(spec.game_id, set()).add(spec.terms.revenue_micros)
+    found = []
+    for spec in specs:
+        if spec.charges:
+            revenues = tuple(sorted(paying.get(spec.game_id, ())))
+            charges = tuple(
+                replace(c, revenues=revenues) if c.scope.startswith("game:") else c
+                for c in spec.charges
+            )
+            spec = replace(spec, charges=charges)
+        found.append(spec)
+    return found
 
 
 def webhook_types(session: Session) -> dict[str, frozenset[str]]:

@@ -604,7 +604,13 @@ def _advance_all(session: Session, runs: Sequence[Run], now: datetime, policy: P
     made = sum(advance(run.row, run, convert=convert, flag=flag) for run in runs)
     if flags:
         session.execute(_cheat_flag.insert(), flags)
+    if session.info.pop(_BUMP_DUE, False):
+        bump(session)
     return made
+
+
+# Set in a session whose batch filled an offer: its catalog bump waits for the batch's end.
+_BUMP_DUE = "questwall_bump_due"
 
 
 def advance(
@@ -757,8 +763,9 @@ def _convert(
     test = bool(click.test)
     stage = row.completions % len(spec.stages) if spec.stages else None
     money = _money(session, row, spec, stage, click.country, now)
+    drawn: list[list[str]] = []
     if not test:
-        room = _take_place(session, spec, row.offerwall_id, now, money.revenue_micros)
+        room = _take_place(session, spec, row.offerwall_id, now, money.revenue_micros, drawn)
         if room is not True:
             return room
 
@@ -800,6 +807,7 @@ def _convert(
             payout_rule=money.rule,
             promotion=money.promotion,
             multiplier=money.multiplier,
+            budget_charges=drawn or None,
             period=row.period or None,
             stage=None if stage is None else stage + 1,
             created_at=now,
@@ -984,6 +992,7 @@ def _take_place(
     offerwall_id: str,
     now: datetime,
     revenue_micros: int | None = None,
+    drawn: list[list[str]] | None = None,
 ) -> bool | None:
     """Count one more conversion of the mission under every cap it has, atomically: True
     when there was room under all of them; False when its cap (or its cap for this
@@ -1003,35 +1012,46 @@ def _take_place(
             return False if period == "total" else None
         taken.append((scope, period))
         filled = filled or count >= limit
-    spent = _spend(session, spec, revenue_micros or 0, now)
+    spent = _spend(session, spec, revenue_micros or 0, now, [] if drawn is None else drawn)
     if spent is None:
         _give_back(session, spec.id, taken)
         return None  # a budget: the progress waits for the next period (or a raise)
     if spent:
         filled = True
     if filled:
-        bump(session)  # full now (for good, for a period or at an offerwall): listings drop it
+        # Full now (for good, for a period, at an offerwall, or by a budget): listings drop
+        # it. The catalog's row is locked once, after every other row the batch takes.
+        session.info[_BUMP_DUE] = True
     return True
 
 
-def _spend(session: Session, spec: MissionSpec, revenue_micros: int, now: datetime) -> bool | None:
-    """Draw a conversion's revenue on the mission's budgets (docs/economics.md#budgets):
-    None when one cannot take it (those drawn on before are given back), else whether one
-    is now closed to the next conversion."""
+def _spend(
+    session: Session,
+    spec: MissionSpec,
+    revenue_micros: int,
+    now: datetime,
+    drawn: list[list[str]],
+) -> bool | None:
+    """Draw a conversion's revenue on the mission's budgets (docs/economics.md#budgets),
+    naming each (scope, period) in `drawn`: None when one cannot take it (those drawn on
+    before are given back), else whether a mission of one is now closed. The designers'
+    mail is queued once every budget took it."""
     if not revenue_micros or not spec.charges:
         return False
-    drawn: list[budgets.Charge] = []
-    closes = False
-    full = spec.terms.revenue_micros if spec.terms and spec.terms.revenue_micros else 0
+    taken: list[tuple[budgets.Charge, str, int]] = []
     for charge in spec.charges:
+        period = charge.budget.period(now)
         spent = budgets.spend(session, charge, revenue_micros, now)
         if spent is None:
-            for earlier in drawn:
-                budgets.give_back(session, earlier, revenue_micros, now)
+            for earlier, earlier_period, _ in taken:
+                budgets.give_back(session, earlier.scope, earlier_period, revenue_micros)
             return None
-        drawn.append(charge)
-        budgets.warn(session, charge, spent, full, now)
-        closes = closes or spent + full > charge.budget.amount_micros
+        taken.append((charge, period, spent))
+    closes = False
+    for charge, period, spent in taken:
+        drawn.append([charge.scope, period])
+        budgets.warn(session, charge, spent, now)
+        closes = closes or charge.crossed(spent - revenue_micros, spent)
     return closes
 
 

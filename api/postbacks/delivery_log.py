@@ -117,6 +117,7 @@ def delivery_log(
             col(Conversion.transaction_id),
             col(Conversion.status),
             col(Conversion.payout_micros),
+            col(Conversion.multiplier),
             col(Mission.title),
             last_code,
             col(Click.uid),
@@ -158,6 +159,7 @@ def delivery_log(
                     micros,
                     exchange_rate=offerwall.exchange_rate,
                     decimals=offerwall.currency_decimals,
+                    multiplier=multiplier,  # a promotion's: as the postback said it
                 ),
                 currency_decimals=offerwall.currency_decimals,
                 currency_code=offerwall.currency_code,
@@ -167,7 +169,7 @@ def delivery_log(
                 next_attempt_at=pb.next_attempt_at if pb.status == "pending" else None,
                 last_status="" if code is None else str(code),
             )
-            for pb, txn, conversion_status, micros, title, code, uid, clickid in rows
+            for pb, txn, conversion_status, micros, multiplier, title, code, uid, clickid in rows
         ],
         total,
         page,

@@ -143,3 +143,54 @@ def test_a_held_conversion_counts_as_spent_and_its_rejection_gives_it_back(
 
 def _now() -> str:
     return utcnow().isoformat().replace("+00:00", "Z")
+
+
+def test_a_reversal_gives_back_only_what_its_conversion_drew_on(client, signed, game, wall, engine):
+    """A conversion made before the game had a budget drew on none: reversing it leaves the
+    budget as it is, and the budget is never passed."""
+    [paying] = import_file(
+        engine, game.game_id, missions=[mission("A", {"event": "WIN"}, revenue="1.00")]
+    )
+    play(client, signed, wall, paying.id, "p0", BR)  # before any budget
+    with write_session(engine) as session:
+        budgets.set_game_budget(session, game.game_id, BudgetIn(amount="1", every="day"))
+    play(client, signed, wall, paying.id, "p1", BR)  # spends all of it
+    with new_session(engine) as session:
+        first = session.execute(
+            sa.select(_conversion.c.transaction_id).order_by(_conversion.c.id)
+        ).scalar()
+    with write_session(engine) as session:
+        ledger.reverse(
+            session=session,
+            transaction_id=first,
+            reason="fraud found",
+            actor="staff",
+            studio_id=None,
+        )
+    assert [amount for _, amount in spent(engine)] == [1_000_000]
+    # Still spent: the offer stays closed, and p2's click is refused.
+    assert paying.id not in listed(client, wall[1])
+    assert click(client, "mission", paying.id, wall[0].owid, uid="pub-p2").status_code == 410
+
+
+def test_a_game_budget_closes_a_bigger_mission_as_soon_as_it_no_longer_fits(
+    client, signed, game, wall, engine
+):
+    """$5 a day; A earns $1, B $3: after A's third conversion B no longer fits, so it
+    leaves the listing at once (as its clicks are refused), while A stays."""
+    a, b = import_file(
+        engine,
+        game.game_id,
+        budget={"amount": "5", "every": "day"},
+        missions=[
+            mission("A", {"event": "WIN"}, revenue="1.00"),
+            mission("B", {"event": "WIN"}, revenue="3.00"),
+        ],
+    )
+    for n in range(2):
+        play(client, signed, wall, a.id, f"p{n}", BR)
+    assert b.id in listed(client, wall[1])
+    play(client, signed, wall, a.id, "p2", BR)
+    shown = listed(client, wall[1])
+    assert b.id not in shown and a.id in shown
+    assert click(client, "mission", b.id, wall[0].owid, uid="pub-z").status_code == 410

@@ -282,3 +282,20 @@ def test_a_promotion_boosts_payout_only_inside_its_window_countries_and_first_co
         (None, 100),
         (None, 100),
     ]
+
+
+def test_the_wall_prices_each_offerwall_by_its_own_rules(client, game, wall, engine, box):
+    """Two offerwalls with the same currency: the one with a revenue share sees its own
+    payout on the hosted wall, the other the mission's (the wall's cards are cached
+    per offerwall that has rules of its own)."""
+    from tests.api.listing.test_wall import wall_page
+    from tests.factories import make_offerwall
+
+    other, _ = make_offerwall(engine, box, name="Wall")  # the same name: the same theme
+    import_file(engine, game.game_id, missions=[mission("Win", {"event": "WIN"}, revenue="2.00")])
+    with write_session(engine) as session:
+        payout_rules.set_share(session, wall[0].id, "40", by="staff")
+    plain = wall_page(client, other.owid, "pub-a").text  # cached first
+    shared = wall_page(client, wall[0].owid, "pub-b").text
+    assert "0.80" in shared and "1.00" not in shared
+    assert "1.00" in plain and "0.80" not in plain
