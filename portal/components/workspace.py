@@ -353,3 +353,21 @@ def password_row(button: str) -> rx.Component:
         rx.button(button, type="submit", size="2"),
         wrap="wrap",
     )
+
+
+# A phone's width: the wall previews beside the workspace's forms are drawn at it.
+PHONE_WIDTH = "390px"
+
+
+def beside_preview(form: rx.Component, preview: rx.Component) -> rx.Component:
+    """A form with the wall's preview at a phone's width beside it (under it on a phone)."""
+    return rx.grid(
+        form,
+        preview,
+        grid_template_columns=rx.breakpoints(
+            initial="minmax(0, 1fr)", md=f"minmax(0, 1fr) calc({PHONE_WIDTH} + 3rem)"
+        ),
+        spacing="5",
+        width="100%",
+        align_items="start",
+    )

@@ -13,10 +13,14 @@ from portal.components.forms import field, field_error, form_error, native_selec
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import loaded_form
 from portal.components.rule_builder import TIME_ZONES
-from portal.components.workspace import endpoint_banner, workspace_tabs
+from portal.components.workspace import (
+    PHONE_WIDTH,
+    beside_preview,
+    endpoint_banner,
+    workspace_tabs,
+)
 from portal.state.promotions import SAMPLE_MULTIPLIER, SAMPLE_NAME, PromotionsState
 
-PHONE_WIDTH = "390px"
 PREVIEW_HEIGHT = rx.breakpoints(initial="480px", md="min(600px, calc(100vh - 200px))")
 STATE_COLOURS = (("running", "green"), ("scheduled", "blue"), ("ended", "gray"))
 
@@ -28,16 +32,7 @@ def promotions() -> rx.Component:
         workspace_tabs(s, routes.PUBLISHER_PROMOTIONS),
         endpoint_banner(s),
         _list_card(),
-        rx.grid(
-            _add_form(),
-            _preview_card(),
-            grid_template_columns=rx.breakpoints(
-                initial="minmax(0, 1fr)", md=f"minmax(0, 1fr) calc({PHONE_WIDTH} + 3rem)"
-            ),
-            spacing="5",
-            width="100%",
-            align_items="start",
-        ),
+        beside_preview(_add_form(), _preview_card()),
     )
 
 

@@ -11,7 +11,9 @@ from portal.components.forms import field, field_error
 from portal.components.layout import card, page
 from portal.components.offer_form import loaded_form
 from portal.components.workspace import (
+    PHONE_WIDTH,
     STEPS_STYLE,
+    beside_preview,
     copyable,
     endpoint_banner,
     step,
@@ -20,7 +22,6 @@ from portal.components.workspace import (
 from portal.state.wall import WallState
 
 # The frame a phone's screen would be: the preview's width on a wide screen.
-PHONE_WIDTH = "390px"
 # Shorter on a phone, where the page scrolls around it; on a wide screen it stays in view
 # beside the form.
 PREVIEW_HEIGHT = rx.breakpoints(initial="520px", md="min(640px, calc(100vh - 200px))")
@@ -36,16 +37,7 @@ def wall() -> rx.Component:
         endpoint_banner(s),
         _link_card(),
         rx.cond(s.test_link != "", _test_player_card()),
-        rx.grid(
-            _settings_form(),
-            _preview_card(),
-            grid_template_columns=rx.breakpoints(
-                initial="minmax(0, 1fr)", md=f"minmax(0, 1fr) calc({PHONE_WIDTH} + 3rem)"
-            ),
-            spacing="5",
-            width="100%",
-            align_items="start",
-        ),
+        beside_preview(_settings_form(), _preview_card()),
     )
 
 
