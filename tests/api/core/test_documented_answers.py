@@ -14,22 +14,27 @@ from functools import cached_property
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+from api.accounts import SESSION_COOKIE, IpThrottle, sign_in
 from api.app import create_api
 from api.core.config import Settings
-from api.core.db import build_engine, write_session
+from api.core.db import build_engine, new_session, write_session
 from api.missions import offers
 from api.publishers import offerwalls
+from models import Offerwall, Role, User
 from tests.api.conftest import PROXY
 from tests.api.tracking_helpers import click
 from tests.factories import (
+    PASSWORD,
     FixedCountries,
     SignedClient,
     iso_now,
     make_mission,
     make_offerwall,
     make_quest,
+    make_user,
     mission_data,
 )
 
@@ -116,6 +121,35 @@ class World:
     def reports(self, client: TestClient | None = None, key: str | None = None, **params: str):
         headers = {"x-api-key": key or self.key} if key != "" else {}
         return (client or self.client).get("/offerwall/reports", params=params, headers=headers)
+
+    def margin(
+        self, client: TestClient | None = None, role: Role | None = Role.STAFF, **params: str
+    ) -> httpx.Response:
+        """The staff's margin report, with the portal session of an account of `role`."""
+        headers = {}
+        if role is not None:
+            email = f"{role.value}-answers@example.com"
+            with new_session(self.engine) as session:  # type: ignore[arg-type]
+                known = session.execute(sa.select(User.id).where(User.email == email)).first()
+            if known is None:
+                fields = {} if role == Role.STAFF else {"offerwall_id": self._offerwall_id()}
+                make_user(self.engine, email, role=role, **fields)  # type: ignore[arg-type]
+            token = sign_in(
+                engine=self.engine,
+                box=self.box,
+                email=email,
+                password=PASSWORD,
+                client_ip="203.0.113.5",
+                ip_throttle=IpThrottle(),
+            ).token
+            headers["cookie"] = f"{SESSION_COOKIE}={token}"
+        return (client or self.client).get("/staff/reports/margin", params=params, headers=headers)
+
+    def _offerwall_id(self) -> str:
+        with new_session(self.engine) as session:  # type: ignore[arg-type]
+            return session.execute(
+                sa.select(Offerwall.id).where(Offerwall.owid == self.owid)
+            ).scalar_one()
 
     def link(self, kind: str, offer: str, client: TestClient | None = None, **params: str):
         return click(client or self.client, kind, offer, self.owid, **params)
@@ -226,6 +260,13 @@ ANSWERS: dict[tuple[str, str], dict[int, Ask]] = {
         403: lambda w: w.reports(key=w.suspended_key),
         429: lambda w: w.twice(lambda: w.reports(w.tight)),
         503: lambda w: w.reports(w.broken),
+    },
+    ("get", "/staff/reports/margin"): {
+        200: lambda w: w.margin(),
+        400: lambda w: w.margin(by="planet"),
+        401: lambda w: w.margin(role=None),
+        403: lambda w: w.margin(role=Role.PUBLISHER),
+        503: lambda w: w.margin(w.broken),
     },
     ("get", "/wall"): wall_page("wall"),
     ("get", "/wall/support"): wall_page("support"),

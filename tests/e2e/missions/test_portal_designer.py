@@ -125,7 +125,7 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
     row = designer.get_by_test_id("report-row").filter(has_text="Win two sieges")
     expect(row).to_contain_text("$3.00")
     expect(row.get_by_role("cell")).to_have_text(
-        ["Win two sieges", "1", "1", "1", "100.0%", "$3.00", "$3.00", "0", "$3.00", "0"]
+        ["Win two sieges", "1", "1", "1", "100.0%", "$3.00", "$3.00", "0", "$3.00", "0", "$0.00"]
     )
     screenshot(designer, "designer-reports")
     with designer.expect_download() as download:

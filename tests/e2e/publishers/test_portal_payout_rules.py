@@ -82,11 +82,13 @@ def rules_stored(portal, wall_id: str) -> list[tuple[str, int | None, float | No
         engine.dispose()
 
 
-def pick(page: Page, search: str, label: str) -> None:
+def pick(page: Page, search: str, label: str, mission_id: str) -> None:
+    """Search, then choose this test's mission `label` (by its id: the portal's game may
+    hold others of that title)."""
     page.get_by_label("Find a mission").fill(search)
-    option = page.get_by_label("Mission", exact=True).locator("option", has_text=label)
-    expect(option).to_have_count(1)
-    page.get_by_label("Mission", exact=True).select_option(label=option.inner_text())
+    option = page.get_by_label("Mission", exact=True).locator(f'option[value="{mission_id}"]')
+    expect(option).to_contain_text(label)
+    page.get_by_label("Mission", exact=True).select_option(value=mission_id)
 
 
 def test_staff_set_an_offerwalls_payout_rules_and_preview_them(portal, new_page):
@@ -143,7 +145,7 @@ def test_staff_set_an_offerwalls_payout_rules_and_preview_them(portal, new_page)
     assert paid(portal, wall_id, kill) == 1_400_000
 
     # A share of a mission without revenue is refused, with its message beside its input.
-    pick(staff, "level", "Reach level 5")
+    pick(staff, "level", "Reach level 5", level)
     staff.get_by_role("radio", name="A share of its revenue (%)").click()
     expect(
         staff.get_by_text("This mission has no revenue: a share of it cannot apply")
@@ -154,7 +156,7 @@ def test_staff_set_an_offerwalls_payout_rules_and_preview_them(portal, new_page)
     assert [r[0] for r in rules_stored(portal, wall_id)] == [""]
 
     # A fixed payout for one mission, found by its game: a double click saves one rule.
-    pick(staff, "e2e", "Kill 10 players")
+    pick(staff, "e2e", "Kill 10 players", kill)
     staff.get_by_role("radio", name="A fixed payout (USD)").click()
     staff.get_by_label("Payout (USD)", exact=True).fill("1.20")
     staff.get_by_role("button", name="Save rule").dblclick()
@@ -176,7 +178,7 @@ def test_staff_set_an_offerwalls_payout_rules_and_preview_them(portal, new_page)
     expect(preview.get_by_test_id("preview-why")).to_contain_text("fixed payout for the mission")
 
     # A share for the ranked match: its words, and the countries paid otherwise.
-    pick(staff, "ranked", "Win a ranked match")
+    pick(staff, "ranked", "Win a ranked match", missions["Win a ranked match"])
     expect(preview.get_by_test_id("preview-payout")).to_have_text("$1.12")  # 70% of 1.60
     expect(preview).to_contain_text("CA $1.20, US $1.20")
     staff.get_by_role("radio", name="A share of its revenue (%)").click()
