@@ -8,6 +8,7 @@ test (`--database-url`, `--api-workers`: the all-in-one `questwall serve` on SQL
 default).
 
     .venv/bin/python bench/offers.py [--requests 6000] [--database-url URL] [--api-workers N]
+        [--economics]   # pages priced by a revenue share, with a promotion running
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sqlalchemy as sa
 
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, write_session
+from api.economics import PromotionIn, payout_rules, promotions
 from api.publishers import offerwalls
 from api.studios import games
 from bench.common import (
@@ -45,7 +47,7 @@ from models.types import new_uuid
 MISSIONS, QUESTS = 700, 300
 
 
-def seed(url: str, box: SecretBox) -> str:
+def seed(url: str, box: SecretBox, economics: bool = False) -> str:
     engine = build_engine(url)
     now = datetime.now(UTC)
     with write_session(engine) as session:
@@ -118,8 +120,25 @@ def seed(url: str, box: SecretBox) -> str:
                     "created_at": now - timedelta(seconds=random.random() * 1e5),
                 }
             )
+        if economics:
+            # Every mission has revenue, the offerwall a 70% share, and a sale runs.
+            for m in missions:
+                m["revenue_micros"] = m["payout_micros"] * 2
         session.execute(sa.insert(Quest.__table__), quests)  # type: ignore[attr-defined]
         session.execute(sa.insert(Mission.__table__), missions)  # type: ignore[attr-defined]
+        if economics:
+            payout_rules.set_share(session, wall.id, "70", by="bench")
+            promotions.add(
+                session,
+                wall.id,
+                PromotionIn(
+                    name="Bench sale",
+                    multiplier="2",
+                    start=now - timedelta(hours=1),
+                    end=now + timedelta(days=1),
+                ),
+                by="bench",
+            )
     engine.dispose()
     return key
 
@@ -129,11 +148,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=6000)
+    parser.add_argument(
+        "--economics",
+        action="store_true",
+        help="price the pages by a revenue share, with a promotion running (no targets)",
+    )
     add_target_arguments(parser)
     args = parser.parse_args()
     workers = api_workers(args)
     with prepared(args.database_url) as (data, env):
-        key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]))
+        key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), args.economics)
         rng = random.Random(5)
         requests = [
             http_request(
@@ -159,7 +183,8 @@ def main() -> None:
         ) as port:
             fire_raw(port, requests[:200], 4)
             bare = fire_raw(port, requests[200:half], 16)
-    print(f"server: {target_label(args)}; page of 20: {len(page):,} bytes")
+    priced = "; priced by a 70% share with a 2x promotion" if args.economics else ""
+    print(f"server: {target_label(args)}; page of 20: {len(page):,} bytes{priced}")
     for label, result in (
         ("16 connections", busy),
         ("4 connections", light),
@@ -171,6 +196,8 @@ def main() -> None:
         )
     rate, bare_rate = busy.requests / busy.seconds, bare.requests / bare.seconds
     print(f"  offers / bare route: {rate / bare_rate:.0%}")
+    if args.economics:
+        return  # a comparison run: its figures are not the targets'
     emit("offers", load_figures(busy))
     emit("offers_light", load_figures(light))
     emit("bare_offers", load_figures(bare))
