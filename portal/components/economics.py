@@ -15,7 +15,7 @@ from zoneinfo import available_timezones
 
 import reflex as rx
 
-from portal.components.forms import field_error, native_select
+from portal.components.forms import field_error, native_select, remove_row_button
 from portal.components.layout import card
 from portal.components.rule_builder import TIME_ZONES, marked, row_error
 
@@ -103,15 +103,7 @@ def _payouts(state: Any) -> rx.Component:
             rx.grid(
                 text(countries, "Payout " + number + " countries", "e.g. US, CA"),
                 text(payout, "Payout " + number + " (USD)", "e.g. 1.20", input_mode="decimal"),
-                rx.icon_button(
-                    rx.icon("x", size=14),
-                    size="1",
-                    variant="soft",
-                    color_scheme="red",
-                    type="button",
-                    aria_label="Remove payout " + number,
-                    on_click=state.remove_payout(i),
-                ),
+                remove_row_button("Remove payout " + number, state.remove_payout(i)),
                 **PAYOUT_GRID,
             ),
             row_error(state.errors, countries),

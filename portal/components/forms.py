@@ -52,6 +52,19 @@ def field(
     return rx.vstack(*parts, spacing="1", width="100%")
 
 
+def remove_row_button(label: Any, on_click: Any) -> rx.Component:
+    """The small red × that removes one row of a list of rows (stages, country payouts)."""
+    return rx.icon_button(
+        rx.icon("x", size=14),
+        size="1",
+        variant="soft",
+        color_scheme="red",
+        type="button",
+        aria_label=label,
+        on_click=on_click,
+    )
+
+
 def field_error(errors: rx.Var, name: str, input_id: str = "") -> rx.Component:
     """The message for input `name` in an errors dict var, when there is one; its id
     (`<input id>-error`) is what the input's aria-describedby names."""

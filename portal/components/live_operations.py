@@ -16,7 +16,7 @@ import reflex as rx
 
 from api.missions.designer import NEW_POOL
 from models.offer_schemas import WEEKDAYS
-from portal.components.forms import field_error, native_select
+from portal.components.forms import field_error, native_select, remove_row_button
 from portal.components.layout import card
 from portal.components.rule_builder import TIME_ZONES, marked, row_error
 
@@ -150,15 +150,7 @@ def _stages(state: Any) -> rx.Component:
                 rx.text("Stage " + number, size="2", weight="medium"),
                 text(threshold, "threshold", "e.g. 5"),
                 text(payout, "payout", "0.40"),
-                rx.icon_button(
-                    rx.icon("x", size=14),
-                    size="1",
-                    variant="soft",
-                    color_scheme="red",
-                    type="button",
-                    aria_label="Remove stage " + number,
-                    on_click=state.remove_stage(i),
-                ),
+                remove_row_button("Remove stage " + number, state.remove_stage(i)),
                 **STAGE_GRID,
             ),
             row_error(state.errors, threshold),
