@@ -405,7 +405,7 @@ def _stat(label: str, value: rx.Var, test_id: str, negative: rx.Var | bool = Fal
                 size="6",
                 weight="bold",
                 white_space="nowrap",
-                color_scheme=rx.cond(negative, "red", None),
+                color=rx.cond(negative, "var(--red-11)", "inherit"),
                 data_testid=test_id,
             ),
             spacing="1",
@@ -434,7 +434,7 @@ def _margin_cells(r) -> list:
         min_width="7rem",
     )
     margin_text = rx.text(
-        r.margin, white_space="nowrap", color_scheme=rx.cond(r.negative, "red", None)
+        r.margin, white_space="nowrap", color=rx.cond(r.negative, "var(--red-11)", "inherit")
     )
     return [
         label,
