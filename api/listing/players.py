@@ -38,6 +38,7 @@ from sqlalchemy import Connection
 
 from api.core.periods import Period
 from api.listing.offers import (
+    ECONOMICS,
     LISTINGS,
     Goal,
     Listed,
@@ -560,7 +561,7 @@ def list_for_player(
     progress = player_progress(conn, offerwall_id=offerwall.id, uid=uid, now=now) if uid else None
     country, first = filters.country, None
     if uid is not None:
-        country, first = player_economics(conn, offerwall.id, uid, country)
+        country, first = player_economics(conn, offerwall, uid, country, listing)
     pricing = pricing_for(conn, offerwall, country=country, first=first, now=now)
     chosen = select(listing, filters, pricing, progress)
     body = render_page(chosen, offerwall, page, base_url, pricing)
@@ -581,15 +582,39 @@ def list_for_player(
 
 
 def player_economics(
-    conn: Connection, offerwall_id: str, uid: str, country: str | None
-) -> tuple[str | None, bool]:
+    conn: Connection,
+    offerwall: ListingOfferwall,
+    uid: str,
+    country: str | None,
+    listing: list[Listed],
+) -> tuple[str | None, bool | None]:
     """What a player's pricing needs (docs/economics.md#payout-precedence): their country
     (`country` when given, else that of their latest click at the offerwall) and whether
-    their next conversion would be their first there."""
-    row = conn.execute(_PLAYER_ECONOMICS, {"offerwall_id": offerwall_id, "uid": uid}).first()
+    their next conversion would be their first there. Read only when it can change a
+    price: the offerwall runs a promotion, or the country is unknown and some mission
+    pays by country; otherwise (`country`, None) without a statement."""
+    _, sales = ECONOMICS.get(conn, offerwall.catalog_version, offerwall.id)
+    if not sales and (country is not None or not pays_by_country(listing)):
+        return country, None
+    row = conn.execute(_PLAYER_ECONOMICS, {"offerwall_id": offerwall.id, "uid": uid}).first()
     if row is None:
         return country, True
     return country or row.country, not row.converted
+
+
+def pays_by_country(listing: list[Listed]) -> bool:
+    """Whether a mission of the listing has payouts per country (kept per listing)."""
+    kept = _BY_COUNTRY.get(id(listing))
+    if kept is None or kept[0] is not listing:
+        found = any(g.terms is not None and g.terms.by_country for o in listing for g in o.goals)
+        kept = (listing, found)
+        if len(_BY_COUNTRY) >= 64:
+            _BY_COUNTRY.clear()
+        _BY_COUNTRY[id(listing)] = kept
+    return kept[1]
+
+
+_BY_COUNTRY: dict[int, tuple[list[Listed], bool]] = {}
 
 
 _PLAYER_ECONOMICS = sa.select(

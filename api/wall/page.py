@@ -458,7 +458,7 @@ def wall_view(
         targeted = [o for o in targeted if listing.id not in o.closed_for]
     # Priced as the offers API prices them for this player: their country's payout rules
     # and the promotion their next conversion would get.
-    priced_for, first = player_economics(conn, listing.id, visit.uid, country)
+    priced_for, first = player_economics(conn, listing, visit.uid, country, derived.listing or [])
     pricing = pricing_for(conn, listing, country=priced_for, first=first, now=now)
     judged = progress.rows or derived.pooled
     offers = select(targeted, OfferFilters(), pricing, progress) if judged else targeted
