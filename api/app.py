@@ -88,11 +88,11 @@ def create_api(
     app.state.on_stored = on_stored
     app.state.refusals = RefusalRecorder()
 
-    routers = (
+    routers = (  # the busiest first: routes are matched in this order
+        offerwall.router,
+        tracking.router,
         events.router,
         lookup.router,
-        tracking.router,
-        offerwall.router,
         reports_api.router,
         staff_reports.router,
         wall.router,

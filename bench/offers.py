@@ -162,7 +162,7 @@ def main() -> None:
         requests = [
             http_request(
                 "GET",
-                f"/offerwall/offers?limit=20&offset={rng.randrange(0, 980)}",
+                f"/offerwall/offers?limit=20&offset={20 * rng.randrange(0, 50)}",
                 headers={"x-api-key": key},
             )
             for _ in range(args.requests + 200)

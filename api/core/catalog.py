@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlmodel import Session
 
+from api.core.changes import mark
 from api.core.sql import insert_ignore
 from models.tables import catalog_version as _version
 
@@ -28,3 +29,4 @@ def bump(session: Session | Connection) -> None:
     session.execute(
         sa.update(_version).where(_version.c.id == 1).values(version=_version.c.version + 1)
     )
+    mark(session)  # every process's kept version drops when this commits

@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
+from api.core.changes import mark
 from api.core.crypto import (
     SecretBox,
     open_api_key,
@@ -128,6 +129,7 @@ def _rotate_sealed(conn: Connection, box: SecretBox, kind: _SealedKind) -> tuple
             digests += 1
         if changes:
             conn.execute(sa.update(table).where(c.id == row_id).values(changes))
+            mark(conn)  # what processes keep by a key's digest is read again
     return resealed, digests
 
 

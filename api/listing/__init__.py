@@ -5,15 +5,16 @@ publisher's offer catalog in the portal (`catalog`), and an offer as players see
 """
 
 from api.listing.catalog import UID_PLACEHOLDER
+from api.listing.keys import approved_offerwall, kept_offerwall
 from api.listing.offers import (
     LISTINGS,
     MAX_OFFSET,
     Goal,
     Listed,
     ListingOfferwall,
-    approved_offerwall,
     for_offerwall,
     invalid_parameter,
+    kept_page,
     list_offers,
     parse_page,
     whole_number,
@@ -56,6 +57,8 @@ __all__ = [
     "approved_offerwall",
     "for_offerwall",
     "invalid_parameter",
+    "kept_offerwall",
+    "kept_page",
     "list_for_player",
     "list_offers",
     "offer_preview",

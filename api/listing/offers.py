@@ -22,7 +22,6 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlmodel import Session
 
-from api.core.crypto import SecretBox
 from api.core.errors import ApiError
 from api.core.money import in_currency
 from api.core.periods import Period, picks
@@ -32,12 +31,11 @@ from api.economics.terms import stage_payouts
 from api.missions import index, open_offers
 from api.missions.index import MissionSpec
 from api.missions.rules import Rule
-from models import Mission, OfferwallStatus, Quest
+from models import Mission, Quest
 from models.offer_schemas import mission_in, quest_fields
 from models.tables import cap_count as _cap_count
 from models.tables import mission as _mission
 from models.tables import mission_pool as _mission_pool
-from models.tables import offerwall as _offerwall
 from models.tables import quest as _quest
 from models.types import utcnow
 
@@ -83,28 +81,6 @@ def parse_page(limit: str | None, offset: str | None) -> OfferPage:
     return OfferPage(limit=page_size, offset=skip)
 
 
-# Built once; every request runs it. The key is found by its keyed digest (any configured
-# master key's, during a rotation).
-_FIND_BY_KEY = sa.select(
-    _offerwall.c.id,
-    _offerwall.c.status,
-    _offerwall.c.owid,
-    _offerwall.c.exchange_rate,
-    _offerwall.c.currency_decimals,
-    _offerwall.c.currency_code,
-    index.VERSION_SUBQUERY,  # read in the same round trip
-).where(
-    sa.or_(
-        _offerwall.c.api_key_digest.in_(sa.bindparam("digests", expanding=True)),
-        # A replaced key, inside the grace period its publisher gave it.
-        sa.and_(
-            _offerwall.c.api_key_previous_digest.in_(sa.bindparam("old", expanding=True)),
-            _offerwall.c.api_key_previous_until > sa.bindparam("now"),
-        ),
-    )
-)
-
-
 @dataclass(frozen=True)
 class ListingOfferwall:
     """What a listing needs of the calling offerwall (and the catalog version, read with it)."""
@@ -127,28 +103,6 @@ class ListingOfferwall:
             row.id,
             row.currency_code,
         )
-
-
-def _key_params(box: SecretBox, api_key: str) -> dict[str, Any]:
-    digests = box.candidate_digests(api_key)
-    return {"digests": digests, "old": digests, "now": utcnow()}
-
-
-def approved_offerwall(
-    *, conn: Connection, box: SecretBox, api_key: str | None, use: str = "lists offers"
-) -> ListingOfferwall:
-    """The offerwall of an API key: 401 missing or unknown, 403 not approved (saying what
-    only an approved offerwall does: `use`)."""
-    row = conn.execute(_FIND_BY_KEY, _key_params(box, api_key)).first() if api_key else None
-    if row is None:
-        raise ApiError(401, "invalid_api_key", "The x-api-key header is missing or not valid.")
-    if row.status != OfferwallStatus.APPROVED:
-        raise ApiError(
-            403,
-            "offerwall_not_approved",
-            f"This offerwall is {row.status}; only an approved offerwall {use}.",
-        )
-    return ListingOfferwall.of(row)
 
 
 @dataclass(frozen=True)
@@ -409,12 +363,18 @@ class ListingCache:
         )
         self._lock = threading.Lock()
 
+    def peek(self, engine: Any, version: int) -> list[Listed] | None:
+        """The listing of `version` if it is built and current, without the database."""
+        cached = self._by_engine.get(engine)
+        if cached and cached[0] == version and utcnow() < cached[1]:
+            return cached[2]
+        return None
+
     def get(self, conn: Connection, version: int) -> list[Listed]:
         engine = conn.engine
         now = utcnow()
-        cached = self._by_engine.get(engine)
-        if cached and cached[0] == version and now < cached[1]:
-            return cached[2]
+        if (cached := self.peek(engine, version)) is not None:
+            return cached
         with self._lock:
             with Session(bind=conn) as session:
                 listing, valid_until = build_listing(session, now)
@@ -434,16 +394,7 @@ def list_offers(
     current = LISTINGS.get(conn, offerwall.catalog_version)
     listing = for_offerwall(current, offerwall.id)
     pricing = pricing_for(conn, offerwall, country=None, first=None, now=utcnow())
-    key = (
-        pricing.sale_key,
-        offerwall.owid,
-        offerwall.exchange_rate,
-        offerwall.currency_decimals,
-        offerwall.currency_code,
-        base_url,
-        page.offset,
-        page.limit,
-    )
+    key = _page_key(pricing, offerwall, page, base_url)
     pages = _PAGES.get(id(current))
     if pages is None or pages[0] is not current:
         pages = (current, {})
@@ -455,6 +406,35 @@ def list_offers(
         if len(pages[1]) < MAX_CACHED_PAGES:
             pages[1][key] = body
     return body
+
+
+def kept_page(
+    engine: Any, offerwall: ListingOfferwall, page: OfferPage, base_url: str
+) -> bytes | None:
+    """The page `list_offers` rendered already for the current listing, from memory only
+    (None: call `list_offers`)."""
+    current = LISTINGS.peek(engine, offerwall.catalog_version)
+    economics = ECONOMICS.peek(engine, offerwall.catalog_version, offerwall.id)
+    pages = _PAGES.get(id(current))
+    if current is None or economics is None or pages is None or pages[0] is not current:
+        return None
+    pricing = _pricing(offerwall, *economics, country=None, first=None, now=utcnow())
+    return pages[1].get(_page_key(pricing, offerwall, page, base_url))
+
+
+def _page_key(
+    pricing: Pricing, offerwall: ListingOfferwall, page: OfferPage, base_url: str
+) -> tuple[Any, ...]:
+    return (
+        pricing.sale_key,
+        offerwall.owid,
+        offerwall.exchange_rate,
+        offerwall.currency_decimals,
+        offerwall.currency_code,
+        base_url,
+        page.offset,
+        page.limit,
+    )
 
 
 def for_offerwall(listing: list[Listed], offerwall_id: str) -> list[Listed]:
@@ -618,6 +598,18 @@ def pricing_for(
     """The offerwall's pricing for a player in `country` whose next conversion is (or is
     not, or may be: None) their first there."""
     rules, sales = ECONOMICS.get(conn, offerwall.catalog_version, offerwall.id)
+    return _pricing(offerwall, rules, sales, country=country, first=first, now=now)
+
+
+def _pricing(
+    offerwall: ListingOfferwall,
+    rules: WallRules,
+    sales: list[Sale],
+    *,
+    country: str | None,
+    first: bool | None,
+    now: datetime,
+) -> Pricing:
     applied = best(sales, now, country=country, first=first) if sales else None
     return Pricing(
         offerwall.exchange_rate,
@@ -639,6 +631,15 @@ class EconomicsCache:
             Any, tuple[int, dict[str, WallRules], dict[str, list[Sale]]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+
+    def peek(
+        self, engine: Any, version: int, offerwall_id: str
+    ) -> tuple[WallRules, list[Sale]] | None:
+        """The offerwall's rules and sales if read for `version`, without the database."""
+        cached = self._by_engine.get(engine)
+        if cached is None or cached[0] != version:
+            return None
+        return cached[1].get(offerwall_id, NO_RULES), cached[2].get(offerwall_id, [])
 
     def get(
         self, conn: Connection, version: int, offerwall_id: str

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
+from sqlalchemy import Engine
+from starlette.routing import Route
 
+from api.core.config import Settings
+from api.core.crypto import SecretBox
 from api.deps import BoxDep, EngineDep, SettingsDep
 from api.listing import (
     SORTS,
     approved_offerwall,
+    kept_offerwall,
+    kept_page,
     list_for_player,
     list_offers,
     parse_filters,
@@ -41,6 +47,31 @@ OFFERS_DESCRIPTION = (
 )
 
 
+async def offers_route(request: Request) -> Response:
+    """GET /offerwall/offers as a plain route, matched before the documented one below:
+    FastAPI's parameter solving cost more than a kept page. Same parameters, same answers."""
+    state, query = request.app.state, request.query_params
+    return await offers_response(
+        state.engine,
+        state.box,
+        state.settings,
+        api_key=request.headers.get("x-api-key"),
+        limit=query.get("limit"),
+        offset=query.get("offset"),
+        country=query.get("country"),
+        os=query.get("os"),
+        tag=query.get("tag"),
+        min_payout=query.get("minPayout"),
+        sort=query.get("sort"),
+        uid=query.get("uid"),
+    )
+
+
+_plain = Route("/offerwall/offers", offers_route, methods=["GET"])
+_plain.methods = {"GET"}  # as the documented route: no implicit HEAD
+router.routes.append(_plain)
+
+
 @router.get(
     "/offerwall/offers",
     summary="List offers (missions and quests)",
@@ -70,14 +101,48 @@ async def offers(
         str | None, Query(description="A player: only what they can still do, with progress.")
     ] = None,
 ) -> Response:
-    page = parse_page(limit, offset)
-    filters = parse_filters(country=country, os=os, tag=tag, min_payout=min_payout, sort=sort)
-    player = parse_uid(uid)
+    """What the API reference describes; requests are answered by `offers_route`."""
+    return await offers_response(
+        engine,
+        box,
+        settings,
+        api_key=x_api_key,
+        limit=limit,
+        offset=offset,
+        country=country,
+        os=os,
+        tag=tag,
+        min_payout=min_payout,
+        sort=sort,
+        uid=uid,
+    )
+
+
+async def offers_response(
+    engine: Engine, box: SecretBox, settings: Settings, *, api_key: str | None, **query: str | None
+) -> Response:
+    """A page of offers. A page rendered before, for a key read before, is answered from
+    memory without the database (api/listing/keys.py says how long what is kept holds)."""
+    page = parse_page(query["limit"], query["offset"])
+    filters = parse_filters(
+        country=query["country"],
+        os=query["os"],
+        tag=query["tag"],
+        min_payout=query["min_payout"],
+        sort=query["sort"],
+    )
+    player = parse_uid(query["uid"])
+    plain = player is None and not filters.narrows and filters.sort == "newest"
+    kept = kept_offerwall(engine, box, api_key)
+    if kept is not None and plain:
+        body = kept_page(engine, kept, page, settings.base_url)
+        if body is not None:
+            return Response(body, media_type="application/json")
 
     def work() -> bytes:
         with engine.connect() as conn:
-            wall = approved_offerwall(conn=conn, box=box, api_key=x_api_key)
-            if player is None and not filters.narrows and filters.sort == "newest":
+            wall = approved_offerwall(conn=conn, box=box, api_key=api_key)
+            if plain:
                 return list_offers(conn=conn, offerwall=wall, page=page, base_url=settings.base_url)
             return list_for_player(
                 conn=conn,

@@ -19,7 +19,6 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.core.key_rotation import rotate_secrets
 from api.core.keycheck import MasterKeyMismatch, verify_master_keys
-from api.listing import offers as offer_listing
 from api.postbacks import outbox as postbacks
 from api.publishers import offerwalls
 from models import GameCredential, Offerwall, Role, SignInThrottle, WebhookEndpoint
@@ -106,7 +105,7 @@ def test_rotate_secrets_lets_the_previous_key_go(
 
 
 def test_a_replaced_api_key_keeps_its_grace_across_a_master_key_rotation(
-    engine, box, wall, api_settings, monkeypatch
+    engine, box, wall, api_settings, clock
 ):
     """An API key replaced with an hour's grace under key A still lists offers with B
     alone, after rotate-secrets, until its hour is over; then it gets 401."""
@@ -128,9 +127,8 @@ def test_a_replaced_api_key_keeps_its_grace_across_a_master_key_rotation(
         ]
 
     assert statuses() == [200, 200]
-    later = utcnow() + timedelta(minutes=59)
-    monkeypatch.setattr(offer_listing, "utcnow", lambda: later)
+    start = utcnow()
+    clock.set(start + timedelta(minutes=59))
     assert statuses() == [200, 200]
-    after = utcnow() + timedelta(hours=1, minutes=1)
-    monkeypatch.setattr(offer_listing, "utcnow", lambda: after)
+    clock.set(start + timedelta(hours=1, minutes=1))
     assert statuses() == [401, 200]

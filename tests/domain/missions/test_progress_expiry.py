@@ -18,7 +18,8 @@ from sqlalchemy import Engine
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
 from api.listing import OfferFilters, list_for_player, progress_document
-from api.listing.offers import ListingOfferwall, OfferPage, approved_offerwall
+from api.listing.keys import approved_offerwall
+from api.listing.offers import ListingOfferwall, OfferPage
 from api.missions.funnels import mission_funnels
 from api.tickets.snapshot import _mission_facts
 from models import Mission
