@@ -193,7 +193,12 @@ def set_status(
                 _message.c.endpoint_id == endpoint.id,
                 _message.c.status == MessageStatus.PENDING,
             )
-            .values(next_attempt_at=now, lease_until=None)
+            .values(
+                next_attempt_at=now,
+                lease_until=None,
+                # What waited behind a disabled or paused endpoint gets a new day of retries.
+                **({} if endpoint.status == EndpointStatus.ACTIVE else {"retry_from": now}),
+            )
         )
         endpoint.failing_since = None
     endpoint.status = EndpointStatus.ACTIVE if active else EndpointStatus.DISABLED

@@ -319,6 +319,47 @@ def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
     assert (entry["progress"]["stagesReached"], entry["progress"]["status"]) == (3, "completed")
 
 
+def test_caps_count_stages_a_ladder_of_3_with_cap_4_pays_4_stages(
+    client, signed, game, wall, engine
+):
+    [ladder] = import_file(
+        engine,
+        game.game_id,
+        missions=[
+            {
+                "title": "Capped ladder",
+                "destinationUrl": "https://game.example/m",
+                "rule": {"event": "KILL"},
+                "cap": 4,
+                "stages": [
+                    {"threshold": 1, "payout": "0.10"},
+                    {"threshold": 2, "payout": "0.20"},
+                    {"threshold": 3, "payout": "0.30"},
+                ],
+            }
+        ],
+    )
+    start(client, signed, wall, ladder.id, "p1", uid="pub-p1")
+    start(client, signed, wall, ladder.id, "p2", uid="pub-p2")
+    now = datetime.now(UTC)
+
+    def kills(user: str, count: int, offset: int = 0) -> list[dict]:
+        return [
+            {"userId": user, "event": "KILL", "time": iso(now + timedelta(seconds=offset + n))}
+            for n in range(count)
+        ]
+
+    assert signed.events(*kills("p1", 3)).status_code == 200  # three stages: three places
+    assert signed.events(*kills("p2", 1)).status_code == 200  # the fourth and last place
+    assert ladder.id not in listed(client, wall[1])  # full: out of the listing
+    assert signed.events(*kills("p2", 2, offset=10)).status_code == 200  # no place left
+    with new_session(engine) as session:
+        stages = session.execute(
+            sa.select(_conversion.c.stage).where(_conversion.c.mission_id == ladder.id)
+        ).scalars()
+        assert sorted(stages) == [1, 1, 2, 3]
+
+
 def test_a_scheduled_offer_is_absent_and_refused_before_its_start(
     client, signed, game, wall, engine, clock
 ):

@@ -173,6 +173,35 @@ def test_a_held_conversion_then_approved_tells_held_then_approved_and_a_reversal
     assert {b["data"]["transactionId"] for b in bodies} == {transaction}
 
 
+def test_a_held_conversion_then_rejected_tells_held_then_rejected_once(
+    client, signed, game, wall, engine, box, api_settings
+):
+    mission = make_mission(
+        engine, game.game_id, title="Kill 10", rule=KILLS, minCompletionSeconds=600
+    )
+    with running_receiver() as receiver:
+        added = add(engine, box, game.game_id, receiver.url)
+        start(client, signed, wall, mission.id, "p1", uid="pub-p1")
+        assert signed.events(win("p1")).status_code == 200  # sooner than 10 minutes: held
+        with new_session(engine) as session:
+            transaction = session.execute(sa.select(_conversion.c.transaction_id)).scalar_one()
+        for _ in range(2):  # rejecting again decides nothing new
+            with write_session(engine) as session:
+                review.reject(
+                    session=session,
+                    transaction_ids=[transaction],
+                    actor="cli",
+                    studio_id=None,
+                    reason="bot pattern",
+                )
+        deliver(engine, box, api_settings)
+        bodies = verified(receiver, added.secret)
+    conversions = [b for b in bodies if b["type"].startswith("conversion.")]
+    assert [b["type"] for b in conversions] == ["conversion.held", "conversion.rejected"]
+    assert {b["data"]["transactionId"] for b in conversions} == {transaction}
+    assert "mission.completed" in [b["type"] for b in bodies]
+
+
 def test_a_receiver_answering_500_gets_the_same_webhook_id_again_and_410_disables(
     client, signed, game, wall, engine, box, api_settings
 ):
@@ -433,6 +462,39 @@ def test_a_message_sent_again_days_later_gets_a_new_day_of_retries(
             )
         receiver.post_statuses = [500]
         deliver(engine, box, api_settings, rounds=1)
+    with new_session(engine) as session:
+        status = session.execute(sa.select(_message.c.status)).scalar_one()
+    assert status == MessageStatus.PENDING  # tried again later, not given up
+
+
+def test_a_message_that_waited_days_behind_a_disabled_endpoint_gets_a_new_day_of_retries(
+    engine, box, game, api_settings, clock
+):
+    from models import MessageStatus
+
+    t0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    clock.set(t0)
+    with running_receiver() as receiver:
+        added = add(engine, box, game.game_id, receiver.url)
+        with write_session(engine) as session:
+            endpoint = session.get(WebhookEndpoint, added.endpoint.id)
+            webhooks.set_status(session=session, endpoint=endpoint, active=False)
+            webhooks.emit(
+                session,
+                game_id=game.game_id,
+                player="p1",
+                now=t0,
+                items=[("mission.completed", {"n": 1})],
+            )
+        deliver(engine, box, api_settings)
+        assert receiver.posts == []  # a disabled endpoint's messages wait
+        clock.set(t0 + timedelta(days=3))
+        with write_session(engine) as session:
+            endpoint = session.get(WebhookEndpoint, added.endpoint.id)
+            webhooks.set_status(session=session, endpoint=endpoint, active=True)
+        receiver.post_statuses = [500]
+        deliver(engine, box, api_settings, rounds=1)
+        assert receiver.post_answers == [500]
     with new_session(engine) as session:
         status = session.execute(sa.select(_message.c.status)).scalar_one()
     assert status == MessageStatus.PENDING  # tried again later, not given up
