@@ -355,3 +355,13 @@ def load_figures(result: LoadResult, events_per_request: int = 1) -> dict[str, o
         "statuses": {str(k): v for k, v in sorted(result.statuses.items())},
         "client_cpu_share": result.client_cpu / result.seconds,
     }
+
+
+# A player on an Android phone in the US (in the bundled country table), as the wall and
+# the offers benchmarks click.
+PHONE = {
+    "user-agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like "
+    "Gecko) Chrome/120.0 Mobile Safari/537.36",
+    "x-forwarded-for": "8.8.8.8",  # a US address in the bundled country table
+    "accept-language": "en-US,en;q=0.9",
+}

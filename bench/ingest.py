@@ -1,6 +1,7 @@
 """Ingestion benchmark.
 
-Signed 100-event batches from 50 users, sent concurrently to the server under test (the
+Signed 100-event batches from 50 users, then 100-identifier batches (each a new user
+with a Steam id and an e-mail address), sent concurrently to the server under test (the
 all-in-one `questwall serve` on SQLite, or `questwall api --workers N` on a throwaway
 PostgreSQL database). Prints events stored per second, p50/p99 latency and the status
 codes, and in the same run the throughput of a parse-only ceiling (bench/parse_only.py)
@@ -87,6 +88,27 @@ def make_batches(
     return requests
 
 
+def make_identifier_batches(game: dict[str, str], count: int) -> list[bytes]:
+    """Pre-signed 100-identifier batches: each item a user new to the game with a Steam id
+    and an e-mail address (the heavier case: every item is a new row)."""
+    requests = []
+    for b in range(count):
+        items = [
+            {
+                "userId": f"linked-{b}-{i}",
+                "steamId": f"7656{b:06d}{i:03d}",
+                "email": f"u{b}.{i}@example.com",
+            }
+            for i in range(EVENTS_PER_BATCH)
+        ]
+        body = json.dumps(
+            {"gameId": game["gameId"], "events": [], "identifiers": items}, separators=(",", ":")
+        ).encode()
+        headers = signed_headers(game["clientId"], game["clientSecret"], body)
+        requests.append(http_request("POST", "/v2/custom-events", headers=headers, body=body))
+    return requests
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -102,6 +124,7 @@ def main() -> None:
         # One stream, warm-up first: each user's event times keep increasing, as a game's do.
         stream = make_batches(game, 20 + args.batches)
         warmup, batches = stream[:20], stream[20:]
+        linked = make_identifier_batches(game, 10 + args.batches // 2)
 
         # 1. The server under test.
         url = env["DATABASE_URL"]
@@ -111,6 +134,8 @@ def main() -> None:
             before = cpu_seconds(server.pid, database)
             full = fire_raw(port, batches, args.concurrency)
             after = cpu_seconds(server.pid, database)
+            fire_raw(port, linked[:10], 4)
+            identified = fire_raw(port, linked[10:], args.concurrency)
         # What one batch cost the server's processes and, on PostgreSQL, the database.
         server_ms, db_ms = (
             1000 * (b - a) / len(batches) for a, b in zip(before, after, strict=True)
@@ -142,6 +167,12 @@ def main() -> None:
     print(f"  request latency p50 {parse.p50:.1f} ms, p99 {parse.pct(99):.1f} ms")
     print(f"stored / parse-only: {stored_rate / parse_rate:.0%}")
     print(f"CPU per batch: server {server_ms:.2f} ms, PostgreSQL {db_ms:.2f} ms")
+    identifier_rate = identified.statuses.get(200, 0) * EVENTS_PER_BATCH / identified.seconds
+    print(
+        f"100-identifier batches: statuses {identified.statuses}, "
+        f"{identifier_rate:,.0f} identifiers/s ({identifier_rate / stored_rate:.0%} of the events), "
+        f"p50 {identified.p50:.1f} ms, p99 {identified.pct(99):.1f} ms"
+    )
     emit(
         "ingest",
         {
@@ -153,6 +184,7 @@ def main() -> None:
         },
     )
     emit("parse_only", load_figures(parse, EVENTS_PER_BATCH))
+    emit("identifiers", {**load_figures(identified, EVENTS_PER_BATCH), "rate": identifier_rate})
 
 
 if __name__ == "__main__":

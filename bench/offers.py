@@ -18,6 +18,7 @@ import random
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,6 +31,7 @@ from api.economics import PromotionIn, payout_rules, promotions
 from api.publishers import offerwalls
 from api.studios import games
 from bench.common import (
+    PHONE,
     add_target_arguments,
     api_workers,
     emit,
@@ -143,6 +145,23 @@ def seed(url: str, box: SecretBox, economics: bool = False) -> str:
     return key
 
 
+PLAYERS = 50
+
+
+def start_players(port: int, key: str, players: list[str]) -> None:
+    """Each player opens the first 3 offers of the listing through their tracking links."""
+    base = f"http://127.0.0.1:{port}"
+    with httpx.Client(base_url=base) as http:
+        for uid in players:
+            listed = http.get(
+                f"/offerwall/offers?limit=3&uid={uid}", headers={"x-api-key": key}
+            ).json()["data"]
+            for offer in [*listed["missions"], *listed["quests"]]:
+                link = urlsplit(offer["trackingLink"])
+                clicked = http.get(f"{link.path}?{link.query}", headers=PHONE)
+                assert clicked.status_code == 302, clicked.text[:300]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -156,7 +175,12 @@ def main() -> None:
     add_target_arguments(parser)
     args = parser.parse_args()
     workers = api_workers(args)
-    with prepared(args.database_url) as (data, env):
+    # The players' clicks come from one address (screening off: clicks are not measured here).
+    screening_off = {"QUESTWALL_CLICKS_PER_IP": "0", "QUESTWALL_PLAYERS_PER_IP": "0"}
+    with prepared(args.database_url, TRUSTED_PROXIES="127.0.0.1", **screening_off) as (
+        data,
+        env,
+    ):
         key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]), args.economics)
         rng = random.Random(5)
         requests = [
@@ -168,6 +192,16 @@ def main() -> None:
             for _ in range(args.requests + 200)
         ]
         half = 200 + args.requests // 2
+        # With `uid`: players who each opened 3 offers through their tracking links.
+        players = [f"bench-player-{n}" for n in range(PLAYERS)]
+        with_uid = [
+            http_request(
+                "GET",
+                f"/offerwall/offers?limit=20&offset={20 * rng.randrange(0, 5)}&uid={rng.choice(players)}",
+                headers={"x-api-key": key},
+            )
+            for _ in range(args.requests // 2 + 200)
+        ]
         with serving(env, data, workers) as port:
             page = httpx.get(
                 f"http://127.0.0.1:{port}/offerwall/offers?limit=20&offset=0",
@@ -176,6 +210,10 @@ def main() -> None:
             fire_raw(port, requests[:200], 4)
             busy = fire_raw(port, requests[200:half], 16)
             light = fire_raw(port, requests[half:], 4)
+            if not args.economics:
+                start_players(port, key, players)
+                fire_raw(port, with_uid[:200], 4)
+                player = fire_raw(port, with_uid[200:], 16)
         # The reference: a bare FastAPI route answering one page's bytes, served the same way.
         (data / "page.json").write_bytes(page)
         with reference(
@@ -198,7 +236,13 @@ def main() -> None:
     print(f"  offers / bare route: {rate / bare_rate:.0%}")
     if args.economics:
         return  # a comparison run: its figures are not the targets'
+    print(
+        f"offers with uid ({PLAYERS} players, 3 offers started each), 16 connections: "
+        f"{player.statuses}, {player.requests / player.seconds:,.0f} requests/s, "
+        f"p50 {player.p50:.1f} ms, p99 {player.pct(99):.1f} ms ({player.requests / player.seconds / bare_rate:.0%} of the bare route)"
+    )
     emit("offers", load_figures(busy))
+    emit("offers_uid", load_figures(player))
     emit("offers_light", load_figures(light))
     emit("bare_offers", load_figures(bare))
 

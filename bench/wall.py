@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from api.core.crypto import SecretBox
 from api.core.db import build_engine
 from bench.common import (
+    PHONE,
     add_target_arguments,
     api_workers,
     emit,
@@ -39,12 +40,6 @@ from bench.common import (
 from bench.offers import MISSIONS, QUESTS, seed
 
 PLAYER = "bench-player"
-PHONE = {
-    "user-agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like "
-    "Gecko) Chrome/120.0 Mobile Safari/537.36",
-    "x-forwarded-for": "8.8.8.8",  # a US address in the bundled country table
-    "accept-language": "en-US,en;q=0.9",
-}
 
 
 class Loads(HTMLParser):

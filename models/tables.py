@@ -25,6 +25,7 @@ from models import (
     Offerwall,
     PayoutRule,
     PlatformUser,
+    PlatformUserIdentifier,
     Postback,
     PostbackAttempt,
     Progress,
@@ -62,6 +63,7 @@ mission_pool = _table(MissionPool)
 offerwall = _table(Offerwall)
 payout_rule = _table(PayoutRule)
 platform_user = _table(PlatformUser)
+platform_user_identifier = _table(PlatformUserIdentifier)
 postback = _table(Postback)
 postback_attempt = _table(PostbackAttempt)
 progress = _table(Progress)

@@ -57,3 +57,20 @@ def upsert(
         index_elements=conflict, set_={c: stmt.excluded[c] for c in update}
     )
     session.execute(stmt)
+
+
+def upsert_many(
+    session: Session,
+    table: sa.Table,
+    rows: list[dict[str, Any]],
+    conflict: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """`upsert` of several rows in one statement; no two rows may share `conflict`."""
+    if not rows:
+        return
+    stmt = _insert(session, table).values(rows)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=conflict, set_={c: stmt.excluded[c] for c in update}
+    )
+    session.execute(stmt)

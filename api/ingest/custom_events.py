@@ -35,7 +35,7 @@ from api.fraud import Policy
 from api.ingest import refused_requests
 from api.ingest._event_store import insert_events
 from api.ingest._group_commit import PerLoop
-from api.ingest._identifiers import apply_identifiers, lock_batch_users
+from api.ingest._identifiers import IdentifierWrites, lock_batch_users
 from api.ingest.signing import SignedCaller, SignedMessage, authenticate
 from api.missions import INDEX, evaluate_events, replay_for_link
 from api.webhooks import messages as webhooks
@@ -340,12 +340,12 @@ def _apply(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome:
         )
 
     # Lock order: the batch's game users by userId, before any item is applied.
-    users = lock_batch_users(
-        session=session, game_id=game_id, items=[item for _, item in batch.identifiers]
-    )
+    items = [item for _, item in batch.identifiers]
+    users = lock_batch_users(session=session, game_id=game_id, items=items)
+    writes = IdentifierWrites(session, users, items)
     accepted_identifiers = 0
     for index, item in batch.identifiers:  # applied in the order of the request
-        refusal = apply_identifiers(session=session, batch=users, item=item, on_link=on_link)
+        refusal = writes.apply(item, on_link=on_link)
         if refusal is None:
             accepted_identifiers += 1
             continue
@@ -358,6 +358,7 @@ def _apply(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome:
                 "field": refusal.field,
             }
         )
+    writes.flush()
     events = [e for _, e in batch.events]
     insert_events(session=session, game_id=game_id, events=events)
     evaluate_events(
