@@ -47,6 +47,8 @@ SIZES = {  # script -> its size arguments: full run, --quick
         ["--batches", "20", "--clicks", "300", "--lookups", "10"],
     ),
     "offers": (["--requests", "6000"], ["--requests", "300"]),
+    "wall": (["--requests", "4000"], ["--requests", "200"]),
+    "screening": (["--clicks", "3000"], ["--clicks", "200", "--rounds", "1"]),
     "postbacks": (["--postbacks", "5000"], ["--postbacks", "300", "--conversions", "20"]),
     "soak": ([], ["--peak-batches", "40"]),
 }
@@ -144,17 +146,178 @@ def rate_rows(
     return rows
 
 
+def _of(results: dict[str, dict[Target, Figures]], script: str, t: Target) -> Figures:
+    return results.get(script, {}).get(t, {})
+
+
+def _percent(share: float | None) -> str:
+    return "—" if share is None else f"{share * 100:.1f}%"
+
+
+def _share_row(
+    name: str, target: str, bound: float, values: list[tuple[float | None, bool]]
+) -> tuple[str, str, list[str]]:
+    """A row of shares: each cell the share and whether it meets `bound` (None: the
+    setup is not part of this target)."""
+    cells = []
+    for share, counts in values:
+        if not counts:
+            cells.append("—" if share is None else f"{_percent(share)} (not a target)")
+        else:
+            cells.append(f"{_percent(share)} {_verdict(_at_least(share, bound))}")
+    return name, target, cells
+
+
+def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) -> None:
+    """Every target of the hot-paths issue, per setup, with "met" or "NOT met"."""
+    sqlite = targets[0]
+    rows: list[tuple[str, str, list[str]]] = []
+    offers = [
+        _ratio(
+            _value(_of(results, "offers", t), "offers"),
+            _value(_of(results, "offers", t), "bare_offers"),
+        )
+        for t in targets
+    ]
+    rows.append(
+        _share_row(
+            "offers page of 20 of 1,000",
+            "≥ 50% of the bare route",
+            0.5,
+            [(v, True) for v in offers],
+        )
+    )
+    uid = [
+        _ratio(
+            _value(_of(results, "offers", t), "offers_uid"),
+            _value(_of(results, "offers", t), "bare_offers"),
+        )
+        for t in targets
+    ]
+    rows.append(
+        _share_row("the same with uid", "≥ 30% of the bare route", 0.3, [(v, True) for v in uid])
+    )
+    cells = []
+    for t in targets:
+        wall = _of(results, "wall", t).get("wall")
+        if not wall:
+            cells.append(_verdict(None))
+            continue
+        rate, p99 = float(wall["rate"]), float(wall["p99"])  # type: ignore[arg-type]
+        cells.append(f"{rate:,.0f}/s p99 {p99:.0f} ms {_verdict(rate >= 1000 and p99 <= 30)}")
+    rows.append(("hosted wall, 3 started of 1,000", "≥ 1,000 pages/s, p99 ≤ 30 ms", cells))
+    cells = []
+    for t in targets:
+        engine = _of(results, "engine", t)
+        share = _ratio(_value(engine, "clicks"), _value(engine, "bare_302"))
+        p99 = _value(engine, "clicks", "p99")
+        ok = None if share is None or p99 is None else share >= 0.35 and p99 <= 25
+        cells.append(f"{_percent(share)} p99 {_cell(p99)} ms {_verdict(ok)}")
+    rows.append(("tracking clicks, 16 connections", "≥ 35% of a bare 302, p99 ≤ 25 ms", cells))
+    ingest = [
+        _ratio(
+            _value(_of(results, "ingest", t), "ingest"),
+            _value(_of(results, "ingest", t), "parse_only"),
+        )
+        for t in targets
+    ]
+    rows.append(
+        _share_row(
+            "signed 100-event batches",
+            "SQLite ≥ 40% of parse-only",
+            0.4,
+            [(v, t == sqlite) for v, t in zip(ingest, targets, strict=True)],
+        )
+    )
+
+    def cpu(t: Target) -> float | None:
+        figures = _of(results, "ingest", t)
+        server = _value(figures, "ingest", "server_cpu_ms_per_batch")
+        db = _value(figures, "ingest", "db_cpu_ms_per_batch")
+        return None if server is None else server + (db or 0.0)
+
+    base = cpu(sqlite)
+    cells = [f"{base:.2f} ms/batch (the base)" if base else "—"]
+    for t in targets[1:]:
+        ratio = _ratio(cpu(t), base)
+        cells.append(
+            f"{cpu(t) or 0:.2f} ms, {ratio and f'{ratio:.2f}×'} "
+            f"{_verdict(None if ratio is None else ratio <= 1.3)}"
+        )
+    rows.append(("CPU per batch, API + database", "PostgreSQL ≤ 1.3× SQLite", cells))
+    missions = [
+        _ratio(
+            _value(_of(results, "engine", t), "ingest_missions"),
+            _value(_of(results, "engine", t), "ingest_no_missions"),
+        )
+        for t in targets
+    ]
+    rows.append(
+        _share_row(
+            "200 missions, every user started",
+            "≥ 80% of no missions",
+            0.8,
+            [(v, True) for v in missions],
+        )
+    )
+    ids = [
+        _ratio(
+            _value(_of(results, "ingest", t), "identifiers"),
+            _value(_of(results, "ingest", t), "ingest"),
+        )
+        for t in targets
+    ]
+    rows.append(
+        _share_row("100-identifier batches", "≥ 50% of the events/s", 0.5, [(v, True) for v in ids])
+    )
+    cells = []
+    for t in targets:
+        postbacks = _of(results, "postbacks", t)
+        one, two = _value(postbacks, "postbacks_1"), _value(postbacks, "postbacks_2")
+        once = all(bool(postbacks.get(f"postbacks_{n}", {}).get("once_each", True)) for n in (1, 2))
+        if one is None:
+            cells.append(_verdict(None))
+        elif two is None:
+            cells.append(f"{one:,.0f}/s {_verdict(one >= 500 and once)}")
+        else:
+            speedup = two / one
+            cells.append(
+                f"{one:,.0f}/s, ×2: {speedup:.2f}× {_verdict(one >= 500 and speedup >= 1.6 and once)}"
+            )
+    rows.append(("postbacks, signed, one worker", "≥ 500/s; two workers ≥ 1.6×", cells))
+    screening = [
+        _value(_of(results, "screening", t), "clicks_screening_on", "ratio") for t in targets
+    ]
+    rows.append(
+        _share_row(
+            "click screening on / off",
+            "PostgreSQL with Redis ≥ 95%",
+            0.95,
+            [(v, t is not sqlite) for v, t in zip(screening, targets, strict=True)],
+        )
+    )
+    print("\n== Targets")
+    print(f"{'workload':34}{'target':36}" + "".join(f"{t.label:>34}" for t in targets))
+    for name, target, cells in rows:
+        print(f"{name:34}{target:36}" + "".join(f"{c:>34}" for c in cells))
+
+
 def report(
     results: dict[str, dict[Target, Figures]], targets: list[Target], ran: list[str], quick: bool
 ) -> None:
-    sqlite, pg2 = targets[0], targets[-1]
     if "ingest" in ran:
         ingest = results["ingest"]
         table(
             "Ingestion: signed 100-event batches (events/s)",
             [
                 *rate_rows(
-                    ingest, targets, [("stored", "ingest"), ("parse-only ceiling", "parse_only")]
+                    ingest,
+                    targets,
+                    [
+                        ("stored", "ingest"),
+                        ("parse-only ceiling", "parse_only"),
+                        ("identifiers (100 a batch)", "identifiers"),
+                    ],
                 ),
                 (
                     "  CPU per batch: server / db (ms)",
@@ -187,16 +350,6 @@ def report(
             ],
             targets,
         )
-        sqlite_rate = _value(ingest[sqlite], "ingest")
-        share = _ratio(sqlite_rate, _value(ingest[sqlite], "parse_only"))
-        pg_rate = _value(ingest[pg2], "ingest")
-        print(
-            f"target: SQLite all-in-one ≥ 40% of the parse-only ceiling: {_verdict(_at_least(share, 0.4))}"
-        )
-        pg_ok = None
-        if pg_rate is not None and sqlite_rate is not None:
-            pg_ok = pg_rate >= sqlite_rate and _no_5xx(ingest[pg2].get("ingest", {}))
-        print(f"target: {pg2.label} ≥ the SQLite figure, no 5xx: {_verdict(pg_ok)}")
 
     if "engine" in ran:
         engine = results["engine"]
@@ -218,18 +371,6 @@ def report(
             ],
             targets,
         )
-        for t in targets:
-            missions = _ratio(
-                _value(engine[t], "ingest_missions"), _value(engine[t], "ingest_no_missions")
-            )
-            clicks = _ratio(_value(engine[t], "clicks"), _value(engine[t], "bare_302"))
-            p99 = _value(engine[t], "clicks", "p99")
-            print(
-                f"target ({t.label}): with 200 missions ≥ 80% of without: "
-                f"{_cell(missions and missions * 100, '%')} {_verdict(_at_least(missions, 0.8))}; "
-                f"clicks ≥ 50% of bare 302: {_cell(clicks and clicks * 100, '%')} "
-                f"{_verdict(_at_least(clicks, 0.5))}; click p99 ≤ 25 ms: {_verdict(None if p99 is None else p99 <= 25)}"
-            )
 
     if "offers" in ran:
         offers = results["offers"]
@@ -238,15 +379,14 @@ def report(
             rate_rows(
                 offers,
                 targets,
-                [("offers, 16 connections", "offers"), ("bare route, same bytes", "bare_offers")],
+                [
+                    ("offers, 16 connections", "offers"),
+                    ("offers with uid, 16 connections", "offers_uid"),
+                    ("bare route, same bytes", "bare_offers"),
+                ],
             ),
             targets,
         )
-        for t in targets:
-            share = _ratio(_value(offers[t], "offers"), _value(offers[t], "bare_offers"))
-            print(
-                f"target ({t.label}): ≥ 70% of the bare route: {_cell(share and share * 100, '%')} {_verdict(_at_least(share, 0.7))}"
-            )
 
     if "postbacks" in ran:
         postbacks = results["postbacks"]
@@ -271,15 +411,6 @@ def report(
                 )
             ],
             targets,
-        )
-        one, two = (postbacks[pg2].get(f"postbacks_{n}", {}) for n in (1, 2))
-        speedup = _ratio(
-            _value(postbacks[pg2], "postbacks_2"), _value(postbacks[pg2], "postbacks_1")
-        )
-        once = bool(one.get("once_each")) and bool(two.get("once_each"))
-        print(
-            f"target: two workers on PostgreSQL ≥ 1.6× one, each delivered once: "
-            f"{speedup and f'{speedup:.2f}×'} {_verdict(None if speedup is None else speedup >= 1.6 and once)}"
         )
 
     if "soak" in ran:
@@ -306,6 +437,26 @@ def report(
             print(
                 f"target ({t.label}): 0 errors: {_verdict(None if errors is None else errors == 0)}; memory flat: see the growth above"
             )
+    if "wall" in ran:
+        table(
+            "Hosted wall, a player with 3 started of 1,000",
+            rate_rows(results["wall"], targets, [("wall pages, 16 connections", "wall")]),
+            targets,
+        )
+    if "screening" in ran:
+        table(
+            "Click screening (PostgreSQL with Redis counters)",
+            rate_rows(
+                results["screening"],
+                targets,
+                [
+                    ("screening off", "clicks_screening_off"),
+                    ("screening on", "clicks_screening_on"),
+                ],
+            ),
+            targets,
+        )
+    summary(results, targets)
     if quick:
         print("\n(--quick: tiny sizes, to check that everything runs; the figures mean little)")
 
@@ -320,6 +471,11 @@ def main() -> None:
         help="the PostgreSQL server to create throwaway databases on",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check everything runs")
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="the Redis the screening's counters use on PostgreSQL",
+    )
     parser.add_argument("--soak-seconds", type=float, default=300)
     parser.add_argument("--only", default="", help="comma-separated scripts to run (default: all)")
     args = parser.parse_args()
@@ -345,6 +501,8 @@ def main() -> None:
                 if target.api_workers:
                     results[script][targets[2]] = results[script][target]
                 continue
+            if script == "screening" and target.api_workers:
+                extra = [*extra, "--redis-url", args.redis_url]
             if script == "soak":
                 if target.api_workers == 1:
                     continue
