@@ -35,6 +35,9 @@ class Postback(SQLModel, table=True):
     __tablename__ = "postback"
     __table_args__ = (
         sa.Index("ix_postback_due", "status", "next_attempt_at"),
+        # A claim asks, for each due postback, whether an earlier one of its conversion
+        # is unsent: without this index that question scanned every pending postback.
+        sa.Index("ix_postback_conversion_status", "conversion_id", "status"),
         sa.UniqueConstraint("conversion_id", "kind", name="uq_postback_conversion_kind"),
     )
 

@@ -20,6 +20,7 @@ record, resend) is here, so its states change in one module.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -429,6 +430,9 @@ def record(
                 for i, _, at, r in done
             ],
         )
+        # One executemany per kind of change (delivered, failed, retried; with or without
+        # a URL), not one statement per postback.
+        changes: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for postback_id, url, _, result in done:
             attempts = counts[postback_id] + 1
             values: dict[str, Any] = {"attempts": attempts, "lease_until": None}
@@ -440,9 +444,9 @@ def record(
                 values.update(status=PostbackStatus.FAILED)
             else:
                 values["next_attempt_at"] = now + timedelta(seconds=RETRY_DELAYS[attempts - 1])
-            session.execute(
-                sa.update(_postback).where(_postback.c.id == postback_id).values(**values)
-            )
+            changes.setdefault(tuple(sorted(values)), []).append({"row_id": postback_id, **values})
+        for columns, alike in changes.items():
+            session.execute(_recorded(columns), alike)
         # Attempts without a URL say nothing about the endpoint (there is none).
         outcomes = [
             endpoints.Outcome(walls[i], at, not r.delivered, _error_text(r))
@@ -450,6 +454,16 @@ def record(
             if url is not None and i in walls
         ]
         return endpoints.record_outcomes(session, outcomes, settings, now)
+
+
+@functools.lru_cache(maxsize=16)
+def _recorded(columns: tuple[str, ...]) -> sa.Update:
+    """UPDATE postback SET (columns) WHERE id = :row_id, each value a bound parameter."""
+    return (
+        sa.update(_postback)
+        .where(_postback.c.id == sa.bindparam("row_id"))
+        .values({c: sa.bindparam(c) for c in columns})
+    )
 
 
 def _error_text(result: AttemptResult) -> str:

@@ -238,6 +238,27 @@ def test_a_pool_shows_each_player_the_same_picks_all_day_and_refuses_the_others(
     assert "not among your missions" in refused.text
 
 
+def test_a_pool_of_6_shows_each_mission_to_about_half_of_1000_players_through_the_api(
+    client, game, wall, engine, clock
+):
+    missions = import_file(
+        engine,
+        game.game_id,
+        pools=[{"name": "daily-pvp", "size": 3, "every": "day", "timeZone": "UTC"}],
+        missions=[mission(f"PvP {n}", {"event": "WIN"}, pool="daily-pvp") for n in range(6)],
+    )
+    ids = {m.id for m in missions}
+    clock.set(utc("2026-12-10T08:00:00+00:00"))
+    seen = dict.fromkeys(ids, 0)
+    for n in range(1000):
+        picked = set(listed(client, wall[1], uid=f"player-{n}")) & ids
+        assert len(picked) == 3
+        for mission_id in picked:
+            seen[mission_id] += 1
+    # 3 of 6 each: 500 expected per mission; 430-570 is more than 4 standard deviations.
+    assert all(430 <= count <= 570 for count in seen.values()), seen
+
+
 def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
     client, signed, game, wall, engine, box, api_settings
 ):
