@@ -99,11 +99,6 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
 
 
-def _no_5xx(figures: dict[str, object]) -> bool:
-    statuses = figures.get("statuses", {})
-    return isinstance(statuses, dict) and not any(str(k).startswith("5") for k in statuses)
-
-
 def table(title: str, rows: list[tuple[str, list[str]]], targets: list[Target]) -> None:
     print(f"\n== {title}")
     print(f"{'':34}" + "".join(f"{t.label:>26}" for t in targets))
@@ -172,30 +167,29 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
     """Every target of the hot-paths issue, per setup, with "met" or "NOT met"."""
     sqlite = targets[0]
     rows: list[tuple[str, str, list[str]]] = []
-    offers = [
-        _ratio(
-            _value(_of(results, "offers", t), "offers"),
-            _value(_of(results, "offers", t), "bare_offers"),
-        )
-        for t in targets
-    ]
+
+    def shares(script: str, part: str, whole: str) -> list[float | None]:
+        return [
+            _ratio(_value(_of(results, script, t), part), _value(_of(results, script, t), whole))
+            for t in targets
+        ]
+
+    everywhere = [True] * len(targets)
     rows.append(
         _share_row(
             "offers page of 20 of 1,000",
             "≥ 50% of the bare route",
             0.5,
-            [(v, True) for v in offers],
+            list(zip(shares("offers", "offers", "bare_offers"), everywhere, strict=True)),
         )
     )
-    uid = [
-        _ratio(
-            _value(_of(results, "offers", t), "offers_uid"),
-            _value(_of(results, "offers", t), "bare_offers"),
-        )
-        for t in targets
-    ]
     rows.append(
-        _share_row("the same with uid", "≥ 30% of the bare route", 0.3, [(v, True) for v in uid])
+        _share_row(
+            "the same with uid",
+            "≥ 30% of the bare route",
+            0.3,
+            list(zip(shares("offers", "offers_uid", "bare_offers"), everywhere, strict=True)),
+        )
     )
     cells = []
     for t in targets:
@@ -214,13 +208,7 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
         ok = None if share is None or p99 is None else share >= 0.35 and p99 <= 25
         cells.append(f"{_percent(share)} p99 {_cell(p99)} ms {_verdict(ok)}")
     rows.append(("tracking clicks, 16 connections", "≥ 35% of a bare 302, p99 ≤ 25 ms", cells))
-    ingest = [
-        _ratio(
-            _value(_of(results, "ingest", t), "ingest"),
-            _value(_of(results, "ingest", t), "parse_only"),
-        )
-        for t in targets
-    ]
+    ingest = shares("ingest", "ingest", "parse_only")
     rows.append(
         _share_row(
             "signed 100-event batches",
@@ -245,13 +233,7 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
             f"{_verdict(None if ratio is None else ratio <= 1.3)}"
         )
     rows.append(("CPU per batch, API + database", "PostgreSQL ≤ 1.3× SQLite", cells))
-    missions = [
-        _ratio(
-            _value(_of(results, "engine", t), "ingest_missions"),
-            _value(_of(results, "engine", t), "ingest_no_missions"),
-        )
-        for t in targets
-    ]
+    missions = shares("engine", "ingest_missions", "ingest_no_missions")
     rows.append(
         _share_row(
             "200 missions, every user started",
@@ -260,13 +242,7 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
             [(v, True) for v in missions],
         )
     )
-    ids = [
-        _ratio(
-            _value(_of(results, "ingest", t), "identifiers"),
-            _value(_of(results, "ingest", t), "ingest"),
-        )
-        for t in targets
-    ]
+    ids = shares("ingest", "identifiers", "ingest")
     rows.append(
         _share_row("100-identifier batches", "≥ 50% of the events/s", 0.5, [(v, True) for v in ids])
     )
