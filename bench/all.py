@@ -228,10 +228,10 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
     cells = [f"{base:.2f} ms/batch (the base)" if base else "—"]
     for t in targets[1:]:
         ratio = _ratio(cpu(t), base)
-        cells.append(
-            f"{cpu(t) or 0:.2f} ms, {ratio and f'{ratio:.2f}×'} "
-            f"{_verdict(None if ratio is None else ratio <= 1.3)}"
-        )
+        if ratio is None:
+            cells.append(_verdict(None))
+            continue
+        cells.append(f"{cpu(t) or 0:.2f} ms, {ratio:.2f}× {_verdict(ratio <= 1.3)}")
     rows.append(("CPU per batch, API + database", "PostgreSQL ≤ 1.3× SQLite", cells))
     missions = shares("engine", "ingest_missions", "ingest_no_missions")
     rows.append(
