@@ -44,6 +44,7 @@ from api.listing.offers import (
     Listed,
     ListingOfferwall,
     OfferPage,
+    Pool,
     Pricing,
     for_offerwall,
     goal_of,
@@ -205,32 +206,63 @@ def select(
     newest first or by payout (highest first, newest first among equals)."""
     chosen = [o for o in listing if matches(o, filters, offerwall)] if filters.narrows else listing
     if progress is not None:
-        # A pooled mission: only the player's picks of the period.
-        chosen = _picked(chosen, progress)
-        # An offer the player never opened is new to them, so doable: only the few they
-        # opened are judged.
-        opened = progress.opened
-        chosen = [o for o in chosen if o.id not in opened or progress.offer(o).doable]
+        hidden = _hidden(listing, progress)
+        if hidden:
+            chosen = [o for o in chosen if o.id not in hidden]
     if filters.sort == "payout":
         # The listing is newest first and the sort is stable.
         return sorted(chosen, key=lambda o: payout_in(o, offerwall), reverse=True)
     return chosen
 
 
-def _picked(listing: list[Listed], progress: PlayerProgress) -> list[Listed]:
-    if not any(offer.pool is not None for offer in listing):
-        return listing
-    picked: dict[str, frozenset[str]] = {}
-    kept = []
-    for offer in listing:
-        pool = offer.pool
-        if pool is not None:
-            if pool.name not in picked:
-                picked[pool.name] = pool.picks(progress.offerwall_id, progress.uid, progress.now)
-            if offer.id not in picked[pool.name]:
-                continue
-        kept.append(offer)
-    return kept
+@dataclass(frozen=True)
+class _Index:
+    """What judging a player needs of a listing, built once per listing: its offers by id
+    and its pools with their members' ids."""
+
+    by_id: dict[str, Listed]
+    pools: dict[str, tuple[Pool, frozenset[str]]]
+
+    @classmethod
+    def of(cls, listing: list[Listed]) -> _Index:
+        members: dict[str, tuple[Pool, set[str]]] = {}
+        for offer in listing:
+            if offer.pool is not None:
+                members.setdefault(offer.pool.name, (offer.pool, set()))[1].add(offer.id)
+        pools = {name: (pool, frozenset(ids)) for name, (pool, ids) in members.items()}
+        return cls({offer.id: offer for offer in listing}, pools)
+
+
+# {id(listing): (listing, index)} for the listings in use (the current listing, its
+# narrowed lists per offerwall and per wall audience); emptied when it grows past a bound.
+_INDEXES: dict[int, tuple[list[Listed], _Index]] = {}
+MAX_INDEXES = 64
+
+
+def _index(listing: list[Listed]) -> _Index:
+    kept = _INDEXES.get(id(listing))
+    if kept is not None and kept[0] is listing:
+        return kept[1]
+    index = _Index.of(listing)
+    if len(_INDEXES) >= MAX_INDEXES:
+        _INDEXES.clear()
+    _INDEXES[id(listing)] = (listing, index)
+    return index
+
+
+def _hidden(listing: list[Listed], progress: PlayerProgress) -> set[str]:
+    """The ids of the listing's offers the player cannot do now: a pooled mission outside
+    their picks of the period, and an offer they opened that is no longer doable. Only the
+    pools and the few offers they opened are judged, not the thousand others."""
+    index = _index(listing)
+    hidden: set[str] = set()
+    for pool, ids in index.pools.values():
+        hidden |= ids - pool.picks(progress.offerwall_id, progress.uid, progress.now)
+    for offer_id in progress.opened:
+        offer = index.by_id.get(offer_id)
+        if offer is not None and not progress.offer(offer).doable:
+            hidden.add(offer_id)
+    return hidden
 
 
 # --- a player's progress ------------------------------------------------------------------
