@@ -206,7 +206,7 @@ def select(
     newest first or by payout (highest first, newest first among equals)."""
     chosen = [o for o in listing if matches(o, filters, offerwall)] if filters.narrows else listing
     if progress is not None:
-        hidden = _hidden(listing, progress)
+        hidden = hidden_offers(index_of(listing), progress)
         if hidden:
             chosen = [o for o in chosen if o.id not in hidden]
     if filters.sort == "payout":
@@ -216,51 +216,70 @@ def select(
 
 
 @dataclass(frozen=True)
-class _Index:
-    """What judging a player needs of a listing, built once per listing: its offers by id
-    and its pools with their members' ids."""
+class ListingIndex:
+    """What judging a player needs of a listing, built once per listing (`index_of`): each
+    offer's position, and the pools with their members' ids."""
 
-    by_id: dict[str, Listed]
+    listing: list[Listed]
+    position: dict[str, int]
     pools: dict[str, tuple[Pool, frozenset[str]]]
 
     @classmethod
-    def of(cls, listing: list[Listed]) -> _Index:
+    def of(cls, listing: list[Listed]) -> ListingIndex:
         members: dict[str, tuple[Pool, set[str]]] = {}
         for offer in listing:
             if offer.pool is not None:
                 members.setdefault(offer.pool.name, (offer.pool, set()))[1].add(offer.id)
         pools = {name: (pool, frozenset(ids)) for name, (pool, ids) in members.items()}
-        return cls({offer.id: offer for offer in listing}, pools)
+        return cls(listing, {offer.id: n for n, offer in enumerate(listing)}, pools)
+
+    def positions(self, ids: set[str] | frozenset[str]) -> set[int]:
+        """The positions of those of `ids` the listing holds."""
+        return {self.position[i] for i in ids if i in self.position}
+
+    def page_without(self, skipped: set[int], start: int, size: int) -> list[Listed]:
+        """`size` offers of the listing without those at the `skipped` positions, from the
+        `start`-th of them on: a page, in a few steps however long the listing."""
+        at = start
+        for position in sorted(skipped):  # where the start-th offer kept is in the listing
+            if position > at:
+                break
+            at += 1
+        page: list[Listed] = []
+        while len(page) < size and at < len(self.listing):
+            if at not in skipped:
+                page.append(self.listing[at])
+            at += 1
+        return page
 
 
-# {id(listing): (listing, index)} for the listings in use (the current listing, its
-# narrowed lists per offerwall and per wall audience); emptied when it grows past a bound.
-_INDEXES: dict[int, tuple[list[Listed], _Index]] = {}
-MAX_INDEXES = 64
+# {id(listing): index} for the listings in use (the current listing and its lists narrowed
+# per offerwall); emptied when it grows past a bound.
+_INDEXES: dict[int, ListingIndex] = {}
+MAX_INDEXES = 256
 
 
-def _index(listing: list[Listed]) -> _Index:
+def index_of(listing: list[Listed]) -> ListingIndex:
     kept = _INDEXES.get(id(listing))
-    if kept is not None and kept[0] is listing:
-        return kept[1]
-    index = _Index.of(listing)
+    if kept is not None and kept.listing is listing:
+        return kept
+    index = ListingIndex.of(listing)
     if len(_INDEXES) >= MAX_INDEXES:
         _INDEXES.clear()
-    _INDEXES[id(listing)] = (listing, index)
+    _INDEXES[id(listing)] = index
     return index
 
 
-def _hidden(listing: list[Listed], progress: PlayerProgress) -> set[str]:
+def hidden_offers(index: ListingIndex, progress: PlayerProgress) -> set[str]:
     """The ids of the listing's offers the player cannot do now: a pooled mission outside
     their picks of the period, and an offer they opened that is no longer doable. Only the
     pools and the few offers they opened are judged, not the thousand others."""
-    index = _index(listing)
     hidden: set[str] = set()
     for pool, ids in index.pools.values():
         hidden |= ids - pool.picks(progress.offerwall_id, progress.uid, progress.now)
     for offer_id in progress.opened:
-        offer = index.by_id.get(offer_id)
-        if offer is not None and not progress.offer(offer).doable:
+        at = index.position.get(offer_id)
+        if at is not None and not progress.offer(index.listing[at]).doable:
             hidden.add(offer_id)
     return hidden
 

@@ -36,12 +36,12 @@ from api.listing import (
     STARTED,
     Goal,
     Listed,
+    ListingIndex,
     ListingOfferwall,
     MissionState,
-    OfferFilters,
     OfferState,
+    hidden_offers,
     player_progress,
-    select,
     targets,
 )
 from api.listing.offers import Pricing, pricing_for
@@ -371,7 +371,7 @@ class _FromListing:
         self.listing: list[Listed] | None = None
         self.pooled = False
         self.closed_somewhere = False
-        self.targeted: dict[tuple[str | None, str | None], list[Listed]] = {}
+        self.targeted: dict[tuple[str | None, str | None, str | None], ListingIndex] = {}
         self.cards: dict[tuple[Any, ...], str] = {}
 
     def of(self, listing: list[Listed]) -> _FromListing:
@@ -383,13 +383,25 @@ class _FromListing:
             self.closed_somewhere = any(offer.closed_for for offer in listing)
         return self
 
-    def open_to(self, country: str | None, os_name: str | None) -> list[Listed]:
-        found = self.targeted.get((country, os_name))
+    def open_to(self, country: str | None, os_name: str | None, offerwall_id: str) -> ListingIndex:
+        """The offers open to players of this country and OS at this offerwall (a mission
+        at its cap for the offerwall is not), indexed: the same index while the listing
+        stays the same."""
+        closed_here = offerwall_id if self.closed_somewhere else None
+        key = (country, os_name, closed_here)
+        found = self.targeted.get(key)
         if found is None:
             assert self.listing is not None
-            found = [o for o in self.listing if targets(o, country=country, os_name=os_name)]
+            found = ListingIndex.of(
+                [
+                    o
+                    for o in self.listing
+                    if targets(o, country=country, os_name=os_name)
+                    and (closed_here is None or closed_here not in o.closed_for)
+                ]
+            )
             if len(self.targeted) < self.MAX_ENTRIES:
-                self.targeted[(country, os_name)] = found
+                self.targeted[key] = found
         return found
 
     def new_cards(
@@ -453,28 +465,29 @@ def wall_view(
     # What the player can do here: the offers API's list for them (newest first,
     # `api.listing.players.select`), narrowed to what their country and device may open.
     derived = _FROM_LISTING.of(LISTINGS.get(conn, listing.catalog_version))
-    targeted = derived.open_to(country, os_name)
-    if derived.closed_somewhere:  # a mission at its cap for some offerwall: not here
-        targeted = [o for o in targeted if listing.id not in o.closed_for]
+    index = derived.open_to(country, os_name, listing.id)
+    targeted = index.listing
     # Priced as the offers API prices them for this player: their country's payout rules
     # and the promotion their next conversion would get.
     priced_for, first = player_economics(conn, listing, visit.uid, country, derived.listing or [])
     pricing = pricing_for(conn, listing, country=priced_for, first=first, now=now)
+    # What the player can do: the listing without what `hidden_offers` hides from them
+    # (`api.listing.players.select`). What they opened and can still do is in progress;
+    # the rest is new to them. The listing holds a thousand offers: only the pools and the
+    # few offers the player opened are looked at, through the listing's index.
     judged = progress.rows or derived.pooled
-    offers = select(targeted, OfferFilters(), pricing, progress) if judged else targeted
-    # What the player opened and can still do is in progress; the rest is new to them
-    # (the listing holds a thousand offers: only the few they opened are judged).
+    hidden = hidden_offers(index, progress) if judged else set()
     opened = progress.opened
-    continuing = [o for o in offers if o.id in opened][:MAX_CONTINUING]
-    fresh = [o for o in offers if o.id not in opened] if opened else offers
-    pages = max(1, -(-len(fresh) // PAGE_SIZE))
+    left_out = index.positions(hidden | opened)
+    continuing = [targeted[at] for at in sorted(index.positions(opened - hidden))]
+    new_total = len(targeted) - len(left_out)
+    pages = max(1, -(-new_total // PAGE_SIZE))
     page = min(max(page, 1), pages)
-    shown = fresh[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    shown = index.page_without(left_out, (page - 1) * PAGE_SIZE, PAGE_SIZE)
     cards = derived.new_cards(shown, pricing, wall.theme, language, now)
-    doable_ids = {o.id for o in offers}
     finished: list[Card] = []
     for kind, offer_id, name, goals in reversed(progress.played()):
-        if offer_id in doable_ids:
+        if offer_id in index.position and offer_id not in hidden:  # doable: listed above
             continue
         state = progress.of(kind, goals)
         if state.status in DOABLE:  # no longer offered here (ended, or not for this device)
@@ -488,7 +501,7 @@ def wall_view(
         visit=visit,
         continuing=[
             _listed_card(o, progress.offer(o), pricing, language, visit.tracking_link(o.kind, o.id))
-            for o in continuing
+            for o in continuing[:MAX_CONTINUING]
         ],
         # Template output (escaped when rendered) with the escaped query put in.
         new_cards=Markup(cards.replace(_QUERY, str(escape(visit.tracking_query())))),  # noqa: S704
@@ -496,7 +509,7 @@ def wall_view(
         finished=finished,
         page=page,
         pages=pages,
-        total=len(offers),
+        total=new_total + len(continuing),
         promotion=None
         if pricing.applied is None
         else promotion_banner(pricing.applied.as_json(), language, now),
