@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -168,8 +169,11 @@ class SecurityHeaders:
     Each header replaces any of the same name the app set. The portal's policy carries
     the hashes of the built pages' inline scripts. The build may be (re)made after the
     app object exists (`questwall serve` builds, then serves), so the hashes are read
-    again when the build's index page changes.
+    again when the build's index page changes: looked at once a second at most
+    (`RECHECK_SECONDS`), not on every request.
     """
+
+    RECHECK_SECONDS = 1.0
 
     def __init__(
         self,
@@ -178,8 +182,10 @@ class SecurityHeaders:
         base_url: str,
         docs_path: str | None,
         build_dir: Callable[[], Path] = portal_build_dir,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
+        self.clock = clock
         self.base_url = base_url
         self.https = base_url.startswith("https://")
         self.docs_path = docs_path
@@ -187,6 +193,7 @@ class SecurityHeaders:
         self._build_dir: Path | None = None
         self._docs = encoded_headers(header_policy(docs_csp(), https=self.https))
         self._portal: tuple[float | None, tuple[Headers, frozenset[bytes]]] | None = None
+        self._recheck_at = 0.0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # websockets and lifespan pass untouched
@@ -211,6 +218,10 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
     def _portal_headers(self) -> tuple[Headers, frozenset[bytes]]:
+        now = self.clock()
+        if self._portal is not None and now < self._recheck_at:
+            return self._portal[1]
+        self._recheck_at = now + self.RECHECK_SECONDS
         if self._build_dir is None:
             self._build_dir = self._find_build_dir()
         build_dir = self._build_dir

@@ -139,16 +139,25 @@ def test_the_portal_policy_allows_exactly_the_built_inline_scripts(tmp_path, inn
     (tmp_path / "login").mkdir()
     (tmp_path / "index.html").write_text(_page("window.a = 1;"))
     (tmp_path / "login" / "index.html").write_text(_page('import("/x.js");'))
+    now = [0.0]
     app = SecurityHeaders(
-        inner_app, base_url="http://127.0.0.1:8000", docs_path=None, build_dir=lambda: tmp_path
+        inner_app,
+        base_url="http://127.0.0.1:8000",
+        docs_path=None,
+        build_dir=lambda: tmp_path,
+        clock=lambda: now[0],
     )
     script_src = directives(TestClient(app).get("/"))["script-src"]
     hashes = [s for s in script_src if s.startswith("'sha256-")]
     assert sorted(hashes) == sorted([_sha256("window.a = 1;"), _sha256('import("/x.js");')])
 
-    # A new build (the index page changes) is picked up without a restart.
+    # A new build (the index page changes) is picked up without a restart, once the page
+    # is looked at again (at most once a second).
     (tmp_path / "index.html").write_text(_page("window.b = 2;"))
     os.utime(tmp_path / "index.html", (1, 1))
+    now[0] += 0.5
+    assert _sha256("window.a = 1;") in directives(TestClient(app).get("/"))["script-src"]
+    now[0] += SecurityHeaders.RECHECK_SECONDS
     script_src = directives(TestClient(app).get("/"))["script-src"]
     assert _sha256("window.b = 2;") in script_src
     assert _sha256("window.a = 1;") not in script_src
