@@ -94,12 +94,18 @@ class Language:
 
     def number(self, value: float) -> str:
         shown: float | int = int(value) if float(value).is_integer() else value
-        return str(format_decimal(shown, locale=self.code))
+        return _number(self.code, shown)
 
     def moment(self, value: datetime) -> str:
         """A moment in UTC, the language's way: "29 Nov, 05:00 UTC"."""
         shown = format_datetime(value, "d MMM, HH:mm", tzinfo=UTC, locale=self.code)
         return f"{shown} UTC"
+
+
+@lru_cache(maxsize=4096)
+def _number(language: str, value: float) -> str:
+    """A count grouped the language's way (the few a wall shows, formatted once each)."""
+    return str(format_decimal(value, locale=language))
 
 
 @lru_cache(maxsize=4096)
