@@ -48,8 +48,11 @@ class _Finished:
 
 
 # Claimed postbacks one offerwall may hold per allowed request (waiting for a free
-# request of that offerwall), so its requests follow each other without a claim between.
-HELD_PER_REQUEST = 4
+# request of that offerwall), so its requests follow each other without a claim between:
+# enough that its lanes keep sending while the loop records the attempts that ended and
+# claims again (a round trip each). With 4, an offerwall's lanes ran dry at every claim
+# (one worker on PostgreSQL, one offerwall: 383 deliveries/s; with 16, 1,009-1,122/s).
+HELD_PER_REQUEST = 16
 
 
 class Dispatcher:
