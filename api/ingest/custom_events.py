@@ -30,11 +30,11 @@ from api.core.crypto import SecretBox
 from api.core.db import new_session, read_session, run_transaction, write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.geo import CountryLookup
+from api.core.group_commit import PerLoop
 from api.core.ratelimit import RateLimiter
 from api.fraud import Policy
 from api.ingest import refused_requests
 from api.ingest._event_store import insert_events
-from api.ingest._group_commit import PerLoop
 from api.ingest._identifiers import IdentifierWrites, lock_batch_users
 from api.ingest.signing import SignedCaller, SignedMessage, authenticate
 from api.missions import INDEX, evaluate_events, replay_for_link

@@ -8,14 +8,25 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import Engine
 
 from api.core.geo import CountryLookup
+from api.core.group_commit import PerLoop
 from api.core.net import client_ip, parse_networks
 from api.deps import EngineDep, SettingsDep
 from api.fraud import Policy
 from api.routes.blocking import run_db
 from api.routes.docs import html_answer
-from api.tracking import ClickIn, ClickScreen, TrackingRefusal, record_click, record_refusal
+from api.tracking import (
+    ClickIn,
+    ClickScreen,
+    ScreenedClick,
+    Tracked,
+    TrackingRefusal,
+    record_click,
+    record_clicks_together,
+    record_refusal,
+)
 from models import RefusalReason
 from models.schemas import NUL
 
@@ -67,6 +78,20 @@ def check_link_text(click: ClickIn) -> None:
         )
 
 
+# SQLite: the clicks that arrive while the event loop is busy share one transaction.
+_GROUPS: PerLoop[ScreenedClick, Tracked] = PerLoop()
+
+
+async def _record_grouped(
+    engine: Engine, countries: CountryLookup, policy: Policy, screened: ScreenedClick
+) -> str:
+    """The click written on the event loop with the others waiting for it, in one
+    transaction and one commit (a commit was a third of a click's cost on SQLite)."""
+    together = partial(record_clicks_together, engine, countries, policy)
+    tracked = await _GROUPS.get((engine, id(countries), id(policy)), together).submit(screened)
+    return tracked.redirect_url
+
+
 async def _track(
     request: Request, engine: EngineDep, settings: SettingsDep, kind: str, offer_id: str
 ) -> Response:
@@ -101,7 +126,11 @@ async def _track(
 
     try:
         check_link_text(click)
-        url = await run_db(engine, work)
+        if engine.dialect.name == "sqlite":
+            screened = ScreenedClick(click, tuple(screen.check(click)))
+            url = await _record_grouped(engine, countries, policy, screened)
+        else:
+            url = await run_db(engine, work)
     except TrackingRefusal as refusal:
         remember = partial(
             record_refusal, engine=engine, click=click, reason=refusal.reason, countries=countries

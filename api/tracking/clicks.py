@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from api.core.db import run_transaction, write_connection
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_json, to_db_time
@@ -255,6 +256,83 @@ def record_click(
             )
 
     return run_transaction(attempt)
+
+
+@dataclass(frozen=True)
+class ScreenedClick:
+    """A click and the risk signals its screening found: what a grouped write needs."""
+
+    click: ClickIn
+    signals: tuple[str, ...] = ()
+
+
+def record_clicks_together(
+    engine: Engine,
+    countries: CountryLookup,
+    policy: Policy,
+    clicks: Sequence[ScreenedClick],
+) -> list[Tracked | Exception]:
+    """Clicks that arrived together, in one transaction and one commit (SQLite's group
+    commit, `api.core.group_commit`): the answer of each, or the exception its request
+    raises (a `TrackingRefusal`: nothing of that click is kept).
+
+    Each click runs in a savepoint of its own, so a refused or failed one is rolled back
+    alone. A click whose savepoint failed on a database error, or every click when the
+    shared transaction fails, is then recorded alone (`record_click`). Nothing is answered
+    before the commit, so every redirect stands for a click that is stored.
+    """
+    done: list[Tracked | Exception | None] = []
+    try:
+        with write_connection(engine) as db:
+            now = utcnow()
+            for screened in clicks:
+                done.append(_track_in_savepoint(db, screened, countries, policy, now))
+    except DBAPIError:
+        done = [None] * len(clicks)
+    answers: list[Tracked | Exception] = []
+    for answer, screened in zip(done, clicks, strict=True):
+        if answer is None:
+            try:
+                answer = record_click(
+                    engine=engine,
+                    click=screened.click,
+                    countries=countries,
+                    signals=screened.signals,
+                    policy=policy,
+                )
+            except Exception as exc:  # this click's error, raised to its request alone
+                answer = exc
+        answers.append(answer)
+    return answers
+
+
+def _track_in_savepoint(
+    db: Connection,
+    screened: ScreenedClick,
+    countries: CountryLookup,
+    policy: Policy,
+    now: datetime,
+) -> Tracked | Exception | None:
+    """One click of a group: its answer, its refusal or error (rolled back), or None for
+    a database error (rolled back, to be recorded alone)."""
+    savepoint = db.begin_nested()
+    try:
+        tracked = track_click(
+            db,
+            click=screened.click,
+            countries=countries,
+            now=now,
+            signals=screened.signals,
+            policy=policy,
+        )
+    except DBAPIError:
+        savepoint.rollback()
+        return None
+    except Exception as exc:  # a refusal, or a fault of this click alone
+        savepoint.rollback()
+        return exc
+    savepoint.commit()
+    return tracked
 
 
 def _kept(text: str | None, length: int = MAX_PARAM) -> str | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from api.ingest._group_commit import GroupCommit
+from api.core.group_commit import GroupCommit
 from tests import aio
 
 
