@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import Page, expect
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from models import Event, Mission
 from models.offer_schemas import mission_in
@@ -238,4 +238,4 @@ def test_a_draft_mission_is_tried_on_the_games_history(portal, new_page):
     expect(designer.get_by_test_id("history-progress")).to_contain_text("The last 30 days")
     looked_at(designer, "try-on-history")
     with Session(portal.engine()) as db:  # nothing was saved
-        assert db.query(Mission).filter(Mission.game_id == game_id).count() == 0
+        assert db.exec(select(Mission).where(Mission.game_id == game_id)).first() is None
