@@ -7,6 +7,7 @@ stays out until it starts. Time is moved, never slept."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -259,34 +260,41 @@ def test_a_pool_of_6_shows_each_mission_to_about_half_of_1000_players_through_th
     assert all(430 <= count <= 570 for count in seen.values()), seen
 
 
-def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
-    client, signed, game, wall, engine, box, api_settings
-):
+def _kill_ladder(engine, game_id: str, title: str, stages: list[tuple[int, str]], **extra):
+    """A ladder mission counting KILL events, imported: (threshold, payout) per stage."""
     [ladder] = import_file(
         engine,
-        game.game_id,
+        game_id,
         missions=[
             {
-                "title": "Kill ladder",
+                "title": title,
                 "destinationUrl": "https://game.example/m",
                 "rule": {"event": "KILL"},
-                "stages": [
-                    {"threshold": 1, "payout": "0.10"},
-                    {"threshold": 5, "payout": "0.40"},
-                    {"threshold": 10, "payout": "1.00"},
-                ],
+                **extra,
+                "stages": [{"threshold": t, "payout": p} for t, p in stages],
             }
         ],
     )
+    return ladder
+
+
+def _kills(now: datetime, user: str, count: int, offset: int = 0) -> list[dict]:
+    """`count` KILL events of a user, a second apart, from `offset` seconds after `now`."""
+    return [
+        {"userId": user, "event": "KILL", "time": iso(now + timedelta(seconds=offset + n))}
+        for n in range(count)
+    ]
+
+
+def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
+    client, signed, game, wall, engine, box, api_settings
+):
+    ladder = _kill_ladder(
+        engine, game.game_id, "Kill ladder", [(1, "0.10"), (5, "0.40"), (10, "1.00")]
+    )
     start(client, signed, wall, ladder.id, "p1", uid="pub-p1")
     start(client, signed, wall, ladder.id, "p2", uid="pub-p2")
-    now = datetime.now(UTC)
-
-    def kills(user: str, count: int) -> list[dict]:
-        return [
-            {"userId": user, "event": "KILL", "time": iso(now + timedelta(seconds=n))}
-            for n in range(count)
-        ]
+    kills = partial(_kills, datetime.now(UTC))
 
     # Before: the offers API lists the ladder with nothing reached.
     record = listed(client, wall[1], uid="pub-p2")[ladder.id]
@@ -343,32 +351,11 @@ def test_a_ladder_reached_in_one_batch_sends_its_stage_postbacks_in_order(
 def test_caps_count_stages_a_ladder_of_3_with_cap_4_pays_4_stages(
     client, signed, game, wall, engine
 ):
-    [ladder] = import_file(
-        engine,
-        game.game_id,
-        missions=[
-            {
-                "title": "Capped ladder",
-                "destinationUrl": "https://game.example/m",
-                "rule": {"event": "KILL"},
-                "cap": 4,
-                "stages": [
-                    {"threshold": 1, "payout": "0.10"},
-                    {"threshold": 2, "payout": "0.20"},
-                    {"threshold": 3, "payout": "0.30"},
-                ],
-            }
-        ],
-    )
+    stages = [(1, "0.10"), (2, "0.20"), (3, "0.30")]
+    ladder = _kill_ladder(engine, game.game_id, "Capped ladder", stages, cap=4)
     start(client, signed, wall, ladder.id, "p1", uid="pub-p1")
     start(client, signed, wall, ladder.id, "p2", uid="pub-p2")
-    now = datetime.now(UTC)
-
-    def kills(user: str, count: int, offset: int = 0) -> list[dict]:
-        return [
-            {"userId": user, "event": "KILL", "time": iso(now + timedelta(seconds=offset + n))}
-            for n in range(count)
-        ]
+    kills = partial(_kills, datetime.now(UTC))
 
     assert signed.events(*kills("p1", 3)).status_code == 200  # three stages: three places
     assert signed.events(*kills("p2", 1)).status_code == 200  # the fourth and last place

@@ -35,6 +35,18 @@ def api_settings(api_settings):
     return api_settings.model_copy(update={"postback_allow_private": True})
 
 
+def _one_message(engine, game_id: str, now: datetime) -> None:
+    """One `mission.completed` message for player p1, stored as the engine stores it."""
+    with write_session(engine) as session:
+        webhooks.emit(
+            session,
+            game_id=game_id,
+            player="p1",
+            now=now,
+            items=[("mission.completed", {"n": 1})],
+        )
+
+
 def add(engine, box, game_id: str, url: str, **kwargs) -> webhooks.endpoints.Added:
     with write_session(engine) as session:
         added = webhooks.add_endpoint(
@@ -370,14 +382,7 @@ def test_a_day_of_failures_pauses_the_endpoint_mails_the_designers_and_enabling_
     with running_receiver() as receiver:
         receiver.post_statuses = [500] * 50
         added = add(engine, box, game.game_id, receiver.url)
-        with write_session(engine) as session:
-            webhooks.emit(
-                session,
-                game_id=game.game_id,
-                player="p1",
-                now=t0,
-                items=[("mission.completed", {"n": 1})],
-            )
+        _one_message(engine, game.game_id, t0)
         deliver(engine, box, api_settings, rounds=1)
         for hours in (6, 12, 20, 24.5):  # every retry fails
             clock.set(t0 + timedelta(hours=hours))
@@ -415,14 +420,7 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_at_connect_time(
     # Saved while private addresses were allowed; sent where they are not (production).
     with running_receiver() as receiver:
         add(engine, box, game.game_id, f"http://localhost:{receiver.port}/hooks")
-        with write_session(engine) as session:
-            webhooks.emit(
-                session,
-                game_id=game.game_id,
-                player="p1",
-                now=datetime.now(UTC),
-                items=[("mission.completed", {"n": 1})],
-            )
+        _one_message(engine, game.game_id, datetime.now(UTC))
         deliver(engine, box, settings, rounds=1)
         assert receiver.posts == []
     with new_session(engine) as session:
@@ -440,14 +438,7 @@ def test_a_message_sent_again_days_later_gets_a_new_day_of_retries(
     clock.set(t0)
     with running_receiver() as receiver:
         add(engine, box, game.game_id, receiver.url)
-        with write_session(engine) as session:
-            webhooks.emit(
-                session,
-                game_id=game.game_id,
-                player="p1",
-                now=t0,
-                items=[("mission.completed", {"n": 1})],
-            )
+        _one_message(engine, game.game_id, t0)
         deliver(engine, box, api_settings)
         clock.set(t0 + timedelta(days=3))
         with write_session(engine) as session:
