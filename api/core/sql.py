@@ -26,12 +26,14 @@ def _insert(session: Session, table: sa.Table) -> Any:
 
 
 @lru_cache(maxsize=64)
-def _insert_ignore_statement(dialect: str, table: sa.Table, conflict: tuple[str, ...]) -> Any:
+def _insert_ignore_statement(
+    dialect: str, table: sa.Table, conflict: tuple[str, ...], returning: tuple[str, ...]
+) -> Any:
     insert = dialect_insert(dialect, table)
     # RETURNING, not rowcount: with an implicit RETURNING of the key, drivers differ
     # on what rowcount says.
     return insert.on_conflict_do_nothing(index_elements=conflict).returning(
-        *(table.c[name] for name in conflict)
+        *(table.c[name] for name in returning)
     )
 
 
@@ -40,8 +42,23 @@ def insert_ignore(
 ) -> bool:
     """Insert a row unless one with the same `conflict` columns exists; True if inserted."""
     dialect = db.dialect.name if isinstance(db, Connection) else db.get_bind().dialect.name
-    stmt = _insert_ignore_statement(dialect, table, tuple(conflict))
+    stmt = _insert_ignore_statement(dialect, table, tuple(conflict), tuple(conflict))
     return db.execute(stmt, values).first() is not None
+
+
+def insert_ignore_many(
+    session: Session,
+    table: sa.Table,
+    rows: list[dict[str, Any]],
+    conflict: Sequence[str],
+    returning: Sequence[str],
+) -> list[Any]:
+    """`insert_ignore` of several rows with the same keys, sent together (executemany
+    with RETURNING, one statement built once): the rows inserted, with the `returning`
+    columns."""
+    dialect = session.get_bind().dialect.name
+    stmt = _insert_ignore_statement(dialect, table, tuple(conflict), tuple(returning))
+    return list(session.execute(stmt, rows).all())
 
 
 def upsert(

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from api.core.sql import dialect_insert, upsert_many
+from api.core.sql import insert_ignore_many, upsert_many
 from models import GameUser, GameUserIdentifier
 from models.schemas import IdentifierIn, normalize_identifier
 from models.tables import game_user as _game_user
@@ -96,28 +94,21 @@ def _create_locked(session: Session, game_id: str, user_ids: list[str]) -> dict[
     """Insert the users (in userId order, one statement), and lock the rows parallel
     batches committed meanwhile."""
     now = utcnow()
-    inserted = session.execute(
-        _create_users(session.get_bind().dialect.name),
+    inserted = insert_ignore_many(
+        session,
+        _game_user,
         [
             {"game_id": game_id, "user_id": u, "created_at": now, "updated_at": now}
             for u in user_ids
         ],
-    ).all()
+        conflict=("game_id", "user_id"),
+        returning=("id", "user_id"),
+    )
     found = {row.user_id: _UserState(row.id, None, exists=False) for row in inserted}
     if others := [u for u in user_ids if u not in found]:
         for row in session.execute(_LOCK_USERS, {"game_id": game_id, "users": others}):
             found[row.user_id] = _UserState(row.id, row.platform_user_id, exists=True)
     return found
-
-
-@lru_cache(maxsize=4)
-def _create_users(dialect: str) -> Any:
-    """Built once; the rows go together (executemany, with RETURNING), not in its VALUES."""
-    return (
-        dialect_insert(dialect, _game_user)
-        .on_conflict_do_nothing(index_elements=("game_id", "user_id"))
-        .returning(_game_user.c.id, _game_user.c.user_id)
-    )
 
 
 _LOCK_USERS = (
