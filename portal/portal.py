@@ -13,55 +13,46 @@ from api.worker import (
     background_mail,
     background_webhooks,
 )
-from portal import activity, routes
-from portal.pages import (
-    account,
-    accounts,
-    catalog,
-    conversions,
-    dashboard,
-    debugger,
-    fraud,
-    home,
-    login,
-    mail,
-    missions,
-    payout_rules,
-    postbacks,
-    promotions,
-    publisher,
-    publishers,
-    reports,
-    studios,
-    tickets,
-    wall,
-    webhooks,
-)
+from portal import activity, home, routes
+from portal.accounts import account, login, users
+from portal.accounts.account_state import AccountState
+from portal.accounts.login_state import LoginState
+from portal.accounts.password_state import ForgotState, ResetState
+from portal.accounts.users_state import UsersState
+from portal.conversions import page as conversions
+from portal.conversions.state import ConversionsState
+from portal.economics import payout_rules, promotions
+from portal.economics.payout_rules_state import PayoutRulesState
+from portal.economics.promotions_state import PromotionsState
+from portal.fraud import page as fraud
+from portal.fraud.state import FraudState
+from portal.ingest import page as debugger
+from portal.ingest.state import DebuggerState
+from portal.listing import page as catalog
+from portal.listing.state import CatalogState
+from portal.mail import page as mail
+from portal.mail.state import MailState
+from portal.missions import missions
+from portal.missions.missions_state import EditorState, MissionsState, QuestState, RuleTesterState
+from portal.postbacks import page as postbacks
+from portal.postbacks.state import DeliveryState, PostbackState
+from portal.publishers import publisher, publishers, wall
+from portal.publishers.publishers_state import StaffState
+from portal.publishers.wall_state import WallState
+from portal.reports import dashboard, reports
+from portal.reports.dashboard_state import DashboardState
+from portal.reports.margin_state import MarginState
+from portal.reports.reports_state import ReportState
 from portal.session_routes import add_session_routes
-from portal.state.account import AccountState
-from portal.state.accounts import UsersState
 from portal.state.auth import AuthState
-from portal.state.catalog import CatalogState
-from portal.state.conversions import ConversionsState
-from portal.state.dashboard import DashboardState
-from portal.state.debugger import DebuggerState
-from portal.state.fraud import FraudState
-from portal.state.games import GamesState, GameState
-from portal.state.login import LoginState
-from portal.state.mail import MailState
-from portal.state.margin import MarginState
-from portal.state.missions import EditorState, MissionsState, QuestState, RuleTesterState
-from portal.state.password import ForgotState, ResetState
-from portal.state.payout_rules import PayoutRulesState
-from portal.state.postbacks import DeliveryState, PostbackState
-from portal.state.promotions import PromotionsState
-from portal.state.publishers import StaffState
-from portal.state.reports import ReportState
-from portal.state.studios import StudioState
-from portal.state.tickets import TicketsState
-from portal.state.wall import WallState
-from portal.state.webhooks import WebhooksState, WebhookState
 from portal.state.workspace import ApplicationState, WorkspaceState
+from portal.studios import page as studios
+from portal.studios.games_state import GamesState, GameState
+from portal.studios.state import StudioState
+from portal.tickets import page as tickets
+from portal.tickets.state import TicketsState
+from portal.webhooks import page as webhooks
+from portal.webhooks.state import WebhooksState, WebhookState
 
 # `questwall serve` checks before Reflex builds; this covers a server started another way.
 exit_unless_ready()
@@ -139,7 +130,7 @@ PAGES = [
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
-    (accounts.users, routes.STAFF_USERS, "Users", UsersState.load),
+    (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),

@@ -1,7 +1,7 @@
 """The events anti-cheat rules set aside (docs/fraud.md#anti-cheat-rules): the Fraud page
 lists them, and the game's live debugger (`api/ingest/debugger.py`) shows a game's or a
 user's. Staff see everything; a designer what concerns their studio's games. The rows
-carry the moment each was set aside; the portal writes it (portal/state/fraud.py).
+carry the moment each was set aside; the portal writes it (portal/fraud/state.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the endpoint's health for the banner (`endpoint_health`: paused, failing, the last
 errors), the delivery log searched and paged (`delivery_log`), each postback's attempts,
 and resend. The rows carry moments and amounts; the portal writes them for people
-(portal/state/workspace.py, portal/state/postbacks.py). Ownership is decided by the caller (api/accounts/access.py), except for
+(portal/state/workspace.py, portal/postbacks/state.py). Ownership is decided by the caller (api/accounts/access.py), except for
 `resend_postback`, which asks it; these functions take the offerwall they act on and
 check that rows belong to it."""
 

@@ -3,7 +3,7 @@ publisher's account, newest first, filtered by status and searched (`list_publis
 and how many there are in each status (`status_counts`). Acting on one (approve, reject,
 suspend, reinstate) is api/publishers/offerwalls.py's; the page's access check is the
 caller's (api/accounts/access.py). The rows carry the moment each applied; the portal
-writes it (portal/state/publishers.py)."""
+writes it (portal/publishers/publishers_state.py)."""
 
 from __future__ import annotations
 

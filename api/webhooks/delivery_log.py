@@ -8,7 +8,7 @@ secret rotated only after the account entered its password again
 Every function takes the game the caller was allowed to act on (api/accounts/access.py
 `game_for`) and checks that the endpoint is that game's: another game's endpoint, or a
 message of another endpoint, is refused like one that does not exist. The rows carry
-moments; the portal writes them for people (portal/state/webhooks.py).
+moments; the portal writes them for people (portal/webhooks/state.py).
 
 A message queued again keeps its `message_id` (a receiver that deduped it dedupes it again,
 by `webhook-id`) and its attempts; it goes out again in the order of the outbox, after the

@@ -4,7 +4,7 @@ groups, or steps in order) and when the mission is complete, every kind of rule
 
 Uncontrolled inputs for rx.form, named after the rule's field paths in a mission definition
 (`rule.event`, `rule.anyOf.1.conditions.0.value`, `rule.completion.kind`, …); their
-defaults come from the state's `values` (portal/state/rule_inputs.py), which keeps what
+defaults come from the state's `values` (portal/missions/rule_inputs.py), which keeps what
 each input holds as the designer leaves it, so adding, removing or moving a group draws the
 builder again without losing anything typed. Every input's problem shows under it at once
 (a condition's under its row)."""

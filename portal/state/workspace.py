@@ -1,6 +1,6 @@
 """The publisher's own workspace: the offerwall's ids, its API key and its currency, and
 on every workspace page the health of its postback endpoint (paused or failing) with the
-way to resume. (Staff's list of every publisher is portal/state/publishers.py.)
+way to resume. (Staff's list of every publisher is portal/publishers/publishers_state.py.)
 
 Publishers see their own offerwall; staff open any with `?offerwall=<id>`. Either way
 the server decides which offerwall an event acts on (access.offerwall_for)."""

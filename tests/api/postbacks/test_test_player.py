@@ -16,7 +16,7 @@ from api.publishers import signature, wall_settings
 from api.reports import figures as reports
 from models import Click, Conversion, Mission, Role
 from models.tracking import TEST_UID
-from portal.state.reports import report_line
+from portal.reports.reports_state import report_line
 from tests.api.steps import KILLS, at, start
 from tests.factories import make_account, make_mission, make_offerwall
 from tests.outbox import TEMPLATE, configure, postback_rows, run_once

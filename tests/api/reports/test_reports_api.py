@@ -28,7 +28,7 @@ from api.reports import figures as reports
 from models import ConversionStatus, Offerwall, OfferwallStatus, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
-from portal.state.reports import report_line
+from portal.reports.reports_state import report_line
 from tests.api.conftest import PROXY
 from tests.factories import (
     ANDROID_UA,

@@ -13,7 +13,7 @@ from api.accounts.sessions import ACCOUNT_DISABLED, AccountError
 from api.core.db import new_session, write_session
 from api.publishers import signup_publisher
 from models import MailMessage, Role, User
-from portal.state.accounts import UserLine, user_line
+from portal.accounts.users_state import UserLine, user_line
 from tests.factories import PASSWORD, make_studio, make_user
 
 

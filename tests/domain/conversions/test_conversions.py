@@ -23,7 +23,7 @@ from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user
 from models.tables import postback as _postback
 from models.types import utcnow
-from portal.state.conversions import conversion_line
+from portal.state.rows import conversion_line
 from tests.factories import (
     make_account,
     make_conversion,

@@ -25,11 +25,11 @@ from api.reports import to_csv
 from api.wall.i18n import Language
 from models import Mission, Offerwall, Role
 from models.types import utcnow
-from portal.state.catalog import catalog_card
-from portal.state.conversions import conversion_line
-from portal.state.offer_editing import preview_card
-from portal.state.postbacks import delivery_line
-from portal.state.reports import report_line
+from portal.listing.state import catalog_card
+from portal.missions.offer_editing import preview_card
+from portal.postbacks.state import delivery_line
+from portal.reports.reports_state import report_line
+from portal.state.rows import conversion_line
 from tests.factories import (
     make_account,
     make_conversion,

@@ -20,7 +20,7 @@ from api.publishers import OfferwallError
 from models import Offerwall, Role
 from models.tables import mission as _mission
 from models.types import utcnow
-from portal.state.catalog import CatalogCard, catalog_card
+from portal.listing.state import CatalogCard, catalog_card
 from tests.factories import (
     make_account,
     make_game,

@@ -14,7 +14,7 @@ from api.listing import offer_preview
 from api.missions import OfferError
 from api.missions.designer import game_offers, quest_builder
 from models import Mission, Quest
-from portal.state.offer_editing import preview_card
+from portal.missions.offer_editing import preview_card
 from tests.factories import make_game, make_mission, make_quest, mission_data
 
 BASE = "https://play.questwall.example"

@@ -21,7 +21,7 @@ from api.postbacks import delivery_log as deliveries
 from api.postbacks import outbox as postbacks
 from api.postbacks.endpoint import EndpointError
 from models import Offerwall
-from portal.state.postbacks import attempt_line, delivery_line
+from portal.postbacks.state import attempt_line, delivery_line
 from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
 from tests.outbox import run_once
 from tests.receiver import running_receiver

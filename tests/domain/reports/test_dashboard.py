@@ -20,8 +20,8 @@ from api.reports import figures as reports
 from models import Offerwall, PostbackAttempt, Role
 from models.tables import postback as _postback
 from models.types import utcnow
-from portal.state.dashboard import failing_line, paused_line
-from portal.state.reports import report_line
+from portal.reports.dashboard_state import failing_line, paused_line
+from portal.reports.reports_state import report_line
 from tests.factories import (
     make_account,
     make_click,

@@ -27,7 +27,7 @@ from api.reports.ranges import ReportError
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
-from portal.state.reports import report_line
+from portal.reports.reports_state import report_line
 from tests.factories import (
     make_account,
     make_conversion,

@@ -23,7 +23,7 @@ from api.reports import ranges, to_csv
 from models import ConversionStatus, Offerwall, Role
 from models.tables import click as _click
 from models.tables import conversion as _conversion
-from portal.state.reports import ReportLine, report_line
+from portal.reports.reports_state import ReportLine, report_line
 from tests.factories import (
     make_account,
     make_click,

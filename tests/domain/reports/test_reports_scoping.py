@@ -16,7 +16,7 @@ from api.core.db import new_session
 from api.reports import figures as reports
 from api.reports import to_csv
 from models import Offerwall, Role
-from portal.state.reports import report_line
+from portal.reports.reports_state import report_line
 from tests.factories import (
     make_account,
     make_click,

@@ -11,7 +11,7 @@ from api.accounts import AccountError
 from api.core.db import new_session, write_session
 from api.studios import games, studios
 from models import Game, Role, User
-from portal.state.games import credential_line
+from portal.studios.games_state import credential_line
 from tests.factories import PASSWORD, make_account, make_game, make_studio
 
 

@@ -23,7 +23,7 @@ from api.tickets import desk, report
 from api.tickets.report import TicketError
 from models import Mission, Offerwall, Role, SupportTicket, TicketStatus
 from models.types import utcnow
-from portal.components.ticket_words import in_words
+from portal.tickets.words import in_words
 from tests.api.tracking_helpers import click, platform_id
 from tests.factories import (
     FixedCountries,

@@ -68,8 +68,8 @@ def form(**fields: str) -> dict:
 
 
 def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page):
-    from portal.state.postbacks import DeliveryState, PostbackState
-    from portal.state.publishers import StaffState
+    from portal.postbacks.state import DeliveryState, PostbackState
+    from portal.publishers.publishers_state import StaffState
     from portal.state.workspace import WorkspaceState
 
     mine, theirs, staff = new_page(), new_page(), new_page()

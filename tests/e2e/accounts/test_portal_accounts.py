@@ -189,10 +189,10 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
 
 
 def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
-    from portal.state.account import AccountState
-    from portal.state.accounts import UsersState
-    from portal.state.mail import MailState
-    from portal.state.studios import StudioState
+    from portal.accounts.account_state import AccountState
+    from portal.accounts.users_state import UsersState
+    from portal.mail.state import MailState
+    from portal.studios.state import StudioState
 
     staff, mine = new_page(), new_page()
     mine.add_init_script(SPY)

@@ -49,7 +49,7 @@ def _fits(page) -> bool:
 
 
 def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
-    from portal.state.conversions import ConversionsState
+    from portal.conversions.state import ConversionsState
 
     staff, designer, rival = new_page(), new_page(1366, 900), new_page()
     sign_in(staff, portal.url, *portal.staff)

@@ -189,7 +189,7 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
 
 def test_a_nul_character_in_a_portal_form_is_refused_beside_its_input(portal, new_page):
     from models import Studio
-    from portal.state.studios import StudioState
+    from portal.studios.state import StudioState
     from tests.e2e.accounts.test_portal_access import SPY, form, send_event
 
     staff = new_page()

@@ -76,7 +76,7 @@ def _fits(page) -> bool:
 
 
 def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
-    from portal.state.fraud import FraudState
+    from portal.fraud.state import FraudState
 
     staff = new_page(1366, 900)
     sign_in(staff, portal.url, *portal.staff)

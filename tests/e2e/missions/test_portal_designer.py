@@ -27,7 +27,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(portal, new_page):
-    from portal.state.missions import EditorState
+    from portal.missions.missions_state import EditorState
 
     staff, designer, rival = new_page(), new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)

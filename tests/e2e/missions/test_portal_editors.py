@@ -407,7 +407,7 @@ def test_the_rule_tester_lists_every_event_also_after_completion(portal, new_pag
 
 
 def test_another_studio_cannot_deactivate_or_build_quests_in_a_game(portal, new_page):
-    from portal.state.missions import MissionsState, QuestState
+    from portal.missions.missions_state import MissionsState, QuestState
 
     owner, game_id, _, _ = designer_with_game(portal, new_page, "Guarded Game")
     [kept] = import_missions(portal, game_id, mission("Kept active", "KEEP"))

@@ -376,7 +376,7 @@ def test_the_signing_secret_is_shown_once_then_only_rotated(portal, new_page):
 def test_another_publishers_endpoint_cannot_be_resumed_rotated_or_revealed_by_hand(
     portal, new_page
 ):
-    from portal.state.postbacks import PostbackState
+    from portal.postbacks.state import PostbackState
     from portal.state.workspace import OfferwallScoped, WorkspaceState
 
     mine, _ = approved_publisher(portal, new_page, "Prying Wall")

@@ -214,7 +214,7 @@ def test_staff_set_an_offerwalls_payout_rules_and_preview_them(portal, new_page)
 
 @pytest.mark.parametrize("who", ["designer", "publisher"])
 def test_designers_and_publishers_are_refused_even_by_hand(portal, new_page, who):
-    from portal.state.payout_rules import PayoutRulesState
+    from portal.economics.payout_rules_state import PayoutRulesState
 
     company = f"Guarded {who.title()} Wall"
     wall_id, missions = arrange(

@@ -212,7 +212,7 @@ def test_a_publisher_previews_adds_and_ends_promotions_and_the_wall_shows_them(
 
 
 def test_staff_manage_a_publishers_promotions_and_another_publisher_cannot(portal, new_page):
-    from portal.state.promotions import PromotionsState
+    from portal.economics.promotions_state import PromotionsState
 
     owner, wall = approved_publisher(portal, new_page, "Staffed Promo Wall")
     other, _ = approved_publisher(portal, new_page, "Peeking Promo Wall")

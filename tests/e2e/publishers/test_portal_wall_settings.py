@@ -185,7 +185,7 @@ def test_staff_edit_a_publishers_wall_and_another_publisher_cannot(portal, new_p
     expect(owner.get_by_label("Title")).to_have_value("Chosen by staff")
 
     # Another publisher, sending the page's own save by hand with that offerwall's id.
-    from portal.state.wall import WallState
+    from portal.publishers.wall_state import WallState
 
     other.add_init_script(SPY)
     other.goto(portal.url + routes.PUBLISHER_WALL)

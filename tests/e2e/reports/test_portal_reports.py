@@ -337,10 +337,10 @@ def test_the_delivery_log_finds_a_player_by_uid_or_click_id(portal, new_page):
 
 
 def test_a_pending_publisher_sees_their_application_only(portal, new_page):
-    from portal.state.catalog import CatalogState
-    from portal.state.postbacks import DeliveryState, PostbackState
-    from portal.state.publishers import StaffState
-    from portal.state.reports import ReportState
+    from portal.listing.state import CatalogState
+    from portal.postbacks.state import DeliveryState, PostbackState
+    from portal.publishers.publishers_state import StaffState
+    from portal.reports.reports_state import ReportState
     from portal.state.workspace import WorkspaceState
 
     publisher = new_page(*DESKTOP)

@@ -43,7 +43,7 @@ def create_game(designer, name: str) -> tuple[str, str, str]:
 
 
 def test_designers_manage_their_studios_games_only(portal, new_page):
-    from portal.state.games import GameState
+    from portal.studios.games_state import GameState
 
     staff, alice, bob = new_page(), new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)

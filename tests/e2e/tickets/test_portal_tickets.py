@@ -70,7 +70,7 @@ def _fits(page: Page) -> bool:
 
 
 def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page):
-    from portal.state.tickets import TicketsState
+    from portal.tickets.state import TicketsState
 
     publisher, staff = new_page(*DESKTOP), new_page(*DESKTOP)
     publisher.add_init_script(SPY)

@@ -207,7 +207,7 @@ def test_a_designer_adds_tests_replays_and_rotates_a_webhook(portal, new_page):
 
 
 def test_another_studios_designer_cannot_touch_the_webhooks(portal, new_page):
-    from portal.state.webhooks import WebhooksState, WebhookState
+    from portal.webhooks.state import WebhooksState, WebhookState
 
     alice, alice_game, _c, _s = designer_with_game(portal, new_page, "Owned Hooks")
     with portal.setting_up() as (session, box):

@@ -1,0 +1,1 @@
+"""Staff's mail outbox page (page.py) and its state (state.py)."""
