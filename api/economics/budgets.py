@@ -6,8 +6,10 @@ conditional upsert that refuses to pass the budget, in the conversion's transact
 budget holds under any concurrency (PostgreSQL locks the row; SQLite has one writer). A
 held conversion counts as spent; a rejected or reversed one gives its revenue back. When
 what is left is less than a mission's revenue, the mission is closed (off the listing,
-its clicks refused) until the period turns. The studio's designers get one mail at 80%
-and one when the budget closes, per budget and period."""
+its clicks refused) until the period turns. A ladder's stage draws its part of the
+revenue, so a ladder is judged by the stage a player would be paid next: a new player's
+is the first. The studio's designers get one mail at 80% and one when the budget closes,
+per budget and period."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from api.core.money import format_usd as usd_text
 from api.core.periods import Period
 from api.core.sql import dialect_insert
 from api.economics.errors import EconomicsError
-from api.economics.terms import micros
+from api.economics.terms import micros, revenue_parts
 from api.mail import outbox as mail
 from models import Game, Role, User, tables
 
@@ -74,9 +76,9 @@ def game_scope(game_id: str) -> str:
 
 @dataclass(frozen=True)
 class Charge:
-    """One budget a conversion draws on, with the revenues of the missions that draw on it
-    (a mission's budget: its own; a game's: each paying mission's), which say when what is
-    left closes one of them."""
+    """One budget a conversion draws on, with the revenues of the conversions that draw on
+    it (a mission's budget: its own; a game's: each paying mission's; a ladder's: each
+    stage's part), which say when what is left closes one of them."""
 
     scope: str
     budget: Budget
@@ -85,8 +87,8 @@ class Charge:
     revenues: tuple[int, ...] = ()
 
     def crossed(self, before: int, after: int) -> bool:
-        """Whether raising the spend from `before` to `after` closes a mission (its next
-        conversion fitted before and does not now)."""
+        """Whether raising the spend from `before` to `after` closes a mission or a
+        ladder's stage (its next conversion fitted before and does not now)."""
         limit = self.budget.amount_micros
         return any(before + r <= limit < after + r for r in self.revenues)
 
@@ -98,12 +100,19 @@ def charges(mission: Any, game_budget: dict[str, Any] | None, *, game_id: str) -
     own = Budget.of(mission.budget)
     if own is not None:
         title = getattr(mission, "title", "")
-        revenues = (int(mission.revenue_micros),) if mission.revenue_micros else ()
+        revenues = tuple(sorted(set(parts(mission))))
         found.append(Charge(mission_scope(mission.id), own, game_id, f"“{title}”", revenues))
     shared = Budget.of(game_budget)
     if shared is not None:
         found.append(Charge(game_scope(game_id), shared, game_id, "the game"))
     return found
+
+
+def parts(mission: Any) -> tuple[int, ...]:
+    """What each conversion of `mission` (a row with revenue_micros and stages) draws: its
+    revenue, or each of a ladder's stages its part of it; () without revenue."""
+    stages = [micros(stage["payout"]) for stage in mission.stages or ()]
+    return revenue_parts(mission.revenue_micros, stages)
 
 
 def game_budget(db: Any, game_id: str) -> dict[str, Any] | None:
@@ -198,9 +207,24 @@ def _every(budget: Budget) -> str:
 
 
 def closed(db: Any, missions: Sequence[Any], now: datetime) -> dict[str, datetime | None]:
-    """Of these missions (rows with id, game_id, revenue_micros, budget), those whose own
-    budget or game's cannot take one more conversion at `now`, with when they open again
-    (None: a total budget; only raising it opens them)."""
+    """Of these missions (rows with id, game_id, revenue_micros, stages, budget), those
+    whose own budget or game's cannot take what a new player is paid next at `now` (a
+    ladder's first stage), with when they open again (None: a total budget; only raising
+    it opens them)."""
+    return {
+        mission_id: stages[0]
+        for mission_id, stages in short_stages(db, missions, now).items()
+        if 0 in stages
+    }
+
+
+def short_stages(
+    db: Any, missions: Sequence[Any], now: datetime
+) -> dict[str, dict[int, datetime | None]]:
+    """Of these missions (as for `closed`), the conversions their own budget or game's
+    cannot take at `now`: by mission, the number from 0 of each such ladder stage (0 for a
+    mission without stages), with when it fits again (None: only raising a total budget
+    makes it fit)."""
     paying = [m for m in missions if m.revenue_micros]
     if not paying:
         return {}
@@ -212,25 +236,28 @@ def closed(db: Any, missions: Sequence[Any], now: datetime) -> dict[str, datetim
             )
         )
     }
-    wanted: dict[tuple[str, str], list[tuple[str, int, int, datetime | None]]] = {}
+    wanted: dict[tuple[str, str], list[tuple[str, int, tuple[int, ...], datetime | None]]] = {}
     for m in paying:
         for charge in charges(m, games.get(m.game_id), game_id=m.game_id):
             key = (charge.scope, charge.budget.period(now))
             wanted.setdefault(key, []).append(
-                (m.id, charge.budget.amount_micros, int(m.revenue_micros), charge.budget.turns(now))
+                (m.id, charge.budget.amount_micros, parts(m), charge.budget.turns(now))
             )
     if not wanted:
         return {}
     spent = dict(((r.scope, r.period), r.spent_micros) for r in _rows(db, wanted))
-    found: dict[str, datetime | None] = {}
+    found: dict[str, dict[int, datetime | None]] = {}
     for key, items in wanted.items():
-        for mission_id, limit, revenue, turns in items:
-            if spent.get(key, 0) + revenue <= limit:
-                continue
-            if mission_id in found:
-                earlier = found[mission_id]
-                turns = None if earlier is None or turns is None else max(earlier, turns)
-            found[mission_id] = turns
+        for mission_id, limit, revenues, turns in items:
+            for stage, revenue in enumerate(revenues):
+                if spent.get(key, 0) + revenue <= limit:
+                    continue
+                stages = found.setdefault(mission_id, {})
+                reopen = turns
+                if stage in stages:
+                    earlier = stages[stage]
+                    reopen = None if earlier is None or turns is None else max(earlier, turns)
+                stages[stage] = reopen
     return found
 
 

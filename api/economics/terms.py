@@ -107,6 +107,17 @@ def portion(total: int, weights: Sequence[int], index: int) -> int:
     return parts[index]
 
 
+def revenue_parts(revenue_micros: int | None, stages: Sequence[int]) -> tuple[int, ...]:
+    """What each conversion of a mission brings: its revenue, or a ladder's (`stages`:
+    its stage payouts) each stage's part of it, as its conversions carry them; () for a
+    mission without revenue."""
+    if not revenue_micros:
+        return ()
+    if not stages:
+        return (revenue_micros,)
+    return tuple(portion(revenue_micros, stages, i) for i in range(len(stages)))
+
+
 def stage_payouts(total: int, terms: Terms) -> list[int]:
     """A ladder's stage payouts for a resolved total."""
     if total == terms.payout_micros:

@@ -25,7 +25,17 @@ from sqlmodel import Session
 from api.core.errors import ApiError
 from api.core.money import in_currency
 from api.core.periods import Period, picks
-from api.economics import NO_RULES, Applied, Sale, Terms, WallRules, best, payout_rules, resolve
+from api.economics import (
+    NO_RULES,
+    Applied,
+    Sale,
+    Terms,
+    WallRules,
+    best,
+    budgets,
+    payout_rules,
+    resolve,
+)
 from api.economics.promotions import live_sales
 from api.economics.terms import stage_payouts
 from api.missions import index, open_offers
@@ -125,6 +135,9 @@ class Goal:
     every_period: bool = False  # a recurring mission (a pooled one needs a click each period)
     # What it pays per country and with revenue (docs/economics.md); None: its payout only.
     terms: Terms | None = field(default=None, compare=False)
+    # A ladder's stages (numbered from 0) its budget cannot pay now: a player whose next
+    # stage is one of them waits (docs/economics.md#budgets).
+    short_stages: frozenset[int] = field(default=frozenset(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -254,6 +267,10 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
     closed = open_offers.closed_missions(session.connection(), capped, None, now) if capped else {}
     moments += [moment for moment in closed.values() if moment is not None]
     closed_for = _closed_for(session, capped, now)
+    # A ladder open to new players may not pay some players' next stage: judged per player.
+    ladders = [m for m in capped if m.stages and m.revenue_micros and m.id not in closed]
+    short = budgets.short_stages(session.connection(), ladders, now) if ladders else {}
+    moments += [moment for stages in short.values() for moment in stages.values() if moment]
     missions = [m for m in missions if m.id not in closed]
     for quest_id in inside:
         inside[quest_id] = [m for m in inside[quest_id] if m.id not in closed]
@@ -261,6 +278,8 @@ def build_listing(session: Session, now: datetime) -> tuple[list[Listed], dateti
     pools = index.pool_periods(session)
     pool_of = _pools(session, pools, now)
     goals = {m.id: _goal(m, pools) for m in every}
+    for mission_id, stages in short.items():
+        goals[mission_id] = replace(goals[mission_id], short_stages=frozenset(stages))
     moments += [
         g.period.ends(now) for g in goals.values() if g.period is not None
     ]  # each period turning renews its `resetsAt`

@@ -377,6 +377,13 @@ class MissionState:
         """Converted at least once."""
         return self.status == COMPLETED or self.completions > 0
 
+    @property
+    def waits(self) -> bool:
+        """A ladder whose stage the player would be paid next its budget cannot pay now
+        (docs/economics.md#budgets)."""
+        count = len(self.goal.stages)
+        return bool(count) and self.completions % count in self.goal.short_stages
+
     def as_json(self) -> dict[str, Any]:
         return {
             "id": self.goal.mission_id,
@@ -415,7 +422,7 @@ class OfferState:
 
     @property
     def doable(self) -> bool:
-        return any(m.status in DOABLE for m in self.missions)
+        return any(m.status in DOABLE and not m.waits for m in self.missions)
 
     @property
     def missions_done(self) -> int:

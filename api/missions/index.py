@@ -21,7 +21,7 @@ from api import webhooks
 from api.core import catalog
 from api.core.periods import Period
 from api.economics.budgets import Charge, charges
-from api.economics.terms import Terms
+from api.economics.terms import Terms, revenue_parts
 from api.fraud import strictest
 from api.missions.rules import Rule
 from models import Mission, MissionPool, Quest
@@ -207,12 +207,13 @@ def load(session: Session, version: int) -> MissionIndex:
 
 
 def _with_game_revenues(specs: list[MissionSpec]) -> list[MissionSpec]:
-    """Each game budget's charge knows the revenues of the game's paying missions (which
-    say when what is left closes one of them)."""
+    """Each game budget's charge knows the revenues of the game's paying missions, a
+    ladder's each stage's part (which say when what is left closes one of them)."""
     paying: dict[str, set[int]] = {}
     for spec in specs:
         if spec.terms is not None and spec.terms.revenue_micros:
-            paying.setdefault(spec.game_id, set()).add(spec.terms.revenue_micros)
+            parts = revenue_parts(spec.terms.revenue_micros, spec.terms.stages)
+            paying.setdefault(spec.game_id, set()).update(parts)
     found = []
     for spec in specs:
         if spec.charges:

@@ -49,6 +49,7 @@ from models.tables import conversion as _conversion
 from models.tables import event as _event
 from models.tables import game_user as _game_user
 from models.tables import mission as _mission
+from models.tables import platform_user as _platform_user
 from models.tables import progress as _progress
 from models.tables import quest as _quest
 from models.types import new_uuid
@@ -959,10 +960,11 @@ def _money(
     sales = promotions.live_sales(session, [row.offerwall_id], now).get(row.offerwall_id)
     applied = None
     if sales:
-        first = None
-        if any(sale.first_only for sale in sales):
-            first = _first_conversion(session, row.platform_user_id)
-        applied = economics.best(sales, now, country=country, first=first)
+        applied = economics.best(sales, now, country=country, first=False)
+        if_first = economics.best(sales, now, country=country, first=True)
+        # Only when a first-conversion promotion would win is the player's first asked.
+        if if_first != applied and _first_conversion(session, row.platform_user_id):
+            applied = if_first
     return _Money(
         payout,
         revenue,
@@ -973,7 +975,17 @@ def _money(
 
 
 def _first_conversion(session: Session, platform_user_id: str) -> bool:
-    """Whether the player (at one offerwall) has no conversion yet that counts."""
+    """Whether the player (at one offerwall) has no conversion yet that counts, asked
+    under a lock on the player's row until the commit: of two conversions of one player
+    decided at once (two missions in two batches), the second waits for the first and
+    sees it (PostgreSQL's statements read what was committed before them; SQLite has one
+    writer). FOR NO KEY UPDATE, as a click's no-op update of the player takes: rows that
+    only refer to the player (progress, clicks) do not wait for it."""
+    session.execute(
+        sa.select(_platform_user.c.id)
+        .where(_platform_user.c.id == platform_user_id)
+        .with_for_update(key_share=True)
+    )
     earlier = session.execute(
         sa.select(_conversion.c.id)
         .where(

@@ -68,6 +68,7 @@ _LIVE_COLUMNS = (
     "cap_per_offerwall",
     "revenue_micros",
     "budget",
+    "stages",
 )
 _FIND_MISSION = DriverStatement(
     sa.select(
@@ -129,6 +130,7 @@ class Offer:
     cap_per_offerwall: int | None
     revenue_micros: int | None  # a mission with revenue may be closed by a budget
     budget: dict[str, Any] | None
+    stages: list[dict[str, Any]] | None  # a ladder's: a budget judges its first stage
     offerwall_id: str | None
     offerwall_status: str | None
     fraud_actions: dict[str, str]
@@ -144,6 +146,7 @@ class Offer:
         values[15] = from_db_json(values[15])  # recurrence
         values[17] = from_db_json(values[17])  # period_caps
         values[20] = from_db_json(values[20])  # budget
+        values[21] = from_db_json(values[21])  # stages
         values[-1] = from_db_json(values[-1]) or {}
         return cls(*values)
 
