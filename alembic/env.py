@@ -33,7 +33,10 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = build_engine(_url())
+    settings, url = get_settings(), _url()
+    # Through DATABASE_URL's pooler (DATABASE_POOLER) migrations prepare no statements either.
+    pooler = settings.database_pooler if url == settings.resolved_database_url else ""
+    engine = build_engine(url, pooler=pooler)
     try:
         with engine.connect() as conn:
             _run(conn)

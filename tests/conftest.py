@@ -2,6 +2,8 @@
 
 PostgreSQL comes from TEST_POSTGRES_URL (default: the local server). Without a server
 its tests skip with a message, unless QUESTWALL_REQUIRE_POSTGRES=1 (CI), where they fail.
+A chosen few also run through PgBouncer in transaction mode (the `pgbouncer` database of
+`tests/databases.py`: the same PostgreSQL database, reached as docs/operations.md says).
 Redis comes from TEST_REDIS_URL (default: the local server), likewise skipped unless
 QUESTWALL_REQUIRE_REDIS=1; each test gets a key prefix of its own and deletes only its keys.
 """
@@ -34,6 +36,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate
 from models.types import move_clock
+from tests.pgbouncer import pgbouncer_binary, pooler_settings, running_pgbouncer
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_URL = os.environ.get("TEST_POSTGRES_URL", DEFAULT_PG)
@@ -122,19 +125,38 @@ def empty_postgres(engine: Engine) -> None:
         )
 
 
+@pytest.fixture(scope="session")
+def pgbouncer_server_url(
+    postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The test database through a PgBouncer of this test worker's own (transaction mode)."""
+    if pgbouncer_binary() is None:
+        problem = "PgBouncer is not installed (`make install-dev` installs Debian's pgbouncer)"
+        if REQUIRE_PG:
+            pytest.fail(f"{problem}, and QUESTWALL_REQUIRE_POSTGRES=1 needs it")
+        pytest.skip(f"{problem}: the tests through it are skipped")
+    with running_pgbouncer(postgres_server_url, tmp_path_factory.mktemp("pgbouncer")) as url:
+        yield url
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         path = tmp_path / "questwall.db"
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
+    elif request.param == "pgbouncer":
+        yield request.getfixturevalue("pgbouncer_server_url")
     else:
         yield request.getfixturevalue("postgres_server_url")
 
 
 @pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
-    engine = build_engine(db_url)
+    pooling = pooler_settings(db_url)
+    engine = build_engine(
+        db_url, pooler=pooling["DATABASE_POOLER"], direct_url=pooling["DATABASE_DIRECT_URL"]
+    )
     yield engine
     if engine.dialect.name == "postgresql":
         empty_postgres(engine)
@@ -153,6 +175,7 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
     # on).
     return Settings(
         DATABASE_URL=db_url,
+        **pooler_settings(db_url),
         SECRET_KEY=MASTER_KEY,
         QUESTWALL_DATA_DIR=tmp_path / "data",
         QUESTWALL_PLAYERS_PER_IP=0,

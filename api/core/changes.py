@@ -10,12 +10,13 @@ than `Changes.max_age()`. The generation moves when:
   a commit hook moves the generation);
 - on PostgreSQL, a NOTIFY that `mark` sends inside the changing transaction arrives
   (PostgreSQL delivers it at commit, to every process that LISTENs: a thread per engine
-  here, started on first use);
+  here, started on first use, on a connection of its own to `db.listen_url`);
 - the listener connects or reconnects (what was sent while it was away is unknown).
 
-Without a channel (SQLite, or while the listener is away) what is kept expires after
-`UNHEARD_MAX_AGE` seconds, so another process's change is seen within that time; with
-one, after `HEARD_MAX_AGE`, a safety net only.
+Without a channel (SQLite, PostgreSQL behind a transaction pooler with no direct URL to
+listen on, or while the listener is away) what is kept expires after `UNHEARD_MAX_AGE`
+seconds, so another process's change is seen within that time; with one, after
+`HEARD_MAX_AGE`, a safety net only.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine, event
 from sqlmodel import Session
 
+from api.core.db import listen_url
 from models import Offerwall
 
 log = logging.getLogger(__name__)
@@ -61,14 +63,18 @@ class Changes:
         return HEARD_MAX_AGE if self.listening else UNHEARD_MAX_AGE
 
     def start(self) -> None:
-        """Listen for other processes' changes (PostgreSQL only; idempotent)."""
+        """Listen for other processes' changes (PostgreSQL with a URL to listen on only;
+        idempotent)."""
         engine = self._engine()
         if engine is None or engine.dialect.name != "postgresql" or self._thread is not None:
+            return
+        url = listen_url(engine)
+        if url is None:
             return
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._listen, name="questwall-changes", daemon=True
+                    target=self._listen, args=(url,), name="questwall-changes", daemon=True
                 )
                 self._thread.start()
 
@@ -78,13 +84,13 @@ class Changes:
             self._thread.join(timeout=2)
         self.listening = False
 
-    def _listen(self) -> None:
+    def _listen(self, url: sa.URL) -> None:
         while not self._stop.is_set():
             engine = self._engine()
             if engine is None:
                 return
             try:
-                cargs, cparams = engine.dialect.create_connect_args(engine.url)
+                cargs, cparams = engine.dialect.create_connect_args(url)
                 conn = engine.dialect.loaded_dbapi.connect(*cargs, **cparams, autocommit=True)
             except Exception as exc:  # the server is away: expire quickly, try again
                 log.warning("cannot listen for changes: %s", type(exc).__name__)

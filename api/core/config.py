@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from api.core.net import parse_networks
 from api.core.smtp import parse_smtp_url
@@ -19,6 +21,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 # The description of a number whose 0 means "off" (said in its refusal; README.md too).
 OFF = "0 turns it off"
+# DATABASE_POOLER's values: none, or PgBouncer in transaction mode.
+POOLERS = ("", "pgbouncer")
 
 
 class SettingsError(RuntimeError):
@@ -32,6 +36,13 @@ class Settings(BaseSettings):
     # Where the embedded defaults keep their files (SQLite database, generated master key).
     data_dir: Path = Field(default=PROJECT_ROOT / "data", alias="QUESTWALL_DATA_DIR")
     database_url: str = Field(default="", alias="DATABASE_URL")
+    # "pgbouncer": DATABASE_URL reaches PostgreSQL through PgBouncer (or a pooler like it) in
+    # transaction mode, where a transaction may run on any server connection: no prepared
+    # statements, and no LISTEN through it (docs/operations.md#behind-pgbouncer).
+    database_pooler: str = Field(default="", alias="DATABASE_POOLER")
+    # PostgreSQL itself, not the pooler, for the one connection each serving process keeps
+    # to LISTEN for changes. Empty: DATABASE_URL's, or none behind a pooler.
+    database_direct_url: str = Field(default="", alias="DATABASE_DIRECT_URL", repr=False)
     # Master key. Empty: the embedded default creates one under data/ on first use.
     secret_key: str = Field(default="", alias="SECRET_KEY", repr=False)
     # Earlier master keys, comma-separated, still accepted for decryption after a rotation.
@@ -164,6 +175,33 @@ class Settings(BaseSettings):
     smtp_url: str = Field(default="", alias="SMTP_URL", repr=False)
     # The From of every message. Empty: "Questwall <noreply@BASE_URL's host>".
     mail_from: str = Field(default="", alias="MAIL_FROM")
+
+    @field_validator("database_pooler")
+    @classmethod
+    def _known_pooler(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value not in POOLERS:
+            raise ValueError(
+                "set it to pgbouncer when DATABASE_URL goes through PgBouncer in transaction "
+                "mode, or leave it empty"
+            )
+        return value
+
+    @field_validator("database_direct_url")
+    @classmethod
+    def _postgresql_url(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            try:
+                backend = make_url(value).get_backend_name()
+            except ArgumentError:
+                backend = ""
+            if backend != "postgresql":  # refused without the value: it holds a password
+                raise ValueError(
+                    "set it to postgresql+psycopg://user:password@host:5432/db (PostgreSQL "
+                    "itself, not the pooler), or leave it empty"
+                )
+        return value
 
     @field_validator("smtp_url")
     @classmethod

@@ -7,13 +7,14 @@ import random
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import URL, Connection, Engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, create_engine
@@ -25,8 +26,12 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-def build_engine(url: str) -> Engine:
-    """Create an engine; SQLite gets WAL, a busy timeout and explicit write locks."""
+def build_engine(url: str, *, pooler: str = "", direct_url: str = "") -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout and explicit write locks.
+
+    `pooler` is DATABASE_POOLER: "pgbouncer" when `url` goes through PgBouncer in
+    transaction mode. `direct_url` is DATABASE_DIRECT_URL, PostgreSQL itself, where the
+    engine's processes LISTEN for changes (`listen_url`)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -40,15 +45,36 @@ def build_engine(url: str) -> Engine:
         )
         _configure_sqlite(engine)
         return engine
-    return create_engine(
+    # A server that does not answer is refused at start within seconds, not minutes.
+    connect_args: dict[str, object] = {"connect_timeout": 10}
+    if pooler:
+        # Each transaction may run on another server connection: a statement psycopg
+        # prepared (after its 5th run on a connection, as "_pg3_0", "_pg3_1"...) is missing
+        # there, or clashes with another client's of the same name. Prepare none.
+        connect_args["prepare_threshold"] = None
+    engine = create_engine(
         url,
         pool_size=10,
         max_overflow=20,
         pool_pre_ping=True,
         pool_use_lifo=True,
-        # A server that does not answer is refused at start within seconds, not minutes.
-        connect_args={"connect_timeout": 10},
+        connect_args=connect_args,
     )
+    if direct_url:
+        _listen_urls[engine] = make_url(direct_url)
+    elif pooler:
+        _listen_urls[engine] = None  # LISTEN through it would seem to work and hear nothing
+    return engine
+
+
+_listen_urls: weakref.WeakKeyDictionary[Engine, URL | None] = weakref.WeakKeyDictionary()
+
+
+def listen_url(engine: Engine) -> URL | None:
+    """Where the engine's processes LISTEN for changes (api/core/changes.py): PostgreSQL
+    itself, at DATABASE_DIRECT_URL or the engine's own URL; None behind a pooler without a
+    direct URL, where they do not listen."""
+    return _listen_urls.get(engine, engine.url)
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -80,7 +106,12 @@ def _configure_sqlite(engine: Engine) -> None:
 
 @lru_cache
 def get_engine() -> Engine:
-    return build_engine(get_settings().resolved_database_url)
+    settings = get_settings()
+    return build_engine(
+        settings.resolved_database_url,
+        pooler=settings.database_pooler,
+        direct_url=settings.database_direct_url,
+    )
 
 
 def new_session(engine: Engine | None = None, *, write: bool = False) -> Session:

@@ -11,6 +11,7 @@ import sys
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from api.core.config import Settings, SettingsError, get_settings
@@ -81,7 +82,38 @@ def database_engine() -> Engine:
             f"DATABASE_URL: cannot reach the database at {where} ({reason}); "
             "start the database or correct DATABASE_URL."
         ) from None
+    check_pooler(get_settings(), engine)
     return engine
+
+
+def check_pooler(settings: Settings, engine: Engine) -> None:
+    """DATABASE_POOLER and DATABASE_DIRECT_URL: for PostgreSQL only, and a direct URL that
+    reaches it, connected to as the listener for changes connects (api/core/changes.py)."""
+    if engine.dialect.name != "postgresql":
+        for name, value in (
+            ("DATABASE_POOLER", settings.database_pooler),
+            ("DATABASE_DIRECT_URL", settings.database_direct_url),
+        ):
+            if value:
+                raise StartRefused(
+                    f"{name} is for PostgreSQL behind PgBouncer, not {engine.dialect.name}: "
+                    "unset it or set DATABASE_URL to PostgreSQL."
+                )
+        return
+    if not settings.database_direct_url:
+        return
+    url = make_url(settings.database_direct_url)  # a PostgreSQL URL: checked with the settings
+    cargs, cparams = engine.dialect.create_connect_args(url)
+    cparams.setdefault("connect_timeout", 10)
+    try:
+        engine.dialect.loaded_dbapi.connect(*cargs, **cparams).close()
+    except engine.dialect.loaded_dbapi.Error as exc:
+        where = url.render_as_string(hide_password=True)
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise StartRefused(
+            f"DATABASE_DIRECT_URL: cannot reach the database at {where} ({reason}); "
+            "start it or correct DATABASE_DIRECT_URL."
+        ) from None
 
 
 def check_ready() -> None:

@@ -18,14 +18,15 @@ from api.core.crypto import signed_headers
 from api.studios.games import IssuedCredential
 from tests.conftest import MASTER_KEY
 from tests.live import ROOT, free_port, wait_until_up
+from tests.pgbouncer import pooler_settings
 
 
-@contextmanager
-def serve_api(db_url: str, tmp_path: Path) -> Iterator[str]:
-    """The API alone (api.asgi, as `questwall api` runs it) on the test's database."""
-    env = {
+def server_env(db_url: str, tmp_path: Path) -> dict[str, str]:
+    """The environment of a server or worker process the tests start on `db_url`."""
+    return {
         **os.environ,
         "DATABASE_URL": db_url,
+        **pooler_settings(db_url),
         "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
         "SECRET_KEY": MASTER_KEY,
         # The tests' players all click from 127.0.0.1, as many players behind one NAT do.
@@ -33,16 +34,25 @@ def serve_api(db_url: str, tmp_path: Path) -> Iterator[str]:
         "QUESTWALL_PLAYERS_PER_IP": "0",
         "QUESTWALL_FRAUD_DEFAULTS": "multi_offerwall=allow",
     }
+
+
+@contextmanager
+def serve_api(db_url: str, tmp_path: Path, *, workers: int = 1) -> Iterator[str]:
+    """The API alone on the test's database: api.asgi in one process, as `questwall api`
+    runs it, or `questwall api --workers N` itself for several."""
     port = free_port()
+    address = ("--host", "127.0.0.1", "--port", str(port))
+    if workers == 1:
+        command = [sys.executable, "-m", "uvicorn", "api.asgi:app", *address]
+        command += ["--log-level", "warning"]
+    else:
+        command = [sys.executable, "-m", "api.cli", "api", *address, "--workers", str(workers)]
     log = tmp_path / "api.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "uvicorn", "api.asgi:app"),
-                *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
-            ],
+            command,
             cwd=ROOT,
-            env=env,
+            env=server_env(db_url, tmp_path),
             stdout=out,
             stderr=subprocess.STDOUT,
         )

@@ -11,6 +11,7 @@ from api.core.db import new_session
 from api.ingest import SignedMessage, parse_batch, store_batch
 from api.ingest._identifiers import identifiers_of
 from models import GameUser, GameUserIdentifier
+from tests.databases import also_pgbouncer
 from tests.factories import SignedClient, iso_now, make_platform_user, now_ms
 
 
@@ -120,6 +121,7 @@ def test_identifiers_are_per_game(client, signed, game, engine, box):
     assert _ids(engine, other.credential) == {"email": "two@example.com"}
 
 
+@also_pgbouncer
 def test_ten_parallel_requests_for_one_new_user_leave_one_consistent_user(
     engine, settings, box, game
 ):

@@ -12,6 +12,7 @@ import httpx
 from api.core.db import write_session
 from api.publishers import offerwalls
 from tests.api.live_server import serve_api
+from tests.databases import also_pgbouncer
 
 
 def _status(http: httpx.Client, key: str) -> int:
@@ -25,6 +26,7 @@ def _set(engine, offerwall_id: str, change) -> None:
         )
 
 
+@also_pgbouncer
 def test_a_suspended_key_is_refused_by_another_api_process_within_a_second(
     db_url, engine, wall, tmp_path
 ):

@@ -14,6 +14,7 @@ from api.missions import offers
 from models import Conversion, Mission, Progress, Quest
 from tests.api.steps import KILLS, at, start
 from tests.api.tracking_helpers import click, platform_id
+from tests.databases import also_pgbouncer
 from tests.factories import SignedClient, make_mission, make_quest, mission_data, now_ms
 
 
@@ -201,6 +202,7 @@ def test_relinking_does_not_pay_twice(client, signed, game, wall, engine):
     assert len(conversions(engine)) == 1
 
 
+@also_pgbouncer
 def test_cap_holds_under_parallel_completions(client, game, wall, engine, box, settings):
     mission = make_mission(engine, game.game_id, **{**KILLS, "cap": 5})
     signed = SignedClient(client, game)

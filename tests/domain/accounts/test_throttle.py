@@ -13,6 +13,7 @@ from api.accounts import AccountError, IpThrottle, LoginThrottled, throttle
 from api.accounts import sessions as accounts
 from api.core.db import write_session
 from models import SignInOrigin
+from tests.databases import also_pgbouncer
 from tests.factories import PASSWORD, make_user
 
 OWNER_IP = "198.51.100.7"
@@ -39,6 +40,7 @@ def ip_throttle(request: pytest.FixtureRequest) -> IpThrottle:
     return IpThrottle(url, key_prefix=request.getfixturevalue("redis_prefix"))
 
 
+@also_pgbouncer
 def test_twenty_parallel_wrong_passwords_get_exactly_five_password_checks(engine, box):
     email = make_user(engine)
     ips = IpThrottle()

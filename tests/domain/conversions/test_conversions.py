@@ -24,6 +24,7 @@ from models.tables import game_user as _game_user
 from models.tables import postback as _postback
 from models.types import utcnow
 from portal.state.rows import conversion_line
+from tests.databases import postgres_and_pgbouncer
 from tests.factories import (
     make_account,
     make_conversion,
@@ -296,9 +297,7 @@ def test_two_reversals_at_once_reverse_it_once(engine, sold):
     assert (row.reversal_reason, row.reversed_by) == ("First reason.", "first@example.com")
 
 
-@pytest.mark.parametrize(
-    "db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
-)
+@postgres_and_pgbouncer
 def test_two_reversals_released_together_reverse_it_once(engine, sold):
     """Both start at the same moment, each on its own connection (PostgreSQL: SQLite's
     writers queue on one lock, so nothing races there)."""

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from api.ingest import retention
 from models import tables
 from models.types import utcnow
-from tests.databases import only_postgres
+from tests.databases import only_postgres, postgres_and_pgbouncer
 from tests.factories import make_game, make_paying_offerwall, make_postback
 
 NOW = utcnow().replace(microsecond=0)
@@ -214,7 +214,7 @@ def test_a_new_partition_takes_its_rows_from_the_default_one(pg, box):
             )
 
 
-@only_postgres
+@postgres_and_pgbouncer  # its lock timeout is SET LOCAL, its lock an advisory one per transaction
 def test_a_busy_table_keeps_its_old_month_until_the_next_prune(pg, box, monkeypatch):
     """An ingestion transaction in flight holds `event`: the detach gives up after the
     lock timeout instead of queueing every insert behind it, and the next prune drops it."""

@@ -74,6 +74,14 @@ REFUSALS = {
         "SECRET_KEY must be set",
     ),
     "trusted_proxies_not_an_ip": ({"TRUSTED_PROXIES": "10.0.0.1,not-an-ip"}, "TRUSTED_PROXIES"),
+    "database_pooler_unknown": (
+        {"DATABASE_POOLER": "pgpool"},
+        "DATABASE_POOLER is invalid: set it to pgbouncer",
+    ),
+    "database_pooler_for_sqlite": (
+        {"DATABASE_POOLER": "pgbouncer"},
+        "DATABASE_POOLER is for PostgreSQL behind PgBouncer, not sqlite",
+    ),
 }
 
 
@@ -154,6 +162,27 @@ def test_an_unreachable_database_is_refused_in_one_line(env, command):
         questwall(env, *command, DATABASE_URL=unreachable()), "DATABASE_URL", "cannot reach"
     )
     assert "start the database" in line
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("direct", "command", "needle"),
+    [
+        ("sqlite:///direct.db", ("game", "list"), "DATABASE_DIRECT_URL is invalid: set it to"),
+        ("not a url", ("migrate",), "DATABASE_DIRECT_URL is invalid: set it to postgresql"),
+        ("unreachable", ("migrate",), "DATABASE_DIRECT_URL: cannot reach the database"),
+        ("unreachable", ("game", "list"), "DATABASE_DIRECT_URL: cannot reach the database"),
+    ],
+)
+def test_a_direct_url_that_is_no_usable_postgresql_is_refused_in_one_line(
+    env, postgres_server_url, direct, command, needle
+):
+    changes = {
+        "DATABASE_URL": postgres_server_url,
+        "DATABASE_POOLER": "pgbouncer",
+        "DATABASE_DIRECT_URL": unreachable() if direct == "unreachable" else direct,
+    }
+    assert_refused(questwall(env, *command, **changes), needle)
 
 
 @pytest.mark.parametrize("command", [SERVE, ("api",)])
