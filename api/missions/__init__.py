@@ -1,7 +1,9 @@
 """Missions and quests: the one owner of their rules (`offers`), the rule engine
 (`rules`), players' progress and the conversions it makes (`progress`), the in-memory index of
 active missions (`index`), the open-offer predicate, the editor's forms and use cases
-(`forms`, `designer`) and each mission's funnel.
+(`forms`, `editor`), the rule tester (`rule_tester`, `tester_events`, `tester_replay`), the
+missions list (`offer_rows`, `live_badges`), the game's budget (`game_budget`) and each
+mission's funnel.
 """
 
 from api.missions.forms import PICKERS, TYPED, form_values

@@ -5,7 +5,7 @@ from typing import Any
 
 import reflex as rx
 
-from api.missions.designer import MAX_REPLAY_EVENTS
+from api.missions.tester_replay import MAX_REPLAY_EVENTS
 from portal import routes
 from portal.components.confirm import confirm_button
 from portal.components.economics import BUDGET_ZONES, budget_inputs, burn_line, time_zone_list

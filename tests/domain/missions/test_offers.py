@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.missions import OfferError, designer, offers
+from api.missions import OfferError, editor, offers
 from api.missions.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import OffersFile
@@ -148,7 +148,7 @@ def test_a_portal_save_builds_the_rule_once(engine, game_id, monkeypatch):
         "rule.event": "E",
     }
     with write_session(engine) as session:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert built == ["E"]
 
 
@@ -157,7 +157,7 @@ def test_the_editor_cannot_save_into_another_games_mission(engine, box, game_id)
     other = make_game(engine, box, "Other").game_id
     form = {"title": "Hijacked", "payout": "1", "destinationUrl": "https://g.example/"}
     with write_session(engine) as session, pytest.raises(OfferError, match="No such mission"):
-        designer.save_mission_form(
+        editor.save_mission_form(
             session=session, game_id=other, form={**form, "rule.event": "E"}, mission_id=mission.id
         )
 
@@ -174,7 +174,7 @@ def test_a_rule_error_names_its_input(engine, game_id):
         "rule.conditions.0.value": "",
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert list(refused.value.errors) == ["rule.conditions.0.value"]
 
 
@@ -185,13 +185,13 @@ def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_
         "typed.geotargeting.countriesInclude": "Narnia",
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert list(refused.value.errors) == ["geotargeting.countriesInclude"]
     with Session(engine) as session:
         assert session.exec(select(Mission)).all() == []
     # A name the picker knows is saved as its code, chip or not.
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
+        saved = editor.save_mission_form(
             session=session,
             game_id=game_id,
             form={**form, "typed.geotargeting.countriesInclude": "USA"},
