@@ -21,7 +21,7 @@ from api.missions.funnels import (
 )
 from api.missions.live_badges import LiveBadge, live_badges, moment
 from api.missions.open_offers import closed_missions
-from api.missions.rules import summary
+from api.missions.rule_words import summary
 from models import Mission, Quest
 from models.offer_schemas import rule_in
 from models.types import utcnow

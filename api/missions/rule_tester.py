@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from api.missions.forms import FormError, from_form
+from api.missions.rule_words import summary
 from api.missions.rules import (
     DAY_KINDS,
     Rule,
@@ -23,7 +24,6 @@ from api.missions.rules import (
     progress,
     read_field,
     step,
-    summary,
 )
 from api.missions.tester_events import check_numbers, event_lines, is_number
 from models.offer_schemas import RuleIn

@@ -13,7 +13,8 @@ from sqlmodel import Session, col
 
 from api.missions.forms import FormError
 from api.missions.rule_tester import RuleTest, rule_definition, try_rule
-from api.missions.rules import Rule, summary
+from api.missions.rule_words import summary
+from api.missions.rules import Rule
 from models import Event
 
 MAX_REPLAY_EVENTS = 1000
