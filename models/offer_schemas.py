@@ -4,6 +4,11 @@ portal's editor), and the one conversion between a definition and its stored row
 Field names follow the offers API of the original spec (camelCase), plus the rule. A plain
 field is stored in the column of the same name in snake_case (`previewUrl` → `preview_url`),
 so adding one needs no converter change; only the fields in `_SHAPED` are stored otherwise.
+
+Why one module of this size: a definition and its stored row are one shape (a plain field
+is stored in the column of its name), so the schema, its checks and the one converter
+change together, and every caller (import files, the CLI, the editor, the listing) reads
+them here.
 """
 
 from __future__ import annotations

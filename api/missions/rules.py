@@ -34,6 +34,10 @@ step before the previous step's time does not count.
 
 A definition (an import file, the editor, the API: models/offer_schemas.py `RuleIn`) names
 each of these; docs/missions.md describes them with an example each.
+
+Why one module of this size: every kind of completion advances the one `Tally` through the
+one `step`, and ingestion, late linking, the backtest and the tester rely on them agreeing;
+the kinds are kept side by side so that they do (a rule in words is `rule_words.py`).
 """
 
 from __future__ import annotations
