@@ -25,22 +25,79 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from models.schemas import escaped, text_problem
 from models.signals import action_problem
 
 if TYPE_CHECKING:
     from models.offers import Mission, Quest
+
+# Validation context of a definition read back from its stored row (`STORED: True`): what
+# was stored is not refused again for its text.
+STORED = "stored"
+
+
+class _Definition(BaseModel):
+    """A part of a definition. Every text in it, at any depth (a list's items, a mapping's
+    keys and values), is refused under its own path when no database can store it: the
+    NUL character, or half of a surrogate pair (PostgreSQL refuses the first and no UTF-8
+    text holds the second), so an import file is refused as the portal's forms are,
+    before anything is written."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(info.context, dict) and info.context.get(STORED):
+            return value
+        problems = [
+            InitErrorDetails(type=PydanticCustomError("value_error", message), loc=at, input=value)
+            for at, message in _unstorable(value)
+        ]
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        return value
+
+
+def _unstorable(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Where in a value (lists, mappings, texts) a text cannot be stored, and why, in the
+    value's order; a part already validated (a model) is left to its own check. A
+    mapping's key is shown escaped (`\\u0000`) in the path."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, str):
+            problem = text_problem(node)
+            if problem is not None:
+                found.append((at, problem))
+        elif isinstance(node, dict):
+            inside = []
+            for key, inner in node.items():
+                name = escaped(key) if isinstance(key, str) else str(key)
+                problem = text_problem(key) if isinstance(key, str) else None
+                if problem is not None:
+                    found.append(((*at, name), problem))
+                inside.append(((*at, name), inner))
+            stack.extend(reversed(inside))
+        elif isinstance(node, list | tuple):
+            stack.extend(reversed([((*at, n), inner) for n, inner in enumerate(node)]))
+    return found
+
 
 COUNTRY = re.compile(r"[A-Z]{2}")
 OPERATING_SYSTEMS = ("Android", "iOS", "Windows", "macOS", "Linux", "ChromeOS")
 _OS_BY_LOWER = {name.lower(): name for name in OPERATING_SYSTEMS}
 
 
-class Geotargeting(BaseModel):
+class Geotargeting(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     countriesInclude: list[str] = Field(default_factory=list)
@@ -65,7 +122,7 @@ WINDOW_LIMIT = 1_000  # a window keeps at most this many events (a count's targe
 PER_DISTINCT_LIMIT = 100  # a distinct within one group: each of the groups kept keeps them
 
 
-class ConditionIn(BaseModel):
+class ConditionIn(_Definition):
     """One condition of a rule. Each check is on the field it is about, so a form shows
     every problem of every row at once, each under its input; the engine
     (api/missions/rules.py) checks the rule again when it is saved."""
@@ -168,7 +225,7 @@ def _listed(value: Any, op: str) -> list[int | float | str]:
     return unique
 
 
-class MatcherIn(BaseModel):
+class MatcherIn(_Definition):
     """An event name and the conditions (joined by AND) its events must pass: one entry
     of `anyOf` or of `steps`."""
 
@@ -178,7 +235,7 @@ class MatcherIn(BaseModel):
     conditions: list[ConditionIn] = Field(default_factory=list)
 
 
-class SecondsIn(BaseModel):
+class SecondsIn(_Definition):
     """A length of time (`window`, `within`): whole seconds, up to a year."""
 
     model_config = ConfigDict(extra="forbid")
@@ -186,7 +243,7 @@ class SecondsIn(BaseModel):
     seconds: int = Field(ge=1, le=366 * 86400)
 
 
-class CompletionIn(BaseModel):
+class CompletionIn(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["count", "consecutive", "sum", "max", "min", "distinct", "days", "streak"] = (
@@ -242,7 +299,7 @@ _FIELD_NEEDED = {
 }
 
 
-class RuleIn(BaseModel):
+class RuleIn(_Definition):
     """Which events count (`event` and `conditions`, or `anyOf`, or `steps` in order) and
     when the mission is complete; docs/missions.md describes each part."""
 
@@ -327,7 +384,7 @@ def zone_name(value: str | None) -> str:
     return value
 
 
-class _Periodic(BaseModel):
+class _Periodic(_Definition):
     """How often something turns over: each day, week or month, at midnight in a zone."""
 
     model_config = ConfigDict(extra="forbid")
@@ -357,7 +414,7 @@ class PoolIn(_Periodic):
     every: Literal["day", "week", "month"] = "day"
 
 
-class StageIn(BaseModel):
+class StageIn(_Definition):
     """One rung of a ladder: reached when progress reaches `threshold`, paid `payout`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -370,7 +427,7 @@ class StageIn(BaseModel):
         return int(self.payout * 1_000_000)
 
 
-class PeriodCapsIn(BaseModel):
+class PeriodCapsIn(_Definition):
     """At most this many conversions a day, a week, a month (any of them), counted in
     `timeZone`; weeks start on Monday."""
 
@@ -409,7 +466,7 @@ def _codes(value: list[str]) -> list[str]:
     return sorted(set(codes))
 
 
-class CountryPayoutIn(BaseModel):
+class CountryPayoutIn(_Definition):
     """What the mission pays for players in these countries (USD), instead of its payout:
     the most specific payout rule (docs/economics.md#payout-precedence)."""
 
@@ -427,7 +484,7 @@ class CountryPayoutIn(BaseModel):
 BUDGET_EVERY = ("day", "week", "month", "total")
 
 
-class BudgetIn(BaseModel):
+class BudgetIn(_Definition):
     """At most this much revenue (USD) a day, a week, a month (in `timeZone`; weeks start on
     Monday) or in total: the conversion that would pass it is not made, and the offers leave
     the listing until the period turns (docs/economics.md#budgets)."""
@@ -460,7 +517,7 @@ def _is_field(name: str) -> bool:
     return name == "value" or _is_trait(name)
 
 
-class _OfferCommon(BaseModel):
+class _OfferCommon(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, description="Give an id to update an existing offer.")
@@ -645,7 +702,7 @@ class QuestIn(QuestFields):
     missions: list[MissionIn] = Field(min_length=1)
 
 
-class OffersFile(BaseModel):
+class OffersFile(_Definition):
     """An import file: a game's rotating pools, missions and quests."""
 
     model_config = ConfigDict(extra="forbid")
@@ -770,7 +827,7 @@ def stored_rule(
         rule |= {"event": event, "conditions": conditions}
     if "steps" not in rule:
         rule["completion"] = completion
-    return RuleIn.model_validate(rule)
+    return RuleIn.model_validate(rule, context={STORED: True})
 
 
 def mission_in(mission: Mission) -> MissionIn:
@@ -782,17 +839,19 @@ def mission_in(mission: Mission) -> MissionIn:
     )
     return MissionIn.model_validate(
         _stored(mission, MissionIn)
-        | {"payout": payout, "revenue": revenue, "rule": rule_in(mission)}
+        | {"payout": payout, "revenue": revenue, "rule": rule_in(mission)},
+        context={STORED: True},
     )
 
 
 def quest_fields(quest: Quest) -> QuestFields:
     """A stored quest's own fields as their definition."""
-    return QuestFields.model_validate(_stored(quest, QuestFields))
+    return QuestFields.model_validate(_stored(quest, QuestFields), context={STORED: True})
 
 
 def quest_in(quest: Quest, missions: list[Mission]) -> QuestIn:
     """A stored quest with its missions (in their order) as its definition."""
     return QuestIn.model_validate(
-        _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]}
+        _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]},
+        context={STORED: True},
     )

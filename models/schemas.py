@@ -30,6 +30,10 @@ WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FUTURE = timedelta(minutes=5)
 # PostgreSQL stores no NUL character in text or JSONB; refused on every database alike.
 NUL = "\x00"
+NUL_MESSAGE = "Remove the NUL character: text cannot hold it."
+# What no text column stores: NUL, and half of a surrogate pair on its own, which has no
+# UTF-8 form (a JSON or YAML escape such as "\ud800" decodes to one).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # How deep traits may nest (the traits object itself is level 1). JSON encoders have
 # recursion limits (orjson's is 254) and deeper traits are a mistake, not game data.
 MAX_TRAITS_DEPTH = 32
@@ -83,6 +87,23 @@ def _user_id(value: str) -> str:
     if NUL in value:
         raise _fail("invalid_user_id", "userId must not contain the NUL character (U+0000)")
     return value
+
+
+def text_problem(text: str) -> str | None:
+    """Why a text cannot be stored (it holds NUL, or half of a surrogate pair), in the
+    words the portal's forms use, or None when it can."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == NUL:
+        return NUL_MESSAGE
+    return f"Remove the broken character (U+{ord(found.group()):04X}): text cannot hold it."
+
+
+def escaped(text: str) -> str:
+    """A text with each character no text column holds written as its JSON escape
+    (`\\u0000`): a name that can be shown in an error."""
+    return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def json_problem(value: Any, *, max_depth: int) -> str | None:

@@ -3,9 +3,11 @@ import files, the CLI and the editor."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
@@ -232,3 +234,81 @@ def test_a_rule_that_keeps_something_else_starts_its_players_progress_again(engi
     distinct["rule"]["per"] = "groupId"
     _import(engine, game_id, missions=[distinct])
     assert progress() == (0, None)
+
+
+NUL, HALF = "\x00", "\ud800"  # half of a surrogate pair: what the JSON escape "\ud800" reads as
+NO_NUL = "Remove the NUL character: text cannot hold it."
+NO_HALF = "Remove the broken character (U+D800): text cannot hold it."
+
+
+def test_an_import_refuses_text_no_database_stores_under_each_field(engine, game_id):
+    mission = mission_data(
+        id=f"m{NUL}",
+        title=f"Duel{NUL}",
+        description=f"A duel{HALF}",
+        thumbnail=f"https://g.example/t{NUL}.png",
+        previewUrl=f"https://g.example/p{NUL}",
+        destinationUrl=f"https://g.example/{NUL}",
+        tags=["pvp", f"ranked{NUL}"],
+        instructions=NUL,
+        requirements=HALF,
+        operatingSystem=[f"Android{NUL}"],
+        geotargeting={"countriesInclude": [f"DE{NUL}"]},
+        recurrence={"every": "day", "timeZone": f"UTC{NUL}"},
+        maxTraitField=f"kills{NUL}",
+        maxTraitValue=10,
+        fraudActions={f"hosting_network{NUL}": "refuse", "multi_offerwall": f"hold{NUL}"},
+        rule={
+            "event": f"DUEL{NUL}",
+            "conditions": [
+                {"field": f"traits.map{NUL}", "op": "==", "value": f"desert{NUL}"},
+                {"field": "traits.mode", "op": "in", "value": ["ranked", f"casual{HALF}"]},
+            ],
+            "completion": {"kind": "sum", "threshold": 3, "field": f"traits.score{NUL}"},
+            "per": f"traits.match{NUL}",
+        },
+    )
+    quest = _quest(f"Season{NUL}", mission_data(title=f"Inside{HALF}"), description=NUL)
+    pool = {"name": f"daily{NUL}", "size": 1}
+    with pytest.raises(ValidationError) as refused:
+        _import(engine, f"{game_id}{NUL}", missions=[mission], quests=[quest], pools=[pool])
+    m = "missions.0."
+    assert {".".join(map(str, e["loc"])): e["msg"] for e in refused.value.errors()} == {
+        "gameId": NO_NUL,
+        "pools.0.name": NO_NUL,
+        f"{m}id": NO_NUL,
+        f"{m}title": NO_NUL,
+        f"{m}description": NO_HALF,
+        f"{m}thumbnail": NO_NUL,
+        f"{m}previewUrl": NO_NUL,
+        f"{m}destinationUrl": NO_NUL,
+        f"{m}tags.1": NO_NUL,
+        f"{m}instructions": NO_NUL,
+        f"{m}requirements": NO_HALF,
+        f"{m}operatingSystem.0": NO_NUL,
+        f"{m}geotargeting.countriesInclude.0": NO_NUL,
+        f"{m}recurrence.timeZone": NO_NUL,
+        f"{m}maxTraitField": NO_NUL,
+        f"{m}fraudActions.hosting_network\\u0000": NO_NUL,
+        f"{m}fraudActions.multi_offerwall": NO_NUL,
+        f"{m}rule.event": NO_NUL,
+        f"{m}rule.conditions.0.field": NO_NUL,
+        f"{m}rule.conditions.0.value": NO_NUL,
+        f"{m}rule.conditions.1.value.1": NO_HALF,
+        f"{m}rule.completion.field": NO_NUL,
+        f"{m}rule.per": NO_NUL,
+        "quests.0.name": NO_NUL,
+        "quests.0.description": NO_NUL,
+        "quests.0.missions.0.title": NO_HALF,
+    }
+    assert _rows(engine) == []
+
+
+def test_a_character_written_as_a_surrogate_pair_is_imported_and_read_back(engine, game_id):
+    # JSON writes a character past U+FFFF as two escapes; read together they are one.
+    title = json.loads('"Duel \\ud83c\\udfae"')
+    [saved], _ = _import(engine, game_id, missions=[mission_data(title=title, tags=[title])])
+    with Session(engine) as session:
+        stored = session.get(Mission, saved.id)
+        assert stored is not None
+        assert (stored.title, stored.tags) == ("Duel 🎮", ["Duel 🎮"])
