@@ -106,6 +106,30 @@ def escaped(text: str) -> str:
     return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
+def email_problem(error: EmailNotValidError) -> str:
+    """What is wrong with an email address, from email-validator's refusal, said the way
+    a person would ("Check the part after the @"), never its own wording: the one
+    sentence the API's `invalid_email` and the portal's forms both give."""
+    text = str(error)
+    if "must have an @-sign" in text or "small commercial at" in text:
+        return "Enter an email address such as name@example.com."
+    if "something before the @-sign" in text:
+        return "Write the name before the @, as in name@example.com."
+    if "something after the @-sign" in text:
+        return "Write the domain after the @, as in name@example.com."
+    if "too long" in text:
+        return "This email address is too long."
+    if "after the @-sign" in text:
+        return "Check the part after the @: a domain such as example.com."
+    if "before the @-sign" in text:
+        return "Check the part before the @."
+    if "two periods in a row" in text:
+        return "Check the dots: an address has no two in a row."
+    if "period and a hyphen" in text:
+        return "Check the dots: an address has no dot next to a dash."
+    return "Enter an email address such as name@example.com."
+
+
 def json_problem(value: Any, *, max_depth: int) -> str | None:
     """Why a parsed JSON value cannot be stored (nested deeper than `max_depth`, or a NUL
     character in a key or a string at any depth), or None when it can.
@@ -303,7 +327,7 @@ class IdentifierIn(BaseModel):
         try:
             checked = validate_email(value, check_deliverability=False)
         except EmailNotValidError as exc:
-            raise _fail("invalid_email", f"email is not a valid address: {exc}") from None
+            raise _fail("invalid_email", email_problem(exc)) from None
         return f"{checked.local_part}@{checked.domain.lower()}"
 
     @field_validator("walletAddress")
