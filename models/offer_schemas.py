@@ -565,11 +565,25 @@ class _OfferCommon(_Definition):
         return value
 
     @model_validator(mode="after")
-    def _dates_in_order(self) -> Any:
+    def _whole_offer(self) -> Any:
+        """The checks of the offer as a whole (no one field's), every problem named at once:
+        a form shows each under the input it is about, an import file lists them all."""
+        problems = self._whole_problems()
+        if problems:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type="value_error", loc=(), input=self, ctx={"error": p})
+                    for p in problems
+                ],
+            )
+        return self
+
+    def _whole_problems(self) -> list[str]:
         start, end = self.startDate, self.expirationDate
         if start is not None and end is not None and start >= end:
-            raise ValueError("The start date must be before the expiry date.")
-        return self
+            return ["The start date must be before the expiry date."]
+        return []
 
 
 class MissionIn(_OfferCommon):
@@ -638,26 +652,29 @@ class MissionIn(_OfferCommon):
             raise ValueError("A trait's maximum needs both the trait's name and the maximum.")
         return value
 
-    @model_validator(mode="after")
-    def _live_operations(self) -> MissionIn:
+    def _whole_problems(self) -> list[str]:
+        """The offer's problems and those of the mission's live operations and economics;
+        a ladder's payout becomes its stages' together, and its rule's target the last
+        stage's."""
+        problems = super()._whole_problems()
         if self.stages is not None:
             thresholds = [stage.threshold for stage in self.stages]
             if any(b <= a for a, b in pairwise(thresholds)):
-                raise ValueError("A ladder's stages go up: each threshold above the one before.")
+                problems.append("A ladder's stages go up: each threshold above the one before.")
             kind = "steps" if self.rule.steps else self.rule.completion.kind
             if kind not in STAGED_KINDS:
-                raise ValueError(
+                problems.append(
                     f"A ladder needs a rule whose progress grows ({', '.join(STAGED_KINDS)}); "
                     f"not {kind}."
                 )
             most = KEPT_LIMITS.get(kind)
             if most is not None and thresholds[-1] > most:
-                raise ValueError(f"A {kind} target is at most {most:,}.")
+                problems.append(f"A {kind} target is at most {most:,}.")
             if self.rule.window is not None and kind == "count" and thresholds[-1] > WINDOW_LIMIT:
-                raise ValueError(f"A count within a window is at most {WINDOW_LIMIT:,}.")
+                problems.append(f"A count within a window is at most {WINDOW_LIMIT:,}.")
             total = sum((stage.payout for stage in self.stages), Decimal(0))
             if self.payout is not None and self.payout != total:
-                raise ValueError(
+                problems.append(
                     "A ladder's payout is its stages' together: leave payout out, "
                     f"or make it {total}."
                 )
@@ -665,21 +682,21 @@ class MissionIn(_OfferCommon):
             # The rule completes at the last stage.
             self.rule.completion.threshold = thresholds[-1]
         elif self.payout is None:
-            raise ValueError("payout is required (or stages, each with its payout).")
+            problems.append("payout is required (or stages, each with its payout).")
         if self.pool is not None and self.recurrence is not None:
-            raise ValueError("A pooled mission turns over with its pool: leave recurrence out.")
-        if self.payouts:
-            seen: set[str] = set()
-            for row in self.payouts:
-                twice = seen & set(row.countries)
-                if twice:
-                    raise ValueError(
-                        "A country has one payout: " + ", ".join(sorted(twice)) + " is in two rows."
-                    )
-                seen |= set(row.countries)
+            problems.append("A pooled mission turns over with its pool: leave recurrence out.")
+        seen: set[str] = set()
+        for row in self.payouts or []:
+            twice = seen & set(row.countries)
+            if twice:
+                problems.append(
+                    "A country has one payout: " + ", ".join(sorted(twice)) + " is in two rows."
+                )
+                break
+            seen |= set(row.countries)
         if self.budget is not None and not self.revenue:
-            raise ValueError("A budget counts revenue: set the mission's revenue first.")
-        return self
+            problems.append("A budget counts revenue: set the mission's revenue first.")
+        return problems
 
     @property
     def payout_micros(self) -> int:

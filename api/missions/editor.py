@@ -72,12 +72,19 @@ def _definition(
         if mission_id
         else None
     )
-    data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
-    if data.pool is not None and stored is not None and stored.quest_id is not None:
-        raise FormError(
-            {"pool": "This mission is in a quest: a pooled mission is offered on its own."}
-        )
+    in_quest = stored is not None and stored.quest_id is not None
+    try:
+        data = from_form(MissionIn, form, stored=mission_in(stored) if stored else None)
+    except FormError as refused:  # named with the form's other problems, at once
+        if in_quest and str(form.get("pool", "")).strip():
+            raise FormError({"pool": IN_QUEST} | refused.errors) from None
+        raise
+    if data.pool is not None and in_quest:
+        raise FormError({"pool": IN_QUEST})
     return data
+
+
+IN_QUEST = "This mission is in a quest: a pooled mission is offered on its own."
 
 
 def save_quest_form(

@@ -461,7 +461,8 @@ def _errors(
     """Each error under the input it is about: the longest field path of the error's
     location that the form has an input for, else the first part of it (the rule, the
     operating systems), else "form". A check of the whole definition (a ladder's stages
-    that do not go up) is shown under the input it is about (`_whole`)."""
+    that do not go up) is shown under the input it is about (`_whole`), every one of them:
+    two about one input are said there one after the other."""
     errors: dict[str, str] = {}
     for error in exc.errors():
         parts = [str(p) for p in ((root,) if root else ()) + tuple(error["loc"])]
@@ -476,6 +477,9 @@ def _errors(
         message = REWORDED.get(message, message)
         if not key or key == root:
             key = _whole(message, form, root, rows or {})
+            if key in errors and message not in errors[key]:
+                errors[key] += " " + message  # two checks of the whole about one input
+                continue
         if error["type"] in ("missing", "too_short"):
             general = re.sub(r"\.\d+\.", ".N.", key.removeprefix(f"{root}." if root else ""))
             message = MISSING.get(general, message)

@@ -129,3 +129,27 @@ def test_a_stored_mission_is_read_back_whatever_its_text():
     assert mission_in(stored).title == "Duel\x00"
     with pytest.raises(ValidationError):
         MissionIn.model_validate(mission_in(stored).model_dump())
+
+
+def test_an_import_file_lists_every_problem_of_a_whole_mission():
+    mission = definition(
+        payout="2",
+        stages=[{"threshold": 5, "payout": "0.5"}, {"threshold": 3, "payout": "1"}],
+        pool="daily-pvp",
+        recurrence={"every": "day"},
+        budget={"amount": "10"},
+        startDate="2027-01-10T00:00:00Z",
+        expirationDate="2027-01-01T00:00:00Z",
+    )
+    with pytest.raises(ValidationError) as caught:
+        OffersFile.model_validate({"gameId": "g", "missions": [mission]})
+    assert [(e["loc"], e["msg"].removeprefix("Value error, ")) for e in caught.value.errors()] == [
+        (("missions", 0), "The start date must be before the expiry date."),
+        (("missions", 0), "A ladder's stages go up: each threshold above the one before."),
+        (
+            ("missions", 0),
+            "A ladder's payout is its stages' together: leave payout out, or make it 1.5.",
+        ),
+        (("missions", 0), "A pooled mission turns over with its pool: leave recurrence out."),
+        (("missions", 0), "A budget counts revenue: set the mission's revenue first."),
+    ]
