@@ -321,3 +321,17 @@ def test_a_quests_pickers_take_typed_countries_the_same_way():
     with pytest.raises(FormError) as refused:
         from_form(QuestFields, {**form, "typed.geotargeting.countriesExclude": "Mordor"})
     assert list(refused.value.errors) == ["geotargeting.countriesExclude"]
+
+
+def test_text_no_database_stores_is_refused_under_its_input():
+    # What a browser's "\ud800" escape reads as; the portal refuses NUL before any form.
+    form = {**RULE, "title": "Duel\ud800", "destinationUrl": "https://g.example/", "payout": "1"}
+    form |= {"tags": "pvp, ranked\ud800", "rule.conditions.0.value": "hard\ud800"}
+    with pytest.raises(FormError) as refused:
+        from_form(MissionIn, form)
+    broken = "Remove the broken character (U+D800): text cannot hold it."
+    assert refused.value.errors == {
+        "title": broken,
+        "tags": broken,
+        "rule.conditions.0.value": broken,
+    }
