@@ -4,6 +4,11 @@ portal's editor), and the one conversion between a definition and its stored row
 Field names follow the offers API of the original spec (camelCase), plus the rule. A plain
 field is stored in the column of the same name in snake_case (`previewUrl` → `preview_url`),
 so adding one needs no converter change; only the fields in `_SHAPED` are stored otherwise.
+
+Why one module of this size: a definition and its stored row are one shape (a plain field
+is stored in the column of its name), so the schema, its checks and the one converter
+change together, and every caller (import files, the CLI, the editor, the listing) reads
+them here.
 """
 
 from __future__ import annotations
@@ -20,22 +25,79 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from models.schemas import escaped, text_problem
 from models.signals import action_problem
 
 if TYPE_CHECKING:
     from models.offers import Mission, Quest
+
+# Validation context of a definition read back from its stored row (`STORED: True`): what
+# was stored is not refused again for its text.
+STORED = "stored"
+
+
+class _Definition(BaseModel):
+    """A part of a definition. Every text in it, at any depth (a list's items, a mapping's
+    keys and values), is refused under its own path when no database can store it: the
+    NUL character, or half of a surrogate pair (PostgreSQL refuses the first and no UTF-8
+    text holds the second), so an import file is refused as the portal's forms are,
+    before anything is written."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(info.context, dict) and info.context.get(STORED):
+            return value
+        problems = [
+            InitErrorDetails(type=PydanticCustomError("value_error", message), loc=at, input=value)
+            for at, message in _unstorable(value)
+        ]
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        return value
+
+
+def _unstorable(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Where in a value (lists, mappings, texts) a text cannot be stored, and why, in the
+    value's order; a part already validated (a model) is left to its own check. A
+    mapping's key is shown escaped (`\\u0000`) in the path."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, str):
+            problem = text_problem(node)
+            if problem is not None:
+                found.append((at, problem))
+        elif isinstance(node, dict):
+            inside = []
+            for key, inner in node.items():
+                name = escaped(key) if isinstance(key, str) else str(key)
+                problem = text_problem(key) if isinstance(key, str) else None
+                if problem is not None:
+                    found.append(((*at, name), problem))
+                inside.append(((*at, name), inner))
+            stack.extend(reversed(inside))
+        elif isinstance(node, list | tuple):
+            stack.extend(reversed([((*at, n), inner) for n, inner in enumerate(node)]))
+    return found
+
 
 COUNTRY = re.compile(r"[A-Z]{2}")
 OPERATING_SYSTEMS = ("Android", "iOS", "Windows", "macOS", "Linux", "ChromeOS")
 _OS_BY_LOWER = {name.lower(): name for name in OPERATING_SYSTEMS}
 
 
-class Geotargeting(BaseModel):
+class Geotargeting(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     countriesInclude: list[str] = Field(default_factory=list)
@@ -60,7 +122,7 @@ WINDOW_LIMIT = 1_000  # a window keeps at most this many events (a count's targe
 PER_DISTINCT_LIMIT = 100  # a distinct within one group: each of the groups kept keeps them
 
 
-class ConditionIn(BaseModel):
+class ConditionIn(_Definition):
     """One condition of a rule. Each check is on the field it is about, so a form shows
     every problem of every row at once, each under its input; the engine
     (api/missions/rules.py) checks the rule again when it is saved."""
@@ -163,7 +225,7 @@ def _listed(value: Any, op: str) -> list[int | float | str]:
     return unique
 
 
-class MatcherIn(BaseModel):
+class MatcherIn(_Definition):
     """An event name and the conditions (joined by AND) its events must pass: one entry
     of `anyOf` or of `steps`."""
 
@@ -173,7 +235,7 @@ class MatcherIn(BaseModel):
     conditions: list[ConditionIn] = Field(default_factory=list)
 
 
-class SecondsIn(BaseModel):
+class SecondsIn(_Definition):
     """A length of time (`window`, `within`): whole seconds, up to a year."""
 
     model_config = ConfigDict(extra="forbid")
@@ -181,7 +243,7 @@ class SecondsIn(BaseModel):
     seconds: int = Field(ge=1, le=366 * 86400)
 
 
-class CompletionIn(BaseModel):
+class CompletionIn(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["count", "consecutive", "sum", "max", "min", "distinct", "days", "streak"] = (
@@ -237,7 +299,7 @@ _FIELD_NEEDED = {
 }
 
 
-class RuleIn(BaseModel):
+class RuleIn(_Definition):
     """Which events count (`event` and `conditions`, or `anyOf`, or `steps` in order) and
     when the mission is complete; docs/missions.md describes each part."""
 
@@ -322,7 +384,7 @@ def zone_name(value: str | None) -> str:
     return value
 
 
-class _Periodic(BaseModel):
+class _Periodic(_Definition):
     """How often something turns over: each day, week or month, at midnight in a zone."""
 
     model_config = ConfigDict(extra="forbid")
@@ -352,7 +414,7 @@ class PoolIn(_Periodic):
     every: Literal["day", "week", "month"] = "day"
 
 
-class StageIn(BaseModel):
+class StageIn(_Definition):
     """One rung of a ladder: reached when progress reaches `threshold`, paid `payout`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -365,7 +427,7 @@ class StageIn(BaseModel):
         return int(self.payout * 1_000_000)
 
 
-class PeriodCapsIn(BaseModel):
+class PeriodCapsIn(_Definition):
     """At most this many conversions a day, a week, a month (any of them), counted in
     `timeZone`; weeks start on Monday."""
 
@@ -404,7 +466,7 @@ def _codes(value: list[str]) -> list[str]:
     return sorted(set(codes))
 
 
-class CountryPayoutIn(BaseModel):
+class CountryPayoutIn(_Definition):
     """What the mission pays for players in these countries (USD), instead of its payout:
     the most specific payout rule (docs/economics.md#payout-precedence)."""
 
@@ -422,7 +484,7 @@ class CountryPayoutIn(BaseModel):
 BUDGET_EVERY = ("day", "week", "month", "total")
 
 
-class BudgetIn(BaseModel):
+class BudgetIn(_Definition):
     """At most this much revenue (USD) a day, a week, a month (in `timeZone`; weeks start on
     Monday) or in total: the conversion that would pass it is not made, and the offers leave
     the listing until the period turns (docs/economics.md#budgets)."""
@@ -455,7 +517,7 @@ def _is_field(name: str) -> bool:
     return name == "value" or _is_trait(name)
 
 
-class _OfferCommon(BaseModel):
+class _OfferCommon(_Definition):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, description="Give an id to update an existing offer.")
@@ -503,11 +565,25 @@ class _OfferCommon(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _dates_in_order(self) -> Any:
+    def _whole_offer(self) -> Any:
+        """The checks of the offer as a whole (no one field's), every problem named at once:
+        a form shows each under the input it is about, an import file lists them all."""
+        problems = self._whole_problems()
+        if problems:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type="value_error", loc=(), input=self, ctx={"error": p})
+                    for p in problems
+                ],
+            )
+        return self
+
+    def _whole_problems(self) -> list[str]:
         start, end = self.startDate, self.expirationDate
         if start is not None and end is not None and start >= end:
-            raise ValueError("The start date must be before the expiry date.")
-        return self
+            return ["The start date must be before the expiry date."]
+        return []
 
 
 class MissionIn(_OfferCommon):
@@ -576,26 +652,29 @@ class MissionIn(_OfferCommon):
             raise ValueError("A trait's maximum needs both the trait's name and the maximum.")
         return value
 
-    @model_validator(mode="after")
-    def _live_operations(self) -> MissionIn:
+    def _whole_problems(self) -> list[str]:
+        """The offer's problems and those of the mission's live operations and economics;
+        a ladder's payout becomes its stages' together, and its rule's target the last
+        stage's."""
+        problems = super()._whole_problems()
         if self.stages is not None:
             thresholds = [stage.threshold for stage in self.stages]
             if any(b <= a for a, b in pairwise(thresholds)):
-                raise ValueError("A ladder's stages go up: each threshold above the one before.")
+                problems.append("A ladder's stages go up: each threshold above the one before.")
             kind = "steps" if self.rule.steps else self.rule.completion.kind
             if kind not in STAGED_KINDS:
-                raise ValueError(
+                problems.append(
                     f"A ladder needs a rule whose progress grows ({', '.join(STAGED_KINDS)}); "
                     f"not {kind}."
                 )
             most = KEPT_LIMITS.get(kind)
             if most is not None and thresholds[-1] > most:
-                raise ValueError(f"A {kind} target is at most {most:,}.")
+                problems.append(f"A {kind} target is at most {most:,}.")
             if self.rule.window is not None and kind == "count" and thresholds[-1] > WINDOW_LIMIT:
-                raise ValueError(f"A count within a window is at most {WINDOW_LIMIT:,}.")
+                problems.append(f"A count within a window is at most {WINDOW_LIMIT:,}.")
             total = sum((stage.payout for stage in self.stages), Decimal(0))
             if self.payout is not None and self.payout != total:
-                raise ValueError(
+                problems.append(
                     "A ladder's payout is its stages' together: leave payout out, "
                     f"or make it {total}."
                 )
@@ -603,21 +682,21 @@ class MissionIn(_OfferCommon):
             # The rule completes at the last stage.
             self.rule.completion.threshold = thresholds[-1]
         elif self.payout is None:
-            raise ValueError("payout is required (or stages, each with its payout).")
+            problems.append("payout is required (or stages, each with its payout).")
         if self.pool is not None and self.recurrence is not None:
-            raise ValueError("A pooled mission turns over with its pool: leave recurrence out.")
-        if self.payouts:
-            seen: set[str] = set()
-            for row in self.payouts:
-                twice = seen & set(row.countries)
-                if twice:
-                    raise ValueError(
-                        "A country has one payout: " + ", ".join(sorted(twice)) + " is in two rows."
-                    )
-                seen |= set(row.countries)
+            problems.append("A pooled mission turns over with its pool: leave recurrence out.")
+        seen: set[str] = set()
+        for row in self.payouts or []:
+            twice = seen & set(row.countries)
+            if twice:
+                problems.append(
+                    "A country has one payout: " + ", ".join(sorted(twice)) + " is in two rows."
+                )
+                break
+            seen |= set(row.countries)
         if self.budget is not None and not self.revenue:
-            raise ValueError("A budget counts revenue: set the mission's revenue first.")
-        return self
+            problems.append("A budget counts revenue: set the mission's revenue first.")
+        return problems
 
     @property
     def payout_micros(self) -> int:
@@ -640,7 +719,7 @@ class QuestIn(QuestFields):
     missions: list[MissionIn] = Field(min_length=1)
 
 
-class OffersFile(BaseModel):
+class OffersFile(_Definition):
     """An import file: a game's rotating pools, missions and quests."""
 
     model_config = ConfigDict(extra="forbid")
@@ -765,7 +844,7 @@ def stored_rule(
         rule |= {"event": event, "conditions": conditions}
     if "steps" not in rule:
         rule["completion"] = completion
-    return RuleIn.model_validate(rule)
+    return RuleIn.model_validate(rule, context={STORED: True})
 
 
 def mission_in(mission: Mission) -> MissionIn:
@@ -777,17 +856,19 @@ def mission_in(mission: Mission) -> MissionIn:
     )
     return MissionIn.model_validate(
         _stored(mission, MissionIn)
-        | {"payout": payout, "revenue": revenue, "rule": rule_in(mission)}
+        | {"payout": payout, "revenue": revenue, "rule": rule_in(mission)},
+        context={STORED: True},
     )
 
 
 def quest_fields(quest: Quest) -> QuestFields:
     """A stored quest's own fields as their definition."""
-    return QuestFields.model_validate(_stored(quest, QuestFields))
+    return QuestFields.model_validate(_stored(quest, QuestFields), context={STORED: True})
 
 
 def quest_in(quest: Quest, missions: list[Mission]) -> QuestIn:
     """A stored quest with its missions (in their order) as its definition."""
     return QuestIn.model_validate(
-        _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]}
+        _stored(quest, QuestIn) | {"missions": [mission_in(m) for m in missions]},
+        context={STORED: True},
     )

@@ -30,6 +30,10 @@ WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FUTURE = timedelta(minutes=5)
 # PostgreSQL stores no NUL character in text or JSONB; refused on every database alike.
 NUL = "\x00"
+NUL_MESSAGE = "Remove the NUL character: text cannot hold it."
+# What no text column stores: NUL, and half of a surrogate pair on its own, which has no
+# UTF-8 form (a JSON or YAML escape such as "\ud800" decodes to one).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # How deep traits may nest (the traits object itself is level 1). JSON encoders have
 # recursion limits (orjson's is 254) and deeper traits are a mistake, not game data.
 MAX_TRAITS_DEPTH = 32
@@ -83,6 +87,47 @@ def _user_id(value: str) -> str:
     if NUL in value:
         raise _fail("invalid_user_id", "userId must not contain the NUL character (U+0000)")
     return value
+
+
+def text_problem(text: str) -> str | None:
+    """Why a text cannot be stored (it holds NUL, or half of a surrogate pair), in the
+    words the portal's forms use, or None when it can."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == NUL:
+        return NUL_MESSAGE
+    return f"Remove the broken character (U+{ord(found.group()):04X}): text cannot hold it."
+
+
+def escaped(text: str) -> str:
+    """A text with each character no text column holds written as its JSON escape
+    (`\\u0000`): a name that can be shown in an error."""
+    return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def email_problem(error: EmailNotValidError) -> str:
+    """What is wrong with an email address, from email-validator's refusal, said the way
+    a person would ("Check the part after the @"), never its own wording: the one
+    sentence the API's `invalid_email` and the portal's forms both give."""
+    text = str(error)
+    if "must have an @-sign" in text or "small commercial at" in text:
+        return "Enter an email address such as name@example.com."
+    if "something before the @-sign" in text:
+        return "Write the name before the @, as in name@example.com."
+    if "something after the @-sign" in text:
+        return "Write the domain after the @, as in name@example.com."
+    if "too long" in text:
+        return "This email address is too long."
+    if "after the @-sign" in text:
+        return "Check the part after the @: a domain such as example.com."
+    if "before the @-sign" in text:
+        return "Check the part before the @."
+    if "two periods in a row" in text:
+        return "Check the dots: an address has no two in a row."
+    if "period and a hyphen" in text:
+        return "Check the dots: an address has no dot next to a dash."
+    return "Enter an email address such as name@example.com."
 
 
 def json_problem(value: Any, *, max_depth: int) -> str | None:
@@ -282,7 +327,7 @@ class IdentifierIn(BaseModel):
         try:
             checked = validate_email(value, check_deliverability=False)
         except EmailNotValidError as exc:
-            raise _fail("invalid_email", f"email is not a valid address: {exc}") from None
+            raise _fail("invalid_email", email_problem(exc)) from None
         return f"{checked.local_part}@{checked.domain.lower()}"
 
     @field_validator("walletAddress")

@@ -22,8 +22,8 @@ from api.accounts.throttle import IpThrottle
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut
-from api.core.wording import email_problem
 from models import PortalSession, Role, User
+from models.schemas import email_problem
 from models.types import utcnow
 
 # A session ends after this long without use, and in any case this long after sign-in.

@@ -11,6 +11,8 @@ needs no new handling in the states.
 
 from __future__ import annotations
 
+from models.schemas import NUL_MESSAGE
+
 
 def N_(message: str) -> str:
     """Marks a message for the hosted wall's catalogs (`make messages` extracts every
@@ -49,9 +51,6 @@ class SignedOut(DomainError):
 
     def __init__(self, message: str = "Sign in to continue."):
         super().__init__(message)
-
-
-NUL_MESSAGE = "Remove the NUL character: text cannot hold it."
 
 
 def refuse_nul(values: dict[str, object]) -> None:

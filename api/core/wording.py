@@ -7,7 +7,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from email_validator import EmailNotValidError
 from pydantic_core import ErrorDetails
 
 # What an input named by the last part of its path must look like, where the schema
@@ -86,26 +85,3 @@ def plain(error: ErrorDetails) -> str:
         # form gets here, with a text where the schema wants a list, a number or a group.
         return "This input holds a value of the wrong kind."
     return sentence(str(error["msg"]).removeprefix("Value error, "))
-
-
-def email_problem(error: EmailNotValidError) -> str:
-    """What is wrong with an email address, from email-validator's refusal, said the way
-    a person would ("Check the part after the @"), never its own wording."""
-    text = str(error)
-    if "must have an @-sign" in text or "small commercial at" in text:
-        return "Enter an email address such as name@example.com."
-    if "something before the @-sign" in text:
-        return "Write the name before the @, as in name@example.com."
-    if "something after the @-sign" in text:
-        return "Write the domain after the @, as in name@example.com."
-    if "too long" in text:
-        return "This email address is too long."
-    if "after the @-sign" in text:
-        return "Check the part after the @: a domain such as example.com."
-    if "before the @-sign" in text:
-        return "Check the part before the @."
-    if "two periods in a row" in text:
-        return "Check the dots: an address has no two in a row."
-    if "period and a hyphen" in text:
-        return "Check the dots: an address has no dot next to a dash."
-    return "Enter an email address such as name@example.com."

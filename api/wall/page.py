@@ -7,6 +7,11 @@ the offers API does for that player (`api.listing.players.select`), then narrows
 player's country and operating system as their tracking links would; `render` fills the
 templates in the player's language. The page loads nothing from another host but the
 images the offerwall and the offers' designers configured.
+
+Why one module of this size: the link's checks, the player's view and its HTML are one
+request on the wall's hot path, with the caches it keeps (the listing's index per
+audience, the cards' HTML) beside the code that fills them, read and measured as one; the
+publisher's preview draws with the same cards.
 """
 
 from __future__ import annotations

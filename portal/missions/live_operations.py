@@ -14,7 +14,7 @@ from typing import Any
 
 import reflex as rx
 
-from api.missions.designer import NEW_POOL
+from api.missions.editor import NEW_POOL
 from models.offer_schemas import WEEKDAYS
 from portal.components.forms import field_error, native_select, remove_row_button
 from portal.components.layout import card

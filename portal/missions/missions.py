@@ -5,7 +5,7 @@ from typing import Any
 
 import reflex as rx
 
-from api.missions.designer import MAX_REPLAY_EVENTS
+from api.missions.tester_replay import MAX_REPLAY_EVENTS
 from portal import routes
 from portal.components.confirm import confirm_button
 from portal.components.forms import field, field_error, form_error, submission_count

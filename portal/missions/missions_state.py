@@ -12,7 +12,16 @@ from sqlmodel import Session
 
 from api.accounts import Account
 from api.economics import Burn
-from api.missions import OfferError, designer, form_values, offers
+from api.missions import (
+    OfferError,
+    form_values,
+    game_budget,
+    live_badges,
+    offer_rows,
+    offers,
+    rule_tester,
+    tester_replay,
+)
 from models import Game, Mission, Quest
 from models.offer_schemas import OPERATING_SYSTEMS, mission_in
 from models.types import utcnow
@@ -29,7 +38,7 @@ OS_CHOICES = list(OPERATING_SYSTEMS)
 
 @dataclass(frozen=True)
 class OfferLine:
-    """A mission or quest as the list shows it (`designer.OfferRow` with its payout
+    """A mission or quest as the list shows it (`offer_rows.OfferRow` with its payout
     written; "" for a quest)."""
 
     id: str
@@ -46,12 +55,12 @@ class OfferLine:
     in_progress: str
     completed: str
     median_time: str
-    live: list[designer.LiveBadge]
-    periods: list[designer.PeriodLine]
+    live: list[live_badges.LiveBadge]
+    periods: list[offer_rows.PeriodLine]
     revenue: str = ""  # "$1.60"; "" without revenue (designers and staff only)
 
 
-def offer_line(row: designer.OfferRow) -> OfferLine:
+def offer_line(row: offer_rows.OfferRow) -> OfferLine:
     return OfferLine(
         id=row.id,
         kind=row.kind,
@@ -118,14 +127,18 @@ class MissionsState(GameScoped):
         return await self._load_game_page()
 
     async def _fetch(self) -> None:
-        found = await self._on_game(lambda s, g, _a: designer.game_offers(session=s, game_id=g.id))
+        found = await self._on_game(
+            lambda s, g, _a: offer_rows.game_offers(session=s, game_id=g.id)
+        )
         self.rows = [offer_line(row) for row in found]
         await self._fetch_budgets()
 
     async def _fetch_budgets(self) -> None:
         def work(session: Session, game: Game, account: Account) -> tuple[Any, Any]:
-            values = designer.game_budget_values(session=session, account=account, game_id=game.id)
-            return values, designer.budget_burn(session=session, game_id=game.id)
+            values = game_budget.game_budget_values(
+                session=session, account=account, game_id=game.id
+            )
+            return values, game_budget.budget_burn(session=session, game_id=game.id)
 
         values, burns = await self._on_game(work)
         self.burns = [burn_line(b) for b in burns]
@@ -142,7 +155,7 @@ class MissionsState(GameScoped):
         self.budget_errors = {}
         fields = {k: str(v) for k, v in form.items() if k != SUBMITTED}
         saved = await self._on_game(
-            lambda s, g, a: designer.save_game_budget(
+            lambda s, g, a: game_budget.save_game_budget(
                 session=s, account=a, game_id=g.id, form=fields
             ),
             write=True,
@@ -157,7 +170,7 @@ class MissionsState(GameScoped):
     async def remove_budget(self):
         self.budget_errors = {}
         await self._on_game(
-            lambda s, g, a: designer.remove_game_budget(session=s, account=a, game_id=g.id),
+            lambda s, g, a: game_budget.remove_game_budget(session=s, account=a, game_id=g.id),
             write=True,
         )
         await self._fetch()
@@ -191,7 +204,7 @@ class RuleTesterState(RuleInputs):
     day_to: str = ""
     players: list[str] = []  # the game's user ids that sent events, as suggestions
     repeatable: bool = False
-    steps: list[designer.RuleStep] = []
+    steps: list[rule_tester.RuleStep] = []
     completed_at: int = 0
     note: str = ""  # which stored events ran
 
@@ -209,10 +222,10 @@ class RuleTesterState(RuleInputs):
         self._fill_values(form_values(mission_in(mission)) if mission else SAMPLE_RULE)
         self.repeatable = bool(mission and mission.allow_multiple_conversions)
         now = utcnow()
-        self.day_from, self.day_to = designer.default_range(now.date())
+        self.day_from, self.day_to = tester_replay.default_range(now.date())
         await self._load_suggestions()
         self.players = await self._on_game(
-            lambda s, g, _a: designer.player_ids(session=s, game_id=g.id, now=now)
+            lambda s, g, _a: tester_replay.player_ids(session=s, game_id=g.id, now=now)
         )
         return None
 
@@ -231,13 +244,13 @@ class RuleTesterState(RuleInputs):
         repeatable = self.repeatable
         if self.source == "player":
             tested = await self._on_game(
-                lambda s, g, _a: designer.replay_player(
+                lambda s, g, _a: tester_replay.replay_player(
                     session=s, game_id=g.id, form=fields, repeatable=repeatable
                 )
             )
         else:
             await self._on_game(lambda _s, _g, _a: None)
-            tested = designer.run_rule_test(form=fields, repeatable=repeatable)
+            tested = rule_tester.run_rule_test(form=fields, repeatable=repeatable)
         self.rule_summary, self.steps, self.completed_at, self.note = (
             tested.summary,
             tested.steps,

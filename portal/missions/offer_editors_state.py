@@ -17,7 +17,7 @@ from sqlmodel import Session
 
 from api.accounts import Account
 from api.core.refusals import DomainError
-from api.missions import designer, form_values, summary
+from api.missions import editor, form_values, summary
 from api.missions.backtest import Backtest, run_backtest
 from api.missions.funnels import duration_words
 from models import Game, Mission, Quest
@@ -102,7 +102,7 @@ class EditorState(OfferEditing, RuleInputs):
     mission_id: str = ""
     # The game's pools (the pool input's list), and the name the pool input holds: one
     # the game does not have shows the new pool's inputs.
-    pools: list[designer.PoolChoice] = []
+    pools: list[editor.PoolChoice] = []
     pool_name: str = ""
     # The recurrence chosen ("" for none): a weekly one shows the week's first day.
     every: str = ""
@@ -131,7 +131,7 @@ class EditorState(OfferEditing, RuleInputs):
 
     async def _load_pools(self) -> None:
         self.pools = await self._on_game(
-            lambda s, g, _a: designer.pool_choices(session=s, game_id=g.id)
+            lambda s, g, _a: editor.pool_choices(session=s, game_id=g.id)
         )
 
     def _fill(self, mission: Mission | None) -> None:
@@ -236,7 +236,7 @@ class EditorState(OfferEditing, RuleInputs):
         fields = fields | self._list_fields()
 
         def work(session: Session, game: Game, _a: Account) -> Mission:
-            return designer.save_mission_form(
+            return editor.save_mission_form(
                 session=session, game_id=game.id, form=fields, mission_id=mission_id
             )
 
@@ -265,7 +265,7 @@ class EditorState(OfferEditing, RuleInputs):
         mission_id = self.mission_id or None
 
         def draft(session: Session, game: Game, _a: Account) -> MissionIn:
-            return designer.mission_draft(
+            return editor.mission_draft(
                 session=session, game_id=game.id, form=fields, mission_id=mission_id
             )
 
@@ -356,7 +356,7 @@ class QuestState(OfferEditing, GameScoped):
 
     async def _load_quest(self, quest_id: str | None) -> None:
         built = await self._on_game(
-            lambda s, g, _a: designer.quest_builder(session=s, game_id=g.id, quest_id=quest_id)
+            lambda s, g, _a: editor.quest_builder(session=s, game_id=g.id, quest_id=quest_id)
         )
         quest: Quest | None = built.quest
         self.quest_id = quest.id if quest else ""
@@ -393,7 +393,7 @@ class QuestState(OfferEditing, GameScoped):
         quest_id, mission_ids = self.quest_id or None, [m["id"] for m in self.chosen]
 
         def work(session: Session, game: Game, _a: Account) -> tuple[str, str]:
-            quest = designer.save_quest_form(
+            quest = editor.save_quest_form(
                 session=session,
                 game_id=game.id,
                 form=fields,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import reflex as rx
 
-from api.missions import designer, offers
+from api.missions import editor, offers
 from models import Mission
 from portal.state.game_scope import GameScoped
 
@@ -354,5 +354,5 @@ class RuleInputs(GameScoped):
 
     async def _load_suggestions(self) -> None:
         self.suggestions = await self._on_game(
-            lambda s, g, _a: designer.event_names(session=s, game_id=g.id)
+            lambda s, g, _a: editor.event_names(session=s, game_id=g.id)
         )

@@ -19,7 +19,7 @@ from api.app import create_api
 from api.core.db import new_session, write_session
 from api.fraud import policy as fraud
 from api.listing.offers import mission_doc
-from api.missions import INDEX, designer, offers
+from api.missions import INDEX, editor, offers
 from api.missions.forms import FormError, form_values, from_form
 from models import Click, Conversion, ConversionStatus, Mission
 from models.offer_schemas import MissionIn, mission_in
@@ -261,13 +261,13 @@ FORM = {
 def test_the_editors_form_saves_selects_keeps_them_and_refuses_bad_ones(engine, game):
     # Every select left at the offerwall's rule: nothing stored.
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
+        saved = editor.save_mission_form(
             session=session, game_id=game.game_id, form=FORM, mission_id=None
         )
     assert saved.fraud_actions is None
     chosen = {**FORM, "fraudActions.hosting_network": "refuse", "fraudActions.stale_event": "hold"}
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
+        saved = editor.save_mission_form(
             session=session, game_id=game.game_id, form=chosen, mission_id=saved.id
         )
     assert saved.fraud_actions == {"hosting_network": "refuse", "stale_event": "hold"}
@@ -278,7 +278,7 @@ def test_the_editors_form_saves_selects_keeps_them_and_refuses_bad_ones(engine, 
     }
     for name, value in (("stale_event", "refuse"), ("hosting_network", "allow"), ("x", "hold")):
         with pytest.raises(FormError) as refused, write_session(engine) as session:
-            designer.save_mission_form(
+            editor.save_mission_form(
                 session=session,
                 game_id=game.game_id,
                 form={**chosen, f"fraudActions.{name}": value},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlmodel import func, select
 
 from api.core.db import new_session
@@ -102,6 +103,30 @@ def test_partial_acceptance_is_207_and_stores_the_valid_items(signed, engine):
     assert all(r["message"] for r in body["rejected"])
     assert body["rejected"][0]["field"] == "email"
     assert len(_events(engine)) == 1
+
+
+@pytest.mark.parametrize(
+    ("email", "message"),
+    [
+        ("bad", "Enter an email address such as name@example.com."),
+        ("ada@", "Write the domain after the @, as in name@example.com."),
+        ("ada..l@example.com", "Check the dots: an address has no two in a row."),
+    ],
+)
+def test_an_invalid_email_is_refused_in_the_portals_words(signed, email, message):
+    from api.accounts import AccountError
+    from api.accounts.sessions import normalize_email
+
+    response = signed.events(identifiers=[{"userId": "p1", "email": email}])
+    [rejected] = response.json()["rejected"]
+    assert (rejected["code"], rejected["field"], rejected["message"]) == (
+        "invalid_email",
+        "email",
+        message,
+    )
+    with pytest.raises(AccountError) as portal:  # what the portal's forms say of it
+        normalize_email(email)
+    assert portal.value.message == message
 
 
 def test_all_invalid_is_422_and_stores_nothing(signed, engine):

@@ -12,7 +12,8 @@ from sqlmodel import col, select
 from api.core.db import new_session
 from api.listing import offer_preview
 from api.missions import OfferError
-from api.missions.designer import game_offers, quest_builder
+from api.missions.editor import quest_builder
+from api.missions.offer_rows import game_offers
 from models import Mission, Quest
 from portal.missions.offer_editing import preview_card
 from tests.factories import make_game, make_mission, make_quest, mission_data

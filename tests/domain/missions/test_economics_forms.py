@@ -1,7 +1,7 @@
-"""The editor's revenue, country payouts and budget (api/missions/forms.py, designer.py),
-and the game's budget on its missions page: saved and opened again unchanged, each problem
-under its input, set only by the game's own studio or staff, and the burn and the badges
-the missions list shows (docs/economics.md)."""
+"""The editor's revenue, country payouts and budget (api/missions/forms.py, editor.py),
+and the game's budget on its missions page (game_budget.py): saved and opened again
+unchanged, each problem under its input, set only by the game's own studio or staff, and
+the burn and the badges the missions list shows (docs/economics.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from api.accounts import Forbidden
 from api.core.db import write_session
 from api.core.refusals import SignedOut
 from api.economics.budgets import game_scope, mission_scope
-from api.missions import designer, form_values
+from api.missions import editor, form_values, game_budget, offer_rows
 from api.missions.forms import FormError, country_code, from_form
 from models import BudgetSpend, Game, Mission, Role
 from models.offer_schemas import MissionIn, mission_in
@@ -53,9 +53,7 @@ def errors(form: dict[str, str]) -> dict[str, str]:
 def test_revenue_payouts_and_a_budget_are_saved_and_opened_again_unchanged(engine, box):
     game = make_game(engine, box).game_id
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
-            session=session, game_id=game, form=FORM, mission_id=None
-        )
+        saved = editor.save_mission_form(session=session, game_id=game, form=FORM, mission_id=None)
         mission_id = saved.id
     with Session(engine) as session:
         stored = session.get(Mission, mission_id)
@@ -79,7 +77,7 @@ def test_revenue_payouts_and_a_budget_are_saved_and_opened_again_unchanged(engin
     }
     # The editor's form as it opens saves the same mission again.
     with write_session(engine) as session:
-        again = designer.save_mission_form(
+        again = editor.save_mission_form(
             session=session, game_id=game, form=values, mission_id=mission_id
         )
         assert mission_in(again) == mission_in(stored)
@@ -88,14 +86,14 @@ def test_revenue_payouts_and_a_budget_are_saved_and_opened_again_unchanged(engin
 def test_rows_removed_and_a_budget_emptied_are_gone_after_the_save(engine, box):
     game = make_game(engine, box).game_id
     with write_session(engine) as session:
-        mission_id = designer.save_mission_form(
+        mission_id = editor.save_mission_form(
             session=session, game_id=game, form=FORM, mission_id=None
         ).id
     emptied = {k: v for k, v in FORM.items() if not k.startswith("payouts.")}
     # A budget whose amount is emptied is none, whatever its period and zone say.
     emptied |= {"budget.amount": "", "budget.every": "week", "revenue": ""}
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
+        saved = editor.save_mission_form(
             session=session, game_id=game, form=emptied, mission_id=mission_id
         )
         assert (saved.revenue_micros, saved.payouts, saved.budget) == (None, None, None)
@@ -158,20 +156,20 @@ def test_a_designer_sets_and_removes_their_games_budget(engine, box):
     game = make_game(engine, box, studio_id=studio).game_id
     designer_account = make_account(Role.DESIGNER, studio_id=studio)
     with write_session(engine) as session:
-        designer.save_game_budget(
+        game_budget.save_game_budget(
             session=session, account=designer_account, game_id=game, form=BUDGET
         )
     with Session(engine) as session:
         row = session.get(Game, game)
         assert row is not None
         assert row.budget == {"amount": "250.5", "every": "week", "timeZone": "Europe/Berlin"}
-        assert designer.game_budget_values(
+        assert game_budget.game_budget_values(
             session=session, account=designer_account, game_id=game
         ) == {"budget.amount": "250.5", "budget.every": "week", "budget.timeZone": "Europe/Berlin"}
     # An emptied amount removes it, like the remove button.
     with write_session(engine) as session:
         assert (
-            designer.save_game_budget(
+            game_budget.save_game_budget(
                 session=session,
                 account=designer_account,
                 game_id=game,
@@ -180,10 +178,10 @@ def test_a_designer_sets_and_removes_their_games_budget(engine, box):
             is None
         )
     with write_session(engine) as session:
-        designer.save_game_budget(
+        game_budget.save_game_budget(
             session=session, account=make_account(Role.STAFF), game_id=game, form=BUDGET
         )
-        designer.remove_game_budget(session=session, account=designer_account, game_id=game)
+        game_budget.remove_game_budget(session=session, account=designer_account, game_id=game)
     with Session(engine) as session:
         row = session.get(Game, game)
         assert row is not None and row.budget is None
@@ -191,7 +189,9 @@ def test_a_designer_sets_and_removes_their_games_budget(engine, box):
 
 def test_a_games_budget_form_names_its_problems():
     with pytest.raises(FormError) as refused:
-        from_form(designer.GameBudgetForm, BUDGET | {"budget.amount": "-3", "budget.timeZone": "X"})
+        from_form(
+            game_budget.GameBudgetForm, BUDGET | {"budget.amount": "-3", "budget.timeZone": "X"}
+        )
     assert set(refused.value.errors) == {"budget.amount", "budget.timeZone"}
 
 
@@ -209,11 +209,11 @@ def test_only_the_games_studio_and_staff_set_its_budget(engine, box, account):
     studio = make_studio(engine)
     game = make_game(engine, box, studio_id=studio).game_id
     with pytest.raises((Forbidden, SignedOut)), write_session(engine) as session:
-        designer.save_game_budget(session=session, account=account, game_id=game, form=BUDGET)
+        game_budget.save_game_budget(session=session, account=account, game_id=game, form=BUDGET)
     with pytest.raises((Forbidden, SignedOut)), write_session(engine) as session:
-        designer.remove_game_budget(session=session, account=account, game_id=game)
+        game_budget.remove_game_budget(session=session, account=account, game_id=game)
     with pytest.raises((Forbidden, SignedOut)), Session(engine) as session:
-        designer.game_budget_values(session=session, account=account, game_id=game)
+        game_budget.game_budget_values(session=session, account=account, game_id=game)
     with Session(engine) as session:
         row = session.get(Game, game)
         assert row is not None and row.budget is None
@@ -241,7 +241,7 @@ def test_the_missions_list_shows_revenue_burn_and_missions_whose_budget_is_spent
     )
     free = make_mission(engine, game, title="No budget")
     with write_session(engine) as session:
-        designer.save_game_budget(
+        game_budget.save_game_budget(
             session=session,
             account=make_account(Role.STAFF),
             game_id=game,
@@ -266,8 +266,8 @@ def test_the_missions_list_shows_revenue_burn_and_missions_whose_budget_is_spent
             )
         )
     with Session(engine) as session:
-        rows = {r.title: r for r in designer.game_offers(session=session, game_id=game, now=NOW)}
-        burns = designer.budget_burn(session=session, game_id=game, now=NOW)
+        rows = {r.title: r for r in offer_rows.game_offers(session=session, game_id=game, now=NOW)}
+        burns = game_budget.budget_burn(session=session, game_id=game, now=NOW)
     assert rows["Daily spender"].revenue_micros == 2_000_000
     assert rows["No budget"].revenue_micros is None
     badges = {title: [b.text for b in r.live if b.kind == "budget"] for title, r in rows.items()}

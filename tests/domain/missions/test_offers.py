@@ -3,15 +3,17 @@ import files, the CLI and the editor."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from api.core.crypto import SecretBox
 from api.core.db import write_session
-from api.missions import OfferError, designer, offers
+from api.missions import OfferError, editor, offers
 from api.missions.rules import Rule
 from models import Mission, Quest
 from models.offer_schemas import OffersFile
@@ -148,7 +150,7 @@ def test_a_portal_save_builds_the_rule_once(engine, game_id, monkeypatch):
         "rule.event": "E",
     }
     with write_session(engine) as session:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert built == ["E"]
 
 
@@ -157,7 +159,7 @@ def test_the_editor_cannot_save_into_another_games_mission(engine, box, game_id)
     other = make_game(engine, box, "Other").game_id
     form = {"title": "Hijacked", "payout": "1", "destinationUrl": "https://g.example/"}
     with write_session(engine) as session, pytest.raises(OfferError, match="No such mission"):
-        designer.save_mission_form(
+        editor.save_mission_form(
             session=session, game_id=other, form={**form, "rule.event": "E"}, mission_id=mission.id
         )
 
@@ -174,7 +176,7 @@ def test_a_rule_error_names_its_input(engine, game_id):
         "rule.conditions.0.value": "",
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert list(refused.value.errors) == ["rule.conditions.0.value"]
 
 
@@ -185,13 +187,13 @@ def test_a_save_refused_for_a_country_nobody_picked_stores_nothing(engine, game_
         "typed.geotargeting.countriesInclude": "Narnia",
     }
     with write_session(engine) as session, pytest.raises(OfferError) as refused:
-        designer.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
+        editor.save_mission_form(session=session, game_id=game_id, form=form, mission_id=None)
     assert list(refused.value.errors) == ["geotargeting.countriesInclude"]
     with Session(engine) as session:
         assert session.exec(select(Mission)).all() == []
     # A name the picker knows is saved as its code, chip or not.
     with write_session(engine) as session:
-        saved = designer.save_mission_form(
+        saved = editor.save_mission_form(
             session=session,
             game_id=game_id,
             form={**form, "typed.geotargeting.countriesInclude": "USA"},
@@ -232,3 +234,81 @@ def test_a_rule_that_keeps_something_else_starts_its_players_progress_again(engi
     distinct["rule"]["per"] = "groupId"
     _import(engine, game_id, missions=[distinct])
     assert progress() == (0, None)
+
+
+NUL, HALF = "\x00", "\ud800"  # half of a surrogate pair: what the JSON escape "\ud800" reads as
+NO_NUL = "Remove the NUL character: text cannot hold it."
+NO_HALF = "Remove the broken character (U+D800): text cannot hold it."
+
+
+def test_an_import_refuses_text_no_database_stores_under_each_field(engine, game_id):
+    mission = mission_data(
+        id=f"m{NUL}",
+        title=f"Duel{NUL}",
+        description=f"A duel{HALF}",
+        thumbnail=f"https://g.example/t{NUL}.png",
+        previewUrl=f"https://g.example/p{NUL}",
+        destinationUrl=f"https://g.example/{NUL}",
+        tags=["pvp", f"ranked{NUL}"],
+        instructions=NUL,
+        requirements=HALF,
+        operatingSystem=[f"Android{NUL}"],
+        geotargeting={"countriesInclude": [f"DE{NUL}"]},
+        recurrence={"every": "day", "timeZone": f"UTC{NUL}"},
+        maxTraitField=f"kills{NUL}",
+        maxTraitValue=10,
+        fraudActions={f"hosting_network{NUL}": "refuse", "multi_offerwall": f"hold{NUL}"},
+        rule={
+            "event": f"DUEL{NUL}",
+            "conditions": [
+                {"field": f"traits.map{NUL}", "op": "==", "value": f"desert{NUL}"},
+                {"field": "traits.mode", "op": "in", "value": ["ranked", f"casual{HALF}"]},
+            ],
+            "completion": {"kind": "sum", "threshold": 3, "field": f"traits.score{NUL}"},
+            "per": f"traits.match{NUL}",
+        },
+    )
+    quest = _quest(f"Season{NUL}", mission_data(title=f"Inside{HALF}"), description=NUL)
+    pool = {"name": f"daily{NUL}", "size": 1}
+    with pytest.raises(ValidationError) as refused:
+        _import(engine, f"{game_id}{NUL}", missions=[mission], quests=[quest], pools=[pool])
+    m = "missions.0."
+    assert {".".join(map(str, e["loc"])): e["msg"] for e in refused.value.errors()} == {
+        "gameId": NO_NUL,
+        "pools.0.name": NO_NUL,
+        f"{m}id": NO_NUL,
+        f"{m}title": NO_NUL,
+        f"{m}description": NO_HALF,
+        f"{m}thumbnail": NO_NUL,
+        f"{m}previewUrl": NO_NUL,
+        f"{m}destinationUrl": NO_NUL,
+        f"{m}tags.1": NO_NUL,
+        f"{m}instructions": NO_NUL,
+        f"{m}requirements": NO_HALF,
+        f"{m}operatingSystem.0": NO_NUL,
+        f"{m}geotargeting.countriesInclude.0": NO_NUL,
+        f"{m}recurrence.timeZone": NO_NUL,
+        f"{m}maxTraitField": NO_NUL,
+        f"{m}fraudActions.hosting_network\\u0000": NO_NUL,
+        f"{m}fraudActions.multi_offerwall": NO_NUL,
+        f"{m}rule.event": NO_NUL,
+        f"{m}rule.conditions.0.field": NO_NUL,
+        f"{m}rule.conditions.0.value": NO_NUL,
+        f"{m}rule.conditions.1.value.1": NO_HALF,
+        f"{m}rule.completion.field": NO_NUL,
+        f"{m}rule.per": NO_NUL,
+        "quests.0.name": NO_NUL,
+        "quests.0.description": NO_NUL,
+        "quests.0.missions.0.title": NO_HALF,
+    }
+    assert _rows(engine) == []
+
+
+def test_a_character_written_as_a_surrogate_pair_is_imported_and_read_back(engine, game_id):
+    # JSON writes a character past U+FFFF as two escapes; read together they are one.
+    title = json.loads('"Duel \\ud83c\\udfae"')
+    [saved], _ = _import(engine, game_id, missions=[mission_data(title=title, tags=[title])])
+    with Session(engine) as session:
+        stored = session.get(Mission, saved.id)
+        assert stored is not None
+        assert (stored.title, stored.tags) == ("Duel 🎮", ["Duel 🎮"])

@@ -1,7 +1,8 @@
 """The mission editor's forms as a new designer meets them, on a laptop and on a phone:
 countries typed by any common name or code become chips (or stop the save), every problem
-of a rule is named at once beside its input, messages read as sentences a person would
-say, and the rule tester says when a compared field holds a word.
+of a rule, and every problem of the whole mission, is named at once beside its input,
+messages read as sentences a person would say, and the rule tester says when a compared
+field holds a word.
 
 Each test works the form at one width (the phone's where typing and tapping differ most)
 and looks at what it shows at both."""
@@ -114,6 +115,31 @@ def test_every_problem_of_the_rule_is_named_at_once_beside_its_input(portal, new
     )
     assert missions_of(portal, game_id) == []
     looked_at(designer, "editor-forms-rule-problems")
+
+
+def test_every_problem_of_the_whole_mission_is_named_at_once_beside_its_input(portal, new_page):
+    designer, game_id = new_mission(portal, new_page, "Whole Problems", LAPTOP)
+    label = lambda text: designer.get_by_label(text, exact=True)  # noqa: E731
+    label("Starts on").fill("2031-12-24")
+    label("Expires on").fill("2031-12-01")  # before the start
+    label("Repeats").select_option("day")
+    label("Pool").fill("daily-pvp")  # and pooled: a pool turns it over already
+    label("Pool").press("Tab")
+    label("Missions each player sees").fill("2")
+    label("Budget (USD)").fill("500")  # and no revenue to count
+    designer.get_by_role("button", name="Save mission").click()
+
+    problems = {
+        "Starts on": "The start date must be before the expiry date.",
+        "Repeats": "A pooled mission turns over with its pool: leave recurrence out.",
+        "Revenue (USD)": "A budget counts revenue: set the mission's revenue first.",
+    }
+    for width, height in (LAPTOP, PHONE):  # every one at once, at each width
+        designer.set_viewport_size({"width": width, "height": height})
+        expect_errors(designer, problems)
+    expect(designer.get_by_role("heading", name="New mission")).to_be_visible()
+    assert missions_of(portal, game_id) == []
+    looked_at(designer, "editor-forms-whole-problems")
 
 
 def test_an_email_address_is_refused_in_plain_words(portal, new_page):

@@ -1,6 +1,6 @@
 """The house rules (docs/architecture.md#the-house-rules): the import contracts hold, migrations
-import no domain code, every context says what it owns and has its row in the docs, and every
-code path the docs cite exists.
+import no domain code, every context says what it owns and has its row in the docs, every
+module over 500 lines says why it is one, and every code path the docs cite exists.
 
 The contracts themselves live in pyproject.toml (`[tool.importlinter]`) and `make test` runs
 `lint-imports` before the tests; running it here too makes a broken contract fail the test
@@ -83,3 +83,23 @@ def test_every_code_path_the_docs_cite_exists():
             if not (ROOT / path).exists():
                 missing.append(f"{doc.name}: {cited}")
     assert sorted(missing) == []
+
+
+MAX_LINES = 500
+REASON = "Why one module of this size:"
+
+
+def test_a_long_module_says_why_it_is_one():
+    """A module of api/ or models/ over MAX_LINES lines says why its parts belong together,
+    in a paragraph of its docstring that starts with REASON; one that cannot is split by
+    what each part does."""
+    silent = []
+    for path in sorted([*(ROOT / "api").rglob("*.py"), *(ROOT / "models").rglob("*.py")]):
+        text = path.read_text()
+        if len(text.splitlines()) <= MAX_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        said = [line for line in doc.splitlines() if line.startswith(REASON)]
+        if not any(line.removeprefix(REASON).strip() for line in said):
+            silent.append(str(path.relative_to(ROOT)))
+    assert silent == [], f"over {MAX_LINES} lines, with no paragraph starting {REASON!r}"

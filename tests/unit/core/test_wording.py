@@ -8,7 +8,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from api.core.wording import email_problem, plain, sentence
+from api.core.wording import plain, sentence
+from models.schemas import email_problem
 
 
 class Sample(BaseModel):

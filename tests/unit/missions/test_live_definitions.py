@@ -92,3 +92,64 @@ def test_a_pool_is_named_in_the_import_file():
 )
 def test_a_number_past_what_a_database_holds_or_a_nul_is_refused_not_stored(fields):
     problem(**fields)  # a clear refusal, never an overflow when saved
+
+
+def test_every_part_of_a_definition_refuses_text_no_database_stores():
+    import inspect
+
+    from pydantic import BaseModel
+
+    import models.offer_schemas as schemas
+
+    parts = [
+        c
+        for _, c in inspect.getmembers(schemas, inspect.isclass)
+        if issubclass(c, BaseModel) and c.__module__ == schemas.__name__
+    ]
+    assert len(parts) > 10
+    assert [c.__name__ for c in parts if not issubclass(c, schemas._Definition)] == []
+
+
+def test_a_stored_mission_is_read_back_whatever_its_text():
+    from models import Mission
+    from models.offer_schemas import mission_in
+
+    # What an import stored before the check (SQLite kept it) still opens and lists.
+    stored = Mission(
+        id="m1",
+        game_id="g1",
+        title="Duel\x00",
+        destination_url="https://g.example/",
+        payout_micros=1_000_000,
+        rule_event="DUEL",
+        rule_conditions=[{"field": "traits.map", "op": "==", "value": "desert\x00"}],
+        rule_completion="count",
+        rule_threshold=1,
+    )
+    assert mission_in(stored).title == "Duel\x00"
+    with pytest.raises(ValidationError):
+        MissionIn.model_validate(mission_in(stored).model_dump())
+
+
+def test_an_import_file_lists_every_problem_of_a_whole_mission():
+    mission = definition(
+        payout="2",
+        stages=[{"threshold": 5, "payout": "0.5"}, {"threshold": 3, "payout": "1"}],
+        pool="daily-pvp",
+        recurrence={"every": "day"},
+        budget={"amount": "10"},
+        startDate="2027-01-10T00:00:00Z",
+        expirationDate="2027-01-01T00:00:00Z",
+    )
+    with pytest.raises(ValidationError) as caught:
+        OffersFile.model_validate({"gameId": "g", "missions": [mission]})
+    assert [(e["loc"], e["msg"].removeprefix("Value error, ")) for e in caught.value.errors()] == [
+        (("missions", 0), "The start date must be before the expiry date."),
+        (("missions", 0), "A ladder's stages go up: each threshold above the one before."),
+        (
+            ("missions", 0),
+            "A ladder's payout is its stages' together: leave payout out, or make it 1.5.",
+        ),
+        (("missions", 0), "A pooled mission turns over with its pool: leave recurrence out."),
+        (("missions", 0), "A budget counts revenue: set the mission's revenue first."),
+    ]

@@ -214,3 +214,18 @@ def test_a_single_stage_is_no_ladder():
 
 def test_a_mission_without_payout_or_stages_says_so_under_the_payout():
     assert errors(BASE)["payout"].startswith("Payout is required")
+
+
+def test_two_checks_of_the_whole_mission_about_one_input_are_both_said_there():
+    form = LIVE | {
+        "rule.completion.kind": "distinct",
+        "rule.completion.field": "value",
+        "stages.1.threshold": "20000",
+        "stages.2.threshold": "15000",  # below the stage before, and over a distinct's most
+    }
+    assert errors(form) == {
+        "stages.2.threshold": (
+            "A ladder's stages go up: each threshold above the one before. "
+            "A distinct target is at most 10,000."
+        )
+    }
