@@ -24,7 +24,7 @@ from sqlmodel import Session
 
 from api.core.errors import ApiError
 from api.core.money import in_currency
-from api.core.periods import Period, picks
+from api.core.periods import Period, period_picks
 from api.economics import NO_RULES, Applied, Sale, Terms, WallRules, best, payout_rules, resolve
 from api.economics.promotions import live_sales
 from api.economics.terms import stage_payouts
@@ -130,21 +130,22 @@ class Goal:
 @dataclass(frozen=True)
 class Pool:
     """A rotating pool as the listing shows it: the missions a player's picks are drawn
-    from (`open_offers.pool_members`)."""
+    from, each with when it joined the draw (`open_offers.pool_members`)."""
 
     name: str
     size: int
     period: Period
-    members: tuple[str, ...]
+    members: tuple[tuple[str, datetime | None], ...]
 
     def picks(self, offerwall_id: str, uid: str, now: datetime) -> frozenset[str]:
-        return picks(
+        return period_picks(
             self.members,
             self.size,
+            self.period,
             pool=self.name,
             offerwall_id=offerwall_id,
             uid=uid,
-            key=self.period.key(now),
+            now=now,
         )
 
 

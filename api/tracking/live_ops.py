@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from api.core.periods import Period, picks
+from api.core.periods import Period, period_picks
 from api.missions import open_offers
 from api.tracking.refusal import TrackingRefusal
 from models import RefusalReason as Reason
@@ -29,7 +29,7 @@ class _Pool:
     name: str
     size: int
     period: Period
-    members: tuple[str, ...]
+    members: tuple[tuple[str, datetime | None], ...]
 
 
 @dataclass
@@ -59,14 +59,14 @@ class ClickLive:
                 "Missing player",
                 "This mission is picked for each player: the link needs the player's uid.",
             )
-        key = pool.period.key(self.now)
-        chosen = picks(
+        chosen = period_picks(
             pool.members,
             pool.size,
+            pool.period,
             pool=pool.name,
             offerwall_id=self.offerwall_id,
             uid=who,
-            key=key,
+            now=self.now,
         )
         if mission_id not in chosen:
             turns = _when(pool.period.ends(self.now))
