@@ -132,6 +132,7 @@ class Pool:
     """A rotating pool as the listing shows it: the missions a player's picks are drawn
     from, each with when it joined the draw (`open_offers.pool_members`)."""
 
+    game_id: str
     name: str
     size: int
     period: Period
@@ -347,7 +348,7 @@ def _pools(
         )
     )
     return {
-        key: Pool(key[1], sizes[key], periods[key], tuple(ids))
+        key: Pool(key[0], key[1], sizes[key], periods[key], tuple(ids))
         for key, ids in members.items()
         if key in sizes
     }

@@ -165,3 +165,34 @@ def test_a_member_deactivated_and_activated_again_the_same_day_waits_for_the_nex
     clock.set(utc("2026-12-11T10:00:00+00:00"))
     assert any(target.id in p for p in _picks(client, key, ids).values())
 
+
+def test_two_games_pools_of_the_same_name_each_show_a_players_picks(
+    client, game, wall, engine, box, clock
+):
+    from tests.factories import make_game
+
+    other = make_game(engine, box, "Racer")
+    clock.set(utc("2026-12-09T12:00:00+00:00"))
+    drawn = {}
+    for g in (game, other):
+        members = import_file(
+            engine,
+            g.game_id,
+            pools=[{"name": "daily", "size": 2}],
+            missions=[
+                mission(f"{g.game_id} {n}", {"event": "WIN"}, pool="daily") for n in range(4)
+            ],
+        )
+        drawn[g.game_id] = {m.id for m in members}
+    clock.set(utc("2026-12-10T08:00:00+00:00"))
+    uid = "pub-anna"
+    shown = set(listed(client, wall[1], uid=uid))
+    page = cards(wall_page(client, wall[0].owid, uid))
+    for ids in drawn.values():
+        assert len(shown & ids) == 2
+        assert set(page.cards) & ids == shown & ids
+        for n, mission_id in enumerate(sorted(shown & ids)):
+            answer = click(
+                client, "mission", mission_id, wall[0].owid, uid=uid, ip=f"203.0.113.{60 + n}"
+            )
+            assert answer.status_code == 302, answer.text
