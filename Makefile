@@ -84,8 +84,8 @@ lock: $(BIN)/python ## Re-pin requirements*.txt from pyproject.toml
 	$(BIN)/uv pip compile pyproject.toml --no-header --no-annotate --quiet -o requirements.txt
 	$(BIN)/uv pip compile pyproject.toml --extra dev --no-header --no-annotate --quiet -o requirements-dev.txt
 
-messages: $(BIN)/python ## Extract the hosted wall's messages into api/wall/locales/wall.pot
-	cd api/wall && ../../$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header --sort-output -o locales/wall.pot . ../routes/wall.py ../tickets/report.py
+messages: $(BIN)/python ## Extract the hosted wall's messages (and its tracking links' refusals) into api/wall/locales/wall.pot
+	cd api/wall && ../../$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header --sort-output -o locales/wall.pot . ../routes/wall.py ../tickets/report.py ../routes/tracking.py ../tracking/clicks.py ../tracking/live_ops.py ../fraud/policy.py
 
 clean: ## Remove installed tools and build outputs (keeps data/)
 	rm -rf $(VENV) $(TOOLS)/node_modules $(TOOLS)/.installed .web .web-tests

@@ -26,7 +26,7 @@ from api.ingest import RefusalRecorder
 from api.responses import OrjsonResponse
 from api.routes import events, lookup, offerwall, reports_api, staff_reports, tracking, wall
 from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
-from api.routes.tracking import TRACKING_PREFIXES, unavailable_page
+from api.routes.tracking import TRACKING_PREFIXES, page_language, unavailable_page
 from api.security_headers import install_security_headers
 from api.tracking import click_screen
 
@@ -139,7 +139,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         )
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         if request.url.path.startswith(TRACKING_PREFIXES):
-            return unavailable_page(headers)
+            return unavailable_page(headers, page_language(request))
         return _json_error(
             503,
             "service_unavailable",

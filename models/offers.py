@@ -96,6 +96,10 @@ class Mission(OfferFields, table=True):
     period_caps: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
     cap_per_offerwall: int | None = Field(default=None)
     pool: str | None = Field(default=None, max_length=64)
+    # When it last joined its pool's draw: put in the pool, or opened again while in it
+    # (activated, its end moved later). A period draws from the members it had when it
+    # started (api/core/periods.py `in_draw`). None: since before any period.
+    pool_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class MissionPool(SQLModel, table=True):

@@ -91,13 +91,53 @@ class Period:
         return instant
 
 
+def in_draw(members: Sequence[tuple[str, datetime | None]], start: datetime) -> list[str]:
+    """The members of a pool a period that starts at `start` draws from, of its members
+    (mission id, in the pool's draw since; None: since before any period) open now: those
+    in the draw since the period's start. One that joined later (added to the pool,
+    started, opened again) waits for the next period, so no one's picks change under
+    them; one that ended is not among `members`, and the next of each player's order takes
+    its place. A pool with none of them since the start (a new pool) draws from those it
+    has had since its first one joined."""
+    joined = [since for _, since in members]
+    cut = start
+    if joined and all(since is not None and since > start for since in joined):
+        cut = min(since for since in joined if since is not None)
+    return [mission for mission, since in members if since is None or since <= cut]
+
+
+def period_picks(
+    members: Sequence[tuple[str, datetime | None]],
+    size: int,
+    period: Period,
+    *,
+    pool: str,
+    offerwall_id: str,
+    uid: str,
+    now: datetime,
+) -> frozenset[str]:
+    """A player's picks of a pool in the period holding `now`, of its members open now
+    (`in_draw`): the listing, the wall and a tracking link's click all ask this."""
+    start = period.bounds(now)[0]
+    return picks(
+        in_draw(members, start),
+        size,
+        pool=pool,
+        offerwall_id=offerwall_id,
+        uid=uid,
+        key=period.key(now),
+    )
+
+
 def picks(
     missions: Sequence[str], size: int, *, pool: str, offerwall_id: str, uid: str, key: str
 ) -> frozenset[str]:
     """The `size` missions of a pool one player sees in the period named `key`: those with
     the lowest digest of (pool, offerwall, uid, period, mission). The same player gets the
     same picks on every request and device; each mission is picked for about size/len of
-    the players, and a player's picks change from period to period."""
+    the players, and a player's picks change from period to period. A mission's rank
+    depends on it alone, so a mission left out of `missions` gives its place to the next
+    one in the player's order and leaves the other picks as they were."""
     if len(missions) <= size:
         return frozenset(missions)
     seed = f"{pool}\x1f{offerwall_id}\x1f{uid}\x1f{key}\x1f".encode()

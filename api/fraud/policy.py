@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from api.core.config import Settings
-from api.core.refusals import DomainError
+from api.core.refusals import N_, DomainError
 
 # The signals' names and actions are the data model's (models/signals.py); they are
 # named here too, as `fraud.SIGNALS` and so on.
@@ -76,8 +76,8 @@ DESCRIPTIONS: Mapping[str, str] = {
 }
 
 # The page a refused click gets: the same neutral words whichever rule refused it.
-REFUSAL_TITLE = "Not available right now"
-REFUSAL_MESSAGE = "This offer cannot be opened right now. Please try again later."
+REFUSAL_TITLE = N_("Not available right now")
+REFUSAL_MESSAGE = N_("This offer cannot be opened right now. Please try again later.")
 
 # The window the shared_ip and multi_offerwall signals look back over.
 LOOKBACK = timedelta(hours=24)

@@ -24,7 +24,7 @@ from sqlmodel import Session
 
 from api.core.errors import ApiError
 from api.core.money import in_currency
-from api.core.periods import Period, picks
+from api.core.periods import Period, period_picks
 from api.economics import (
     NO_RULES,
     Applied,
@@ -143,21 +143,23 @@ class Goal:
 @dataclass(frozen=True)
 class Pool:
     """A rotating pool as the listing shows it: the missions a player's picks are drawn
-    from (`open_offers.pool_members`)."""
+    from, each with when it joined the draw (`open_offers.pool_members`)."""
 
+    game_id: str
     name: str
     size: int
     period: Period
-    members: tuple[str, ...]
+    members: tuple[tuple[str, datetime | None], ...]
 
     def picks(self, offerwall_id: str, uid: str, now: datetime) -> frozenset[str]:
-        return picks(
+        return period_picks(
             self.members,
             self.size,
+            self.period,
             pool=self.name,
             offerwall_id=offerwall_id,
             uid=uid,
-            key=self.period.key(now),
+            now=now,
         )
 
 
@@ -365,7 +367,7 @@ def _pools(
         )
     )
     return {
-        key: Pool(key[1], sizes[key], periods[key], tuple(ids))
+        key: Pool(key[0], key[1], sizes[key], periods[key], tuple(ids))
         for key, ids in members.items()
         if key in sizes
     }

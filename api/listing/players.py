@@ -218,18 +218,20 @@ def select(
 @dataclass(frozen=True)
 class ListingIndex:
     """What judging a player needs of a listing, built once per listing (`index_of`): each
-    offer's position, and the pools with their members' ids."""
+    offer's position, and the pools with their members' ids, by (game, pool): two games
+    may each have a pool of the same name."""
 
     listing: list[Listed]
     position: dict[str, int]
-    pools: dict[str, tuple[Pool, frozenset[str]]]
+    pools: dict[tuple[str, str], tuple[Pool, frozenset[str]]]
 
     @classmethod
     def of(cls, listing: list[Listed]) -> ListingIndex:
-        members: dict[str, tuple[Pool, set[str]]] = {}
+        members: dict[tuple[str, str], tuple[Pool, set[str]]] = {}
         for offer in listing:
             if offer.pool is not None:
-                members.setdefault(offer.pool.name, (offer.pool, set()))[1].add(offer.id)
+                key = (offer.pool.game_id, offer.pool.name)
+                members.setdefault(key, (offer.pool, set()))[1].add(offer.id)
         pools = {name: (pool, frozenset(ids)) for name, (pool, ids) in members.items()}
         return cls(listing, {offer.id: n for n, offer in enumerate(listing)}, pools)
 

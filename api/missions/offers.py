@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 
 from api.core.refusals import DomainError
 from api.economics import budgets
-from api.missions import index
+from api.missions import index, open_offers
 from api.missions.rules import Rule, RuleError, Tally, progress
 from models import Game, Mission, MissionPool, Progress, ProgressStatus, Quest
 from models.offer_schemas import (
@@ -86,9 +86,12 @@ def standing(
     return progress(rule, Tally(count or 0, run or 0, float(total or 0), state), now)
 
 
-def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
+def save_mission(
+    *, session: Session, game_id: str, data: MissionIn, now: datetime | None = None
+) -> Mission:
     """Create a mission, or update the one with `data.id` (of this game). A new mission is
-    standalone; an existing one stays in its quest.
+    standalone; an existing one stays in its quest. One put in its pool, or opened again
+    in it, joins the pool's draw at `now` (an import file's missions at the same moment).
 
     A rule changed in what its players' progress keeps (`Rule.kept`: the kind, its field,
     the group, the window, the steps, the time zone) starts their progress again, since
@@ -108,7 +111,15 @@ def save_mission(*, session: Session, game_id: str, data: MissionIn) -> Mission:
             field="pool",
         )
     kept_before = mission_rule(before).kept if before is not None else None
+    now = now or utcnow()
+    drawn_before = (
+        before is not None and before.pool == data.pool and open_offers.running(before, now)
+    )
     mission = _saved(session, Mission, game_id, data)
+    if mission.pool is None:
+        mission.pool_since = None
+    elif not drawn_before:
+        mission.pool_since = now  # joins its pool's draw at the next period
     if kept_before is not None and kept_before != rule.kept:
         session.execute(
             sa.update(Progress)
@@ -227,7 +238,10 @@ def import_offers(*, session: Session, data: OffersFile) -> tuple[list[Mission],
         budgets.set_game_budget(session, data.gameId, data.budget)
     for pool in data.pools:
         save_pool(session=session, game_id=data.gameId, data=pool)
-    missions = [save_mission(session=session, game_id=data.gameId, data=m) for m in data.missions]
+    now = utcnow()
+    missions = [
+        save_mission(session=session, game_id=data.gameId, data=m, now=now) for m in data.missions
+    ]
     quests = [save_quest(session=session, game_id=data.gameId, data=q) for q in data.quests]
     return missions, quests
 
@@ -274,6 +288,8 @@ def set_active(
     )
     if offer is None or (game_id is not None and offer.game_id != game_id):
         raise OfferError(f"no {kind} with id {offer_id}")
+    if isinstance(offer, Mission) and offer.pool is not None and active and not offer.is_active:
+        offer.pool_since = utcnow()  # opened again: in its pool's draw from the next period
     offer.is_active = active
     offer.updated_at = utcnow()
     session.add(offer)

@@ -78,18 +78,27 @@ def quest_open(quest: Any, now: datetime) -> bool:
 
 def pool_members(
     conn: Connection, now: datetime, *, game_id: str | None = None, pool: str | None = None
-) -> dict[tuple[str, str], list[str]]:
+) -> dict[tuple[str, str], list[tuple[str, datetime | None]]]:
     """The missions of each rotating pool a player's picks are drawn from, by (game, pool):
     its running standalone missions, capped ones included (so that a cap reached does not
-    reshuffle everyone's picks), in id order."""
-    query = sa.select(_mission.c.game_id, _mission.c.pool, _mission.c.id).where(
-        _mission.c.pool.is_not(None), _mission.c.quest_id.is_(None), running_sql(_mission, now)
-    )
+    reshuffle everyone's picks), in id order, each with when it joined the pool's draw (the
+    later of its `pool_since` and its `start_date`; None: before any period), which
+    `periods.in_draw` reads."""
+    query = sa.select(
+        _mission.c.game_id,
+        _mission.c.pool,
+        _mission.c.id,
+        _mission.c.pool_since,
+        _mission.c.start_date,
+    ).where(_mission.c.pool.is_not(None), _mission.c.quest_id.is_(None), running_sql(_mission, now))
     if game_id is not None:
         query = query.where(_mission.c.game_id == game_id, _mission.c.pool == pool)
-    members: dict[tuple[str, str], list[str]] = {}
-    for game, name, mission_id in conn.execute(query.order_by(_mission.c.id)):
-        members.setdefault((game, name), []).append(mission_id)
+    members: dict[tuple[str, str], list[tuple[str, datetime | None]]] = {}
+    for game, name, mission_id, pool_since, start_date in conn.execute(
+        query.order_by(_mission.c.id)
+    ):
+        since = max((m for m in (pool_since, start_date) if m is not None), default=None)
+        members.setdefault((game, name), []).append((mission_id, since))
     return members
 
 

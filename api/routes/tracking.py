@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from api.core.geo import CountryLookup
 from api.core.group_commit import PerLoop
 from api.core.net import client_ip, parse_networks
+from api.core.refusals import N_
 from api.deps import EngineDep, SettingsDep
 from api.fraud import Policy
 from api.routes.blocking import run_db
@@ -27,6 +28,7 @@ from api.tracking import (
     record_clicks_together,
     record_refusal,
 )
+from api.wall.i18n import Language, choose, translations
 from models import RefusalReason
 from models.schemas import NUL
 
@@ -36,7 +38,7 @@ router = APIRouter(tags=["tracking links"])
 TRACKING_PREFIXES = ("/missions/", "/quests/")
 
 _PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="{lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Questwall</title>
 <style>body{{font-family:system-ui,sans-serif;background:#f7f7fb;color:#1c1c28;display:grid;place-items:center;min-height:100vh;margin:0}}
 main{{max-width:28rem;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002;text-align:center}}
@@ -44,23 +46,45 @@ h1{{font-size:1.4rem;margin:0 0 .5rem}}p{{margin:0;color:#555}}</style></head>
 <body><main><h1>{title}</h1><p>{message}</p></main></body></html>"""
 
 
-def _page(status: int, title: str, message: str, headers: dict[str, str] | None = None):
-    body = _PAGE.format(title=html.escape(title), message=html.escape(message))
-    return HTMLResponse(
-        body, status_code=status, headers={"Cache-Control": "no-store", **(headers or {})}
+def page_language(request: Request) -> Language:
+    """The language of a tracking link's page: the hosted wall's, which its cards' links
+    carry as `lang`; else the best match of Accept-Language, as the wall chooses; else
+    English."""
+    return Language(
+        choose(request.query_params.get("lang"), request.headers.get("accept-language"))
     )
 
 
-def refusal_page(refusal: TrackingRefusal) -> HTMLResponse:
-    return _page(refusal.status, refusal.title, refusal.message)
+def _page(
+    status: int,
+    title: str,
+    message: str,
+    language: Language,
+    headers: dict[str, str] | None = None,
+):
+    body = _PAGE.format(lang=language.code, title=html.escape(title), message=html.escape(message))
+    return HTMLResponse(
+        body,
+        status_code=status,
+        headers={"Cache-Control": "no-store", "Vary": "Accept-Language", **(headers or {})},
+    )
 
 
-def unavailable_page(headers: dict[str, str]) -> HTMLResponse:
+def refusal_page(refusal: TrackingRefusal, language: Language) -> HTMLResponse:
+    """The refusal in the player's language, from the hosted wall's catalogs."""
+    gettext = translations(language.code).gettext
+    message = refusal.translated(gettext, language.moment)
+    return _page(refusal.status, gettext(refusal.title), message, language)
+
+
+def unavailable_page(headers: dict[str, str], language: Language) -> HTMLResponse:
     """The page for a click that could not be recorded (the database is unreachable)."""
+    gettext = translations(language.code).gettext
     return _page(
         503,
-        "Please try again",
-        "This offer cannot be opened right now. Please try again in a moment.",
+        gettext(N_("Please try again")),
+        gettext(N_("This offer cannot be opened right now. Please try again in a moment.")),
+        language,
         headers,
     )
 
@@ -73,8 +97,8 @@ def check_link_text(click: ClickIn) -> None:
         raise TrackingRefusal(
             RefusalReason.INVALID_LINK,
             400,
-            "Invalid link",
-            "This link contains a character that is not allowed (NUL).",
+            N_("Invalid link"),
+            N_("This link contains a character that is not allowed (NUL)."),
         )
 
 
@@ -136,14 +160,15 @@ async def _track(
             record_refusal, engine=engine, click=click, reason=refusal.reason, countries=countries
         )
         await run_db(engine, remember)
-        return refusal_page(refusal)
+        return refusal_page(refusal, page_language(request))
     return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
 
 
 _QUERY_DOC = (
     "Opened by the player's browser. Query: `owid` (prefilled), `uid` and/or `clickid` (at "
-    "least one), `platform_sub1..3`. Answers 302 to the offer's destination with `platformid` "
-    "added, or a small HTML page explaining the refusal."
+    "least one), `platform_sub1..3`, `lang`. Answers 302 to the offer's destination with "
+    "`platformid` added, or a small HTML page explaining the refusal, in the language `lang` "
+    "names (the hosted wall's cards carry the wall's), else Accept-Language's, else English."
 )
 
 
@@ -181,6 +206,7 @@ _PARAMS: list[dict[str, Any]] = [
             ("platform_sub1", "Free value, returned in the postback."),
             ("platform_sub2", "Free value, returned in the postback."),
             ("platform_sub3", "Free value, returned in the postback."),
+            ("lang", "The language of a refusal's page (`de`); else Accept-Language's."),
         )
     ),
 ]

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from api.core.db import run_transaction, write_connection
 from api.core.driver import DriverStatement, from_db_json, from_db_time, to_db_json, to_db_time
 from api.core.geo import CountryLookup, detect_os, device_signature
+from api.core.refusals import N_
 from api.core.sql import dialect_insert
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
@@ -386,7 +387,10 @@ def track_click(
     offer, missions = _offer(db, click, now)
     if offer.offerwall_id is None or offer.offerwall_status != OfferwallStatus.APPROVED:
         raise TrackingRefusal(
-            Reason.UNKNOWN_OFFERWALL, 404, "Offer not found", "This offerwall link is not valid."
+            Reason.UNKNOWN_OFFERWALL,
+            404,
+            N_("Offer not found"),
+            N_("This offerwall link is not valid."),
         )
     offerwall_id = offer.offerwall_id
     uid, clickid = click.uid or None, click.clickid or None
@@ -394,8 +398,8 @@ def track_click(
         raise TrackingRefusal(
             Reason.INVALID_LINK,
             400,
-            "Missing player",
-            "The link needs a uid or a clickid parameter.",
+            N_("Missing player"),
+            N_("The link needs a uid or a clickid parameter."),
         )
     named = (("uid", uid), ("clickid", clickid), *zip(SUB_NAMES, click.subs, strict=True))
     for name, value in named:
@@ -403,8 +407,10 @@ def track_click(
             raise TrackingRefusal(
                 Reason.INVALID_LINK,
                 400,
-                "Invalid link",
-                f"{name} must be at most {MAX_PARAM} characters.",
+                N_("Invalid link"),
+                N_("{name} must be at most {limit} characters."),
+                name=name,
+                limit=MAX_PARAM,
             )
     _check_available(offer, missions, now)
     live = live_ops.for_click(db, missions, offerwall_id, now)
@@ -502,13 +508,13 @@ def _offer(db: Connection, click: ClickIn, now: datetime) -> tuple[Offer, list[A
         # A mission inside a quest is offered only through the quest's link.
         if mission is None or mission.quest_id is not None:
             raise TrackingRefusal(
-                Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+                Reason.UNKNOWN_OFFER, 404, N_("Offer not found"), N_("This offer does not exist.")
             )
         return mission, [mission]
     row = _FIND_QUEST.execute(db, params).fetchone()
     if row is None:
         raise TrackingRefusal(
-            Reason.UNKNOWN_OFFER, 404, "Offer not found", "This offer does not exist."
+            Reason.UNKNOWN_OFFER, 404, N_("Offer not found"), N_("This offer does not exist.")
         )
     quest = Offer.from_driver(row)
     missions = list(db.execute(_QUEST_MISSIONS, {"quest_id": quest.id, "now": now}))
@@ -519,15 +525,15 @@ def _offer(db: Connection, click: ClickIn, now: datetime) -> tuple[Offer, list[A
 def _check_available(offer: Offer, missions: list[Any], now: datetime) -> None:
     if offer.start_date is not None and offer.start_date > now:
         raise TrackingRefusal(
-            Reason.ENDED, 403, "Offer not started", "This offer is not available yet."
+            Reason.ENDED, 403, N_("Offer not started"), N_("This offer is not available yet.")
         )
     if not open_offers.running(offer, now):
         raise TrackingRefusal(
-            Reason.ENDED, 410, "Offer ended", "This offer is no longer available."
+            Reason.ENDED, 410, N_("Offer ended"), N_("This offer is no longer available.")
         )
     if not any(open_offers.under_cap(m) for m in missions):
         raise TrackingRefusal(
-            Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit."
+            Reason.CAPPED, 410, N_("Offer ended"), N_("This offer has reached its limit.")
         )
 
 
@@ -537,15 +543,15 @@ def _check_targeting(offer: Offer, country: str | None, os_name: str | None) -> 
         raise TrackingRefusal(
             Reason.COUNTRY,
             403,
-            "Not available in your country",
-            "This offer is not available where you are.",
+            N_("Not available in your country"),
+            N_("This offer is not available where you are."),
         )
     if offer.operating_systems and os_name not in offer.operating_systems:
         raise TrackingRefusal(
             Reason.DEVICE,
             403,
-            "Not available on this device",
-            "This offer is not available on your device.",
+            N_("Not available on this device"),
+            N_("This offer is not available on your device."),
         )
 
 
@@ -630,7 +636,10 @@ def _start(
         ).first()
         if counted is None:
             raise TrackingRefusal(
-                Reason.CAPPED, 410, "Offer ended", "This quest has reached its limit of players."
+                Reason.CAPPED,
+                410,
+                N_("Offer ended"),
+                N_("This quest has reached its limit of players."),
             )
         if counted.start_cap is not None and counted.starts >= counted.start_cap:
             bump(db)  # full now: offer listings drop it

@@ -16,7 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from api.core.periods import Period, picks
+from api.core.periods import Period, period_picks
+from api.core.refusals import N_
 from api.missions import open_offers
 from api.tracking.refusal import TrackingRefusal
 from models import RefusalReason as Reason
@@ -29,7 +30,7 @@ class _Pool:
     name: str
     size: int
     period: Period
-    members: tuple[str, ...]
+    members: tuple[tuple[str, datetime | None], ...]
 
 
 @dataclass
@@ -56,26 +57,28 @@ class ClickLive:
             raise TrackingRefusal(
                 Reason.INVALID_LINK,
                 400,
-                "Missing player",
-                "This mission is picked for each player: the link needs the player's uid.",
+                N_("Missing player"),
+                N_("This mission is picked for each player: the link needs the player's uid."),
             )
-        key = pool.period.key(self.now)
-        chosen = picks(
+        chosen = period_picks(
             pool.members,
             pool.size,
+            pool.period,
             pool=pool.name,
             offerwall_id=self.offerwall_id,
             uid=who,
-            key=key,
+            now=self.now,
         )
         if mission_id not in chosen:
-            turns = _when(pool.period.ends(self.now))
             raise TrackingRefusal(
                 Reason.NOT_PICKED,
                 403,
-                "Not one of your missions now",
-                "This mission is not among your missions for this period. "
-                f"Your missions change on {turns}; open the offerwall again to see yours.",
+                N_("Not one of your missions now"),
+                N_(
+                    "This mission is not among your missions for this period. Your missions "
+                    "change on {turns}; open the offerwall again to see yours."
+                ),
+                turns=pool.period.ends(self.now),
             )
 
     def any_open(self, missions: list[Any]) -> bool:
@@ -87,11 +90,12 @@ class ClickLive:
             return TrackingRefusal(
                 Reason.CAPPED,
                 410,
-                "Offer full for now",
-                f"This offer has reached its limit for now; it opens again on {_when(min(reopen))}.",
+                N_("Offer full for now"),
+                N_("This offer has reached its limit for now; it opens again on {when}."),
+                when=min(reopen),
             )
         return TrackingRefusal(
-            Reason.CAPPED, 410, "Offer ended", "This offer has reached its limit."
+            Reason.CAPPED, 410, N_("Offer ended"), N_("This offer has reached its limit.")
         )
 
     def period_of(
@@ -115,10 +119,6 @@ class ClickLive:
         if before is None:
             return period.key(now), now, end, True
         return period.key(now), start, end, False
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d at %H:%M UTC")
 
 
 def for_click(db: Connection, missions: list[Any], offerwall_id: str, now: datetime) -> ClickLive:

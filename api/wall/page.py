@@ -135,16 +135,18 @@ class Visit:
         params.update(extra)
         return urlencode(params)
 
-    def tracking_query(self) -> str:
-        """The query of this player's tracking links: owid, uid and the subs."""
+    def tracking_query(self, language: str) -> str:
+        """The query of this player's tracking links: owid, uid, the subs, and the wall's
+        language (a refused click's page speaks it)."""
         params = {"owid": self.owid, "uid": self.uid}
         for number, value in enumerate(self.subs, start=1):
             if value:
                 params[f"platform_sub{number}"] = value
+        params["lang"] = language
         return urlencode(params)
 
-    def tracking_link(self, kind: str, offer_id: str) -> str:
-        return f"/{kind}s/{offer_id}?{self.tracking_query()}"
+    def tracking_link(self, kind: str, offer_id: str, language: str) -> str:
+        return f"/{kind}s/{offer_id}?{self.tracking_query(language)}"
 
 
 def read_visit(params: Mapping[str, str | None]) -> Visit:
@@ -508,11 +510,17 @@ def wall_view(
         language=language,
         visit=visit,
         continuing=[
-            _listed_card(o, progress.offer(o), pricing, language, visit.tracking_link(o.kind, o.id))
+            _listed_card(
+                o,
+                progress.offer(o),
+                pricing,
+                language,
+                visit.tracking_link(o.kind, o.id, language.code),
+            )
             for o in continuing[:MAX_CONTINUING]
         ],
         # Template output (escaped when rendered) with the escaped query put in.
-        new_cards=Markup(cards.replace(_QUERY, str(escape(visit.tracking_query())))),  # noqa: S704
+        new_cards=Markup(cards.replace(_QUERY, str(escape(visit.tracking_query(language.code))))),  # noqa: S704
         new_count=len(shown),
         finished=finished,
         page=page,

@@ -66,6 +66,9 @@ def test_an_unreachable_database_answers_503_and_the_service_recovers(proxied, d
     assert page.status_code == 503 and page.headers["retry-after"] == "5"
     assert page.headers["content-type"].startswith("text/html")
     assert "try again" in page.text
+    german = client.get("/missions/m1?owid=w&uid=u&lang=de")  # from a German wall
+    assert german.status_code == 503 and '<html lang="de">' in german.text
+    assert "Bitte versuche es gleich noch einmal." in german.text
 
     proxy.start()
     assert signed.events(event).status_code == 200

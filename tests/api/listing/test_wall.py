@@ -125,10 +125,10 @@ def test_the_wall_shows_exactly_what_the_offers_api_returns_for_the_player(
     text = wall_page(client, owall.owid, "alice").text
     assert "1 / 3" in text
     assert "1 of 2 missions done" in text
-    # The button goes through the tracking link with the player's uid.
+    # The button goes through the tracking link with the player's uid and the wall's language.
     link = urlsplit(page.links[offers["no_de"]])
     assert link.path == f"/missions/{offers['no_de']}"
-    assert parse_qs(link.query) == {"owid": [owall.owid], "uid": ["alice"]}
+    assert parse_qs(link.query) == {"owid": [owall.owid], "uid": ["alice"], "lang": ["en"]}
     assert offers["once"] not in page.links
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from api.core.periods import Period, picks
+from api.core.periods import Period, in_draw, period_picks, picks
 
 
 def utc(text: str) -> datetime:
@@ -128,3 +128,68 @@ def test_each_mission_of_a_pool_of_6_goes_to_about_half_of_1000_players():
 
 def test_a_pool_no_larger_than_its_size_shows_every_mission():
     assert picks(POOL[:2], 3, pool="p", offerwall_id="ow", uid="u", key="k") == frozenset(POOL[:2])
+
+
+NEW_YORK = Period("day", "America/New_York")
+# New York leaves DST on 2026-11-01: that day runs 04:00 UTC to 05:00 UTC the next day.
+NOV_1 = utc("2026-11-01T04:00:00+00:00")
+
+
+def _order(members: list[str], uid: str, key: str) -> list[str]:
+    """A player's order of the members: the n-th is the one the n picks add to n-1."""
+    order: list[str] = []
+    for size in range(1, len(members) + 1):
+        chosen = picks(members, size, pool="ny", offerwall_id="ow", uid=uid, key=key)
+        order += sorted(chosen - set(order))
+    return order
+
+
+def test_a_member_that_ends_mid_period_gives_its_place_to_the_next_of_each_players_order():
+    members = [(m, None) for m in POOL]
+    now = utc("2026-11-01T18:00:00+00:00")
+    for uid in (f"player-{n}" for n in range(50)):
+        order = _order(POOL, uid, "2026-11-01")
+        chosen = period_picks(members, 3, NEW_YORK, pool="ny", offerwall_id="ow", uid=uid, now=now)
+        assert chosen == frozenset(order[:3])
+        left = [m for m in members if m[0] != order[1]]  # the second pick ends
+        assert period_picks(
+            left, 3, NEW_YORK, pool="ny", offerwall_id="ow", uid=uid, now=now
+        ) == frozenset([order[0], order[2], order[3]])
+
+
+def test_a_member_that_joins_mid_period_waits_for_the_next_period_across_the_dst_change():
+    late = utc("2026-11-02T04:30:00+00:00")  # 23:30 on 1 November in New York
+    members = [(m, None) for m in POOL[:4]] + [("joined", late), ("started", late)]
+    assert in_draw(members, NOV_1) == POOL[:4]
+    assert in_draw(members, utc("2026-11-02T05:00:00+00:00")) == [m for m, _ in members]
+    for uid in (f"player-{n}" for n in range(50)):
+        for now in (late, utc("2026-11-02T04:59:59+00:00")):
+            chosen = period_picks(
+                members, 2, NEW_YORK, pool="ny", offerwall_id="ow", uid=uid, now=now
+            )
+            assert chosen == picks(
+                POOL[:4], 2, pool="ny", offerwall_id="ow", uid=uid, key="2026-11-01"
+            )
+    # From midnight in New York on, the draw has all six.
+    turned = {
+        uid: period_picks(
+            members,
+            2,
+            NEW_YORK,
+            pool="ny",
+            offerwall_id="ow",
+            uid=uid,
+            now=utc("2026-11-02T05:00:00+00:00"),
+        )
+        for uid in (f"player-{n}" for n in range(50))
+    }
+    assert any("joined" in chosen for chosen in turned.values())
+
+
+def test_a_new_pool_draws_from_the_members_it_had_when_its_first_one_joined():
+    first = utc("2026-11-01T15:00:00+00:00")
+    members = [("a", first), ("b", first), ("c", first + timedelta(hours=1))]
+    assert in_draw(members, NOV_1) == ["a", "b"]
+    # Once "a" and "b" end, what is left is drawn from.
+    assert in_draw(members[2:], NOV_1) == ["c"]
+    assert in_draw([], NOV_1) == []
