@@ -14,7 +14,7 @@ from api.conversions import ledger as conversions
 from models import ConversionStatus, Role
 from portal.components.formatting import minute, usd
 from portal.state.auth import SUBMITTED, AuthState, refusals
-from portal.state.paging import Paged
+from portal.state.paging import PlayerFilter
 
 MANAGERS = (Role.STAFF, Role.DESIGNER)
 # The status filter's choices besides "all": pending and rejected are the review queue's
@@ -45,6 +45,7 @@ class ConversionLine:
     review_due: str
     reviewed_by: str
     review_note: str
+    test: bool  # the offerwall's test player's
 
 
 def conversion_line(row: ConversionRow) -> ConversionLine:
@@ -67,10 +68,11 @@ def conversion_line(row: ConversionRow) -> ConversionLine:
         review_due=minute(row.review_due_at),
         reviewed_by=row.reviewed_by,
         review_note=row.review_note,
+        test=row.test,
     )
 
 
-class ConversionsState(Paged, AuthState):
+class ConversionsState(PlayerFilter, AuthState):
     rows: list[ConversionLine] = []
     status_filter: str = ""
     # The conversion in the reverse dialog, and what the dialog says about it.
@@ -87,10 +89,15 @@ class ConversionsState(Paged, AuthState):
         return await self._load_page(*MANAGERS)
 
     async def _fetch(self) -> None:
-        text, status, page = self.search, self.status_filter, self.page
+        text, status, test, page = self.search, self.status_filter, self._test_only(), self.page
         found = await self._run(
             lambda s, a: conversions.search(
-                session=s, studio_id=conversions.scope(a), text=text, status=status, page=page
+                session=s,
+                studio_id=conversions.scope(a),
+                text=text,
+                status=status,
+                test=test,
+                page=page,
             ),
             *MANAGERS,
         )
