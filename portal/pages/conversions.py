@@ -1,4 +1,5 @@
-"""Conversions (staff and designers): search, filter by status, reverse one with a reason."""
+"""Conversions (staff and designers): search, filter by status and by the test player (each
+of its conversions marked "Test"), reverse one with a reason."""
 
 import reflex as rx
 

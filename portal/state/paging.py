@@ -1,4 +1,5 @@
-"""The paging, status filter and search that the staff queue and the delivery log share.
+"""The paging, status filter and search that the staff queue and the delivery log share,
+and the test player's filter of the lists that hold its conversions (`PlayerFilter`).
 
 A Reflex state mixin: a state lists it first among its bases, declares its own `rows`,
 and fetches one `paging.Window` in `_fetch` (`_show` puts it on the page). Each handler here is wrapped by
