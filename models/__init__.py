@@ -9,7 +9,7 @@ from models.accounts import (
     Studio,
     User,
 )
-from models.alerts import AlertMessage
+from models.alerts import AlertAttempt, AlertMessage
 from models.economics import BudgetSpend, PayoutRule, Promotion
 from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
@@ -41,6 +41,7 @@ from models.webhooks import (
 )
 
 __all__ = [
+    "AlertAttempt",
     "AlertMessage",
     "BlockKind",
     "BlockedEntry",

@@ -1,4 +1,5 @@
-"""The alert outbox: each notice for ALERT_WEBHOOK_URL, with where its delivery stands."""
+"""The alert outbox: each notice for ALERT_WEBHOOK_URL, with where its delivery stands, and
+every attempt to post it."""
 
 from __future__ import annotations
 
@@ -27,3 +28,22 @@ class AlertMessage(SQLModel, table=True):
     lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     sent_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class AlertAttempt(SQLModel, table=True):
+    """One attempt to post an alert: the webhook's answer, or what went wrong."""
+
+    __tablename__ = "alert_attempt"
+
+    id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
+    alert_id: int = Field(
+        sa_type=sa.BigInteger, foreign_key="alert_message.id", index=True, ondelete="CASCADE"
+    )
+    started_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    duration_ms: int
+    status_code: int | None = Field(default=None)
+    # The first KiB of the answer, and what went wrong when there was no answer.
+    body_excerpt: str | None = Field(default=None, sa_type=sa.Text)
+    error: str | None = Field(default=None, sa_type=sa.Text)
+    # Whether a request went out: False when the address was refused before sending.
+    sent: bool

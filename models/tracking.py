@@ -15,6 +15,9 @@ from models.types import BigIntPK, JSONDoc, UTCDateTime, new_uuid, utcnow
 # its clicks and conversions are tests, never paid, out of the reports, and without
 # postbacks unless the offerwall asks for them (docs/publisher-integration.md#the-test-player).
 TEST_UID = "questwall-test-player"
+# The lists of conversions and postbacks mark the test player's and filter by it: every
+# one (no choice), real players' only, or the test player's only (the `test` they want).
+TEST_CHOICES: dict[str, bool] = {"real": False, "test": True}
 
 
 class Click(SQLModel, table=True):

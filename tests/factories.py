@@ -19,6 +19,7 @@ from api.studios import games
 from api.studios.games import IssuedCredential
 from api.tracking.clicks import ClickIn, Tracked, record_click
 from models import Offerwall, PlatformUser, PlatformUserIdentifier, Role
+from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import postback as _postback
 from models.tables import progress as _progress
@@ -262,8 +263,9 @@ def make_conversion(
 ) -> int:
     """A click on a mission through the offerwall (`click`: its `uid` and `ip`) and its
     conversion, queued through `postbacks.enqueue` in the conversion's transaction as the
-    ingestion does; returns the postback id. `click` may also give its `clickid`, `subs`
-    and `user_agent`."""
+    ingestion does; returns the postback id. `click` may also give its `clickid`, `subs` and
+    `user_agent`; the test player's click (uid `TEST_UID`) makes a test conversion, which
+    has a postback when its offerwall wants test postbacks (`test_postbacks`)."""
     from api.postbacks import outbox as postbacks
 
     tracked = make_click(engine, offer_id=mission_id, offerwall=offerwall, **click)
@@ -288,6 +290,9 @@ def make_conversion(
                 click_id=progress.click_id,
                 payout_micros=payout_micros,
                 created_at=now,
+                test=sa.select(_click.c.test)
+                .where(_click.c.id == progress.click_id)
+                .scalar_subquery(),
             )
             .returning(_conversion.c.id)
         ).scalar_one()

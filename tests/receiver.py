@@ -20,6 +20,7 @@ class Receiver:
         self.posts: list[bytes] = []  # the bodies of POST requests (alert webhooks)
         self.post_headers: list[dict[str, str]] = []  # the headers of each POST
         self.post_statuses: list[int] = []  # answers to POSTs, in order; then 204
+        self.post_replies: list[bytes] = []  # the bodies of those answers, in order; then none
         self.post_answers: list[int] = []  # the answer each POST got
         self.statuses: list[int] = []  # answers to give, in order; then 200
         self.hang_seconds = 0.0
@@ -77,12 +78,14 @@ def running_receiver(
                 receiver.posts.append(body)
                 receiver.post_headers.append({k.lower(): v for k, v in self.headers.items()})
                 status = receiver.post_statuses.pop(0) if receiver.post_statuses else 204
+                reply = receiver.post_replies.pop(0) if receiver.post_replies else b""
                 receiver.post_answers.append(status)
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)
             self.send_response(status)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
+            self.wfile.write(reply)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -14,6 +14,7 @@ from api.conversions import ledger as conversions
 from api.core.db import new_session, write_session
 from api.core.money import format_money, usd
 from models import ConversionStatus
+from models.tracking import TEST_CHOICES
 
 # Who a reversal from the command line is recorded as (the portal records the account's
 # e-mail address).
@@ -49,6 +50,7 @@ def _conversion_json(row: ConversionRow) -> dict[str, Any]:
         "reviewDueAt": _minute(row.review_due_at),
         "reviewedBy": row.reviewed_by or None,
         "reviewNote": row.review_note or None,
+        "test": row.test,
     }
 
 
@@ -87,13 +89,26 @@ def conversion_reverse(transaction_id: str, reason: str) -> None:
     "or a mission id, or part of a mission's title.",
 )
 @click.option("--status", type=click.Choice([s.value for s in ConversionStatus]))
+@click.option(
+    "--players",
+    type=click.Choice(["all", *TEST_CHOICES]),
+    default="all",
+    show_default=True,
+    help="Real players' conversions only, the offerwalls' test player's only (\"test\": "
+    "true), or both.",
+)
 @click.option("--page", default=1, show_default=True, type=click.IntRange(min=1))
-def conversion_list(search: str, status: str | None, page: int) -> None:
+def conversion_list(search: str, status: str | None, players: str, page: int) -> None:
     """List conversions, newest first, 20 to a page."""
     _require_ready()
     with new_session() as session:
         window = conversions.search(
-            session=session, studio_id=None, text=search, status=status or "", page=page
+            session=session,
+            studio_id=None,
+            text=search,
+            status=status or "",
+            test=TEST_CHOICES.get(players),
+            page=page,
         )
     _print_json(
         {

@@ -70,6 +70,8 @@ class ConversionRow:
     review_due_at: datetime | None = None
     reviewed_by: str = ""
     review_note: str = ""
+    # The offerwall's test player's (docs/publisher-integration.md#the-test-player).
+    test: bool = False
 
 
 def scope(account: Account) -> str | None:
@@ -123,6 +125,7 @@ def _listing() -> sa.Select:
             _conversion.c.review_due_at,
             _conversion.c.reviewed_by,
             _conversion.c.review_note,
+            _conversion.c.test,
             _conversion.c.period,
             _conversion.c.stage,
             _mission.c.stages,
@@ -138,14 +141,23 @@ def _listing() -> sa.Select:
 
 
 def search(
-    *, session: Session, studio_id: str | None, text: str = "", status: str = "", page: int = 1
+    *,
+    session: Session,
+    studio_id: str | None,
+    text: str = "",
+    status: str = "",
+    test: bool | None = None,
+    page: int = 1,
 ) -> Window[ConversionRow]:
     """Conversions newest first, those `studio_id` may see (None: all). `text` matches a
     transaction id, the publisher's uid, a platform user id, the game's own user id, a
-    mission id exactly, or part of a mission's title."""
+    mission id exactly, or part of a mission's title. `test`: the test player's only
+    (True), real players' only (False), or both (None)."""
     query = _listing().where(_visible(studio_id))
     if status:
         query = query.where(_conversion.c.status == status)
+    if test is not None:
+        query = query.where(_conversion.c.test if test else sa.not_(_conversion.c.test))
     text = text.strip()
     if text:
         game_user = (
@@ -203,6 +215,7 @@ def _row(r: sa.Row) -> ConversionRow:
         review_due_at=r.review_due_at,
         reviewed_by=r.reviewed_by or "",
         review_note=r.review_note or "",
+        test=bool(r.test),
     )
 
 

@@ -86,6 +86,7 @@ class DeliveryRow:
     created_at: datetime
     next_attempt_at: datetime | None  # a pending postback's next attempt; None otherwise
     last_status: str
+    test: bool = False  # the test player's conversion (docs/publisher-integration.md)
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,18 @@ class AttemptRow:
 
 
 def delivery_log(
-    *, session: Session, offerwall: Offerwall, status: str = "", search: str = "", page: int = 1
+    *,
+    session: Session,
+    offerwall: Offerwall,
+    status: str = "",
+    search: str = "",
+    test: bool | None = None,
+    page: int = 1,
 ) -> Window[DeliveryRow]:
     """The offerwall's postbacks newest first, by status, searched (in SQL) by the
     player's uid, the click id or the transaction id: any of them containing the text.
-    A reversed conversion has two rows: its conversion's postback and its reversal's."""
+    A reversed conversion has two rows: its conversion's postback and its reversal's.
+    `test`: the test player's only (True), real players' only (False), or both (None)."""
     last_code = (
         sa.select(col(PostbackAttempt.status_code))
         .where(col(PostbackAttempt.postback_id) == col(Postback.id))
@@ -122,6 +130,7 @@ def delivery_log(
             last_code,
             col(Click.uid),
             col(Click.clickid),
+            col(Conversion.test),
         )
         .join(Conversion, col(Conversion.id) == col(Postback.conversion_id))
         .join(Mission, col(Mission.id) == col(Conversion.mission_id))
@@ -130,6 +139,8 @@ def delivery_log(
     )
     if status:
         query = query.where(col(Postback.status) == status)
+    if test is not None:
+        query = query.where(col(Conversion.test) if test else sa.not_(col(Conversion.test)))
     if search.strip():
         text = search.strip().lower()
         query = query.where(
@@ -168,8 +179,20 @@ def delivery_log(
                 created_at=pb.created_at,
                 next_attempt_at=pb.next_attempt_at if pb.status == "pending" else None,
                 last_status="" if code is None else str(code),
+                test=bool(test_player),
             )
-            for pb, txn, conversion_status, micros, multiplier, title, code, uid, clickid in rows
+            for (
+                pb,
+                txn,
+                conversion_status,
+                micros,
+                multiplier,
+                title,
+                code,
+                uid,
+                clickid,
+                test_player,
+            ) in rows
         ],
         total,
         page,

@@ -2,22 +2,26 @@
 
 Pending applications, today's figures (the reports' own, for the UTC day), the support
 tickets waiting for an answer, the offerwalls whose postbacks are failing and those whose
-deliveries are paused (`endpoints.paused_endpoints`). As in reports, today's conversions
-and payout include those reversed since, and reversed and net payout count the reversals
-of today's conversions only: a reversal of an older conversion counts on that conversion's
-day. Each figure is one indexed query: offerwalls by status (`ix_offerwall_status`), clicks
-and conversions by time (`ix_click_created`, `ix_conversion_created`), postbacks by status
-and due time (`ix_postback_due`); the tickets are one count of their small table."""
+deliveries are paused (`endpoints.paused_endpoints`), and the alerts for ALERT_WEBHOOK_URL
+that failed or are being retried, with their attempts (`api/postbacks/alerts.py`). As in
+reports, today's conversions and payout include those reversed since, and reversed and net
+payout count the reversals of today's conversions only: a reversal of an older conversion
+counts on that conversion's day. Each figure is one indexed query: offerwalls by status
+(`ix_offerwall_status`), clicks and conversions by time (`ix_click_created`,
+`ix_conversion_created`), postbacks by status and due time (`ix_postback_due`), alerts by
+status (`ix_alert_message_due`) and their attempts by alert; the tickets are one count of
+their small table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from api.accounts import Account, require
+from api.postbacks import alerts as alert_outbox
 from api.postbacks import endpoint as endpoints
 from api.reports import figures as reports
 from api.tickets import desk
@@ -59,6 +63,9 @@ class Dashboard:
     paused: list[PausedEndpoint]
     # Players' support tickets that wait for an answer, every offerwall's.
     open_tickets: int = 0
+    # The newest alerts that failed or are retried, and how many there are in all.
+    alerts: list[alert_outbox.FailingAlert] = field(default_factory=list)
+    failing_alerts: int = 0
 
 
 def pending_applications(*, session: Session) -> int:
@@ -114,6 +121,7 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
     """The staff dashboard's figures at `now` (UTC). Staff only."""
     require(account, Role.STAFF)
     day = now.astimezone(UTC).date()
+    failing_alerts, alerts_in_all = alert_outbox.failing(session=session)
     return Dashboard(
         pending_applications=pending_applications(session=session),
         day=day.isoformat(),
@@ -121,4 +129,6 @@ def staff_dashboard(*, session: Session, account: Account, now: datetime) -> Das
         failing=failing_endpoints(session=session, now=now),
         paused=paused_endpoints(session=session),
         open_tickets=desk.open_count(session, account=account),
+        alerts=failing_alerts,
+        failing_alerts=alerts_in_all,
     )

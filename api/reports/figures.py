@@ -18,8 +18,9 @@ with the currency given with and without promotions and how many conversions a p
 multiplied. Staff and designers also see the games' spend: the revenue of the approved and
 held conversions, as budgets count it (docs/economics.md#budgets); publishers never see
 revenue (`spend_micros` is None for them, and it is never computed).
-The portal's reports page and the publishers' reporting API (`GET /offerwall/reports`,
-`reporting_api.py`) both call `build_report`, so their figures cannot differ. The date
+The portal's reports page (`paged_report`, a page of `PAGE_ROWS`) and the publishers'
+reporting API (`GET /offerwall/reports`, `reporting_api.py`) both call `build_report` and
+cut their pages in SQL, so their figures cannot differ. The date
 range is read by `ranges.py`, and a report written as CSV by `csv_export.py`.
 
 Why one module of this size: one report is one grouped statement built from its parts
@@ -67,6 +68,9 @@ COUNTED = (ConversionStatus.APPROVED, ConversionStatus.REVERSED)
 # The conversions whose revenue a game spends: approved, and held for review (as budgets
 # count them); a rejected or reversed one gives its revenue back.
 SPENT = (ConversionStatus.APPROVED, ConversionStatus.PENDING)
+# The rows of a page of the portal's reports page (`paged_report`): a sub value with
+# 100,000 values opens as its first 50.
+PAGE_ROWS = 50
 
 
 @dataclass(frozen=True)
@@ -300,6 +304,53 @@ def build_report(
 
 
 @dataclass(frozen=True)
+class ReportPage:
+    """One page of a report as the portal's reports page shows it: `report.rows` are the
+    page's, `report.totals` and `report.count` the whole report's."""
+
+    report: Report
+    page: int  # from 1, within `pages`
+    pages: int
+
+
+def paged_report(
+    *,
+    session: Session,
+    account: Account,
+    dimension: str,
+    first: date,
+    last: date,
+    game_id: str = "",
+    offer_id: str = "",
+    page: int = 1,
+) -> ReportPage:
+    """Page `page` of the report, `PAGE_ROWS` rows cut in SQL as the reporting API cuts
+    its pages (`build_report` with a limit), every grouping alike; a page past the last is
+    the last."""
+
+    def build(at: int) -> Report:
+        return build_report(
+            session=session,
+            account=account,
+            dimension=dimension,
+            first=first,
+            last=last,
+            game_id=game_id,
+            offer_id=offer_id,
+            limit=PAGE_ROWS,
+            offset=(at - 1) * PAGE_ROWS,
+        )
+
+    page = max(1, page)
+    report = build(page)
+    pages = max(1, -(-report.count // PAGE_ROWS))
+    if page > pages:  # fewer rows than when the page was offered
+        page = pages
+        report = build(page)
+    return ReportPage(report, page, pages)
+
+
+@dataclass(frozen=True)
 class _Query:
     """What one report counts: per source (clicks, conversions, refused clicks), the
     account's scope and the range as WHERE clauses, and the grouping's key."""
@@ -496,17 +547,16 @@ def _total(session: Session, q: _Query, currency: Currency | None, *, spends: bo
 
 def _page_keys(session: Session, q: _Query, limit: int, offset: int) -> tuple[list[str], int]:
     """The keys of one page of groups in the rows' order (payout, clicks, label, key) and
-    how many groups there are: grouped, ordered and cut in SQL."""
-    zero = sa.literal(0)
-    payout = sa.func.sum(col(Conversion.payout_micros))
+    how many groups there are: grouped, ordered and cut in SQL. The rows of the three
+    sources are grouped once, together (grouped each first, then again, the groups of a
+    sub value with 100,000 values were made twice)."""
+    zero, one = sa.literal(0), sa.literal(1)
     parts = sa.union_all(
-        sa.select(q.click_key.label("k"), sa.func.count().label("clicks"), zero.label("micros"))
-        .where(*q.click_where)
-        .group_by(q.click_key),
-        _conversions_select(q, q.conv_key.label("k"), zero, payout).group_by(q.conv_key),
-        sa.select(q.refused_key.label("k"), zero, zero)
-        .where(*q.refused_where)
-        .group_by(q.refused_key),
+        sa.select(q.click_key.label("k"), one.label("clicks"), zero.label("micros")).where(
+            *q.click_where
+        ),
+        _conversions_select(q, q.conv_key.label("k"), zero, col(Conversion.payout_micros)),
+        sa.select(q.refused_key.label("k"), zero, zero).where(*q.refused_where),
     ).subquery()
     groups = (
         sa.select(
@@ -515,12 +565,15 @@ def _page_keys(session: Session, q: _Query, limit: int, offset: int) -> tuple[li
             sa.func.sum(parts.c.micros).label("micros"),
         )
         .group_by(parts.c.k)
-        .subquery()
+        .cte("groups")
     )
     binary = "C" if session.get_bind().dialect.name == "postgresql" else "BINARY"
     label = _label_sql(q.dimension, groups.c.k)
+    # The groups are made once (a query names them twice: both databases keep them) and
+    # counted in the same statement as the page is cut.
+    counted = sa.select(sa.func.count()).select_from(groups).scalar_subquery()
     page = (
-        sa.select(groups.c.k)
+        sa.select(groups.c.k, counted.label("n"))
         .order_by(
             groups.c.micros.desc(),
             groups.c.clicks.desc(),
@@ -530,9 +583,11 @@ def _page_keys(session: Session, q: _Query, limit: int, offset: int) -> tuple[li
         .limit(limit)
         .offset(offset)
     )
-    keys = [str(k) for k in session.execute(page).scalars()]
-    count = session.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one()
-    return keys, int(count)
+    rows = session.execute(page).all()
+    if rows:
+        return [str(row.k) for row in rows], int(rows[0].n)
+    # A page past the last row: the count alone.
+    return [], int(session.execute(sa.select(counted)).scalar_one())
 
 
 def _label_sql(dimension: str, key: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Conversions (staff and designers): search, filter by status, reverse one with a reason."""
+"""Conversions (staff and designers): search, filter by status and by the test player (each
+of its conversions marked "Test"), reverse one with a reason."""
 
 import reflex as rx
 
@@ -8,6 +9,7 @@ from portal.components.forms import (
     search_form,
 )
 from portal.components.layout import empty_state, page, status_badge
+from portal.components.players import marked_test, players_filter
 from portal.components.tables import choice_filter, data_table, searched_list
 from portal.conversions.state import STATUSES, ConversionsState
 
@@ -15,7 +17,14 @@ REASON_ID = "reversal-reason"
 
 
 def _filter() -> rx.Component:
-    return choice_filter(ConversionsState, STATUSES, "Filter by status")
+    return rx.flex(
+        choice_filter(ConversionsState, STATUSES, "Filter by status"),
+        players_filter(ConversionsState, "Filter by player: real or test"),
+        spacing="3",
+        align="center",
+        wrap="wrap",
+        width="100%",
+    )
 
 
 def _search() -> rx.Component:
@@ -33,7 +42,7 @@ def _status(row) -> rx.Component:
     """The status; for a reversal why, who and when; for a rejection why and who; for a
     held conversion its signals and where it is decided."""
     return rx.vstack(
-        status_badge(row.status),
+        rx.hstack(status_badge(row.status), marked_test(row.test), spacing="1", wrap="wrap"),
         rx.match(
             row.status,
             (

@@ -11,7 +11,7 @@ from api.conversions import ConversionError
 from api.conversions import ledger as conversions
 from models import ConversionStatus, Role
 from portal.state.auth import SUBMITTED, AuthState, refusals
-from portal.state.paging import Paged
+from portal.state.paging import PlayerFilter
 from portal.state.rows import ConversionLine, conversion_line
 
 MANAGERS = (Role.STAFF, Role.DESIGNER)
@@ -20,7 +20,7 @@ MANAGERS = (Role.STAFF, Role.DESIGNER)
 STATUSES = ["approved", "pending", "rejected", "reversed"]
 
 
-class ConversionsState(Paged, AuthState):
+class ConversionsState(PlayerFilter, AuthState):
     rows: list[ConversionLine] = []
     status_filter: str = ""
     # The conversion in the reverse dialog, and what the dialog says about it.
@@ -37,10 +37,15 @@ class ConversionsState(Paged, AuthState):
         return await self._load_page(*MANAGERS)
 
     async def _fetch(self) -> None:
-        text, status, page = self.search, self.status_filter, self.page
+        text, status, test, page = self.search, self.status_filter, self._test_only(), self.page
         found = await self._run(
             lambda s, a: conversions.search(
-                session=s, studio_id=conversions.scope(a), text=text, status=status, page=page
+                session=s,
+                studio_id=conversions.scope(a),
+                text=text,
+                status=status,
+                test=test,
+                page=page,
             ),
             *MANAGERS,
         )

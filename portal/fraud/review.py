@@ -8,6 +8,7 @@ import reflex as rx
 from portal.components.confirm import form_dialog
 from portal.components.forms import reason_fields, search_form
 from portal.components.layout import empty_state
+from portal.components.players import marked_test
 from portal.components.tables import data_table, searched_list
 from portal.components.wording import counted
 from portal.fraud.state import FraudState
@@ -80,7 +81,7 @@ def _held_table() -> rx.Component:
                 spacing="1",
             ),
             rx.vstack(
-                rx.text(r.uid),
+                rx.hstack(rx.text(r.uid), marked_test(r.test), spacing="1", wrap="wrap"),
                 rx.code(r.platform_user_id, size="1", word_break="break-all"),
                 spacing="1",
             ),

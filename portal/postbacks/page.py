@@ -9,6 +9,7 @@ from api.postbacks import LEGACY, MACROS
 from portal import routes
 from portal.components.forms import form_error, submission_count
 from portal.components.layout import card, empty_state, page, status_badge
+from portal.components.players import marked_test, players_filter
 from portal.components.tables import data_table, pager
 from portal.components.workspace import (
     STEPS_STYLE,
@@ -324,6 +325,7 @@ def _kind(row) -> rx.Component:
             ("rejection", rx.badge("Rejection", color_scheme="red")),
             rx.badge("Conversion", color_scheme="blue"),
         ),
+        marked_test(row.test),
         rx.text(row.conversion_status, size="1", color_scheme="gray"),
         spacing="1",
         data_testid="delivery-kind",
@@ -339,22 +341,30 @@ def deliveries() -> rx.Component:
         card(
             rx.flex(
                 rx.heading("Delivery log", size="4", as_="h2"),
-                # Spelled out so the trigger (the control a user reaches) carries the
-                # name; the root renders no element of its own.
-                rx.select.root(
-                    rx.select.trigger(aria_label="Filter by status"),
-                    rx.select.content(
-                        *[
-                            rx.select.item(status.capitalize(), value=status)
-                            for status in ("all", "pending", "delivered", "failed")
-                        ]
+                rx.flex(
+                    # Spelled out so the trigger (the control a user reaches) carries the
+                    # name; the root renders no element of its own.
+                    rx.select.root(
+                        rx.select.trigger(aria_label="Filter by status"),
+                        rx.select.content(
+                            *[
+                                rx.select.item(status.capitalize(), value=status)
+                                for status in ("all", "pending", "delivered", "failed")
+                            ]
+                        ),
+                        value=s.status_choice,
+                        on_change=s.filter_status,
+                        size="2",
                     ),
-                    value=s.status_choice,
-                    on_change=s.filter_status,
-                    size="2",
+                    players_filter(s, "Filter by player: real or test"),
+                    spacing="2",
+                    align="center",
+                    wrap="wrap",
                 ),
                 justify="between",
                 align="center",
+                wrap="wrap",
+                gap="2",
                 width="100%",
             ),
             rx.form(

@@ -21,7 +21,7 @@ from models.types import utcnow
 from portal.backend import box, engine, off_loop, settings
 from portal.components.formatting import exact, money, when
 from portal.state.auth import SUBMITTED, refusals
-from portal.state.paging import Paged
+from portal.state.paging import PlayerFilter
 from portal.state.workspace import OfferwallScoped
 
 EXAMPLE_TEMPLATE = (
@@ -223,6 +223,7 @@ class DeliveryLine:
     created_at: str
     next_attempt_at: str  # "" unless pending
     last_status: str
+    test: bool  # the offerwall's test player's conversion
 
 
 def delivery_line(row: deliveries.DeliveryRow) -> DeliveryLine:
@@ -240,6 +241,7 @@ def delivery_line(row: deliveries.DeliveryRow) -> DeliveryLine:
         created_at=exact(row.created_at),
         next_attempt_at=exact(row.next_attempt_at),
         last_status=row.last_status,
+        test=row.test,
     )
 
 
@@ -262,7 +264,7 @@ def attempt_line(row: deliveries.AttemptRow) -> AttemptLine:
     )
 
 
-class DeliveryState(Paged, OfferwallScoped):
+class DeliveryState(PlayerFilter, OfferwallScoped):
     rows: list[DeliveryLine] = []
     # The postback opened in the side panel.
     open_id: int = 0
@@ -282,11 +284,16 @@ class DeliveryState(Paged, OfferwallScoped):
         return None
 
     async def _fetch(self) -> None:
-        status, search, page = self.status_filter, self.search, self.page
+        status, search, test, page = self.status_filter, self.search, self._test_only(), self.page
 
         def work(session: Session, offerwall: Offerwall, _a: Account) -> Window:
             return deliveries.delivery_log(
-                session=session, offerwall=offerwall, status=status, search=search, page=page
+                session=session,
+                offerwall=offerwall,
+                status=status,
+                search=search,
+                test=test,
+                page=page,
             )
 
         self._show(await self._on_offerwall(work), delivery_line)

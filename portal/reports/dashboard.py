@@ -1,10 +1,11 @@
 """The staff dashboard: what needs attention, each card with the page that deals with it:
-applications, today's figures, support tickets, paused and failing postbacks."""
+applications, today's figures, support tickets, paused and failing postbacks, and the
+alerts ALERT_WEBHOOK_URL did not take (sent again from here)."""
 
 import reflex as rx
 
 from portal import routes
-from portal.components.layout import card, page
+from portal.components.layout import card, page, status_badge
 from portal.components.wording import counted
 from portal.reports.dashboard_state import DashboardState
 
@@ -169,6 +170,111 @@ def _paused() -> rx.Component:
     )
 
 
+def _alert_attempt(attempt) -> rx.Component:
+    return rx.el.li(
+        rx.text(
+            attempt.started_at + " · " + attempt.answer + " · " + attempt.duration,
+            size="1",
+            weight="medium",
+        ),
+        rx.cond(
+            attempt.reply != "",
+            rx.code(attempt.reply, size="1", word_break="break-all", white_space="pre-wrap"),
+        ),
+        data_testid="alert-attempt",
+    )
+
+
+def _alert_row(row) -> rx.Component:
+    return rx.flex(
+        rx.vstack(
+            rx.hstack(
+                rx.code(row.event, size="2"),
+                rx.match(
+                    row.status,
+                    ("queued", rx.badge("retrying", color_scheme="amber")),
+                    status_badge(row.status),
+                ),
+                spacing="2",
+                align="center",
+                wrap="wrap",
+            ),
+            rx.text(
+                rx.cond(row.offerwall != "", row.offerwall + " · ", "")
+                + "made "
+                + row.created_at
+                + rx.cond(row.next_attempt_at != "", " · next try " + row.next_attempt_at, ""),
+                size="1",
+                color_scheme="gray",
+            ),
+            rx.text(row.last_error, size="2", color_scheme="red", word_break="break-word"),
+            rx.el.details(
+                rx.el.summary(
+                    rx.text(
+                        counted(row.attempts.length(), "attempt", "attempts"),
+                        size="1",
+                        as_="span",
+                    )
+                ),
+                rx.el.ol(
+                    rx.foreach(row.attempts, _alert_attempt),
+                    style={"margin": "0.25rem 0 0", "paddingLeft": "1.25rem"},
+                ),
+            ),
+            spacing="1",
+            min_width="0",
+            flex="1 1 16rem",
+        ),
+        rx.button(
+            "Send again",
+            size="1",
+            variant="soft",
+            on_click=DashboardState.send_alert_again(row.id),
+        ),
+        justify="between",
+        align="start",
+        spacing="3",
+        wrap="wrap",
+        width="100%",
+        data_testid="failing-alert",
+    )
+
+
+def _alerts() -> rx.Component:
+    s = DashboardState
+    return _card(
+        "Failing alerts",
+        rx.cond(
+            s.alerts.length() > 0,
+            rx.vstack(
+                rx.text(
+                    "Alerts ALERT_WEBHOOK_URL did not take: given up after their last attempt, "
+                    "or being retried. Send one again once the webhook is fixed.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.cond(
+                    s.failing_alerts > s.alerts.length(),
+                    rx.text(
+                        "The newest "
+                        + s.alerts.length().to_string()
+                        + " of "
+                        + s.failing_alerts.to_string()
+                        + ".",
+                        size="1",
+                        color_scheme="gray",
+                    ),
+                ),
+                rx.foreach(s.alerts, _alert_row),
+                spacing="3",
+                width="100%",
+            ),
+            rx.text("Every alert reached the alert webhook.", color_scheme="gray"),
+        ),
+        test_id="card-alerts",
+    )
+
+
 def staff_dashboard() -> rx.Component:
     return page(
         "Dashboard",
@@ -187,4 +293,5 @@ def staff_dashboard() -> rx.Component:
             spacing="4",
             width="100%",
         ),
+        _alerts(),
     )

@@ -9,7 +9,7 @@ from api.reports import PRESETS
 from portal import routes
 from portal.components.forms import field_error, native_select
 from portal.components.layout import card, empty_state, page
-from portal.components.tables import data_table
+from portal.components.tables import data_table, pager
 from portal.reports import margin_state
 from portal.reports.margin_state import MarginState
 from portal.reports.reports_state import FORM_ID, SUBMIT_FORM, ReportState
@@ -248,6 +248,11 @@ def _table() -> rx.Component:
     local_given = _figures((*LOCAL_HEADERS, *GIVEN_HEADERS), lambda r: [*_local(r), *_given(r)])
     return card(
         rx.cond(s.spends, spend, rx.cond(local, local_given, usd_given)),
+        # Rows come a page at a time (the totals are every row's); one page needs no pager.
+        rx.cond(
+            s.pages > 1,
+            rx.box(pager(s.page, s.pages, s.total, s.go), width="100%", data_testid="report-pager"),
+        ),
         rx.cond(local, rx.text(s.currency_note, size="2", color_scheme="gray")),
         rx.text(
             "Conversions and payout count every approved conversion, those reversed since "

@@ -128,6 +128,10 @@ class ReportState(AuthState):
     # Staff's and designers' reports show the games' spend; a publisher's never does.
     spends: bool = False
     errors: dict[str, str] = {}
+    # The page of rows shown (`figures.PAGE_ROWS` a page), and how many rows in all.
+    page: int = 1
+    pages: int = 1
+    total: int = 0
 
     @rx.event
     @refusals(into="errors")
@@ -142,6 +146,7 @@ class ReportState(AuthState):
         preset = self.router.url.query_parameters.get("preset", "")
         if preset in ranges.PRESETS:
             self._set_range(*ranges.preset_range(preset))
+        self.page = 1
         await self._choices()
         return await self._build()
 
@@ -157,11 +162,74 @@ class ReportState(AuthState):
         found = await self._run(work, *EVERYONE)
         self.games, self.offers = found.games, found.offers
 
-    async def _build(self, download: bool = False):
+    async def _build(self) -> None:
+        """The page `self.page` of the report: its rows cut in SQL, the totals of all."""
         # Whatever is refused below, no figures of an earlier choice stay on screen.
         self.errors, self.rows, self.totals, self.chart = {}, [], None, []
         first, last = ranges.parse_range(self.start, self.end)
         self._set_range(first, last)
+        dimension, game, offer, page = self.dimension, self.game, self.offer, self.page
+
+        def work(session: Session, account: Account) -> reports.ReportPage:
+            return reports.paged_report(
+                session=session,
+                account=account,
+                dimension=dimension,
+                first=first,
+                last=last,
+                game_id=game,
+                offer_id=offer,
+                page=page,
+            )
+
+        found = await self._run(work, *EVERYONE)
+        report = found.report
+        self.page, self.pages, self.total = found.page, found.pages, report.count
+        self.rows = [report_line(r, report.currency, report.amounts_in) for r in report.rows]
+        self.totals = report_line(report.totals, report.currency, report.amounts_in)
+        self.spends = report.totals.spend_micros is not None
+        self.currency_note = report.currency.note() if report.currency else ""
+        # The page's days; for the other groupings the page's 60 largest (all of them).
+        shown = report.rows if dimension == "day" else report.rows[:60]
+        self.chart = [
+            {"label": r.label, "clicks": r.clicks, "conversions": r.conversions} for r in shown
+        ]
+
+    @rx.event
+    @refusals(into="errors")
+    async def apply(self, form: dict[str, str]):
+        """The form: the range, the grouping and (staff, designers) the game and offer."""
+        self.dimension = form.get("dimension", "day") or "day"
+        self.start, self.end = form.get("start", ""), form.get("end", "")
+        game, offer = form.get("game", ""), form.get("offer", "")
+        if game != self.game:  # another game's offers to choose from
+            self.game, self.offer = game, ""
+            await self._choices()
+        else:
+            self.offer = offer
+        self.page = 1
+        return await self._build()
+
+    @rx.event
+    @refusals(into="errors")
+    async def preset(self, name: str):
+        self._set_range(*ranges.preset_range(name))
+        self.page = 1
+        return await self._build()
+
+    @rx.event
+    @refusals(into="errors")
+    async def go(self, page: int):
+        """Another page of the same report (the pager's); what is not a page number is
+        the first."""
+        self.page = page if isinstance(page, int) else 1
+        return await self._build()
+
+    @rx.event
+    @refusals(into="errors")
+    async def export(self):
+        """The CSV of every row of the report on screen (not only its page)."""
+        first, last = ranges.parse_range(self.start, self.end)
         dimension, game, offer = self.dimension, self.game, self.offer
 
         def work(session: Session, account: Account) -> reports.Report:
@@ -176,43 +244,7 @@ class ReportState(AuthState):
             )
 
         report = await self._run(work, *EVERYONE)
-        self.rows = [report_line(r, report.currency, report.amounts_in) for r in report.rows]
-        self.totals = report_line(report.totals, report.currency, report.amounts_in)
-        self.spends = report.totals.spend_micros is not None
-        self.currency_note = report.currency.note() if report.currency else ""
-        # Every day of the range; for the other groupings the 60 largest.
-        shown = report.rows if dimension == "day" else report.rows[:60]
-        self.chart = [
-            {"label": r.label, "clicks": r.clicks, "conversions": r.conversions} for r in shown
-        ]
-        if download:
-            return rx.download(
-                data=to_csv(report, dimension),
-                filename=f"questwall-{dimension}-{self.start}-{self.end}.csv",
-            )
-        return None
-
-    @rx.event
-    @refusals(into="errors")
-    async def apply(self, form: dict[str, str]):
-        """The form: the range, the grouping and (staff, designers) the game and offer."""
-        self.dimension = form.get("dimension", "day") or "day"
-        self.start, self.end = form.get("start", ""), form.get("end", "")
-        game, offer = form.get("game", ""), form.get("offer", "")
-        if game != self.game:  # another game's offers to choose from
-            self.game, self.offer = game, ""
-            await self._choices()
-        else:
-            self.offer = offer
-        return await self._build()
-
-    @rx.event
-    @refusals(into="errors")
-    async def preset(self, name: str):
-        self._set_range(*ranges.preset_range(name))
-        return await self._build()
-
-    @rx.event
-    @refusals(into="errors")
-    async def export(self):
-        return await self._build(download=True)
+        return rx.download(
+            data=to_csv(report, dimension),
+            filename=f"questwall-{dimension}-{first.isoformat()}-{last.isoformat()}.csv",
+        )

@@ -1,4 +1,5 @@
-"""The paging, status filter and search that the staff queue and the delivery log share.
+"""The paging, status filter and search that the staff queue and the delivery log share,
+and the test player's filter of the lists that hold its conversions (`PlayerFilter`).
 
 A Reflex state mixin: a state lists it first among its bases, declares its own `rows`,
 and fetches one `paging.Window` in `_fetch` (`_show` puts it on the page). Each handler here is wrapped by
@@ -12,6 +13,7 @@ from typing import Any
 import reflex as rx
 
 from api.core.paging import Window
+from models.tracking import TEST_CHOICES
 from portal.state.auth import refusals
 
 
@@ -59,4 +61,29 @@ class Paged(rx.State, mixin=True):
     @refusals()
     async def go(self, page: int):
         self.page = page
+        await self._fetch()
+
+
+class PlayerFilter(Paged, mixin=True):
+    """`Paged` for the lists that hold the test player's conversions (the Conversions page,
+    the delivery log), with their filter: every row (the default: a test row is marked,
+    never hidden), real players' only, or the test player's only."""
+
+    players: str = ""  # "" (every row) or a key of `TEST_CHOICES`
+
+    @rx.var
+    def players_choice(self) -> str:
+        """The filter control's value: the chosen players, or "all"."""
+        return self.players or "all"
+
+    def _test_only(self) -> bool | None:
+        """What the list's query narrows to: the test player's (True), real (False), both."""
+        return TEST_CHOICES.get(self.players)
+
+    @rx.event
+    @refusals()
+    async def filter_players(self, choice: str):
+        # Whatever the browser sends, the list is narrowed to a known choice or not at all.
+        self.players = choice if choice in TEST_CHOICES else ""
+        self.page = 1
         await self._fetch()

@@ -34,6 +34,7 @@ class ConversionLine:
     review_due: str
     reviewed_by: str
     review_note: str
+    test: bool  # the offerwall's test player's
 
 
 def conversion_line(row: ConversionRow) -> ConversionLine:
@@ -56,6 +57,7 @@ def conversion_line(row: ConversionRow) -> ConversionLine:
         review_due=minute(row.review_due_at),
         reviewed_by=row.reviewed_by,
         review_note=row.review_note,
+        test=row.test,
     )
 
 

@@ -21,7 +21,9 @@ from api.core.db import new_session, write_session
 from models import ConversionStatus, PostbackKind, Role
 from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user
+from models.tables import offerwall as _offerwall
 from models.tables import postback as _postback
+from models.tracking import TEST_UID
 from models.types import utcnow
 from portal.state.rows import conversion_line
 from tests.databases import postgres_and_pgbouncer
@@ -244,6 +246,44 @@ def test_the_status_filter(engine, sold):
     assert [r.transaction_id for r in reversed_] == [sold.transaction_id]
     assert [r.transaction_id for r in approved] == [sold.other_transaction_id]
     assert len(_search(engine).rows) == 2
+
+
+def _wanting_test_postbacks(engine: Engine, wall_id: str) -> None:
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(_offerwall).where(_offerwall.c.id == wall_id).values(test_postbacks=True)
+        )
+
+
+def test_the_test_players_conversions_are_marked_and_filtered_in_sql(engine, box, sold):
+    wall, _ = make_offerwall(engine, box, name="Tried Wall")
+    _wanting_test_postbacks(engine, wall.id)  # the factory returns the test one's postback
+    tried, _ = _transaction_of(
+        engine, make_conversion(engine, mission_id=sold.mission_a, offerwall=wall, uid=TEST_UID)
+    )
+
+    def listed(test: bool | None, **search) -> tuple[list[tuple[str, bool]], int]:
+        with new_session(engine) as session:
+            found = conversions.search(session=session, studio_id=None, test=test, **search)
+        return [(r.transaction_id, r.test) for r in found.rows], found.total
+
+    # Every conversion by default, the test player's marked; the total counted in SQL.
+    every, total = listed(None)
+    assert total == 3 and (tried, True) in every
+    assert {r for r, test in every if not test} == {sold.transaction_id, sold.other_transaction_id}
+    assert listed(True) == ([(tried, True)], 1)
+    real, total = listed(False)
+    assert total == 2 and {r for r, _ in real} == {sold.transaction_id, sold.other_transaction_id}
+    # With the search and the status filter, as the Conversions page combines them.
+    assert listed(True, text=TEST_UID) == ([(tried, True)], 1)
+    assert listed(False, text=TEST_UID) == ([], 0)
+    assert listed(True, status=ConversionStatus.REVERSED) == ([], 0)
+    assert conversion_line(conversions_row(engine, tried)).test is True
+
+
+def conversions_row(engine: Engine, transaction_id: str) -> ConversionRow:
+    [row] = _search(engine, transaction_id).rows
+    return row
 
 
 def test_a_uid_equal_to_another_transaction_id_reverses_only_that_transaction(engine, box, sold):

@@ -20,9 +20,17 @@ from api.core.db import new_session, write_session
 from api.postbacks import delivery_log as deliveries
 from api.postbacks import outbox as postbacks
 from api.postbacks.endpoint import EndpointError
-from models import Offerwall
+from api.publishers.wall_settings import set_test_postbacks
+from models import Offerwall, Role
+from models.tracking import TEST_UID
 from portal.postbacks.state import attempt_line, delivery_line
-from tests.factories import make_conversion, make_game, make_mission, make_paying_offerwall
+from tests.factories import (
+    make_account,
+    make_conversion,
+    make_game,
+    make_mission,
+    make_paying_offerwall,
+)
 from tests.outbox import run_once
 from tests.receiver import running_receiver
 
@@ -148,6 +156,26 @@ def test_the_log_is_searched_by_player_uid_click_id_or_transaction_id(engine, bo
     beta = next(row for row in _log(engine, wall).rows if row.uid == "player-beta")
     assert beta.clickid == "ck-200"
     assert found(beta.transaction_id) == ["player-beta"]
+
+
+def test_the_test_players_postbacks_are_marked_and_filtered_in_sql(engine, box, mission_id):
+    wall = make_paying_offerwall(engine, box, name="Wall one")
+    with write_session(engine) as session:  # so that the test player's has a postback
+        staff = make_account(Role.STAFF)
+        set_test_postbacks(session=session, account=staff, requested=wall.id, send=True)
+    real = make_conversion(engine, mission_id=mission_id, offerwall=wall, uid="real-player")
+    tried = make_conversion(engine, mission_id=mission_id, offerwall=wall, uid=TEST_UID)
+
+    def listed(**filters) -> tuple[list[tuple[int, bool]], int]:
+        found = _log(engine, wall, **filters)
+        return [(row.id, row.test) for row in found.rows], found.total
+
+    assert listed() == ([(tried, True), (real, False)], 2)  # every one, the test one marked
+    assert listed(test=True) == ([(tried, True)], 1)
+    assert listed(test=False) == ([(real, False)], 1)
+    assert listed(test=True, search="real-player") == ([], 0)
+    assert listed(test=True, status="pending") == ([(tried, True)], 1)
+    assert delivery_line(_log(engine, wall, test=True).rows[0]).test is True
 
 
 def test_the_log_is_paged_by_twenty_and_a_page_out_of_range_is_clamped(engine, box, mission_id):

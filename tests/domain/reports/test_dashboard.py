@@ -1,6 +1,7 @@
 """The staff dashboard (`api/reports/dashboard.py`): pending applications, today's
 figures (the reports' own for the UTC day), the offerwalls whose postbacks are failing and
-those whose deliveries are paused (SQLite and PostgreSQL)."""
+those whose deliveries are paused, and the alerts the webhook refused (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from api.accounts import Forbidden
 from api.conversions import ledger as conversions
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
+from api.postbacks import AlertSender
 from api.postbacks import endpoint as endpoints
 from api.reports import dashboard
 from api.reports import figures as reports
 from models import Offerwall, PostbackAttempt, Role
 from models.tables import postback as _postback
 from models.types import utcnow
-from portal.reports.dashboard_state import failing_line, paused_line
+from portal.reports.dashboard_state import alert_line, failing_line, paused_line
 from portal.reports.reports_state import report_line
 from tests.factories import (
     make_account,
@@ -30,6 +32,7 @@ from tests.factories import (
     make_mission,
     make_offerwall,
 )
+from tests.receiver import running_receiver
 
 STAFF = make_account(Role.STAFF)
 
@@ -187,6 +190,36 @@ def test_a_paused_endpoints_queue_is_what_its_banner_says_waits(engine, box):
         banner = endpoints.waiting(session, session.get(Offerwall, wall.id))
     assert banner == 2
     assert [p.queued for p in _dashboard(engine).paused] == [banner]
+
+
+def test_alerts_the_webhook_refused_are_listed_with_their_attempts(engine, box, settings):
+    wall, _ = make_offerwall(engine, box, name="Paused Wall")
+    alerting = settings.model_copy(
+        update={
+            "postback_allow_private": True,
+            "postback_pause_after_seconds": 0,
+            "postback_pause_min_failures": 1,
+        }
+    )
+    with running_receiver() as receiver:
+        receiver.post_statuses, receiver.post_replies = [500], [b"webhook down"]
+        alerting = alerting.model_copy(update={"alert_webhook_url": receiver.url})
+        with write_session(engine) as session:
+            failed = endpoints.Outcome(wall.id, utcnow(), True, "HTTP 500")
+            endpoints.record_outcomes(session, [failed], alerting, utcnow())
+        assert AlertSender(engine=engine, settings=alerting).run_once() == 1
+    found = _dashboard(engine)
+    assert found.failing_alerts == 1
+    [line] = [alert_line(row) for row in found.alerts]
+    assert (line.event, line.offerwall, line.status, line.last_error) == (
+        "endpoint.paused",
+        "Paused Wall",
+        "queued",
+        "HTTP 500",
+    )
+    [attempt] = line.attempts
+    assert (attempt.answer, attempt.reply) == ("HTTP 500", "webhook down")
+    assert attempt.duration.endswith(" ms") and line.next_attempt_at.endswith(" UTC")
 
 
 def test_the_dashboard_is_for_staff_only(engine):

@@ -1,7 +1,8 @@
 """A report cut into pages in SQL (`reports.build_report` with `limit`, as the reporting API
-calls it): a sub value with 100,000 distinct values gives one page of rows, its totals and
-its row count still over every group; pages put together are the whole report, in its
-order, for every grouping (SQLite and PostgreSQL)."""
+calls it, and `reports.paged_report`, the portal's reports page): a sub value with 100,000
+distinct values gives one page of rows, its totals and its row count still over every
+group; pages put together are the whole report, in its order, for every grouping (SQLite
+and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -124,6 +125,51 @@ def test_a_page_of_100000_sub_values_is_cut_in_sql_with_totals_over_every_row(en
     ]
     assert (deep["total"], deep["totals"]) == (page["total"], totals)
     assert _page(engine, crowd.wall, 3, MANY + 4, [])["data"] == []
+
+
+def _portal_page(engine: Engine, page: int, statements: list[str]) -> reports.ReportPage:
+    """A page of the crowd's report per sub1 as the portal's reports page asks for it
+    (staff, today)."""
+
+    def record(*args) -> None:
+        statements.append(args[2])
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        with new_session(engine) as session:
+            return reports.paged_report(
+                session=session,
+                account=make_account(Role.STAFF),
+                dimension="sub1",
+                first=today(),
+                last=today(),
+                page=page,
+            )
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+
+
+def test_the_reports_page_opens_a_sub_value_of_100000_values_as_one_page(engine, crowd):
+    statements: list[str] = []
+    first = _portal_page(engine, 1, statements)
+    rows, pages = MANY + 4, -(-(MANY + 4) // reports.PAGE_ROWS)
+    assert (first.page, first.pages, first.report.count) == (1, pages, rows)
+    assert len(first.report.rows) == reports.PAGE_ROWS
+    assert [r.key for r in first.report.rows[:5]] == ["top-a", "top-c", "top-b", "", "s000000"]
+    totals = first.report.totals
+    assert (totals.clicks, totals.conversions, totals.payout_micros) == (rows, 3, 4_510_000)
+    selects = [s for s in statements if s.lstrip().upper().startswith(("SELECT", "WITH"))]
+    assert any("LIMIT" in s.upper() for s in selects), "the page is not cut in SQL"
+    # The next page goes on where it ended; the last holds the rest; past it is the last.
+    second = _portal_page(engine, 2, [])
+    assert second.report.rows[0].key == f"s{reports.PAGE_ROWS - 4:06d}"
+    last = _portal_page(engine, pages, [])
+    assert len(last.report.rows) == rows - (pages - 1) * reports.PAGE_ROWS
+    assert last.report.rows[-1].key == f"s{MANY - 1:06d}"
+    beyond = _portal_page(engine, pages + 7, [])
+    assert (beyond.page, beyond.report.rows) == (pages, last.report.rows)
+    assert _portal_page(engine, 0, []).report.rows == first.report.rows
+    assert second.report.totals == last.report.totals == totals
 
 
 @pytest.fixture

@@ -164,3 +164,60 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
     expect(rival.get_by_role("dialog")).to_have_count(0)
     assert _conversion(portal, "refund-player-2").status == ConversionStatus.APPROVED
     assert _reversal_postbacks(portal, second.id) == 0
+
+
+def test_the_test_players_conversions_are_marked_and_filtered(portal, new_page):
+    """The test player's conversion says "Test" on the Conversions page and in the delivery
+    log, and each list's filter shows real and test, real only or test only."""
+    from models import Offerwall
+    from models.tracking import TEST_UID
+    from portal import routes
+    from tests.e2e.conftest import LAPTOP, looked_at
+
+    owid = approved_wall(portal, "Trial Wall")
+    with portal.setting_up() as (session, _):  # its test player's conversions send postbacks
+        wall = session.exec(select(Offerwall).where(Offerwall.owid == owid)).one()
+        wall.test_postbacks = True
+        session.add(wall)
+        wall_id = wall.id
+    convert(portal, owid, TEST_UID, title="Trial by the test player")
+    convert(portal, owid, "trial-real", title="Trial by a real player")
+
+    staff = new_page(*LAPTOP)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
+    staff.goto(portal.url + "/conversions")
+    expect(staff.get_by_role("heading", name="Conversions")).to_be_visible()
+    staff.get_by_label("Search conversions").fill("Trial by")
+    staff.get_by_role("button", name="Search").click()
+    rows = staff.get_by_test_id("conversion-row")
+    expect(rows).to_have_count(2)  # real and test, the test one marked
+    tried = rows.filter(has_text=TEST_UID)
+    expect(tried.get_by_test_id("test-badge")).to_have_text("Test")
+    expect(rows.filter(has_text="trial-real").get_by_test_id("test-badge")).to_have_count(0)
+    players = staff.get_by_label("Filter by player: real or test")
+    expect(players).to_have_value("all")
+    players.select_option("test")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text(TEST_UID)
+    looked_at(staff, "conversions-test-only")
+    players.select_option("real")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("trial-real")
+    expect(rows.get_by_test_id("test-badge")).to_have_count(0)
+
+    # The publisher's delivery log, as staff open it.
+    staff.goto(portal.url + routes.deliveries(wall_id))
+    expect(staff.get_by_role("heading", name="Delivery log")).to_be_visible()
+    kinds = staff.get_by_test_id("delivery-kind")
+    expect(kinds).to_have_count(2)
+    expect(staff.get_by_test_id("test-badge")).to_have_count(1)
+    log_players = staff.get_by_label("Filter by player: real or test")
+    log_players.select_option("test")
+    expect(kinds).to_have_count(1)
+    expect(staff.get_by_test_id("test-badge")).to_have_count(1)
+    expect(staff.get_by_text(TEST_UID, exact=True)).to_be_visible()
+    looked_at(staff, "deliveries-test-only")
+    log_players.select_option("real")
+    expect(kinds).to_have_count(1)
+    expect(staff.get_by_test_id("test-badge")).to_have_count(0)

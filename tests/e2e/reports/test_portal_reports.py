@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
@@ -19,7 +20,14 @@ from api.core.db import write_session
 from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.accounts.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import convert, import_offers, sign_in, sign_up, staff_approve
+from tests.e2e.steps import (
+    approved_wall,
+    convert,
+    import_offers,
+    sign_in,
+    sign_up,
+    staff_approve,
+)
 from tests.live import cli
 
 pytestmark = pytest.mark.e2e
@@ -414,3 +422,57 @@ def test_a_month_of_days_is_a_table_of_lines_that_a_phone_scrolls_through(portal
     expect(day.get_by_role("cell").first).to_be_in_viewport()
     assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     screenshot(staff, f"reports-month-scrolled-{width}")
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page, size):
+    """120 sub1 values of one game: the report per sub1 shows 50 rows a page and the
+    totals of all, and its pager goes from page to page."""
+    from models.tables import click as _click
+
+    width, height = size
+    name = f"Many subs {width}"
+    game = json.loads(cli(portal.env, "game", "create", name))
+    mission = {"title": name, "payout": 1, "destinationUrl": "https://g.example/"}
+    import_missions(portal, game["gameId"], {**mission, "rule": {"event": "WIN"}})
+    owid = approved_wall(portal, f"{name} wall")
+    mission_id = mission_titled(portal, name).id
+    click(portal, mission_id, owid, "subs-player")  # the player, with no sub1
+    with portal.setting_up() as (session, _):
+        first = (
+            session.execute(sa.select(_click).where(_click.c.mission_id == mission_id))
+            .one()
+            ._asdict()
+        )
+        del first["id"]
+        session.execute(_click.insert(), [{**first, "sub1": f"v{i:03d}"} for i in range(120)])
+
+    staff = new_page(width, height)
+    staff_signed_in(staff, portal)
+    staff.goto(portal.url + "/reports")
+    staff.get_by_label("Group").select_option("sub1")
+    staff.get_by_role("combobox", name="Game", exact=True).select_option(label=name)
+    rows = staff.get_by_test_id("report-row")
+    pager = staff.get_by_test_id("report-pager")
+    expect(pager).to_contain_text("121 in all")  # 120 values and "(none)"
+    expect(pager).to_contain_text("Page 1 of 3")
+    expect(rows).to_have_count(50)
+    expect(staff.get_by_test_id("report-total").get_by_role("cell").first).to_have_text("121")
+    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    pager.get_by_role("button", name="Next").click()
+    expect(pager).to_contain_text("Page 2 of 3")
+    expect(rows.first).to_contain_text("v049")  # after "(none)" and v000 … v048
+    pager.get_by_role("button", name="Next").click()
+    expect(pager).to_contain_text("Page 3 of 3")
+    expect(rows).to_have_count(21)
+    expect(rows.last).to_contain_text("v119")
+    expect(pager.get_by_role("button", name="Next")).to_be_disabled()
+    expect(staff.get_by_test_id("report-total").get_by_role("cell").first).to_have_text("121")
+    screenshot(staff, f"reports-pages-{width}")
+    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    pager.get_by_role("button", name="Previous").click()
+    expect(pager).to_contain_text("Page 2 of 3")
+    # Another grouping starts again at its first page.
+    staff.get_by_label("Group").select_option("day")
+    expect(pager).to_have_count(0)
+    expect(rows).to_have_count(30)

@@ -621,6 +621,34 @@ def test_conversion_list_filters_by_status_and_search(run):
     assert bad.returncode != 0 and "'paid' is not one of" in bad.stderr
 
 
+def test_conversion_list_marks_and_filters_the_test_players_conversions(run):
+    import sqlalchemy as sa
+
+    from api.core.db import get_engine, write_session
+    from models import Offerwall
+    from models.tracking import TEST_UID
+    from tests.factories import make_conversion
+
+    real = _a_conversion(run)
+    engine = get_engine()
+    with write_session(engine) as session:  # the test player's then has a postback
+        wall = session.scalars(sa.select(Offerwall).where(Offerwall.name == "Coins Wall")).one()
+        wall.test_postbacks = True
+    mission = json.loads(run("conversion", "list").stdout)["conversions"][0]["missionId"]
+    make_conversion(engine, mission_id=mission, offerwall=wall, uid=TEST_UID)
+
+    def listed(*args: str) -> list[tuple[str, str, bool]]:
+        found = json.loads(run("conversion", "list", *args).stdout)["conversions"]
+        return [(c["transactionId"], c["uid"], c["test"]) for c in found]
+
+    [(tried, _, _)] = listed("--players", "test")
+    assert listed() == [(tried, TEST_UID, True), (real, "pub-cli", False)]
+    assert listed("--players", "all") == listed()
+    assert listed("--players", "real") == [(real, "pub-cli", False)]
+    bad = run("conversion", "list", "--players", "fake", check=False)
+    assert bad.returncode != 0 and "'fake' is not one of" in bad.stderr
+
+
 def test_the_cli_adds_lists_tests_rotates_disables_and_removes_a_webhook(run, monkeypatch):
     """`questwall game webhook …` against a real receiver (docs/game-integration.md#webhooks)."""
     from standardwebhooks.webhooks import Webhook
