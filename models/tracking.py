@@ -231,6 +231,9 @@ class Conversion(SQLModel, table=True):
     # The budgets its revenue was drawn on, [[scope, period], …] (None: none), so that taking
     # it back gives back exactly what it took, whatever the budgets became since.
     budget_charges: list[list[str]] | None = Field(default=None, sa_type=JSONDoc)
+    # The cap counters it took besides the mission's `cap`, [[scope, period], …] as
+    # `cap_count` names them (None: none), given back exactly when it is taken back.
+    cap_places: list[list[str]] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     # A recurring mission's period (its progress row's) and a ladder's stage (1, 2, …).
     period: str | None = Field(default=None, max_length=10)

@@ -18,7 +18,6 @@ is decided once and its postback queued once.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -152,7 +151,7 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
         return len(rows)
-    take_back(session, [row.id for row in rows], Counter(row.mission_id for row in rows))
+    take_back(session, [row.id for row in rows])
     notified = set(
         session.execute(
             sa.select(_offerwall.c.id).where(

@@ -764,8 +764,11 @@ def _convert(
     stage = row.completions % len(spec.stages) if spec.stages else None
     money = _money(session, row, spec, stage, click.country, now)
     drawn: list[list[str]] = []
+    places: list[list[str]] = []
     if not test:
-        room = _take_place(session, spec, row.offerwall_id, now, money.revenue_micros, drawn)
+        room = _take_place(
+            session, spec, row.offerwall_id, now, money.revenue_micros, drawn, places
+        )
         if room is not True:
             return room
 
@@ -808,6 +811,7 @@ def _convert(
             promotion=money.promotion,
             multiplier=money.multiplier,
             budget_charges=drawn or None,
+            cap_places=places or None,
             period=row.period or None,
             stage=None if stage is None else stage + 1,
             created_at=now,
@@ -993,9 +997,11 @@ def _take_place(
     now: datetime,
     revenue_micros: int | None = None,
     drawn: list[list[str]] | None = None,
+    places: list[list[str]] | None = None,
 ) -> bool | None:
     """Count one more conversion of the mission under every cap it has, atomically: True
-    when there was room under all of them; False when its cap (or its cap for this
+    when there was room under all of them (the counters raised besides the mission's own
+    added to `places` as [scope, period]); False when its cap (or its cap for this
     offerwall) is reached for good, None when one of its period's is. The mission's row is
     taken first, as every conversion and give-back of it takes it (and as a batch locks
     its missions up front), then the counters; those raised before one that is full are
@@ -1016,6 +1022,8 @@ def _take_place(
     if spent is None:
         _give_back(session, spec.id, taken)
         return None  # a budget: the progress waits for the next period (or a raise)
+    if places is not None:
+        places.extend([scope, period] for scope, period in taken)
     if spent:
         filled = True
     if filled:
