@@ -12,7 +12,8 @@ so the publisher hears of both in order. Pending and rejected are the review's s
 A reversed conversion gives its places under the mission's caps back in the same
 transaction, as a rejected one does (`free_places`): under its `cap` and in every counter
 it took (the period caps of the period it was counted in, its offerwall's cap), since a cap
-counts the players the game gets, and a reversed one it did not get (docs/missions.md#caps)."""
+counts the players the game gets, and a reversed one it did not get. Each place freed goes
+to the earliest completion waiting for it, if any (docs/missions.md#caps)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.accounts import Account
+from api.core.config import get_settings
 from api.core.paging import Window, paged
 from api.core.refusals import DomainError
 from api.economics import budgets
-from api.missions import bump
+from api.fraud import Policy
+from api.missions import bump, pay_waiting
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, Game, PostbackKind, Role
@@ -216,12 +219,14 @@ def reverse(
     reason: str,
     actor: str,
     studio_id: str | None,
+    policy: Policy | None = None,
 ) -> ConversionRow:
     """Reverse an approved conversion the actor may see (`studio_id` as in `search`), with
     a reason the publisher receives as {reason}; its reversal postback is queued in the
-    same transaction, and its places under the mission's caps are freed (`take_back`). Refused: an unknown or hidden conversion (the same answer), a reason
-    out of 3 to 500 characters, a conversion not approved (reversed twice, pending,
-    rejected)."""
+    same transaction, and its places under the mission's caps are freed (`take_back`,
+    `policy` screening a waiting completion paid: None, this process's settings). Refused:
+    an unknown or hidden conversion (the same answer), a reason out of 3 to 500
+    characters, a conversion not approved (reversed twice, pending, rejected)."""
     reason = " ".join(reason.split())
     if not REASON_MIN <= len(reason) <= REASON_MAX:
         raise ConversionError(
@@ -253,7 +258,7 @@ def reverse(
     if result.rowcount != 1:  # type: ignore[attr-defined]
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
-    take_back(session, [found.id])
+    take_back(session, [found.id], now, policy)
     postbacks.enqueue(
         session,
         conversion_id=found.id,
@@ -273,11 +278,15 @@ def _not_reversible(status: str | None) -> str:
     return f"This conversion is {status}: only an approved conversion can be reversed."
 
 
-def take_back(session: Session, conversion_ids: list[int]) -> None:
+def take_back(
+    session: Session, conversion_ids: list[int], now: datetime, policy: Policy | None = None
+) -> None:
     """Give what conversions taken back (rejected or reversed) held back: their places
     under their missions' caps (`free_places`), then their revenue to the budgets they
-    drew on; the offer listings then show a mission again. The catalog's row is locked
-    last, as a conversion locks it."""
+    drew on; then each freed place goes to the earliest completion waiting for it, paid
+    as a completion is (`pay_waiting`, screened by `policy`: None, this process's
+    settings, as the server's own requests are), and the offer listings show a mission
+    again. The catalog's row is locked last, as a conversion locks it."""
     taken = session.execute(
         sa.select(_conversion.c.mission_id, _conversion.c.cap_places)
         .where(_conversion.c.id.in_(conversion_ids), sa.not_(_conversion.c.test))
@@ -285,6 +294,11 @@ def take_back(session: Session, conversion_ids: list[int]) -> None:
     ).all()
     free_places(session, taken)
     budgets.refund(session, conversion_ids)
+    policy = policy or Policy.from_settings(get_settings())
+    for row in taken:
+        pay_waiting(
+            session, mission_id=row.mission_id, places=row.cap_places or (), now=now, policy=policy
+        )
     bump(session)
 
 
