@@ -148,6 +148,15 @@ class Progress(SQLModel, table=True):
         sa.UniqueConstraint(
             "mission_id", "platform_user_id", "period", name="uq_progress_mission_player_period"
         ),
+        # The completions waiting for a place under a cap, in turn (few rows: partial).
+        sa.Index(
+            "ix_progress_waiting",
+            "mission_id",
+            "waiting_on",
+            "waiting_since",
+            postgresql_where=sa.text("waiting_on IS NOT NULL"),
+            sqlite_where=sa.text("waiting_on IS NOT NULL"),
+        ),
     )
 
     id: int | None = Field(default=None, sa_type=BigIntPK, primary_key=True)
@@ -180,6 +189,13 @@ class Progress(SQLModel, table=True):
         default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": sa.text("0")}
     )
     rate_count: int = Field(default=0, sa_column_kwargs={"server_default": sa.text("0")})
+    # A completion a full cap refused (docs/missions.md#caps): the counter it waits on
+    # ("cap", "total:<offerwall id>", "day:2026-11-28"…), since when, and what the event
+    # that completed it said ({time, arrived, country, userId}) to pay it as it would have
+    # been paid when a place is given back. None when nothing waits.
+    waiting_on: str | None = Field(default=None, max_length=64)
+    waiting_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    waiting_event: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
@@ -234,6 +250,9 @@ class Conversion(SQLModel, table=True):
     # The budgets its revenue was drawn on, [[scope, period], …] (None: none), so that taking
     # it back gives back exactly what it took, whatever the budgets became since.
     budget_charges: list[list[str]] | None = Field(default=None, sa_type=JSONDoc)
+    # The cap counters it took besides the mission's `cap`, [[scope, period], …] as
+    # `cap_count` names them (None: none), given back exactly when it is taken back.
+    cap_places: list[list[str]] | None = Field(default=None, sa_type=JSONDoc)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     # A recurring mission's period (its progress row's) and a ladder's stage (1, 2, …).
     period: str | None = Field(default=None, max_length=10)

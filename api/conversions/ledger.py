@@ -9,13 +9,16 @@ dispatcher sends it after the conversion's own postback has been delivered or gi
 so the publisher hears of both in order. Pending and rejected are the review's states
 (conversions held for review); neither can be reversed, since neither was paid.
 
-A reversed conversion gives its place under the mission's cap back in the same
-transaction, as a rejected one does (`free_places`): a cap counts the players the game
-gets, and a reversed one it did not get (docs/missions.md#caps)."""
+A reversed conversion gives its places under the mission's caps back in the same
+transaction, as a rejected one does (`free_places`): under its `cap` and in every counter
+it took (the period caps of the period it was counted in, its offerwall's cap), since a cap
+counts the players the game gets, and a reversed one it did not get. Each place freed goes
+to the earliest completion waiting for it, if any (docs/missions.md#caps)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,13 +26,16 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from api.accounts import Account
+from api.core.config import get_settings
 from api.core.paging import Window, paged
 from api.core.refusals import DomainError
 from api.economics import budgets
-from api.missions import bump
+from api.fraud import Policy
+from api.missions import bump, pay_waiting
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, Game, PostbackKind, Role
+from models.tables import cap_count as _cap_count
 from models.tables import click as _click
 from models.tables import conversion as _conversion
 from models.tables import game_user as _game_user
@@ -226,12 +232,14 @@ def reverse(
     reason: str,
     actor: str,
     studio_id: str | None,
+    policy: Policy | None = None,
 ) -> ConversionRow:
     """Reverse an approved conversion the actor may see (`studio_id` as in `search`), with
     a reason the publisher receives as {reason}; its reversal postback is queued in the
-    same transaction, and its place under the mission's cap is freed. Refused: an unknown or hidden conversion (the same answer), a reason
-    out of 3 to 500 characters, a conversion not approved (reversed twice, pending,
-    rejected)."""
+    same transaction, and its places under the mission's caps are freed (`take_back`,
+    `policy` screening a waiting completion paid: None, this process's settings). Refused:
+    an unknown or hidden conversion (the same answer), a reason out of 3 to 500
+    characters, a conversion not approved (reversed twice, pending, rejected)."""
     reason = " ".join(reason.split())
     if not REASON_MIN <= len(reason) <= REASON_MAX:
         raise ConversionError(
@@ -263,7 +271,7 @@ def reverse(
     if result.rowcount != 1:  # type: ignore[attr-defined]
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
-    take_back(session, [found.id], Counter([found.mission_id]))
+    take_back(session, [found.id], now, policy)
     postbacks.enqueue(
         session,
         conversion_id=found.id,
@@ -283,19 +291,40 @@ def _not_reversible(status: str | None) -> str:
     return f"This conversion is {status}: only an approved conversion can be reversed."
 
 
-def take_back(session: Session, conversion_ids: list[int], per_mission: Counter[str]) -> None:
+def take_back(
+    session: Session, conversion_ids: list[int], now: datetime, policy: Policy | None = None
+) -> None:
     """Give what conversions taken back (rejected or reversed) held back: their places
-    under their missions' caps, in mission id order as conversions lock missions, then
-    their revenue to the budgets they drew on; the offer listings then show a mission
+    under their missions' caps (`free_places`), then their revenue to the budgets they
+    drew on; then each freed place goes to the earliest completion waiting for it, paid
+    as a completion is (`pay_waiting`, screened by `policy`: None, this process's
+    settings, as the server's own requests are), and the offer listings show a mission
     again. The catalog's row is locked last, as a conversion locks it."""
-    free_places(session, per_mission)
+    taken = session.execute(
+        sa.select(_conversion.c.mission_id, _conversion.c.cap_places)
+        .where(_conversion.c.id.in_(conversion_ids), sa.not_(_conversion.c.test))
+        .order_by(_conversion.c.id)
+    ).all()
+    free_places(session, taken)
     budgets.refund(session, conversion_ids)
+    policy = policy or Policy.from_settings(get_settings())
+    for row in taken:
+        pay_waiting(
+            session, mission_id=row.mission_id, places=row.cap_places or (), now=now, policy=policy
+        )
     bump(session)
 
 
-def free_places(session: Session, per_mission: Counter[str]) -> None:
-    """Give the places of conversions taken back under their missions' caps back, in
-    mission id order as conversions lock missions."""
+def free_places(session: Session, taken: Sequence[sa.Row]) -> None:
+    """Give the places of conversions taken back (their `mission_id` and `cap_places`)
+    back: one under the mission's `cap` each, and one in every counter each took (the
+    period caps of the period it was counted in, its offerwall's cap; none recorded before
+    they were). Missions in id order as conversions lock them, each one's counters after
+    its row. The test player's conversions took no place and are not among them."""
+    per_mission = Counter(row.mission_id for row in taken)
+    per_counter = Counter(
+        (row.mission_id, scope, period) for row in taken for scope, period in row.cap_places or ()
+    )
     for mission_id in sorted(per_mission):
         session.execute(
             sa.update(_mission)
@@ -307,3 +336,17 @@ def free_places(session: Session, per_mission: Counter[str]) -> None:
                 )
             )
         )
+        for (of, scope, period), count in sorted(per_counter.items()):
+            if of != mission_id:
+                continue
+            session.execute(
+                sa.update(_cap_count)
+                .where(
+                    _cap_count.c.mission_id == mission_id,
+                    _cap_count.c.scope == scope,
+                    _cap_count.c.period == period,
+                )
+                .values(
+                    count=sa.case((_cap_count.c.count < count, 0), else_=_cap_count.c.count - count)
+                )
+            )

@@ -18,7 +18,6 @@ is decided once and its postback queued once.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +34,7 @@ from api.conversions.ledger import (
     visible_ids,
 )
 from api.core.db import write_session
+from api.fraud import Policy
 from api.postbacks import outbox as postbacks
 from api.webhooks.conversions import tell_decided
 from models import ConversionStatus, PostbackKind
@@ -98,13 +98,15 @@ def reject(
     actor: str,
     studio_id: str | None,
     reason: str,
+    policy: Policy | None = None,
 ) -> Decided:
     """Reject held conversions the actor may see, with a reason: never paid, no postback
-    (or `status=rejected` when the offerwall asked), their places under the cap freed."""
+    (or `status=rejected` when the offerwall asked), their places under the caps freed
+    (`take_back`, `policy` screening a waiting completion they pay)."""
     named = _named(transaction_ids)
     chosen = visible_ids(studio_id).where(_conversion.c.transaction_id.in_(named))
     reason = _note(reason, required=True)
-    decided = _decide(session, chosen, approved=False, actor=actor, note=reason)
+    decided = _decide(session, chosen, approved=False, actor=actor, note=reason, policy=policy)
     return Decided(decided, len(named) - decided)
 
 
@@ -126,7 +128,15 @@ def flag(
     return Decided(len(result), len(named) - len(result))
 
 
-def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, note: str) -> int:
+def _decide(
+    session: Session,
+    chosen: sa.Select,
+    *,
+    approved: bool,
+    actor: str,
+    note: str,
+    policy: Policy | None = None,
+) -> int:
     now = utcnow()
     status = ConversionStatus.APPROVED if approved else ConversionStatus.REJECTED
     rows = session.execute(
@@ -152,7 +162,7 @@ def _decide(session: Session, chosen: sa.Select, *, approved: bool, actor: str, 
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
         return len(rows)
-    take_back(session, [row.id for row in rows], Counter(row.mission_id for row in rows))
+    take_back(session, [row.id for row in rows], now, policy)
     notified = set(
         session.execute(
             sa.select(_offerwall.c.id).where(

@@ -9,7 +9,7 @@ game's budget (`game_budget`) and each mission's funnel.
 from api.missions.forms import PICKERS, TYPED, form_values
 from api.missions.index import INDEX, bump
 from api.missions.offers import OfferError, mission_rule, rule_of, standing
-from api.missions.progress import evaluate_events, replay_for_link
+from api.missions.progress import evaluate_events, pay_waiting, replay_for_link
 from api.missions.rule_words import summary
 from api.missions.rules import plain_number
 
@@ -22,6 +22,7 @@ __all__ = [
     "evaluate_events",
     "form_values",
     "mission_rule",
+    "pay_waiting",
     "plain_number",
     "replay_for_link",
     "rule_of",

@@ -10,7 +10,9 @@ are read and written with Core statements, the changed ones in one executemany: 
 batch may touch hundreds of them.
 
 Why one module of this size: evaluation, replay and conversion share the locks and the order
-in which rows are taken; split, the lock order would be spread over files.
+in which rows are taken; split, the lock order would be spread over files. A completion that
+waited for a place under a cap is paid here too (`pay_waiting`): by the same conversion,
+under the same order.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from api.economics import terms as economics_terms
 from api.fraud import DEFAULT_POLICY, Policy
 from api.fraud import policy as fraud
 from api.missions import open_offers
-from api.missions.index import MissionIndex, MissionSpec, bump
-from api.missions.rules import Tally, next_round, progress, step
+from api.missions.index import INDEX, MissionIndex, MissionSpec, bump
+from api.missions.rules import Tally, is_complete, next_round, progress, step
 from api.postbacks import outbox as postbacks
 from api.webhooks import messages as webhooks
 from models import ConversionStatus, PostbackKind, ProgressStatus
@@ -54,7 +56,16 @@ from models.tables import progress as _progress
 from models.tables import quest as _quest
 from models.types import new_uuid
 
-_PROGRESS_COLUMNS = ("id", *PROGRESS_STATE, "rate_minute", "rate_count", "state")
+_PROGRESS_COLUMNS = (
+    "id",
+    *PROGRESS_STATE,
+    "rate_minute",
+    "rate_count",
+    "state",
+    "waiting_on",
+    "waiting_since",
+    "waiting_event",
+)
 
 
 # Built once (every batch with a mission event runs it). Locks the progress rows only.
@@ -138,6 +149,11 @@ class ProgressRow:
     rate_minute: int = 0
     rate_count: int = 0
     state: Any = None  # what the richer kinds keep (rules.Tally.state)
+    # A completion a full cap refused: the counter it waits on, since when, and its event
+    # (`_wait`); None when nothing waits.
+    waiting_on: str | None = None
+    waiting_since: datetime | None = None
+    waiting_event: Any = None
 
 
 def evaluate_events(
@@ -172,7 +188,9 @@ def evaluate_events(
             columns[7] = from_db_time(columns[7])  # started_at
             columns[8] = from_db_time(columns[8])  # expires_at
             columns[14] = from_db_time(columns[14])  # resets_at
-            columns[-1] = from_db_json(columns[-1])  # state
+            columns[-4] = from_db_json(columns[-4])  # state
+            columns[-2] = from_db_time(columns[-2])  # waiting_since
+            columns[-1] = from_db_json(columns[-1])  # waiting_event
             row = by_id[columns[0]] = ProgressRow(*columns)
         users_of[row.platform_user_id].add(user_id)
     if not by_id and not periodic:
@@ -425,7 +443,17 @@ def _enrol(
 
 
 def _state(row: ProgressRow) -> tuple[Any, ...]:
-    return (row.status, row.count, row.run, row.total, row.state, row.completions, *_rate(row))
+    return (
+        row.status,
+        row.count,
+        row.run,
+        row.total,
+        row.state,
+        row.completions,
+        *_rate(row),
+        row.waiting_on,
+        row.waiting_since,
+    )
 
 
 def _rate(row: ProgressRow) -> tuple[int, int]:
@@ -725,6 +753,9 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
             completions=sa.bindparam("new_completions"),
             rate_minute=sa.bindparam("new_rate_minute"),
             rate_count=sa.bindparam("new_rate_count"),
+            waiting_on=sa.bindparam("new_waiting_on"),
+            waiting_since=sa.bindparam("new_waiting_since", type_=_progress.c.waiting_since.type),
+            waiting_event=sa.bindparam("new_waiting_event", type_=_progress.c.waiting_event.type),
             updated_at=sa.bindparam("now", type_=_progress.c.updated_at.type),
         )
     )
@@ -741,6 +772,9 @@ def _save(session: Session, rows: Sequence[ProgressRow], now: datetime) -> None:
                 "new_completions": r.completions,
                 "new_rate_minute": r.rate_minute,
                 "new_rate_count": r.rate_count,
+                "new_waiting_on": r.waiting_on,
+                "new_waiting_since": r.waiting_since,
+                "new_waiting_event": r.waiting_event,
                 "now": now,
             }
             for r in rows
@@ -759,17 +793,26 @@ def _convert(
     """Record a conversion unless a cap is reached (atomically; `_take_place`). A held one
     (docs/fraud.md#the-review-queue) is pending, without its postback, and counts against
     the cap like any other, so approvals can never overshoot it. The test player's
-    (its click's `test`) is never held and takes no place under the cap: it is not paid."""
+    (its click's `test`) is never held and takes no place under the cap: it is not paid.
+    A completion a full cap refuses waits on that cap's counter for a place given back
+    (`_wait`, `pay_waiting`)."""
     click = session.execute(_CLICK_OF, {"click_id": row.click_id}).one()
     test = bool(click.test)
     stage = row.completions % len(spec.stages) if spec.stages else None
     money = _money(session, row, spec, stage, click.country, now)
     drawn: list[list[str]] = []
+    places: list[list[str]] = []
     if not test:
-        room = _take_place(session, spec, row.offerwall_id, now, money.revenue_micros, drawn)
+        full: list[str] = []
+        room = _take_place(
+            session, spec, row.offerwall_id, now, money.revenue_micros, drawn, places, full
+        )
         if room is not True:
+            if full:
+                _wait(row, full[0], event, now)
             return room
 
+    row.waiting_on = row.waiting_since = row.waiting_event = None
     row.completions += 1
     assessed = fraud.assess(
         session,
@@ -809,6 +852,7 @@ def _convert(
             promotion=money.promotion,
             multiplier=money.multiplier,
             budget_charges=drawn or None,
+            cap_places=places or None,
             period=row.period or None,
             stage=None if stage is None else stage + 1,
             created_at=now,
@@ -1005,15 +1049,21 @@ def _take_place(
     now: datetime,
     revenue_micros: int | None = None,
     drawn: list[list[str]] | None = None,
+    places: list[list[str]] | None = None,
+    full: list[str] | None = None,
 ) -> bool | None:
     """Count one more conversion of the mission under every cap it has, atomically: True
-    when there was room under all of them; False when its cap (or its cap for this
-    offerwall) is reached for good, None when one of its period's is. The mission's row is
-    taken first, as every conversion and give-back of it takes it (and as a batch locks
-    its missions up front), then the counters; those raised before one that is full are
-    lowered again, in the same transaction. The listings are told once all are taken."""
+    when there was room under all of them (the counters raised besides the mission's own
+    added to `places` as [scope, period]); False when its cap (or its cap for this
+    offerwall) is reached for good, None when one of its period's is, the full counter's
+    name added to `full` (`_counter`). The mission's row is taken first, as every
+    conversion and give-back of it takes it (and as a batch locks its missions up front),
+    then the counters; those raised before one that is full are lowered again, in the same
+    transaction. The listings are told once all are taken."""
     raised = _raise_count(session, spec.id)
     if raised is None:
+        if full is not None:
+            full.append(LIFETIME)
         return False
     taken: list[tuple[str, str]] = []
     filled = raised
@@ -1021,6 +1071,8 @@ def _take_place(
         count = _raise_cap_count(session, spec.id, scope, period, limit)
         if count is None:
             _give_back(session, spec.id, taken)
+            if full is not None:
+                full.append(_counter(scope, period))
             return False if period == "total" else None
         taken.append((scope, period))
         filled = filled or count >= limit
@@ -1028,6 +1080,8 @@ def _take_place(
     if spent is None:
         _give_back(session, spec.id, taken)
         return None  # a budget: the progress waits for the next period (or a raise)
+    if places is not None:
+        places.extend([scope, period] for scope, period in taken)
     if spent:
         filled = True
     if filled:
@@ -1117,3 +1171,140 @@ def _raise_count(session: Session, mission_id: str) -> bool | None:
     if raised is None:
         return None
     return raised.cap is not None and raised.conversions >= raised.cap
+
+
+# --- completions waiting for a place (docs/missions.md#caps) --------------------------
+
+# The counter a mission's `cap` is (its `conversions`), as a waiting completion names it.
+LIFETIME = "cap"
+# How many waiting completions one freed place is offered to, in turn, before it is left
+# to the next completion: one that cannot take it waits on another counter from then on.
+_OFFERED = 20
+
+
+def _counter(scope: str, period: str) -> str:
+    """A cap counter's name as a waiting completion gives it: its period for the
+    mission's period caps ("day:2026-11-28"), "total:<offerwall id>" for its cap at one
+    offerwall."""
+    return f"{period}:{scope}" if scope else period
+
+
+def _wait(row: ProgressRow, counter: str, event: EngineEvent, now: datetime) -> None:
+    """The row's completion waits on the full `counter`: in turn from when it first
+    waited on it, with what its event said, to be paid as it would have been."""
+    if row.waiting_on == counter and row.waiting_since is not None:
+        return
+    row.waiting_on, row.waiting_since = counter, now
+    row.waiting_event = {
+        "time": event.time.isoformat(),
+        "arrived": (event.arrived or now).isoformat(),
+        "country": event.country,
+        "userId": event.user_id,
+    }
+
+
+def pay_waiting(
+    session: Session,
+    *,
+    mission_id: str,
+    places: Sequence[Sequence[str]],
+    now: datetime,
+    policy: Policy = DEFAULT_POLICY,
+) -> bool:
+    """Give the place a conversion taken back freed to the earliest completion waiting for
+    it: one waiting on the mission's `cap`, or on a counter the conversion took (`places`,
+    [scope, period]: its offerwall's cap, a period cap of a period still running), in the
+    order they started waiting. It is paid by `_convert`, as the completion would have
+    been when made (its checks as of `now`: an inactive or expired mission pays no one).
+    True when one was paid. The caller holds the mission's row (it gave the place back)
+    and bumps the catalog; rows another transaction holds are passed over, never waited
+    for, since this one already holds the mission a batch takes after its rows."""
+    spec = INDEX.current(session).missions.get(mission_id)
+    if spec is None or spec.expired(now):
+        return False
+    running = {_counter(scope, period) for scope, period, _ in spec.cap_scopes("", now)}
+    counters = {LIFETIME}
+    for scope, period in places:
+        name = _counter(scope, period)
+        if period == "total" or name in running:
+            counters.add(name)
+    passed: list[int] = []
+    try:
+        for _ in range(_OFFERED):
+            query = (
+                sa.select(*(_progress.c[name] for name in _PROGRESS_COLUMNS))
+                .where(
+                    _progress.c.mission_id == mission_id,
+                    _progress.c.waiting_on.in_(sorted(counters)),
+                    _progress.c.status.in_([ProgressStatus.STARTED, ProgressStatus.CAPPED]),
+                    _progress.c.id.not_in(passed),
+                )
+                .order_by(_progress.c.waiting_since, _progress.c.id)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+            )
+            found = session.execute(query).first()
+            if found is None:
+                return False
+            row = ProgressRow(*found)
+            passed.append(row.id)
+            if _pay(session, row, spec, now, policy):
+                return True
+        return False
+    finally:
+        session.info.pop(_BUMP_DUE, None)
+
+
+def _pay(
+    session: Session, row: ProgressRow, spec: MissionSpec, now: datetime, policy: Policy
+) -> bool:
+    """Convert a waiting row's completion now, and move the row on as `advance` would have
+    (completed; a repeatable mission's next round; a ladder's next stage). A completion
+    that no longer stands (a run broken since, a recurring mission's period over) waits
+    no more."""
+    saved = row.waiting_event or {}
+    event = EngineEvent(
+        "",
+        datetime.fromisoformat(saved["time"]) if saved else now,
+        None,
+        None,
+        0,
+        saved.get("userId") or "",
+        datetime.fromisoformat(saved["arrived"]) if saved else now,
+        saved.get("country"),
+    )
+    over = row.resets_at is not None and row.resets_at <= now
+    if not saved or over or not _stands(row, spec, event.time):
+        row.waiting_on = row.waiting_since = row.waiting_event = None
+        _save(session, [row], now)
+        return False
+    stage = row.completions % len(spec.stages) if spec.stages else None
+    paid = _convert(session, row, spec, event, now, policy)
+    if paid is False:
+        row.status = ProgressStatus.CAPPED  # another cap, reached for good
+    elif paid:
+        last = stage is None or stage + 1 == len(spec.stages)
+        if last and not spec.allow_multiple:
+            row.status = ProgressStatus.COMPLETED
+        else:
+            row.status = ProgressStatus.STARTED
+            if last:
+                tally = next_round(spec.rule, Tally(row.count, row.run, row.total, row.state))
+                row.count, row.run, row.total, row.state = (
+                    tally.count,
+                    tally.run,
+                    tally.total,
+                    tally.state,
+                )
+    _save(session, [row], now)
+    return bool(paid)
+
+
+def _stands(row: ProgressRow, spec: MissionSpec, moment: datetime) -> bool:
+    """Whether the row's tally still reaches what it waits to be paid for: the rule's
+    completion, or a ladder's next stage."""
+    tally = Tally(row.count, row.run, row.total, row.state)
+    if not spec.stages or (row.completions + 1) % len(spec.stages) == 0:
+        return is_complete(spec.rule, tally)
+    current, _ = progress(spec.rule, tally, moment)
+    return current >= spec.stages[row.completions % len(spec.stages)][0]
