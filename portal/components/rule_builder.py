@@ -5,9 +5,10 @@ groups, or steps in order) and when the mission is complete, every kind of rule
 Uncontrolled inputs for rx.form, named after the rule's field paths in a mission definition
 (`rule.event`, `rule.anyOf.1.conditions.0.value`, `rule.completion.kind`, …); their
 defaults come from the state's `values` (portal/missions/rule_inputs.py), which keeps what
-each input holds as the designer leaves it, so adding, removing or moving a group draws the
-builder again without losing anything typed. Every input's problem shows under it at once
-(a condition's under its row)."""
+each input holds as the designer leaves it. Each group, step and condition is drawn under
+its row's key, so adding, removing or moving one renames the inputs of the others but
+never draws them afresh: nothing typed is lost, even while the server answers. Every
+input's problem shows under it at once (a condition's under its row)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import reflex as rx
 
 from api.missions.forms import UNIT, UNIT_CHOICES
 from portal.components.forms import field_error, native_select
+from portal.missions.rule_inputs import CHIP_BOX, ROW_KEY
 
 OPERATORS = [">=", ">", "<=", "<", "==", "!=", "exists", "not exists", "in", "not in"]
 SHAPES = [
@@ -57,8 +59,19 @@ def rule_builder(state) -> rx.Component:
             "on_blur": lambda text: keep(name, text),
         }
 
+    def kept_in_row(key: rx.Var, part: str, name: rx.Var) -> dict[str, Any]:
+        """The same for a row's input, whose name a change of the rule's shape may alter
+        before the server hears of it: its row is named by key."""
+        return {
+            "default_value": values.get(name, "").to(str),
+            "on_blur": lambda text: state.keep_row(key, part, text),
+        }
+
+    def row_key(name: rx.Var, key: rx.Var) -> rx.Component:
+        """The row's key, submitted with its inputs (`_rule_fields` reads the form by it)."""
+        return rx.el.input(type="hidden", name=name + "." + ROW_KEY, value=key)
+
     def matcher(m: rx.Var) -> rx.Component:
-        index = m.n - 1
         event_name = m.prefix + ".event"
         heading = rx.cond(
             m.title != "",
@@ -68,9 +81,9 @@ def rule_builder(state) -> rx.Component:
                 rx.cond(
                     state.shape == "steps",
                     rx.hstack(
-                        _icon("arrow-up", "Move " + m.title + " up", state.move_matcher(index, -1)),
+                        _icon("arrow-up", "Move " + m.title + " up", state.move_matcher(m.key, -1)),
                         _icon(
-                            "arrow-down", "Move " + m.title + " down", state.move_matcher(index, 1)
+                            "arrow-down", "Move " + m.title + " down", state.move_matcher(m.key, 1)
                         ),
                         spacing="1",
                     ),
@@ -82,7 +95,7 @@ def rule_builder(state) -> rx.Component:
                     color_scheme="red",
                     type="button",
                     aria_label="Remove " + m.title,
-                    on_click=state.remove_matcher(index),
+                    on_click=state.remove_matcher(m.key),
                 ),
                 width="100%",
                 align="center",
@@ -91,6 +104,7 @@ def rule_builder(state) -> rx.Component:
         return rx.box(
             rx.vstack(
                 heading,
+                row_key(m.prefix, m.key),
                 rx.el.label(
                     rx.text(
                         rx.cond(m.title != "", m.title + " event name", "Event name"),
@@ -107,7 +121,7 @@ def rule_builder(state) -> rx.Component:
                     size="2",
                     width="320px",
                     max_width="100%",
-                    **kept(event_name),
+                    **kept_in_row(m.key, "event", event_name),
                     **marked(errors, event_name),
                 ),
                 row_error(errors, event_name),
@@ -123,7 +137,7 @@ def rule_builder(state) -> rx.Component:
                     size="1",
                     variant="soft",
                     type="button",
-                    on_click=state.add_condition(index),
+                    on_click=state.add_condition(m.key),
                 ),
                 spacing="2",
                 width="100%",
@@ -133,26 +147,28 @@ def rule_builder(state) -> rx.Component:
             padding=rx.cond(m.title != "", "0.75rem", "0"),
             width="100%",
             data_testid="matcher",
+            key=m.key,
         )
 
     def condition(c: rx.Var) -> rx.Component:
         number = c.n.to_string()
 
         def text(part: str, placeholder: str, width: str) -> rx.Component:
-            key = c.name + "." + part
+            name = c.name + "." + part
             return rx.input(
-                name=key,
+                name=name,
                 placeholder=placeholder,
                 aria_label=c.label + " " + part + " " + number,
                 size="2",
                 width=width,
                 max_width="100%",
-                **kept(key),
-                **marked(errors, key),
+                **kept_in_row(c.key, part, name),
+                **marked(errors, name),
             )
 
         op_name = c.name + ".op"
         return rx.vstack(
+            row_key(c.name, c.key),
             rx.flex(
                 text("field", "value or traits.kills", "200px"),
                 native_select(
@@ -160,7 +176,7 @@ def rule_builder(state) -> rx.Component:
                     name=op_name,
                     default_value=c.op,
                     aria_label=c.label + " operator " + number,
-                    on_change=lambda op: state.choose_op(op_name, op),
+                    on_change=lambda op: state.choose_op(c.key, op),
                 ),
                 rx.cond(
                     c.listed,
@@ -174,7 +190,7 @@ def rule_builder(state) -> rx.Component:
                 _icon(
                     "x",
                     "Remove " + c.label.lower() + " " + number,
-                    state.remove_condition(c.matcher, c.n - 1),
+                    state.remove_condition(c.key),
                     hidden=~c.removable,
                 ),
                 wrap="wrap",
@@ -186,6 +202,7 @@ def rule_builder(state) -> rx.Component:
             spacing="1",
             width="100%",
             data_testid="condition",
+            key=c.key,
         )
 
     def chip_box(c: rx.Var, number: rx.Var) -> rx.Component:
@@ -205,7 +222,7 @@ def rule_builder(state) -> rx.Component:
                             variant="ghost",
                             type="button",
                             aria_label="Remove " + chip,
-                            on_click=state.remove_chip(name, chip),
+                            on_click=state.remove_chip(c.key, chip),
                         ),
                         variant="soft",
                         size="2",
@@ -216,15 +233,15 @@ def rule_builder(state) -> rx.Component:
                 gap="1",
             ),
             rx.input(
-                id=name + ".chips",
+                id=CHIP_BOX + c.key,
                 placeholder="Type a value, then Enter",
                 aria_label=c.label + " value " + number,
                 auto_complete="off",
                 size="2",
                 width="200px",
                 max_width="100%",
-                on_blur=lambda text: state.add_chips(name, text),
-                on_key_down=lambda key: state.chip_key(name, key),
+                on_blur=lambda text: state.add_chips(c.key, text),
+                on_key_down=lambda key: state.chip_key(c.key, key),
                 custom_attrs=NO_FORM,
                 **marked(errors, name),
             ),
@@ -392,7 +409,6 @@ def rule_builder(state) -> rx.Component:
         rx.el.datalist(rx.el.option(value="groupId"), rx.el.option(value="value"), id=GROUP_FIELDS),
         spacing="3",
         width="100%",
-        key=state.rule_key.to_string(),
     )
 
 

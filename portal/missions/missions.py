@@ -78,8 +78,10 @@ def _live_badge(b: rx.Var) -> rx.Component:
         color_scheme=rx.match(b.kind, *LIVE_COLORS.items(), "gray"),
         variant="soft",
         # A long one ("Budget spent · reopens 29 Nov 05:00 (America/New_York)") wraps
-        # rather than running out of a phone's narrow cell.
+        # rather than running out of a phone's narrow cell or widening a laptop's table
+        # past its card; a long zone's name too ("America/Argentina/ComodRivadavia").
         white_space="normal",
+        overflow_wrap="anywhere",
         height="auto",
         max_width="100%",
         data_testid="live-" + b.kind.to(str),

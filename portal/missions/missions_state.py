@@ -235,7 +235,7 @@ class RuleTesterState(RuleInputs):
         """Typed events are pure computation, but only for accounts that manage the game; a
         player's events are the game's, read through the same check."""
         self.errors, self.steps, self.rule_summary, self.note = {}, [], "", ""
-        fields = {k: str(v) for k, v in form.items()} | self._list_fields()
+        fields = self._rule_fields({k: str(v) for k, v in form.items()})
         self.events = fields.get("events", "")
         self.source = "player" if fields.get("source") == "player" else "typed"
         self.player = fields.get("player", "")

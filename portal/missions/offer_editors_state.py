@@ -233,7 +233,7 @@ class EditorState(OfferEditing, RuleInputs):
     async def _save(self, fields: dict[str, str]) -> Any:
         self.errors = {}
         mission_id = self.mission_id or None
-        fields = fields | self._list_fields()
+        fields = self._rule_fields(fields)
 
         def work(session: Session, game: Game, _a: Account) -> Mission:
             return editor.save_mission_form(
@@ -255,6 +255,7 @@ class EditorState(OfferEditing, RuleInputs):
         if intent != "history":
             return None
         self.errors = {}
+        fields = self._rule_fields(fields)
         self.history_days = fields.get("historyDays", "").strip()
         if self.history_running:
             return rx.toast.info("The mission is being tried already; its figures come here.")

@@ -4,9 +4,16 @@ The builder's inputs are uncontrolled and named after the rule's field paths
 (`rule.event`, `rule.anyOf.1.conditions.0.value`, `rule.steps.2.event`, …), as
 api/missions/forms.py reads them. `values` holds their text, kept up to date as the
 designer leaves each input, so that a change of the rule's shape (a group added, a step
-moved up, a condition removed) can renumber them and draw the builder again (`rule_key`)
-without losing anything typed. A rule's matchers are drawn from `values` alone
-(`matchers`): what the builder shows is what the form submits."""
+moved up, a condition removed) can renumber them without losing anything typed. A rule's
+matchers are drawn from `values` alone (`matchers`): what the builder shows is what the
+form submits.
+
+Each matcher and condition has a key (`ROW_KEY`) that no change of shape alters: its
+inputs are drawn under it, so a change renames them but never draws them afresh, and what
+is typed while the server answers an add or a remove stays in them. The builder's events
+name a row by its key, never by its place, which may have moved by the time the server
+handles them; the form submits each row's key too, so a form read before a change reached
+the browser is still read row by row (`_rule_fields`)."""
 
 from __future__ import annotations
 
@@ -46,6 +53,12 @@ SAMPLE_RULE = {
     "rule.completion.threshold": "3",
 }
 CONDITION_PARTS = ("field", "op", "value")
+# A row's key, stored in `values` beside its inputs (`rule.anyOf.1._key`,
+# `rule.anyOf.1.conditions.0._key`) and submitted by a hidden input; one never stored is
+# the name the row had when first drawn. New rows get "new-1", "new-2", …
+ROW_KEY = "_key"
+# The names of the rows' inputs (and keys), as against the rule's other inputs.
+ROW_NAME = re.compile(r"rule\.(_key|event|conditions|anyOf|steps)(\.|$)")
 # A ladder's rows (`stages.0.threshold`, `stages.0.payout`, …) and the country payouts'
 # (`payouts.0.countries`, `payouts.0.payout`, …): kept like the builder's.
 STAGES = "stages."
@@ -56,14 +69,14 @@ PAYOUTS = "payouts."
 class ConditionRow:
     """One condition's inputs: `name` is its path (`rule.anyOf.1.conditions.0`)."""
 
+    key: str
     name: str
-    matcher: int  # its matcher's place, from 0
     n: int  # its place in its matcher, from 1
     op: str
     value: str
     chips: list[str]  # the values of an `in` / `not in` list
     listed: bool  # in / not in: its value is chips
-    removable: bool  # False for the empty row drawn when a matcher has none
+    removable: bool  # False for a matcher's one row while it is empty
     label: str  # how its inputs are named to a screen reader: "Condition", "Step 2 condition"
 
 
@@ -72,13 +85,20 @@ class MatcherRow:
     """An event name and its conditions: the rule's own (`rule`), or one of anyOf's or the
     steps' (`rule.anyOf.1`)."""
 
+    key: str
     prefix: str
     n: int  # from 1
     title: str  # "" for the rule's own event, "Group 2", "Step 2"
     conditions: list[ConditionRow] = field(default_factory=list)
 
 
-Matcher = tuple[str, list[dict[str, str]]]  # (event, [{field, op, value}])
+@dataclass
+class Matcher:
+    """An event name and its conditions as `values` hold them, with the rows' keys."""
+
+    key: str
+    event: str = ""
+    conditions: list[dict[str, str]] = field(default_factory=list)  # {_key, field, op, value}
 
 
 def shape_of(values: dict[str, str]) -> str:
@@ -100,79 +120,130 @@ def _condition_numbers(values: dict[str, str], prefix: str) -> list[int]:
     return sorted({int(m.group(1)) for name in values if (m := pattern.match(name))})
 
 
+def _condition_key(values: dict[str, str], matcher_key: str, prefix: str, i: int) -> str:
+    """A condition's key: the stored one, or else its place in its matcher's key (the
+    empty row drawn for a matcher with none is its first, before and after it is typed in)."""
+    return values.get(f"{prefix}.conditions.{i}.{ROW_KEY}") or f"{matcher_key}.conditions.{i}"
+
+
 def read_matchers(values: dict[str, str], shape: str) -> list[Matcher]:
     """The matchers the inputs hold, in order."""
-    return [
-        (
-            values.get(f"{prefix}.event", ""),
-            [
-                {
-                    part: values.get(f"{prefix}.conditions.{i}.{part}", "")
-                    for part in CONDITION_PARTS
-                }
-                for i in _condition_numbers(values, prefix)
-            ],
-        )
-        for prefix in _prefixes(values, shape)
-    ]
+    matchers = []
+    for prefix in _prefixes(values, shape):
+        key = values.get(f"{prefix}.{ROW_KEY}") or prefix
+        conditions = [
+            {
+                ROW_KEY: _condition_key(values, key, prefix, i),
+                **{p: values.get(f"{prefix}.conditions.{i}.{p}", "") for p in CONDITION_PARTS},
+            }
+            for i in _condition_numbers(values, prefix)
+        ]
+        matchers.append(Matcher(key, values.get(f"{prefix}.event", ""), conditions))
+    return matchers
 
 
 def with_matchers(values: dict[str, str], shape: str, matchers: list[Matcher]) -> dict[str, str]:
-    """`values` with its matchers replaced by `matchers` in `shape`, numbered afresh."""
-    kept = {
-        name: text
-        for name, text in values.items()
-        if not re.match(r"rule\.(event|conditions|anyOf|steps)(\.|$)", name)
-    }
+    """`values` with its matchers replaced by `matchers` in `shape`, numbered afresh, each
+    row with its key."""
+    kept = {name: text for name, text in values.items() if not ROW_NAME.match(name)}
     prefixes = ["rule"] if shape == "event" else [f"rule.{shape}.{i}" for i in range(len(matchers))]
-    for prefix, (event, conditions) in zip(prefixes, matchers, strict=False):
-        kept[f"{prefix}.event"] = event
-        for i, condition in enumerate(conditions):
-            for part in CONDITION_PARTS:
+    for prefix, matcher in zip(prefixes, matchers, strict=False):
+        kept[f"{prefix}.{ROW_KEY}"] = matcher.key
+        kept[f"{prefix}.event"] = matcher.event
+        for i, condition in enumerate(matcher.conditions):
+            for part in (ROW_KEY, *CONDITION_PARTS):
                 kept[f"{prefix}.conditions.{i}.{part}"] = condition.get(part, "")
     return kept
+
+
+# A list's box (not in the form) has the id CHIP_BOX + its condition's key.
+CHIP_BOX = "chips."
+
+
+def chip_box_id(key: str) -> str:
+    return CHIP_BOX + key
 
 
 def chips(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _empty_condition() -> dict[str, str]:
-    return {"field": "", "op": ">=", "value": ""}
+def _empty_condition(key: str) -> dict[str, str]:
+    return {ROW_KEY: key, "field": "", "op": ">=", "value": ""}
+
+
+def _blank(condition: dict[str, str]) -> bool:
+    """An empty row, as drawn for a matcher with no condition: nothing to remove."""
+    return not condition["field"] and not condition["value"] and condition["op"] in ("", ">=")
 
 
 def matcher_rows(values: dict[str, str]) -> list[MatcherRow]:
     """What the builder draws: each matcher, and each with at least one condition row."""
     shape = shape_of(values)
     rows = []
-    for n, (prefix, (_event, conditions)) in enumerate(
+    for n, (prefix, matcher) in enumerate(
         zip(_prefixes(values, shape), read_matchers(values, shape), strict=True), start=1
     ):
         title = "" if shape == "event" else f"{'Group' if shape == 'anyOf' else 'Step'} {n}"
         label = f"{title} condition" if title else "Condition"
-        shown = conditions or [_empty_condition()]
+        conditions = matcher.conditions
+        shown = conditions or [_empty_condition(f"{matcher.key}.conditions.0")]
         rows.append(
             MatcherRow(
+                key=matcher.key,
                 prefix=prefix,
                 n=n,
                 title=title,
                 conditions=[
                     ConditionRow(
+                        key=c[ROW_KEY],
                         name=f"{prefix}.conditions.{i}",
-                        matcher=n - 1,
                         n=i + 1,
                         op=c["op"] or ">=",
                         value=c["value"],
                         chips=chips(c["value"]),
                         listed=c["op"] in LIST_OPS,
                         label=label,
-                        removable=bool(conditions),
+                        removable=len(shown) > 1 or not _blank(c),
                     )
                     for i, c in enumerate(shown)
                 ],
             )
         )
     return rows
+
+
+def rule_fields(form: dict[str, str], now: dict[str, str]) -> dict[str, str]:
+    """A submitted form with the builder's rows under the names they have `now` (the
+    state's values, with what the designer left in the inputs).
+
+    The form is read in the browser when it is submitted, which may be before the browser
+    has drawn a change the server already made (a group removed, a step moved up): its
+    rows are found by their keys. A row the form lacks (added meanwhile) is taken from
+    `now`; one the builder no longer has is left out. The `in` / `not in` lists are taken
+    as the chips show them: newer than the form's hidden copies when Save follows the chip
+    box's blur at once."""
+    suffix = f".{ROW_KEY}"
+    drawn = {
+        key: name.removesuffix(suffix)
+        for name, key in form.items()
+        if ROW_NAME.match(name) and name.endswith(suffix)
+    }
+    fields = {name: text for name, text in form.items() if not ROW_NAME.match(name)}
+
+    def copy(key: str, name: str, parts: tuple[str, ...]) -> None:
+        source, was = (form, drawn[key]) if key in drawn else (now, name)
+        for part in parts:
+            if f"{was}.{part}" in source:
+                fields[f"{name}.{part}"] = source[f"{was}.{part}"]
+
+    for m in matcher_rows(now):
+        copy(m.key, m.prefix, ("event",))
+        for c in m.conditions:
+            copy(c.key, c.name, CONDITION_PARTS)
+            if c.listed:
+                fields[f"{c.name}.value"] = c.value
+    return fields
 
 
 class RuleInputs(GameScoped):
@@ -184,10 +255,10 @@ class RuleInputs(GameScoped):
     errors: dict[str, str] = {}
     # The rule in words (api/missions/rules.py: summary), of the saved or tested rule.
     rule_summary: str = ""
-    # Changes when the form is refilled, so its uncontrolled inputs take the new defaults;
-    # `rule_key` when only the rule builder's inputs are drawn again (a change of shape).
+    # Changes when the form is refilled, so its uncontrolled inputs take the new defaults.
     form_key: int = 0
-    rule_key: int = 0
+    # How many rows the builder has added (their keys: "new-1", "new-2", …).
+    _rows_added: int = 0
     # What the designer left in the builder's inputs since it was last drawn, kept on the
     # server only: leaving an input then sends and redraws nothing (each redraw of the
     # editor costs the browser a render). Merged into `values` before the builder is drawn
@@ -215,21 +286,29 @@ class RuleInputs(GameScoped):
             self.values, self._typed = {**self.values, **self._typed}, {}
 
     def _reshaped(self, values: dict[str, str]) -> None:
-        """New inputs for the builder: drawn again with these defaults (its messages were
-        about inputs that may have moved)."""
+        """The builder's rows changed: each kept row keeps its key, so its inputs stay as
+        they are, renamed (its messages were about inputs that may have moved)."""
         self.values, self._typed = values, {}
         self.errors = {k: v for k, v in self.errors.items() if not k.startswith("rule")}
-        self.rule_key += 1
 
-    def _list_fields(self) -> dict[str, str]:
-        """The `in` / `not in` lists as the chips show them: newer than the form's hidden
-        copies when Save follows the chip box's blur at once."""
-        return {
-            f"{c.name}.value": c.value
-            for m in matcher_rows({**self.values, **self._typed})
-            for c in m.conditions
-            if c.listed
-        }
+    def _new_key(self) -> str:
+        self._rows_added += 1
+        return f"new-{self._rows_added}"
+
+    def _row_name(self, key: str) -> str | None:
+        """The name a row's inputs have now (`rule.anyOf.0`, `rule.anyOf.0.conditions.1`);
+        None for a row the builder no longer has."""
+        for m in matcher_rows(self.values):
+            if m.key == key:
+                return m.prefix
+            for c in m.conditions:
+                if c.key == key:
+                    return c.name
+        return None
+
+    def _rule_fields(self, form: dict[str, str]) -> dict[str, str]:
+        """The submitted form with the builder's rows as they are now (`rule_fields`)."""
+        return rule_fields(form, {**self.values, **self._typed})
 
     # --- the builder's events -------------------------------------------------------------
 
@@ -243,6 +322,14 @@ class RuleInputs(GameScoped):
             self._typed = {**self._typed, name: text}
 
     @rx.event
+    def keep_row(self, key: str, part: str, text: str):
+        """A row's input left (a matcher's event, a condition's field or value): its text
+        kept under the name the row has now."""
+        name = self._row_name(key)
+        if name is not None and part in ("event", "field", "value"):
+            self._typed = {**self._typed, f"{name}.{part}": text}
+
+    @rx.event
     def choose_shape(self, shape: str):
         self._merge_typed()
         if shape not in SHAPES or shape == shape_of(self.values):
@@ -251,92 +338,107 @@ class RuleInputs(GameScoped):
         if shape == "event":
             matchers = matchers[:1]
         while len(matchers) < (1 if shape == "event" else STEP_MINIMUM):
-            matchers.append(("", []))
+            matchers.append(Matcher(self._new_key()))
         self._reshaped(with_matchers(self.values, shape, matchers))
+
+    def _matchers(self) -> tuple[str, list[Matcher]]:
+        """The rule's shape and its matchers, with everything the designer left in them."""
+        self._merge_typed()
+        shape = shape_of(self.values)
+        return shape, read_matchers(self.values, shape)
+
+    @staticmethod
+    def _place(matchers: list[Matcher], key: str) -> int:
+        """Where the matcher of this key is (-1: not there any more)."""
+        return next((i for i, m in enumerate(matchers) if m.key == key), -1)
 
     @rx.event
     def add_matcher(self):
-        self._merge_typed()
-        shape = shape_of(self.values)
-        matchers = read_matchers(self.values, shape)
+        shape, matchers = self._matchers()
         if shape != "event" and len(matchers) < MATCHER_LIMIT:
-            self._reshaped(with_matchers(self.values, shape, [*matchers, ("", [])]))
+            matchers.append(Matcher(self._new_key()))
+            self._reshaped(with_matchers(self.values, shape, matchers))
 
     @rx.event
-    def remove_matcher(self, index: int):
-        self._merge_typed()
-        shape = shape_of(self.values)
-        matchers = read_matchers(self.values, shape)
+    def remove_matcher(self, key: str):
+        shape, matchers = self._matchers()
+        index = self._place(matchers, key)
         least = STEP_MINIMUM if shape == "steps" else 1
-        if shape != "event" and 0 <= index < len(matchers) and len(matchers) > least:
+        if shape != "event" and index >= 0 and len(matchers) > least:
             del matchers[index]
             self._reshaped(with_matchers(self.values, shape, matchers))
 
     @rx.event
-    def move_matcher(self, index: int, delta: int):
-        self._merge_typed()
-        shape = shape_of(self.values)
-        matchers = read_matchers(self.values, shape)
+    def move_matcher(self, key: str, delta: int):
+        shape, matchers = self._matchers()
+        index = self._place(matchers, key)
         other = index + delta
-        if 0 <= index < len(matchers) and 0 <= other < len(matchers):
+        if index >= 0 and 0 <= other < len(matchers):
             matchers[index], matchers[other] = matchers[other], matchers[index]
             self._reshaped(with_matchers(self.values, shape, matchers))
 
     @rx.event
-    def add_condition(self, index: int):
-        self._merge_typed()
-        shape = shape_of(self.values)
-        matchers = read_matchers(self.values, shape)
-        if 0 <= index < len(matchers):
-            event, conditions = matchers[index]
-            shown = conditions or [_empty_condition()]  # the row drawn empty is one too
+    def add_condition(self, key: str):
+        shape, matchers = self._matchers()
+        index = self._place(matchers, key)
+        if index >= 0:
+            matcher = matchers[index]
+            # The row drawn empty for a matcher with none is one too, under its key.
+            shown = matcher.conditions or [_empty_condition(f"{matcher.key}.conditions.0")]
             if len(shown) < CONDITION_LIMIT:
-                matchers[index] = (event, [*shown, _empty_condition()])
+                matcher.conditions = [*shown, _empty_condition(self._new_key())]
                 self._reshaped(with_matchers(self.values, shape, matchers))
 
     @rx.event
-    def remove_condition(self, index: int, row: int):
-        self._merge_typed()
-        shape = shape_of(self.values)
-        matchers = read_matchers(self.values, shape)
-        if 0 <= index < len(matchers) and 0 <= row < len(matchers[index][1]):
-            event, conditions = matchers[index]
-            matchers[index] = (event, [c for i, c in enumerate(conditions) if i != row])
-            self._reshaped(with_matchers(self.values, shape, matchers))
+    def remove_condition(self, key: str):
+        shape, matchers = self._matchers()
+        for matcher in matchers:
+            kept = [c for c in matcher.conditions if c[ROW_KEY] != key]
+            if len(kept) < len(matcher.conditions):
+                # The last one gives way to an empty row of a key of its own: drawn afresh.
+                matcher.conditions = kept or [_empty_condition(self._new_key())]
+                self._reshaped(with_matchers(self.values, shape, matchers))
+                return
+
+    def _condition_input(self, key: str, part: str) -> str | None:
+        """The name of a condition's input now (`rule.conditions.0.op`), by its key."""
+        name = self._row_name(key)
+        return f"{name}.{part}" if name is not None and ".conditions." in name else None
 
     @rx.event
-    def choose_op(self, name: str, op: str):
+    def choose_op(self, key: str, op: str):
         """A condition's operator: a list's value shows as chips, any other as text."""
-        if name.startswith("rule.") and name.endswith(".op"):
+        if (name := self._condition_input(key, "op")) is not None:
             self._merge_typed()
             self.values = {**self.values, name: op}
 
     @rx.event
-    def add_chips(self, name: str, text: str):
+    def add_chips(self, key: str, text: str):
         """What is typed in a list's box (one value, or several with commas) becomes chips;
         the box empties."""
-        if not (name.startswith("rule.") and name.endswith(".value")) or not text.strip():
+        name = self._condition_input(key, "value")
+        if name is None or not text.strip():
             return None
         self._merge_typed()
         listed = chips(self.values.get(name, ""))
         listed += [c for c in chips(text) if c not in listed]
         self.values = {**self.values, name: ", ".join(listed)}
-        return rx.call_script(f"document.getElementById({json.dumps(name + '.chips')}).value=''")
+        return rx.call_script(f"document.getElementById({json.dumps(chip_box_id(key))}).value=''")
 
     @rx.event
-    def chip_key(self, name: str, key: str):
+    def chip_key(self, key: str, pressed: str):
         """Enter in a list's box adds what is typed (through the box's blur, which sends
         it), and the box keeps the focus for the next value."""
-        if key == "Enter":
-            box = json.dumps(name + ".chips")
+        if pressed == "Enter":
+            box = json.dumps(chip_box_id(key))
             return rx.call_script(
                 f"(b => {{ b.blur(); b.focus(); }})(document.getElementById({box}))"
             )
         return None
 
     @rx.event
-    def remove_chip(self, name: str, chip: str):
-        if name.startswith("rule.") and name.endswith(".value"):
+    def remove_chip(self, key: str, chip: str):
+        if (name := self._condition_input(key, "value")) is not None:
             self._merge_typed()
             kept = [c for c in chips(self.values.get(name, "")) if c != chip]
             self.values = {**self.values, name: ", ".join(kept)}

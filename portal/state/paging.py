@@ -33,10 +33,12 @@ class Paged(rx.State, mixin=True):
         return self.status_filter or "all"
 
     def _status_from_query(self) -> None:
-        """A link may open the list filtered (`?status=failed`, the staff dashboard's)."""
+        """A link may open the list filtered (`?status=failed`, the staff dashboard's), or
+        on every status (`?status=all`, as the filter's "All" says)."""
         status = self.router.url.query_parameters.get("status")
         if status is not None:
-            self.status_filter, self.search, self.page = status, "", 1
+            self.status_filter = "" if status == "all" else status
+            self.search, self.page = "", 1
 
     def _show(self, window: Window[Any], shown: Callable[[Any], Any] | None = None) -> None:
         """The window's rows, each as `shown` writes it for the page (as they are: none)."""

@@ -8,7 +8,7 @@ from api.tickets import ANSWER_MAX
 from portal.components.forms import field_error, form_error, search_form, submission_count
 from portal.components.layout import empty_state, page, status_badge
 from portal.components.offer_form import checkbox
-from portal.components.tables import data_table, searched_list
+from portal.components.tables import choice_filter, data_table, searched_list
 from portal.tickets.state import STATUSES, TicketsState
 
 ANSWER_ID = "ticket-answer"
@@ -27,21 +27,7 @@ def ticket_badge(status) -> rx.Component:
 def _filter() -> rx.Component:
     s = TicketsState
     return rx.flex(
-        rx.box(
-            rx.segmented_control.root(
-                rx.segmented_control.item("All", value="all"),
-                *[rx.segmented_control.item(c.capitalize(), value=c) for c in STATUSES],
-                value=s.status_choice,
-                on_change=s.filter_status,
-                aria_label="Filter by status",
-                # On a phone the four choices share its width, in a smaller size.
-                size=rx.breakpoints(initial="1", sm="2"),
-                width=rx.breakpoints(initial="100%", sm="auto"),
-            ),
-            overflow_x="auto",
-            max_width="100%",
-            width=rx.breakpoints(initial="100%", sm="auto"),
-        ),
+        choice_filter(s, STATUSES, "Filter by status"),
         rx.text(
             rx.text.strong(s.open_count.to_string(), data_testid="open-tickets"),
             rx.cond(s.open_count == 1, " ticket waits", " tickets wait"),

@@ -1,6 +1,7 @@
 """The portal's shell as a user meets it: the navigation says where you are, a phone gets
 one header row and tables as cards, forms show every error at once, destructive actions
-ask first, toasts stay off the buttons, and unsaved input is not lost by a stray click."""
+ask first, toasts stay off the titles and let clicks through to a list's row buttons under
+them, and unsaved input is not lost by a stray click."""
 
 from __future__ import annotations
 
@@ -246,3 +247,59 @@ def test_a_save_that_succeeds_takes_the_refusals_toast_away_and_toasts_cover_no_
     expect(errors).to_have_count(0, timeout=1_000)
     clear_of_title_and_tabs(saved)
     screenshot(designer, f"toast-saved-{width}")
+
+
+# A button of a list's row put under the toast (the page scrolled to bring it there), and
+# what a click at the button's centre would reach: the button, or the toast over it.
+UNDER_THE_TOAST = """async () => {
+  const toast = document.querySelector('[data-sonner-toast]');
+  if (!toast) return {button: '', under: false, reached: false};
+  await Promise.all(toast.getAnimations().map(a => a.finished));  // come to rest
+  const t = toast.getBoundingClientRect();
+  const room = document.documentElement.scrollHeight - window.innerHeight;
+  const button = [...document.querySelectorAll('[data-testid=publisher-row] button')]
+    .find(b => {
+      const r = b.getBoundingClientRect(), x = r.left + r.width / 2;
+      const scroll = window.scrollY + r.top + r.height / 2 - (t.top + t.height / 2);
+      return x > t.left + 30 && x < t.right && scroll >= 0 && scroll <= room;
+    });
+  if (!button) return null;
+  const r = button.getBoundingClientRect();
+  window.scrollBy(0, r.top + r.height / 2 - (t.top + t.height / 2));
+  const b = button.getBoundingClientRect(), x = b.left + b.width / 2, y = b.top + b.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  return {
+    button: button.textContent,
+    under: toast.isConnected && x > t.left && x < t.right && y > t.top && y < t.bottom,
+    reached: button.contains(hit),
+  };
+}"""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), PHONE], ids=["desktop", "phone"])
+def test_a_toast_lets_a_click_through_to_the_row_button_under_it(portal, new_page, size):
+    """Staff approve one publisher of a long list: the toast that says so lies over other
+    rows' buttons (at the bottom right, or across a phone's bottom), and a click there
+    reaches the button (the toast's close button, at its left corner, is left aside)."""
+    from api.publishers import offerwalls
+
+    width, height = size
+    with portal.setting_up() as (session, _):
+        for n in range(12):
+            offerwalls.create_offerwall(session=session, name=f"Under Toast {width} {n:02d}")
+    staff = new_page(width, height)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff).not_to_have_url(re.compile("/login"))
+    staff.goto(portal.url + "/staff/publishers")
+    staff.get_by_placeholder("Company, email, website or owid").fill(f"Under Toast {width}")
+    staff.get_by_role("button", name="Search").click()
+    rows = staff.get_by_test_id("publisher-row")
+    expect(rows).to_have_count(12)
+    staff_row(staff, f"Under Toast {width} 00").get_by_role("button", name="Approve").click()
+    expect(staff.get_by_text(f"Under Toast {width} 00 is approved")).to_be_visible()
+    expect(rows).to_have_count(11)
+    under = staff.evaluate(UNDER_THE_TOAST)
+    screenshot(staff, f"toast-over-rows-{width}")
+    assert under is not None, f"no row button can be brought under the toast at {width} px"
+    assert under["under"], f"the toast went before it could be measured: {under}"
+    assert under["reached"], f"the toast takes the click meant for {under['button']}"

@@ -1,8 +1,9 @@
 """Live operations in the real portal's editor and missions list: a recurring daily
 mission in a zone picked from the list, a ladder of three stages (one removed and added
 again), caps per period and per offerwall, a start date, a pooled mission that creates its
-pool; each opened again with its values; the list's badges and funnel per period; a
-ladder whose stages do not go up refused under the stage, with nothing typed lost."""
+pool; each opened again with its values; the list's badges and funnel per period, long
+ones inside their rows; a ladder whose stages do not go up refused under the stage, with
+nothing typed lost."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from api.core.periods import Period
 from models import Mission
 from models.offers import CapCount, MissionPool
 from models.types import utcnow
-from tests.e2e.conftest import looked_at
+from tests.e2e.conftest import LAPTOP, PHONE, looked_at
 from tests.e2e.missions.test_portal_editors import designer_with_game, import_missions, mission
 from tests.e2e.steps import approved_wall, click_mission
 
@@ -208,3 +209,47 @@ def test_live_operations_are_edited_opened_again_and_seen_in_the_list(portal, ne
     expect(capped_row.get_by_test_id("per-period")).to_contain_text("Today")
     expect(capped_row.get_by_test_id("period-figures").first).to_have_text("1 · 0 · 0")
     looked_at(designer, "live-ops-missions")
+
+
+# Each of the missions list's badges that reaches past its cell or the list's edges.
+BADGES_PAST = """() => [...document.querySelectorAll('[data-testid^="live-"]')].filter(b => {
+  const r = b.getBoundingClientRect();
+  const cell = b.closest('td').getBoundingClientRect();
+  const list = b.closest('.qw-cards').getBoundingClientRect();
+  return r.right > Math.min(cell.right, list.right) + 0.5 || r.left < list.left - 0.5;
+}).map(b => b.textContent)"""
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_the_lists_long_badges_stay_inside_their_rows(portal, new_page, size):
+    width, height = size
+    designer, game_id, _, _ = designer_with_game(
+        portal, new_page, f"Long Badges {width}", width=width, height=height
+    )
+    zone = "America/Argentina/ComodRivadavia"
+    import_missions(
+        portal,
+        game_id,
+        mission(
+            "Weekly far away",
+            "WIN",
+            recurrence={"every": "week", "weekStartsOn": "wednesday", "timeZone": zone},
+        ),
+        mission(
+            "Daily far away",
+            "WIN",
+            recurrence={"every": "day", "timeZone": zone},
+            startDate="2031-12-24T15:00:00+00:00",
+        ),
+    )
+    designer.goto(portal.url + f"/studio/missions?game={game_id}")
+    expect(designer.get_by_test_id("live-recurring")).to_have_text(
+        [f"Weekly from Wednesday · {zone}", f"Daily · {zone}"]
+    )
+    expect(designer.get_by_test_id("live-scheduled")).to_have_text("Starts 24 Dec 2031 15:00")
+    designer.wait_for_load_state("networkidle")
+    assert designer.evaluate(BADGES_PAST) == [], f"badges past their rows at {width} px"
+    # Nor does the list scroll sideways to show them.
+    view = designer.locator(".qw-cards .rt-ScrollAreaViewport")
+    assert view.evaluate("v => v.scrollWidth <= v.clientWidth"), f"the list scrolls at {width} px"
+    looked_at(designer, f"missions-long-badges-{width}", sizes=(size,))

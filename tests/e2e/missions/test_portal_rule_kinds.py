@@ -1,16 +1,19 @@
 """Every kind of rule built in the real portal's editor, without typing JSON: OR groups with
 `in` lists as chips, a total within one group, steps reordered with a time limit, a streak
 in a time zone and a count within a window; each saved, opened again with its rule in
-words, and saved unchanged without losing a part. And the rule tester replaying a real
-player's stored events, event by event, with why each passes or not."""
+words, and saved unchanged without losing a part. What is typed while the server answers
+an add or a remove, on a slow connection, is all saved. And the rule tester replaying a
+real player's stored events, event by event, with why each passes or not."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, WebSocketRoute, expect
 from sqlmodel import Session, select
 
 from models import Event, Mission
@@ -148,6 +151,97 @@ def test_every_kind_of_rule_is_built_saved_and_opened_again(portal, new_page):
     assert stored(portal, mission_id).rule.window.seconds == 5400
     designer.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
     looked_at(designer, "rule-kinds-window")
+
+
+class SlowAnswers:
+    """The page's websocket to the portal through the test: inside `held()` what the
+    server sends waits, as it would on a slow connection, and reaches the page, in order,
+    when the block ends. (A route's delay is for HTTP; the portal's events and their
+    answers go over this websocket.) Set up before the page opens its socket."""
+
+    def __init__(self, page: Page):
+        self.holding = False
+        self.waiting: list[str | bytes] = []
+        self.page_side: WebSocketRoute | None = None
+        page.route_web_socket(re.compile(r"/_event"), self._connect)
+
+    def _connect(self, ws: WebSocketRoute) -> None:
+        self.page_side = ws
+        server = ws.connect_to_server()
+        server.on_message(lambda message: self._from_server(ws, message))
+
+    def _from_server(self, ws: WebSocketRoute, message: str | bytes) -> None:
+        if self.holding and ws is self.page_side:
+            self.waiting.append(message)
+        else:
+            ws.send(message)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            waiting, self.waiting = self.waiting, []
+            assert self.page_side is not None
+            for message in waiting:
+                self.page_side.send(message)
+
+
+def test_what_is_typed_while_the_server_answers_an_add_or_remove_is_saved(portal, new_page):
+    designer, game_id, _, _ = designer_with_game(portal, new_page, "Slow Builder")
+    slow = SlowAnswers(designer)
+    designer.goto(portal.url + f"/studio/mission?game={game_id}")
+    expect(designer.get_by_test_id("editor-fieldset")).to_have_attribute("aria-busy", "false")
+    label = lambda text: designer.get_by_label(text, exact=True)  # noqa: E731
+    designer.get_by_label("Title").fill("Slow")
+    designer.get_by_label("Payout (USD)").fill("1")
+    designer.get_by_label("Destination URL").fill("https://slow.example/")
+    label("Event name").fill("MATCH_END")
+    label("Condition field 1").fill("value")
+    conditions = designer.get_by_test_id("condition")
+
+    # A condition added; its answer is slow, and meanwhile the first one's value is typed.
+    with slow.held():
+        designer.get_by_role("button", name="Add condition").click()
+        label("Condition value 1").fill("1000")
+        expect(conditions).to_have_count(1)  # the builder is not drawn again yet
+    expect(conditions).to_have_count(2)
+    expect(label("Condition value 1")).to_have_value("1000")
+    label("Condition field 2").fill("traits.map")
+    label("Condition operator 2").select_option("==")
+    label("Condition value 2").fill("dust")
+
+    # Three groups; the second removed while the third's event is typed and left, and the
+    # mission saved before the answer comes: the form the browser read then is the old one.
+    label("Which events count").select_option("anyOf")
+    expect(designer.get_by_test_id("matcher")).to_have_count(2)
+    label("Group 2 event name").fill("ASSIST")
+    designer.get_by_role("button", name="Add group").click()
+    expect(designer.get_by_test_id("matcher")).to_have_count(3)
+    with slow.held():
+        designer.get_by_role("button", name="Remove Group 2").click()
+        label("Group 3 event name").fill("WIN_RANKED")
+        label("Group 3 event name").press("Tab")
+        expect(designer.get_by_test_id("matcher")).to_have_count(3)
+        designer.get_by_role("button", name="Save mission").click()
+    expect(designer.get_by_text("Mission “Slow” created.")).to_be_visible()
+    expect(designer.get_by_test_id("matcher")).to_have_count(2)
+    expect(label("Group 2 event name")).to_have_value("WIN_RANKED")
+    with Session(portal.engine()) as db:
+        saved = db.exec(select(Mission).where(Mission.game_id == game_id)).one()
+        rule = mission_in(saved).rule
+    assert rule.model_dump(exclude_defaults=True)["anyOf"] == [
+        {
+            "event": "MATCH_END",
+            "conditions": [
+                {"field": "value", "op": ">=", "value": 1000},
+                {"field": "traits.map", "op": "==", "value": "dust"},
+            ],
+        },
+        {"event": "WIN_RANKED"},
+    ]
 
 
 def test_the_tester_replays_a_real_players_events(portal, new_page):

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
+    approved_wall,
     convert,
     offers_status,
     reveal_key,
@@ -254,3 +255,41 @@ def test_the_status_filter_names_each_status_with_its_count_and_fits_a_phone(
     )
     assert inside, f"the status filter is cut or scrolls sideways at {width} px"
     screenshot(staff, f"publishers-filter-{width}")
+
+
+# What of a list's row (and the row itself) reaches past the list's edges.
+PAST_THE_LIST = """row => {
+  const list = row.closest('.qw-cards').getBoundingClientRect();
+  return [row, ...row.querySelectorAll('*')]
+    .filter(e => { const r = e.getBoundingClientRect();
+      return r.width > 0 && (r.left < list.left - 0.5 || r.right > list.right + 0.5); })
+    .map(e => (e.closest('td')?.dataset.label || e.tagName) + ': ' + e.textContent.slice(0, 40));
+}"""
+
+
+@pytest.mark.parametrize("size", [(1366, 900), (390, 844)], ids=["desktop", "phone"])
+def test_every_publishers_row_stays_inside_the_list(portal, new_page, size):
+    """A phone's card of a row holds a long company, e-mail and website, the date it
+    applied and its buttons, inside the list; a laptop's row too. Opened on every status
+    (`?status=all`), pending and approved rows are both listed."""
+    width, _ = size
+    applicant = new_page()
+    sign_up(applicant, portal.url, f"Cardwide Extraordinarily Longnamed Rewards {width}")
+    approved_wall(portal, f"Cardwide Approved {width}")
+    staff = new_page(*size)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
+    staff.goto(portal.url + "/staff/publishers?status=all")
+    rows = staff.get_by_test_id("publisher-row")
+    expect(
+        rows.filter(has_text=f"Cardwide Extraordinarily Longnamed Rewards {width}")
+    ).to_have_count(1)
+    expect(rows.filter(has_text=f"Cardwide Approved {width}")).to_have_count(1)
+    staff.wait_for_load_state("networkidle")
+    past = {
+        rows.nth(i).get_by_role("cell").first.inner_text(): rows.nth(i).evaluate(PAST_THE_LIST)
+        for i in range(rows.count())
+    }
+    assert all(found == [] for found in past.values()), f"past the list at {width} px: {past}"
+    assert staff.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(staff, f"publishers-rows-{width}")

@@ -206,3 +206,40 @@ def publisher_email(portal, company: str) -> str:
     with Session(portal.engine()) as db:
         wall = db.exec(select(Offerwall).where(Offerwall.name == company)).one()
         return db.exec(select(User.email).where(User.offerwall_id == wall.id)).one()
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_status_filter_fits_the_screen_and_is_a_select_on_a_phone(portal, new_page, size):
+    width, _ = size
+    owid = approved_wall(portal, f"Filtered Tickets {width}")
+    convert(portal, owid, f"filter-player-{width}")
+    ticket = _open_ticket(portal, owid, f"filter-player-{width}", "No gems came.")
+    staff = new_page(*size)
+    sign_in(staff, portal.url, *portal.staff)
+    expect(staff).not_to_have_url(re.compile("/login"))
+    staff.goto(portal.url + "/tickets")
+    row = staff.get_by_test_id("ticket-row").filter(has_text=ticket.reference)
+    expect(row).to_be_visible()
+    radios = staff.get_by_role("radiogroup", name="Filter by status")
+    select = staff.get_by_role("combobox", name="Filter by status")
+    if width < 480:  # a select, whose choices are never squeezed or cut
+        expect(radios).to_be_hidden()
+        expect(select.locator("option")).to_have_text(["All", "Open", "Answered", "Closed"])
+        select.select_option("closed")
+        expect(row).to_have_count(0)
+        select.select_option("open")
+        control = select
+    else:
+        expect(select).to_be_hidden()
+        radios.get_by_role("radio", name="Closed").click()
+        expect(row).to_have_count(0)
+        radios.get_by_role("radio", name="Open").click()
+        control = radios
+    expect(row).to_be_visible()
+    inside = control.evaluate(
+        "e => { const r = e.getBoundingClientRect();"
+        " return r.left >= 0 && r.right <= window.innerWidth && e.scrollWidth <= e.clientWidth }"
+    )
+    assert inside, f"the status filter is cut or scrolls sideways at {width} px"
+    assert _fits(staff)
+    screenshot(staff, f"tickets-filter-{width}")
