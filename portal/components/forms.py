@@ -11,6 +11,9 @@ from api.conversions import REASON_MAX, REASON_MIN
 from api.fraud import DESCRIPTIONS
 from portal.state.auth import SUBMITTED, AuthState
 
+# The id of the datalist of IANA time zones a page draws for its time zone inputs.
+TIME_ZONES = "time-zones"
+
 
 def field(
     label: str,

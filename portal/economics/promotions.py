@@ -9,10 +9,16 @@ import reflex as rx
 
 from portal import routes
 from portal.components.confirm import confirm_button
-from portal.components.forms import field, field_error, form_error, native_select, submission_count
+from portal.components.forms import (
+    TIME_ZONES,
+    field,
+    field_error,
+    form_error,
+    native_select,
+    submission_count,
+)
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import loaded_form
-from portal.components.rule_builder import TIME_ZONES
 from portal.components.workspace import (
     PHONE_WIDTH,
     beside_preview,

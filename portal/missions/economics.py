@@ -17,7 +17,7 @@ import reflex as rx
 
 from portal.components.forms import field_error, native_select, remove_row_button
 from portal.components.layout import card
-from portal.components.rule_builder import TIME_ZONES, marked, row_error
+from portal.missions.rule_builder import TIME_ZONES, marked, row_error
 
 Field = Callable[..., rx.Component]
 BUDGET_EVERY = [

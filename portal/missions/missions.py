@@ -12,11 +12,11 @@ from portal.components.forms import field, field_error, form_error, submission_c
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.offer_form import checkbox, loaded_form
-from portal.components.rule_builder import rule_builder
 from portal.components.tables import data_table
 from portal.missions.economics import BUDGET_ZONES, budget_inputs, burn_line, time_zone_list
 from portal.missions.missions_state import MissionsState, RuleTesterState
 from portal.missions.offer_editors import editor, quest
+from portal.missions.rule_builder import rule_builder
 
 __all__ = ["editor", "missions", "quest", "tester"]
 

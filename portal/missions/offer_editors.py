@@ -21,11 +21,11 @@ from portal.components.offer_form import (
     text_fields,
     url_fields,
 )
-from portal.components.rule_builder import rule_builder
 from portal.missions.economics import revenue_and_payouts
 from portal.missions.live_operations import live_operations, start_date
 from portal.missions.offer_card import offer_card
 from portal.missions.offer_editors_state import EditorState, QuestState
+from portal.missions.rule_builder import rule_builder
 
 
 def _inputs(state: Any):

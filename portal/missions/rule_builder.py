@@ -18,7 +18,7 @@ from zoneinfo import available_timezones
 import reflex as rx
 
 from api.missions.forms import UNIT, UNIT_CHOICES
-from portal.components.forms import field_error, native_select
+from portal.components.forms import TIME_ZONES, field_error, native_select
 from portal.missions.rule_inputs import CHIP_BOX, ROW_KEY
 
 OPERATORS = [">=", ">", "<=", "<", "==", "!=", "exists", "not exists", "in", "not in"]
@@ -41,7 +41,6 @@ FIELD_KINDS = ("sum", "max", "min", "distinct")
 DAY_KINDS = ("days", "streak")
 PER_KINDS = ("count", "consecutive", "sum", "max", "min", "distinct")
 WINDOW_KINDS = ("count", "sum")
-TIME_ZONES = "time-zones"
 GROUP_FIELDS = "group-fields"
 # No form owns an input whose `form` names none: Enter in a chip box adds a chip, it does
 # not save the editor's form.
