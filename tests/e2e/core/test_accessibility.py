@@ -1,7 +1,7 @@
 """Accessibility in the real portal: every page of every role passes axe-core's WCAG 2.2
 AA rules (no violation of impact serious or critical) at a laptop's and a phone's width;
 a keyboard alone signs in, approves a publisher and edits a mission's rule, with the focus
-visible at every stop.
+visible at every stop; a dialog keeps the focus inside and hands it back to its opener.
 
 The pages come from the portal's page table (portal/portal.py `PAGES`): a page registered
 there and checked here for no role fails `test_every_registered_page_is_checked`."""
@@ -540,4 +540,46 @@ def test_a_keyboard_alone_signs_in_approves_a_publisher_and_edits_a_rule(
         saved = db.get(Mission, mission["id"])
         assert saved is not None
         assert (saved.rule_event, saved.rule_threshold) == ("ROUND_WON", 3)
+    assert keys.unseen == [], f"stops whose focus did not show: {keys.unseen}"
+
+
+def test_a_dialog_keeps_the_focus_and_hands_it_back_to_its_opener(portal, new_page):
+    """Reject (a dialog the page's state opens) and Suspend (a confirmation with its own
+    trigger) on staff's Publishers page, opened, tabbed through and closed by keyboard."""
+    with portal.setting_up() as (session, box):
+        for company in ("Dialog Pending", "Dialog Approved"):
+            user = signup_publisher(
+                session=session,
+                company=company,
+                website="https://dialog.example",
+                contact="Ada Lovelace",
+                email=f"{company.split()[1].lower()}@dialog.example",
+                password=PASSWORD,
+            )
+        wall = offerwalls.get_offerwall(session=session, ref=user.offerwall_id or "")
+        offerwalls.approve(session=session, box=box, offerwall=wall)
+    page = new_page(*LAPTOP)
+    keys = Keyboard(page)
+    sign_in(page, portal.url, *portal.staff)
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    for status, company, button, role in (
+        ("pending", "Dialog Pending", "Reject", "dialog"),
+        ("approved", "Dialog Approved", "Suspend", "alertdialog"),
+    ):
+        page.goto(portal.url + routes.publishers_with_status(status))
+        opener = page.get_by_test_id("publisher-row").filter(has_text=company)
+        opener = opener.get_by_role("button", name=button)
+        opener.focus()
+        page.keyboard.press("Enter")
+        dialog = page.get_by_role(role)
+        expect(dialog).to_be_visible()
+        for press in ["Tab"] * 6 + ["Shift+Tab"] * 6:
+            page.keyboard.press(press)
+            now = keys.focused()
+            assert now["dialog"], f"{press} left the {button} dialog for {now['tag']}"
+            if not now["ring"]:
+                keys.unseen.append(now["tag"])
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+        expect(opener).to_be_focused()
     assert keys.unseen == [], f"stops whose focus did not show: {keys.unseen}"
