@@ -95,6 +95,7 @@ app = QuestwallApp(
     head_components=[
         rx.el.link(rel="icon", href="/logo.svg", type="image/svg+xml"),
         rx.el.script(src="/unsaved.js", defer=True),
+        rx.el.script(src="/dialog_focus.js", defer=True),
     ],
     stylesheets=["/portal.css"],
     # Toasts come in at the bottom right (across the bottom on a phone), where they cover

@@ -123,7 +123,8 @@ def _user_menu() -> rx.Component:
                 rx.text(AuthState.user_email),
                 variant="soft",
                 size="2",
-                aria_label="Account menu",
+                # The name holds the email it shows, so a voice user can say what they see.
+                aria_label="Account menu, " + AuthState.user_email,
             )
         ),
         rx.menu.content(*_account_items(), align="end"),

@@ -29,7 +29,8 @@ def data_table(
     (assets/portal.css: `.qw-cards`), so no action is ever off screen. Without `cards` (a
     long list of figures, where a card a row would make the page endless) it stays a
     table of one line a row, scrolling sideways in its card with its first column held
-    (`.qw-lines`)."""
+    (`.qw-lines`): then this box is what scrolls, a region the keyboard can focus to
+    scroll it with the arrow keys."""
 
     def row(item: Any) -> rx.Component:
         return rx.table.row(
@@ -47,6 +48,9 @@ def data_table(
         class_name=rx.cond(cards, "qw-cards", "qw-lines"),
         overflow_x="auto",
         width="100%",
+        tab_index=rx.cond(cards, None, 0),
+        role=rx.cond(cards, None, "region"),
+        aria_label=rx.cond(cards, None, "Table, scrolls sideways"),
     )
 
 

@@ -114,7 +114,8 @@ def _promotion_row(p) -> rx.Component:
                     size="2",
                     color_scheme="red",
                     variant="soft",
-                    aria_label="End " + p.name + " now",
+                    # Its visible words first, then which promotion.
+                    aria_label="End now: " + p.name,
                 ),
             ),
             gap="3",

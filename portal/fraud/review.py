@@ -99,7 +99,11 @@ def _bulk_bar() -> rx.Component:
     return rx.flex(
         rx.el.label(
             rx.hstack(
-                rx.checkbox(checked=s.all_selected, on_change=s.toggle_page),
+                rx.checkbox(
+                    checked=s.all_selected,
+                    on_change=s.toggle_page,
+                    aria_label="Select all on this page",
+                ),
                 rx.text("Select all on this page", size="2"),
                 spacing="2",
                 align="center",

@@ -30,7 +30,8 @@ def events_page() -> rx.Component:
             ),
             rx.el.label(
                 rx.hstack(
-                    rx.switch(checked=s.live, on_change=s.toggle_live),
+                    # 24 px high: a target a finger (or a shaky hand) can hit.
+                    rx.switch(checked=s.live, on_change=s.toggle_live, size="3"),
                     rx.text("Live", size="2"),
                     align="center",
                 )

@@ -29,7 +29,7 @@ def application() -> rx.Component:
         ),
         card(
             rx.hstack(
-                rx.heading(ApplicationState.company, size="5"),
+                rx.heading(ApplicationState.company, size="5", as_="h2"),
                 status_badge(ApplicationState.status),
             ),
             rx.match(

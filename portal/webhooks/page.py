@@ -105,7 +105,14 @@ def _fresh_secret() -> rx.Component:
 
 def _type_box(index: int, name: str) -> rx.Component:
     return rx.text(
-        rx.flex(rx.checkbox(name=type_field(index)), rx.code(name), spacing="2", align="center"),
+        rx.flex(
+            # Its own name: a Radix checkbox is a label of its own, which the outer one
+            # cannot name.
+            rx.checkbox(name=type_field(index), aria_label=name),
+            rx.code(name),
+            spacing="2",
+            align="center",
+        ),
         as_="label",
         size="2",
     )

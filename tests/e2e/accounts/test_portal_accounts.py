@@ -123,17 +123,17 @@ def test_staff_disable_an_account_that_then_cannot_sign_in_and_enable_it_again(p
     staff.get_by_role("link", name="Users").click()
     expect(staff.get_by_role("heading", name="Users")).to_be_visible()
     staff.get_by_label("Search accounts").fill(email)
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
     row = staff.get_by_test_id("user-row").filter(has_text=email)
     expect(row).to_contain_text("Disabled Wall")
     # Staff cannot disable themselves: their own row has no such button.
     staff.get_by_label("Search accounts").fill(portal.staff[0])
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
     mine = staff.get_by_test_id("user-row").filter(has_text=portal.staff[0])
     expect(mine.get_by_text("You", exact=True)).to_be_visible()
     expect(mine.get_by_role("button", name="Disable")).to_have_count(0)
     staff.get_by_label("Search accounts").fill(email)
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
 
     row.get_by_role("button", name="Disable").click()
     staff.get_by_role("alertdialog").get_by_role("button", name="Disable").click()
@@ -163,7 +163,7 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
     staff.get_by_role("link", name="Mail", exact=True).click()
     expect(staff.get_by_role("heading", name="Mail outbox")).to_be_visible()
     staff.get_by_label("Search messages").fill(email)
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
     row = staff.get_by_test_id("mail-row").filter(has_text="Welcome Wall is approved")
     expect(row).to_contain_text("sent")
     row.get_by_role("button", name="Welcome Wall is approved").click()
@@ -172,7 +172,7 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
     # A reset link is its recipient's alone: staff read that it is there, not the link.
     staff.get_by_role("link", name="Users").click()
     staff.get_by_label("Search accounts").fill(email)
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
     staff.get_by_test_id("user-row").filter(has_text=email).get_by_role(
         "button", name="Send reset link"
     ).click()
@@ -182,7 +182,7 @@ def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mai
     mailbox.wait_for(email, subject="Set a new password")
     staff.get_by_role("link", name="Mail", exact=True).click()
     staff.get_by_label("Search messages").fill(email)
-    staff.get_by_role("button", name="Search").click()
+    staff.get_by_role("button", name="Search", exact=True).click()
     staff.get_by_role("button", name="Set a new password for Questwall").click()
     expect(staff.get_by_test_id("mail-body")).to_contain_text("only its recipient reads")
     expect(staff.get_by_test_id("mail-body")).not_to_contain_text("token")

@@ -181,7 +181,7 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
     # Once saved, leaving asks nothing.
     nav.get_by_role("link", name="Postback").click()
     publisher.get_by_label("URL", exact=True).fill("https://example.com/saved")
-    publisher.get_by_role("button", name="Save").click()
+    publisher.get_by_role("button", name="Save", exact=True).click()
     expect(publisher.get_by_text("Postback URL saved.")).to_be_visible()
     nav.get_by_role("link", name="Deliveries").click()
     expect(publisher).to_have_url(re.compile("/publisher/deliveries"))

@@ -203,11 +203,11 @@ def test_a_publisher_previews_adds_and_ends_promotions_and_the_wall_shows_them(
 
     # End now, after confirming: ended, and the wall shows the usual amounts.
     running = row.filter(has_text="Spring Sale")
-    running.get_by_role("button", name="End Spring Sale now").click()
+    running.get_by_role("button", name="End now: Spring Sale").click()
     publisher.get_by_role("alertdialog").get_by_role("button", name="End now").click()
     expect(publisher.get_by_text("Promotion “Spring Sale” ended.")).to_be_visible()
     expect(running).to_have_attribute("data-state", "ended")
-    expect(running.get_by_role("button", name="End Spring Sale now")).to_have_count(0)
+    expect(running.get_by_role("button", name="End now: Spring Sale")).to_have_count(0)
     assert 'id="promotion"' not in httpx.get(wall_url).text
 
 
