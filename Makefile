@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test check lint install install-dev bytecode chromium pgbouncer bench lock messages clean
+.PHONY: help run test screenshots check lint install install-dev bytecode chromium pgbouncer bench lock messages clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ WORKERS ?= auto
 
 test: lint bytecode ## Install test tools, lint, check the import contracts, type-check and run every test in parallel, with coverage
 	$(BIN)/pytest -n $(WORKERS) --cov --cov-report=term $(PYTEST_ARGS)
+
+screenshots: install-dev bytecode ## The browser tests alone, each page's screenshots to test-artifacts/screenshots/
+	QUESTWALL_SCREENSHOTS=1 $(BIN)/pytest -n $(WORKERS) -m e2e $(PYTEST_ARGS)
 
 check: lint bytecode ## The inner loop: lint, import contracts, types, unit and domain tests on SQLite (skips `slow`)
 	$(BIN)/pytest -n $(WORKERS) -m "not postgres and not slow" tests/unit tests/domain $(PYTEST_ARGS)
@@ -70,8 +73,8 @@ $(TOOLS)/.installed: $(TOOLS)/package.json $(TOOLS)/package-lock.json
 bytecode:
 	@$(BIN)/python -m compileall -q -j 0 api models portal alembic tests bench rxconfig.py
 
-chromium: ## Debian's Chromium for the browser tests
-	@test -x /usr/bin/chromium || scripts/apt-install.sh chromium
+chromium: ## Debian's headless Chromium for the browser tests
+	@test -x /usr/bin/chromium-headless-shell || scripts/apt-install.sh chromium-headless-shell
 
 pgbouncer: ## Debian's PgBouncer for the tests that run through it (each starts its own)
 	@test -x /usr/sbin/pgbouncer || scripts/apt-install.sh pgbouncer

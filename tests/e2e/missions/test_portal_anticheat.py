@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 from sqlmodel import Session, select
 
 from models import CheatFlag, Conversion, Mission
-from tests.e2e.conftest import ARTIFACTS, screenshot
+from tests.e2e.conftest import screenshot
 from tests.e2e.missions.test_portal_editors import designer_with_game
 from tests.e2e.steps import approved_wall, click_mission, send_events
 
@@ -31,12 +31,6 @@ FRAUD_LIMITS = {
 def titled_card(page: Page, heading: str) -> Locator:
     """The portal card whose heading is `heading`."""
     return page.locator(".rt-Card").filter(has=page.get_by_role("heading", name=heading))
-
-
-def card_shot(locator: Locator, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    locator.scroll_into_view_if_needed()
-    locator.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
 def fits(page: Page, box: Locator) -> None:
@@ -135,11 +129,11 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
     expect(fraud.get_by_label("hosting_network", exact=True)).to_have_value("refuse")
     expect(fraud.get_by_label("multi_offerwall", exact=True)).to_have_value("")
     fits(designer, fraud)
-    card_shot(fraud, "anticheat-editor-card-1366")
+    screenshot(fraud, "anticheat-editor-card-1366")
     designer.set_viewport_size({"width": 390, "height": 844})
     expect(fraud.get_by_label("Trait", exact=True)).to_have_value("kills")
     fits(designer, fraud)
-    card_shot(fraud, "anticheat-editor-card-390")
+    screenshot(fraud, "anticheat-editor-card-390")
     screenshot(designer, "anticheat-editor-390")
     designer.set_viewport_size({"width": 1366, "height": 900})
 
@@ -196,9 +190,9 @@ def test_fraud_limits_are_saved_and_events_over_them_are_set_aside(portal, new_p
     expect(designer.get_by_test_id("event-row").filter(has_text="ace-77")).to_have_count(2)
     set_aside = titled_card(designer, "Set aside by anti-cheat rules")
     fits(designer, set_aside)
-    card_shot(set_aside, "anticheat-debugger-card-1366")
+    screenshot(set_aside, "anticheat-debugger-card-1366")
     designer.set_viewport_size({"width": 390, "height": 844})
     expect(rows).to_have_count(2)
-    card_shot(set_aside, "anticheat-debugger-card-390")
+    screenshot(set_aside, "anticheat-debugger-card-390")
     overflow = designer.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the debugger scrolls {overflow} px sideways on a phone"

@@ -16,7 +16,7 @@ from api.core.periods import Period
 from api.economics.budgets import game_scope, mission_scope
 from models import BudgetSpend, Game, Mission
 from models.types import utcnow
-from tests.e2e.conftest import ARTIFACTS, LAPTOP, PHONE, looked_at
+from tests.e2e.conftest import LAPTOP, PHONE, looked_at, screenshot
 from tests.e2e.missions.test_portal_editors import designer_with_game
 from tests.e2e.missions.test_portal_live_operations import new_mission
 
@@ -32,11 +32,10 @@ def stored(portal, title: str) -> Mission:
 
 def card_shots(page: Page, name: str, test_id: str) -> None:
     """The card alone at each width, beside `looked_at`'s whole pages: what to look at."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     before = page.viewport_size
     for width, height in (LAPTOP, PHONE):
         page.set_viewport_size({"width": width, "height": height})
-        page.get_by_test_id(test_id).screenshot(path=str(ARTIFACTS / f"{name}-card-{width}.png"))
+        screenshot(page.get_by_test_id(test_id), f"{name}-card-{width}")
     if before:
         page.set_viewport_size(before)
 

@@ -29,7 +29,7 @@ from tests.e2e.accounts.test_portal_access import (
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import ARTIFACTS, screenshot
+from tests.e2e.conftest import screenshot
 from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
 from tests.e2e.steps import import_offers, sign_in
 
@@ -194,7 +194,7 @@ def test_a_publisher_previews_adds_and_ends_promotions_and_the_wall_shows_them(
     expect(countdown).to_have_text(re.compile(r"^[23]m \d{1,2}s$"))
     first = countdown.inner_text()
     expect(countdown).not_to_have_text(first, timeout=3_000)
-    player.screenshot(path=str(ARTIFACTS / "promotions-wall-countdown-390.png"))
+    screenshot(player, "promotions-wall-countdown-390", full_page=False)
     context.close()
     # Without scripts the page still says when it ends.
     plain = httpx.get(wall_url)

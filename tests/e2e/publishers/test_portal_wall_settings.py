@@ -24,7 +24,7 @@ from tests.e2e.accounts.test_portal_access import (
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import ARTIFACTS, screenshot
+from tests.e2e.conftest import screenshot
 from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
 from tests.e2e.steps import sign_in
 
@@ -73,7 +73,7 @@ def shots(page: Page, name: str) -> None:
     page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
     preview(page).scroll_into_view_if_needed()
     page.wait_for_timeout(500)
-    page.screenshot(path=str(ARTIFACTS / f"wall-{name}-preview-390.png"))
+    screenshot(page, f"wall-{name}-preview-390", full_page=False)
     if size:
         page.set_viewport_size(size)
 
@@ -223,7 +223,7 @@ def test_the_test_player_opens_the_wall_in_a_new_tab_signed(portal, new_page):
         expect(button).to_be_visible()
         overflow = publisher.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the Wall page scrolls sideways at {width}px"
-        publisher.screenshot(path=str(ARTIFACTS / f"wall-test-player-button-{width}.png"))
+        screenshot(publisher, f"wall-test-player-button-{width}", full_page=False)
         with publisher.context.expect_page() as opened:
             button.click()
         tab = opened.value
