@@ -1,7 +1,12 @@
-"""Accessibility in the real portal: every page of every role passes axe-core's WCAG 2.2
-AA rules (no violation of impact serious or critical) at a laptop's and a phone's width;
-a keyboard alone signs in, approves a publisher and edits a mission's rule, with the focus
-visible at every stop; a dialog keeps the focus inside and hands it back to its opener.
+"""Every page of the portal, as each role opens it, at a laptop's and a phone's width: it
+opens as itself (not the sign-in page, not another role's), passes axe-core's WCAG 2.2 AA
+rules (no violation of impact serious or critical), fits the screen without sideways
+scrolling, and every count on it agrees with its number ("1 mission", never "1 missions").
+Each page is opened once and looked at in both widths (`make screenshots` saves each as
+test-artifacts/screenshots/page-<role>-<page>-<width>.png for a person to look at). The
+hosted wall's page is read for its counts too. A keyboard alone signs in, approves a
+publisher and edits a mission's rule, with the focus visible at every stop; a dialog keeps
+the focus inside and hands it back to its opener.
 
 The pages come from the portal's page table (portal/portal.py `PAGES`): a page registered
 there and checked here for no role fails `test_every_registered_page_is_checked`."""
@@ -14,6 +19,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
@@ -26,7 +32,7 @@ from api.webhooks import add_endpoint
 from models import Click, Conversion, Mission, Offerwall, OfferwallStatus
 from models.types import utcnow
 from portal import routes
-from tests.e2e.conftest import LAPTOP, PHONE
+from tests.e2e.conftest import LAPTOP, PHONE, screenshot
 from tests.e2e.steps import convert, import_offers, sign_in
 from tests.live import ROOT
 
@@ -173,7 +179,8 @@ def test_every_registered_page_is_checked():
 
 @pytest.fixture(scope="module")
 def arranged(portal) -> dict[str, str]:
-    """A studio with its designer and a game (missions, a quest, a webhook endpoint); an
+    """A studio with its designer and a game (missions, two quests, one of them of a single
+    mission, a webhook endpoint); an
     approved publisher with a postback URL, a payout rule, a promotion, a conversion and
     its player's ticket; a publisher still waiting for approval."""
     now = utcnow()
@@ -224,6 +231,7 @@ def arranged(portal) -> dict[str, str]:
             allow_private=True,
         ).endpoint.id
         ids = {"game": game.game_id, "offerwall": wall.id, "endpoint": endpoint}
+        ids["owid"] = owid or ""
     credential = {
         "gameId": game.game_id,
         "clientId": game.client_id,
@@ -255,7 +263,13 @@ def arranged(portal) -> dict[str, str]:
                         {**step, "title": "Start", "rule": {"event": "START_GAME"}},
                         {**step, "title": "Level up", "rule": {"event": "LEVEL_UP"}},
                     ],
-                }
+                },
+                # A quest of one mission: its count is "1 mission" wherever it shows.
+                {
+                    "name": "Short quest",
+                    "destinationUrl": "https://axe.example/short",
+                    "missions": [{**step, "title": "Only step", "rule": {"event": "START_GAME"}}],
+                },
             ],
         },
     )
@@ -362,23 +376,47 @@ def visitor(portal, browser, arranged) -> Iterator[Callable[[str], Page]]:
         page.context.close()
 
 
+# "1" before a word ending in s: a count whose noun disagrees with it ("1 missions"),
+# but for the words that end in s in the singular.
+ONE_PLURAL = re.compile(r"\b1 ([a-z]+s)\b")
+SINGULAR = {"is", "was", "has", "this", "ms", "status", "access", "address", "progress"}
+
+
+def disagreeing(text: str) -> list[str]:
+    return [m.group(0) for m in ONE_PLURAL.finditer(text) if m.group(1) not in SINGULAR]
+
+
 @pytest.mark.parametrize(("role", "name"), CHECKED)
-def test_a_page_has_no_serious_accessibility_violation(portal, arranged, visitor, role, name):
+def test_a_page_opens_fits_both_widths_counts_right_and_has_no_serious_violation(
+    portal, arranged, visitor, role, name
+):
     page = visitor(role)
     path = ROLES[role][0](arranged)[name]
     page.set_viewport_size({"width": LAPTOP[0], "height": LAPTOP[1]})
     page.goto(portal.url + path)
     expect(page).to_have_url(re.compile(re.escape(re.split(r"[?#]", path)[0]) + r"/?([?#]|$)"))
     expect(page.locator("h1")).to_be_visible()
-    found = {}
+    found, too_wide = {}, []
     for width, height in (LAPTOP, PHONE):
         page.set_viewport_size({"width": width, "height": height})
         settle(page)
+        screenshot(page, f"page-{role}-{name}-{width}")
+        if page.evaluate("document.documentElement.scrollWidth") > width:
+            too_wide.append(width)
         if problems := violations(page):
             found[width] = problems
+    assert too_wide == [], f"{role} {name} is wider than the screen at {too_wide} px"
+    assert disagreeing(page.locator("body").inner_text()) == []
     assert found == {}, f"{role} {name}: " + "; ".join(
         f"at {width} px: " + " | ".join(problems) for width, problems in found.items()
     )
+
+
+def test_the_hosted_walls_counts_agree_with_their_numbers(portal, arranged):
+    wall = httpx.get(f"{portal.url}/wall", params={"owid": arranged["owid"], "uid": "walker"})
+    assert wall.status_code == 200, wall.text
+    assert "Short quest" in wall.text
+    assert disagreeing(re.sub(r"<[^>]+>", " ", wall.text)) == []
 
 
 # --- the keyboard alone ----------------------------------------------------------------
