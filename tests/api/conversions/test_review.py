@@ -12,6 +12,7 @@ from datetime import timedelta
 import httpx
 import pytest
 import sqlalchemy as sa
+from click.testing import Result
 from fastapi.testclient import TestClient
 
 from api.app import create_api
@@ -516,45 +517,71 @@ def test_a_blocklisted_uid_address_or_network_is_refused(engine, screened, game,
     assert {c.label for c in overview.ips} >= {"198.51.100.9", "192.0.2.44"}
 
 
+@pytest.fixture
+def questwall(db_url, tmp_path, monkeypatch):
+    """Runs `questwall …` in this process on this test's database, with the settings a
+    process of its own would read from its environment: its exit status, stdout and stderr.
+    (tests/unit/core/test_cli.py runs the real command line; a process costs 3 s here.)"""
+    from click.testing import CliRunner
+
+    from api.cli import main
+    from api.core.config import get_settings
+    from api.core.crypto import get_secret_box
+    from api.core.db import get_engine
+    from tests.conftest import MASTER_KEY
+
+    def clear() -> None:
+        if get_engine.cache_info().currsize:
+            get_engine().dispose()
+        for cached in (get_settings, get_secret_box, get_engine):
+            cached.cache_clear()
+
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("SECRET_KEY", MASTER_KEY)
+    monkeypatch.setenv("QUESTWALL_DATA_DIR", str(tmp_path / "data"))
+    clear()
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    yield run
+    clear()
+
+
 def test_the_command_line_reviews_sets_rules_and_edits_the_blocklist(
-    engine, db_url, tmp_path, client, signed, game, paying
+    engine, client, signed, game, paying, questwall
 ):
     import json
-    import os
 
-    from tests.conftest import MASTER_KEY
-    from tests.live import cli, run_cli
+    def cli(*args: str) -> str:
+        result = questwall(*args)
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
 
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "SECRET_KEY": MASTER_KEY,
-        "QUESTWALL_DATA_DIR": str(tmp_path / "data"),
-    }
     first, second = _held(engine, client, signed, game, paying, 2)
-    held = json.loads(cli(env, "fraud", "held"))
+    held = json.loads(cli("fraud", "held"))
     assert held["total"] == 2
     assert held["conversions"][0]["signals"] == ["fast_completion"]
-    assert json.loads(cli(env, "fraud", "approve", first)) == {"decided": 1, "skipped": 0}
-    refused = run_cli(env, "fraud", "reject", second, "--reason", "x")
-    assert refused.returncode == 1 and "reason of 3 to 500" in refused.stderr
-    assert json.loads(cli(env, "fraud", "reject", second, "--reason", "farm")) == {
+    assert json.loads(cli("fraud", "approve", first)) == {"decided": 1, "skipped": 0}
+    refused = questwall("fraud", "reject", second, "--reason", "x")
+    assert refused.exit_code == 1 and "reason of 3 to 500" in refused.stderr
+    assert json.loads(cli("fraud", "reject", second, "--reason", "farm")) == {
         "decided": 1,
         "skipped": 0,
     }
 
     owid = paying[0].owid
-    rules = json.loads(cli(env, "fraud", "rules", owid, "--set", "hosting_network=refuse"))
+    rules = json.loads(cli("fraud", "rules", owid, "--set", "hosting_network=refuse"))
     assert rules["actions"]["hosting_network"] == "refuse"
     assert rules["actions"]["shared_ip"] == "hold"  # the default, unchanged
-    bad = run_cli(env, "fraud", "rules", owid, "--set", "shared_ip=refuse")
-    assert bad.returncode == 1 and "hold, allow" in bad.stderr
+    bad = questwall("fraud", "rules", owid, "--set", "shared_ip=refuse")
+    assert bad.exit_code == 1 and "hold, allow" in bad.stderr
 
-    entry = json.loads(cli(env, "fraud", "block", "network", "192.0.2.7/24", "--note", "farm"))
+    entry = json.loads(cli("fraud", "block", "network", "192.0.2.7/24", "--note", "farm"))
     assert entry["value"] == "192.0.2.0/24"
-    assert [e["value"] for e in json.loads(cli(env, "fraud", "blocklist"))] == ["192.0.2.0/24"]
-    cli(env, "fraud", "unblock", str(entry["id"]))
-    assert json.loads(cli(env, "fraud", "blocklist")) == []
+    assert [e["value"] for e in json.loads(cli("fraud", "blocklist"))] == ["192.0.2.0/24"]
+    cli("fraud", "unblock", str(entry["id"]))
+    assert json.loads(cli("fraud", "blocklist")) == []
 
 
 def test_reports_count_refused_clicks_in_their_own_column(engine, screened, game, paying, box):

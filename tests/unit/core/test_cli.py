@@ -1,4 +1,6 @@
-"""The `questwall` command, run as a user runs it (a real subprocess)."""
+"""The `questwall` command: run in this process through click's test runner, and once on
+the real command line as a user runs it (`test_real_command_line`), since each new Python
+process costs 3 s of imports."""
 
 from __future__ import annotations
 
@@ -54,8 +56,16 @@ def run(env):
 
     from api.cli import main
 
-    def _run(*args: str, check: bool = True) -> Result:
-        outcome = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    def _run(*args: str, check: bool = True, **changes: str) -> Result:
+        """`changes` to the environment hold for this command alone, and it reads its
+        settings and master keys afresh, as a process of its own would."""
+        if changes:
+            _clear_caches()
+        try:
+            outcome = CliRunner(env=changes).invoke(main, list(args), catch_exceptions=False)
+        finally:
+            if changes:
+                _clear_caches()
         result = Result(outcome.exit_code, outcome.stdout, outcome.stderr)
         if check and result.returncode != 0:
             raise AssertionError(result.stderr)
@@ -73,31 +83,28 @@ def test_real_command_line(env):
     assert created["clientSecret"].startswith("qw_cs_")
 
 
-@pytest.mark.slow  # real subprocesses
-def test_migrate_records_the_master_key_of_a_fresh_database(env, tmp_path):
+def test_migrate_records_the_master_key_of_a_fresh_database(run, env, tmp_path):
     import sqlite3
 
     from api.core.crypto import SecretBox
 
-    assert run_cli(env, "migrate").returncode == 0
+    run("migrate")
     rows = sqlite3.connect(tmp_path / "cli.db").execute("SELECT key_id FROM master_key_check")
     assert [r[0] for r in rows] == [SecretBox([env["SECRET_KEY"]]).current_key_id]
 
 
-@pytest.mark.slow  # real subprocesses
-def test_rotate_secrets_then_only_the_new_key(env):
+def test_rotate_secrets_then_only_the_new_key(run, env):
     old, new = env["SECRET_KEY"], "cli-test-next-master-key"
-    assert run_cli(env, "migrate").returncode == 0
-    game = json.loads(run_cli(env, "game", "create", "Rotated").stdout)
-    assert run_cli(env, "game", "list", SECRET_KEY=new).returncode != 0  # not yet
+    run("migrate")
+    game = json.loads(run("game", "create", "Rotated").stdout)
+    assert run("game", "list", check=False, SECRET_KEY=new).returncode != 0  # not yet
 
     rotating = {"SECRET_KEY": new, "SECRET_KEY_PREVIOUS": old}
-    first = run_cli(env, "rotate-secrets", **rotating)
-    assert first.returncode == 0 and "Resealed 1 secret(s)" in first.stdout, first.stderr
+    first = run("rotate-secrets", **rotating)
+    assert "Resealed 1 secret(s)" in first.stdout, first.stderr
 
-    added = run_cli(env, "credential", "add", game["gameId"], SECRET_KEY=new)
-    assert added.returncode == 0, added.stderr
-    assert run_cli(env, "game", "list", SECRET_KEY=old).returncode != 0  # the old key is gone
+    run("credential", "add", game["gameId"], SECRET_KEY=new)
+    assert run("game", "list", check=False, SECRET_KEY=old).returncode != 0  # the old key is gone
 
 
 def test_every_command_has_help():
