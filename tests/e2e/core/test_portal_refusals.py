@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from api.core.crypto import signed_headers
 from portal import routes
 from tests.e2e.conftest import screenshot
-from tests.e2e.missions.test_portal_anticheat import card_shot, fits, titled_card
+from tests.e2e.missions.test_portal_anticheat import fits, titled_card
 from tests.e2e.missions.test_portal_editors import designer_with_game
 
 pytestmark = pytest.mark.e2e
@@ -44,12 +44,12 @@ def test_a_bad_signature_shows_in_live_events_with_the_string_signed(portal, new
 
     refused = titled_card(designer, "Refused requests")
     fits(designer, refused)
-    card_shot(refused, "refused-requests-card-1366")
+    screenshot(refused, "refused-requests-card-1366")
     screenshot(designer, "refused-requests-1366")
     designer.set_viewport_size({"width": 390, "height": 844})
     expect(row.get_by_test_id("refused-signed")).to_have_text(signed_string)
     fits(designer, refused)
-    card_shot(refused, "refused-requests-card-390")
+    screenshot(refused, "refused-requests-card-390")
     screenshot(designer, "refused-requests-390")
 
     rival, _, _, _ = designer_with_game(portal, new_page, "Other Studio")
