@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -68,6 +67,22 @@ class Portal:
                 yield session, SecretBox([self.env["SECRET_KEY"]])
         finally:
             engine.dispose()
+
+
+def arrange_game_and_staff(portal: Portal) -> dict[str, str]:
+    """The game every browser test may use and the staff account; the game's credential."""
+    from api.accounts import create_user
+    from api.studios import create_game
+    from models import Role
+
+    with portal.setting_up() as (session, box):
+        issued = create_game(session=session, box=box, name="E2E")
+        create_user(session=session, email=STAFF_EMAIL, password=STAFF_PASSWORD, role=Role.STAFF)
+        return {
+            "gameId": issued.game_id,
+            "clientId": issued.client_id,
+            "clientSecret": issued.client_secret,
+        }
 
 
 @pytest.fixture(scope="session")
@@ -138,9 +153,11 @@ def served_portal(
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), *path]),
         **extra_env,
     }
-    cli(env, "migrate")
-    game = json.loads(cli(env, "game", "create", "E2E"))
-    cli(env, "user", "create-staff", STAFF_EMAIL, "--password-stdin", input=STAFF_PASSWORD + "\n")
+    cli(env, "migrate")  # as a user would: it also records the master key
+    # The game and the staff account, arranged in-process (the commands that make them are
+    # tests/unit/core/test_cli.py's): two processes fewer per portal, and the staff's
+    # password hashed at the tests' cost, which every staff sign-in then verifies.
+    game = arrange_game_and_staff(Portal(url, env, {}))
     log = (tmp / "serve.log").open("wb")
     proc = subprocess.Popen(
         [

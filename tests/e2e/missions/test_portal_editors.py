@@ -14,30 +14,38 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
+from api.studios import create_game as arrange_game
+from api.studios import studios
 from models import GameCredential, Mission, Quest
+from portal import routes
 from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, form, send_event
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import approved_wall, click_mission, import_offers, send_events, sign_in
-from tests.e2e.studios.test_portal_studios import (
-    DESIGNER_PASSWORD,
-    create_game,
-    create_studio_with_designer,
-)
+from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD
 
 pytestmark = pytest.mark.e2e
 
 
 def designer_with_game(portal, new_page, name: str, **size: int) -> tuple[Page, str, str, str]:
-    """A new studio's designer, signed in, on the page of a new game of theirs."""
-    staff, designer = new_page(), new_page(**size)
+    """A new studio's designer, signed in, on the page of a new game of theirs: (the page,
+    the game's id, client id and secret). The studio, the designer and the game are
+    arranged in the server's database; staff creating them through the portal is
+    test_portal_studios.py's."""
     email = f"{name.lower().replace(' ', '-')}@studio.example"
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, f"{name} Studio", email)
-    staff.close()
+    with portal.setting_up() as (session, box):
+        studio = studios.create_studio(session=session, name=f"{name} Studio")
+        studios.add_designer(
+            session=session, studio_id=studio.id, email=email, password=DESIGNER_PASSWORD
+        )
+        game = arrange_game(session=session, box=box, name=name, studio_id=studio.id)
+        made = (game.game_id, game.client_id, game.client_secret)
+    designer = new_page(**size)
     sign_in(designer, portal.url, email, DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
-    return designer, *create_game(designer, name)
+    designer.goto(portal.url + routes.game(made[0]))
+    # Loaded: the title is the game's name, and the tabs' links carry its id.
+    expect(designer.locator("h1")).to_have_text(name)
+    return designer, *made
 
 
 def import_missions(portal, game_id: str, *missions: dict) -> list[dict]:
