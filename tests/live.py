@@ -157,3 +157,17 @@ def serving_example(command: list[str], env: dict[str, str], port: int) -> Itera
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def forget_process_settings() -> None:
+    """Forget the settings, master keys and engine this process read from its environment
+    (disposing of the engine), as a new `questwall` process would start without them: for
+    tests that run its commands in their own process."""
+    from api.core.config import get_settings
+    from api.core.crypto import get_secret_box
+    from api.core.db import get_engine
+
+    if get_engine.cache_info().currsize:
+        get_engine().dispose()
+    for cached in (get_settings, get_secret_box, get_engine):
+        cached.cache_clear()

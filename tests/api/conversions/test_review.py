@@ -525,16 +525,8 @@ def questwall(db_url, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from api.cli import main
-    from api.core.config import get_settings
-    from api.core.crypto import get_secret_box
-    from api.core.db import get_engine
     from tests.conftest import MASTER_KEY
-
-    def clear() -> None:
-        if get_engine.cache_info().currsize:
-            get_engine().dispose()
-        for cached in (get_settings, get_secret_box, get_engine):
-            cached.cache_clear()
+    from tests.live import forget_process_settings as clear
 
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("SECRET_KEY", MASTER_KEY)

@@ -86,15 +86,7 @@ def test_retention_setting_defaults_to_90_days(settings):
 @pytest.fixture
 def configured(db_url, monkeypatch):
     """The process settings name this test's database, as `questwall` reads them."""
-    from api.core.config import get_settings
-    from api.core.crypto import get_secret_box
-    from api.core.db import get_engine
-
-    def clear() -> None:
-        if get_engine.cache_info().currsize:
-            get_engine().dispose()
-        for cached in (get_settings, get_secret_box, get_engine):
-            cached.cache_clear()
+    from tests.live import forget_process_settings as clear
 
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("EVENT_RETENTION_DAYS", "30")

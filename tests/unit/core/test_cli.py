@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.live import run_cli
+from tests.live import forget_process_settings, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -27,19 +27,9 @@ def env(tmp_path, monkeypatch):
     }
     for key, value in values.items():
         monkeypatch.setenv(key, value)
-    _clear_caches()
+    forget_process_settings()
     yield {**os.environ, **values}
-    _clear_caches()
-
-
-def _clear_caches() -> None:
-    from api.core.config import get_settings
-    from api.core.crypto import get_secret_box
-    from api.core.db import get_engine
-
-    get_settings.cache_clear()
-    get_secret_box.cache_clear()
-    get_engine.cache_clear()
+    forget_process_settings()
 
 
 @dataclass
@@ -60,12 +50,12 @@ def run(env):
         """`changes` to the environment hold for this command alone, and it reads its
         settings and master keys afresh, as a process of its own would."""
         if changes:
-            _clear_caches()
+            forget_process_settings()
         try:
             outcome = CliRunner(env=changes).invoke(main, list(args), catch_exceptions=False)
         finally:
             if changes:
-                _clear_caches()
+                forget_process_settings()
         result = Result(outcome.exit_code, outcome.stdout, outcome.stderr)
         if check and result.returncode != 0:
             raise AssertionError(result.stderr)
@@ -663,7 +653,7 @@ def test_the_cli_adds_lists_tests_rotates_disables_and_removes_a_webhook(run, mo
     from tests.receiver import running_receiver
 
     monkeypatch.setenv("POSTBACK_ALLOW_PRIVATE", "true")  # the receiver is on 127.0.0.1
-    _clear_caches()
+    forget_process_settings()
     run("migrate")
     game = json.loads(run("game", "create", "Arena").stdout)["gameId"]
     with running_receiver() as receiver:

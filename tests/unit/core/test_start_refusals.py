@@ -21,10 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 from api.core.config import Settings, get_settings
-from api.core.crypto import get_secret_box
-from api.core.db import get_engine
 from api.core.startup import StartRefused, load_settings
-from tests.live import free_port, run_cli
+from tests.live import forget_process_settings, free_port, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
@@ -49,15 +47,6 @@ def env(tmp_path) -> dict[str, str]:
     }
 
 
-def _clear_caches() -> None:
-    """Forget the settings, master keys and engine read from the environment before, as a
-    new process would not have them."""
-    if get_engine.cache_info().currsize:
-        get_engine().dispose()
-    for cached in (get_settings, get_secret_box, get_engine):
-        cached.cache_clear()
-
-
 def _started(*_: object) -> None:
     raise AssertionError("the checks let it start: it was not refused")
 
@@ -78,15 +67,15 @@ def questwall(env, monkeypatch) -> Iterator[Questwall]:
     monkeypatch.setattr("api.ingest.ensure_partitions", _started)
 
     def run(*args: str, **changes: str) -> subprocess.CompletedProcess[str]:
-        _clear_caches()
+        forget_process_settings()
         try:
             outcome = CliRunner(env=changes).invoke(main, list(args), catch_exceptions=False)
         finally:
-            _clear_caches()
+            forget_process_settings()
         return subprocess.CompletedProcess(args, outcome.exit_code, outcome.stdout, outcome.stderr)
 
     yield run
-    _clear_caches()
+    forget_process_settings()
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], *needles: str) -> str:
