@@ -399,42 +399,47 @@ def test_a_pending_publisher_sees_their_application_only(portal, new_page):
     assert (after.status, after.currency_code, after.postback_url) == ("pending", "USD", None)
 
 
-@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_a_month_of_days_is_a_table_of_lines_that_a_phone_scrolls_through(portal, new_page, size):
-    width, height = size
-    staff = new_page(width, height)
+def test_a_month_of_days_is_a_table_of_lines_that_a_phone_scrolls_through(portal, new_page):
+    """One report, looked at on a desktop and on a phone by resizing the page: its layout
+    follows the width in CSS alone."""
+    staff = new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     staff.goto(portal.url + "/reports")
     expect(staff.get_by_label("Group")).to_have_value("day")
     staff.get_by_role("button", name="Last 30 days").click()
     rows = staff.get_by_test_id("report-row")
     expect(rows).to_have_count(30)
-    expect(staff.get_by_role("application")).to_be_visible()  # the chart
-    screenshot(staff, f"reports-month-{width}")
-    tall = staff.evaluate("document.documentElement.scrollHeight")
-    assert tall < 3000, f"a month of days is {tall} px high at {width} px"
-    # Every figure of a day can still be reached: the last column's, beside its day.
     today = datetime.now(UTC).date().isoformat()
     day = rows.filter(has_text=today)
-    refused = day.get_by_role("cell").last
-    refused.scroll_into_view_if_needed()
-    expect(refused).to_be_in_viewport()
-    expect(day.get_by_role("cell").first).to_be_in_viewport()
-    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    screenshot(staff, f"reports-month-scrolled-{width}")
+    for width, height in (DESKTOP, PHONE):
+        staff.set_viewport_size({"width": width, "height": height})
+        staff.evaluate("window.scrollTo(0, 0)")
+        expect(staff.get_by_role("application")).to_be_visible()  # the chart
+        screenshot(staff, f"reports-month-{width}")
+        tall = staff.evaluate("document.documentElement.scrollHeight")
+        assert tall < 3000, f"a month of days is {tall} px high at {width} px"
+        # Every figure of a day can still be reached: the last column's, beside its day.
+        refused = day.get_by_role("cell").last
+        refused.scroll_into_view_if_needed()
+        expect(refused).to_be_in_viewport()
+        expect(day.get_by_role("cell").first).to_be_in_viewport()
+        assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        screenshot(staff, f"reports-month-scrolled-{width}")
 
 
-@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page, size):
+def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page):
     """120 sub1 values of one game: the report per sub1 shows 50 rows a page and the
-    totals of all, and its pager goes from page to page."""
+    totals of all, and its pager goes from page to page. The pages are turned on a phone,
+    and the first and last are looked at on a desktop too, by resizing the one page: the
+    layout follows the width in CSS alone."""
+    from api.studios import create_game
     from models.tables import click as _click
 
-    width, height = size
-    name = f"Many subs {width}"
-    game = json.loads(cli(portal.env, "game", "create", name))
+    name = "Many subs"
+    with portal.setting_up() as (session, box):
+        game_id = create_game(session=session, box=box, name=name).game_id
     mission = {"title": name, "payout": 1, "destinationUrl": "https://g.example/"}
-    import_missions(portal, game["gameId"], {**mission, "rule": {"event": "WIN"}})
+    import_missions(portal, game_id, {**mission, "rule": {"event": "WIN"}})
     owid = approved_wall(portal, f"{name} wall")
     mission_id = mission_titled(portal, name).id
     click(portal, mission_id, owid, "subs-player")  # the player, with no sub1
@@ -447,7 +452,17 @@ def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page, si
         del first["id"]
         session.execute(_click.insert(), [{**first, "sub1": f"v{i:03d}"} for i in range(120)])
 
-    staff = new_page(width, height)
+    def fits_both(shot: str = "") -> None:
+        """Neither width scrolls sideways; the page is left at a phone's size."""
+        for width, height in (DESKTOP, PHONE):
+            staff.set_viewport_size({"width": width, "height": height})
+            if shot:
+                screenshot(staff, f"{shot}-{width}")
+            assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
+                f"the report scrolls sideways at {width} px"
+            )
+
+    staff = new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     staff.goto(portal.url + "/reports")
     staff.get_by_label("Group").select_option("sub1")
@@ -458,7 +473,7 @@ def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page, si
     expect(pager).to_contain_text("Page 1 of 3")
     expect(rows).to_have_count(50)
     expect(staff.get_by_test_id("report-total").get_by_role("cell").first).to_have_text("121")
-    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    fits_both()
     pager.get_by_role("button", name="Next").click()
     expect(pager).to_contain_text("Page 2 of 3")
     expect(rows.first).to_contain_text("v049")  # after "(none)" and v000 … v048
@@ -468,8 +483,7 @@ def test_a_report_of_many_sub_values_comes_a_page_at_a_time(portal, new_page, si
     expect(rows.last).to_contain_text("v119")
     expect(pager.get_by_role("button", name="Next")).to_be_disabled()
     expect(staff.get_by_test_id("report-total").get_by_role("cell").first).to_have_text("121")
-    screenshot(staff, f"reports-pages-{width}")
-    assert staff.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    fits_both("reports-pages")
     pager.get_by_role("button", name="Previous").click()
     expect(pager).to_contain_text("Page 2 of 3")
     # Another grouping starts again at its first page.
