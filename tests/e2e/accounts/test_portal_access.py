@@ -41,10 +41,19 @@ def expect_refusals(page, count: int, text: str = REFUSED) -> None:
     websocket received (one frame may carry several answers), not in the toasts on screen:
     under load the first toasts are gone before the last come, and a refusal's toast
     replaces the one before it."""
-    page.wait_for_function(
-        "([text, n]) => window.__received.join('').split(text).length - 1 >= n",
-        arg=[text, count],
-    )
+    from playwright.sync_api import TimeoutError as NotInTime
+
+    try:
+        page.wait_for_function(
+            "([text, n]) => window.__received.join('').split(text).length - 1 >= n",
+            arg=[text, count],
+        )
+    except NotInTime:
+        received = page.evaluate("window.__received.join('')")
+        raise AssertionError(
+            f"{received.count(text)} of {count} answers carried {text!r}; the last frames: "
+            + page.evaluate("window.__received.slice(-6).join(' | ')")[-3000:]
+        ) from None
 
 
 def send_event(page, handler, payload: dict, path: str) -> None:
