@@ -50,6 +50,15 @@ def sign_up(page: Page, url: str, company: str) -> str:
     return email
 
 
+def inside_the_window(control) -> bool:
+    """The element lies within the window's width and does not scroll sideways itself."""
+    return control.evaluate(
+        "e => { const r = e.getBoundingClientRect();"
+        " return r.left >= 0 && r.right <= window.innerWidth"
+        " && e.scrollWidth <= e.clientWidth }"
+    )
+
+
 def staff_row(page: Page, company: str):
     return page.get_by_test_id("publisher-row").filter(has_text=company)
 

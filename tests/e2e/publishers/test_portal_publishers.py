@@ -14,6 +14,7 @@ from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
     approved_wall,
     convert,
+    inside_the_window,
     offers_status,
     reveal_key,
     rotate,
@@ -234,12 +235,9 @@ def test_the_status_filter_names_each_status_with_its_count_and_fits_a_phone(por
     counted = re.compile(r"^(All|(Pending|Approved|Rejected|Suspended) \(\d+\))$")
 
     def fits(control, width: int) -> None:
-        inside = control.evaluate(
-            "e => { const r = e.getBoundingClientRect();"
-            " return r.left >= 0 && r.right <= window.innerWidth"
-            " && e.scrollWidth <= e.clientWidth }"
+        assert inside_the_window(control), (
+            f"the status filter is cut or scrolls sideways at {width} px"
         )
-        assert inside, f"the status filter is cut or scrolls sideways at {width} px"
 
     # A laptop: radios, each status named with its count.
     expect(select).to_be_hidden()

@@ -20,6 +20,7 @@ from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
     approved_wall,
     convert,
+    inside_the_window,
     sign_in,
     sign_up,
     staff_approve,
@@ -225,12 +226,9 @@ def test_the_status_filter_fits_the_screen_and_is_a_select_on_a_phone(portal, ne
     select = staff.get_by_role("combobox", name="Filter by status")
 
     def fits(control, width: int) -> None:
-        inside = control.evaluate(
-            "e => { const r = e.getBoundingClientRect();"
-            " return r.left >= 0 && r.right <= window.innerWidth"
-            " && e.scrollWidth <= e.clientWidth }"
+        assert inside_the_window(control), (
+            f"the status filter is cut or scrolls sideways at {width} px"
         )
-        assert inside, f"the status filter is cut or scrolls sideways at {width} px"
         assert _fits(staff), f"the tickets page scrolls sideways at {width} px"
         screenshot(staff, f"tickets-filter-{width}")
 
