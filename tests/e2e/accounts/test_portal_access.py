@@ -3,7 +3,6 @@ sending the portal's events by hand over its websocket with another publisher's 
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -14,66 +13,10 @@ from sqlmodel import Session, select
 
 from models import Offerwall, Postback
 from portal.session_routes import SESSION_COOKIE
+from tests.e2e.socket_events import SPY, expect_refusals, form, handler_name, send_event
 from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
 
 pytestmark = pytest.mark.e2e
-
-# Records the frames the page sends and receives over the portal's websocket, and keeps
-# the socket.
-SPY = """
-window.__frames = [];
-window.__received = [];
-class SpySocket extends WebSocket {
-  constructor(...args) {
-    super(...args);
-    window.__socket = this;
-    this.addEventListener("message", (e) => window.__received.push(String(e.data)));
-  }
-  send(data) { window.__frames.push(String(data)); return super.send(data); }
-}
-window.WebSocket = SpySocket;
-"""
-REFUSED = "Your account may not do this."
-
-
-def expect_refusals(page, count: int, text: str = REFUSED) -> None:
-    """The server's answers carried the refusal `text` `count` times. Counted in what the
-    websocket received (one frame may carry several answers), not in the toasts on screen:
-    under load the first toasts are gone before the last come, and a refusal's toast
-    replaces the one before it."""
-    from playwright.sync_api import TimeoutError as NotInTime
-
-    try:
-        page.wait_for_function(
-            "([text, n]) => window.__received.join('').split(text).length - 1 >= n",
-            arg=[text, count],
-        )
-    except NotInTime:
-        received = page.evaluate("window.__received.join('')")
-        raise AssertionError(
-            f"{received.count(text)} of {count} answers carried {text!r}; the last frames: "
-            + page.evaluate("window.__received.slice(-6).join(' | ')")[-3000:]
-        ) from None
-
-
-def send_event(page, handler, payload: dict, path: str) -> None:
-    """Send one event as the page's own client would, naming any handler and arguments."""
-    event = {
-        "name": handler.get_full_name() if hasattr(handler, "get_full_name") else handler,
-        "payload": payload,
-        "router_data": {"pathname": path.split("?")[0], "asPath": path},
-    }
-    # The page may show its heading before its socket has opened: wait for it to be open.
-    page.wait_for_function("() => window.__socket && window.__socket.readyState === 1")
-    page.evaluate("f => window.__socket.send(f)", "42/_event," + json.dumps(["event", event]))
-
-
-def handler_name(state, name: str) -> str:
-    return f"{state.get_full_name()}.{name}"
-
-
-def form(**fields: str) -> dict:
-    return {"form": {"__reflex_form_data__": [[k, v] for k, v in fields.items()]}}
 
 
 def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page):

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from models import Studio, User
-from tests.e2e.accounts.test_portal_access import (
+from tests.e2e.socket_events import (
     SPY,
     expect_refusals,
     form,

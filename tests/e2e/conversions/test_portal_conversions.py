@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from sqlmodel import Session, select
 
 from models import Click, Conversion, ConversionStatus, Postback, PostbackKind
-from tests.e2e.accounts.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, form, handler_name, send_event
 from tests.e2e.steps import approved_wall, convert, sign_in
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,

@@ -191,7 +191,7 @@ def test_leaving_a_form_with_unsaved_changes_asks_first(portal, new_page):
 def test_a_nul_character_in_a_portal_form_is_refused_beside_its_input(portal, new_page):
     from models import Studio
     from portal.studios.state import StudioState
-    from tests.e2e.accounts.test_portal_access import SPY, form, send_event
+    from tests.e2e.socket_events import SPY, form, send_event
 
     staff = new_page()
     staff.add_init_script(SPY)
@@ -199,7 +199,6 @@ def test_a_nul_character_in_a_portal_form_is_refused_beside_its_input(portal, ne
     expect(staff).not_to_have_url(re.compile("/login"))
     staff.goto(portal.url + "/staff/studios")
     expect(staff.get_by_role("heading", name="New studio")).to_be_visible()
-    staff.wait_for_function("window.__socket && window.__socket.readyState === 1")
     send_event(
         staff,
         f"{StudioState.get_full_name()}.create_studio",

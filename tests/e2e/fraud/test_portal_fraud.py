@@ -23,8 +23,8 @@ from models import (
     Postback,
     PostbackKind,
 )
-from tests.e2e.accounts.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, form, handler_name, send_event
 from tests.e2e.steps import convert, sign_in
 from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD, create_studio_with_designer
 from tests.live import cli

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 from sqlmodel import Session, select
 
 from models import Mission
-from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, form, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
 from tests.e2e.steps import approved_wall, click_mission, send_events, sign_in, sign_up
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,

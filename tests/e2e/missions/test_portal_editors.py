@@ -18,8 +18,8 @@ from api.studios import create_game as arrange_game
 from api.studios import studios
 from models import GameCredential, Mission, Quest
 from portal import routes
-from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, form, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
 from tests.e2e.steps import approved_wall, click_mission, import_offers, send_events, sign_in
 from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD
 

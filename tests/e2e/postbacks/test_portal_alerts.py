@@ -13,8 +13,8 @@ from sqlmodel import Session
 
 from models import AlertAttempt, AlertMessage, MailStatus
 from models.types import utcnow
-from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, handler_name, send_event
 from tests.e2e.conftest import LAPTOP, looked_at
+from tests.e2e.socket_events import SPY, expect_refusals, handler_name, send_event
 from tests.e2e.steps import sign_in, sign_up
 
 pytestmark = pytest.mark.e2e

@@ -22,14 +22,14 @@ from api.postbacks.signature import verify
 from models import Click, Conversion, Offerwall, Postback
 from models.types import utcnow
 from portal import routes
-from tests.e2e.accounts.test_portal_access import (
+from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import (
     SPY,
     expect_refusals,
     form,
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
     convert,

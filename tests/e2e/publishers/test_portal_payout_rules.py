@@ -18,14 +18,14 @@ from api.publishers import offerwalls
 from api.studios import studios
 from models import Mission, PayoutRule, Role
 from portal import routes
-from tests.e2e.accounts.test_portal_access import (
+from tests.e2e.conftest import looked_at
+from tests.e2e.socket_events import (
     SPY,
     expect_refusals,
     form,
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import looked_at
 from tests.e2e.steps import expect_errors, import_offers, sign_in, staff_row
 from tests.factories import mission_data
 

@@ -21,7 +21,9 @@ from api.core.catalog import bump
 from api.publishers import offerwalls
 from models import Promotion
 from portal import routes
-from tests.e2e.accounts.test_portal_access import (
+from tests.e2e.conftest import screenshot
+from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
+from tests.e2e.socket_events import (
     REFUSED,
     SPY,
     expect_refusals,
@@ -29,8 +31,6 @@ from tests.e2e.accounts.test_portal_access import (
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import screenshot
-from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
 from tests.e2e.steps import import_offers, sign_in
 
 pytestmark = pytest.mark.e2e
@@ -239,7 +239,6 @@ def test_staff_manage_a_publishers_promotions_and_another_publisher_cannot(porta
     other.add_init_script(SPY)
     other.goto(portal.url + routes.PUBLISHER_PROMOTIONS)
     expect(other.get_by_role("heading", name="Peeking Promo Wall")).to_be_visible()
-    other.wait_for_function("window.__socket && window.__socket.readyState === 1")
     path = f"{routes.PUBLISHER_PROMOTIONS}?offerwall={wall.id}"
     send_event(
         other,

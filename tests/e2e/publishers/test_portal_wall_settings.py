@@ -16,7 +16,9 @@ from sqlmodel import Session
 from api.core.db import write_session
 from models import Offerwall
 from portal import routes
-from tests.e2e.accounts.test_portal_access import (
+from tests.e2e.conftest import screenshot
+from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
+from tests.e2e.socket_events import (
     REFUSED,
     SPY,
     expect_refusals,
@@ -24,8 +26,6 @@ from tests.e2e.accounts.test_portal_access import (
     handler_name,
     send_event,
 )
-from tests.e2e.conftest import screenshot
-from tests.e2e.postbacks.test_portal_endpoints import DESKTOP, PHONE, approved_publisher
 from tests.e2e.steps import sign_in
 
 pytestmark = pytest.mark.e2e
@@ -190,7 +190,6 @@ def test_staff_edit_a_publishers_wall_and_another_publisher_cannot(portal, new_p
     other.add_init_script(SPY)
     other.goto(portal.url + routes.PUBLISHER_WALL)
     expect(other.get_by_role("heading", name="Peeking Wall")).to_be_visible()
-    other.wait_for_function("window.__socket && window.__socket.readyState === 1")
     send_event(
         other,
         handler_name(WallState, "save"),

@@ -18,8 +18,8 @@ from sqlmodel import Session, select
 from api.conversions import ledger as conversions
 from api.core.db import write_session
 from models import Mission, Offerwall, OfferwallStatus
-from tests.e2e.accounts.test_portal_access import SPY, form, handler_name, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, form, handler_name, send_event
 from tests.e2e.steps import (
     approved_wall,
     convert,

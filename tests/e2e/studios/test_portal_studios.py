@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 from sqlmodel import Session, select
 
 from models import GameCredential
-from tests.e2e.accounts.test_portal_access import SPY, expect_refusals, form, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
 from tests.e2e.steps import fill_mission, send_events, sign_in, sign_up
 
 pytestmark = pytest.mark.e2e

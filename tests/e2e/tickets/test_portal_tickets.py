@@ -14,8 +14,8 @@ from sqlmodel import Session, select
 from api.core.db import new_session, write_session
 from api.tickets import report
 from models import Click, Conversion, Offerwall, SupportTicket, User
-from tests.e2e.accounts.test_portal_access import SPY, handler_name, send_event
 from tests.e2e.conftest import screenshot
+from tests.e2e.socket_events import SPY, handler_name, send_event
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
     approved_wall,
