@@ -231,3 +231,20 @@ def test_https_goes_to_the_checked_address_with_the_urls_server_name(tmp_path):
     # The certificate was checked against the URL's host, which was also the SNI and Host.
     assert names == ["publisher.example"]
     assert publisher.hosts == [f"publisher.example:{publisher.port}"]
+
+
+def test_every_client_verifies_servers_with_one_context_loaded_once():
+    """The certificate authorities load once per process, not twice per client."""
+    import ssl
+
+    first = transport.http_client(_settings(allow_private=False))
+    second = transport.http_client(_settings(allow_private=False))
+    try:
+        contexts = {id(c._transport._pool._ssl_context) for c in (first, second)}  # type: ignore[attr-defined]
+        assert len(contexts) == 1
+        context = first._transport._pool._ssl_context  # type: ignore[attr-defined]
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+        assert context.cert_store_stats()["x509_ca"] > 0
+    finally:
+        first.close()
+        second.close()
