@@ -175,11 +175,16 @@ def served_portal(
         wait_until_up(url + "/", proc, timeout=600, log=tmp / "serve.log")
         yield Portal(url, env, game, proc.pid)
     finally:
+        # SIGTERM to `questwall serve` alone, as a container runtime sends it: it passes it
+        # on to Reflex, whose server stops its workers and exits in about a second. The
+        # same signal sent to the whole group at once reaches Granian's workers before their
+        # supervisor, which then saw them exit "unexpectedly" and, now and then, hung for
+        # the full 30 s below (1 stop in 4 after a browser had connected).
         with contextlib.suppress(ProcessLookupError):  # it may have exited on its own
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):  # whatever is left of the group
             os.killpg(proc.pid, signal.SIGKILL)
 
 
