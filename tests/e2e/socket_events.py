@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 
-# The socket.io packet that accepts a connection to Reflex's events' namespace.
-CONNECTED = "40/_event,"
-
-# Records the frames the page sends and receives over the portal's websocket, and keeps
-# the socket.
+# Records the frames the page sends and receives over the portal's websocket, keeps the
+# socket, and marks it connected when the server accepts its connection to Reflex's events'
+# namespace (socket.io's packet "40/_event,").
 SPY = """
 window.__frames = [];
 window.__received = [];
@@ -17,7 +15,12 @@ class SpySocket extends WebSocket {
   constructor(...args) {
     super(...args);
     window.__socket = this;
-    this.addEventListener("message", (e) => window.__received.push(String(e.data)));
+    this.addEventListener("message", (e) => {
+      const frame = String(e.data);
+      // The server accepted this socket's connection to the events' namespace.
+      if (frame.startsWith("40/_event,")) window.__connected = this;
+      window.__received.push(frame);
+    });
   }
   send(data) { window.__frames.push(String(data)); return super.send(data); }
 }
@@ -53,7 +56,7 @@ def wait_until_connected(page) -> None:
     answer (python-socketio ignores events on a namespace still connecting)."""
     page.wait_for_function(
         "() => window.__socket && window.__socket.readyState === 1"
-        f" && window.__received.some((f) => f.startsWith({CONNECTED!r}))"
+        " && window.__connected === window.__socket"
     )
 
 

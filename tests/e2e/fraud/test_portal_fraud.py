@@ -5,7 +5,6 @@ of those conversions, no blocklist and no rules, and cannot decide them by hand.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -25,9 +24,8 @@ from models import (
 )
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, form, handler_name, send_event
-from tests.e2e.steps import convert, sign_in
+from tests.e2e.steps import approved_wall, convert, sign_in
 from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD, create_studio_with_designer
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -82,8 +80,9 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     create_studio_with_designer(staff, portal.url, "Guard Rivals", "gus@guard-rivals.example")
-    wall = json.loads(cli(portal.env, "offerwall", "create", "Guard Wall"))
-    owid = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))["owid"]
+    owid = approved_wall(portal, "Guard Wall")
+    with Session(portal.engine()) as db:
+        wall_id = db.exec(select(Offerwall.id).where(Offerwall.owid == owid)).one()
     uids = [f"fraud-p{n}" for n in range(1, 5)]
     for uid in uids:
         _held(portal, owid, uid)
@@ -185,7 +184,7 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
     rules.get_by_role("button", name="Save rules").click()
     expect(staff.get_by_text("Guard Wall's rules are saved.")).to_be_visible()
     with Session(portal.engine()) as db:
-        stored = db.get(Offerwall, wall["id"])
+        stored = db.get(Offerwall, wall_id)
         assert stored.fraud_actions == {"hosting_network": "refuse", "fast_completion": "allow"}
         assert stored.review_postbacks is True
     staff.reload()

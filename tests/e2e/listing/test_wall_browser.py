@@ -3,7 +3,6 @@ it through signed events and sees it completed (screenshots in test-artifacts/).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,8 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import approved_wall, send_events
-from tests.live import cli
+from tests.e2e.steps import approved_wall, import_offers, send_events
 
 pytestmark = pytest.mark.e2e
 
@@ -76,34 +74,29 @@ def game_site() -> Iterator[str]:
     server.server_close()
 
 
-def test_a_player_follows_an_offer_from_the_wall_and_completes_it(
-    portal, browser, tmp_path, game_site
-):
+def test_a_player_follows_an_offer_from_the_wall_and_completes_it(portal, browser, game_site):
     owid = approved_wall(portal, "Phone Wall")
-    offers = tmp_path / "wall-offers.json"
-    offers.write_text(
-        json.dumps(
-            {
-                "gameId": portal.game["gameId"],
-                "missions": [
-                    {
-                        "title": "Score 3 kills",
-                        "payout": 2,
-                        "destinationUrl": f"{game_site}/play",
-                        "instructions": "Play a match and take down 3 players.",
-                        "rule": KILLS_3,
-                    },
-                    {
-                        "title": "Win a match",
-                        "payout": 1,
-                        "destinationUrl": f"{game_site}/play",
-                        "rule": {"event": "MATCH_WON"},
-                    },
-                ],
-            }
-        )
-    )
-    missions = json.loads(cli(portal.env, "offers", "import", str(offers)))["missions"]
+    missions = import_offers(
+        portal,
+        {
+            "gameId": portal.game["gameId"],
+            "missions": [
+                {
+                    "title": "Score 3 kills",
+                    "payout": 2,
+                    "destinationUrl": f"{game_site}/play",
+                    "instructions": "Play a match and take down 3 players.",
+                    "rule": KILLS_3,
+                },
+                {
+                    "title": "Win a match",
+                    "payout": 1,
+                    "destinationUrl": f"{game_site}/play",
+                    "rule": {"event": "MATCH_WON"},
+                },
+            ],
+        },
+    )["missions"]
     target = next(m["id"] for m in missions if m["title"] == "Score 3 kills")
 
     context = browser.new_context(

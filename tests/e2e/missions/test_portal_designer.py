@@ -4,7 +4,6 @@ tester; and what a publisher or another studio cannot do."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -15,13 +14,19 @@ from sqlmodel import Session, select
 from models import Mission
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
-from tests.e2e.steps import approved_wall, click_mission, send_events, sign_in, sign_up
+from tests.e2e.steps import (
+    approved_wall,
+    click_mission,
+    import_offers,
+    send_events,
+    sign_in,
+    sign_up,
+)
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
     create_studio_with_designer,
 )
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
@@ -197,7 +202,7 @@ def test_a_publisher_cannot_open_the_editor(portal, page):
     expect(page.get_by_role("heading", name="New mission")).to_have_count(0)
 
 
-def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page, tmp_path):
+def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page):
     staff, designer = new_page(), new_page()
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
@@ -205,24 +210,21 @@ def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page, tm
     sign_in(designer, portal.url, "quinn@quest.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, _, _ = create_game(designer, "Dungeon")
-    catalog = tmp_path / "dungeon.json"
-    catalog.write_text(
-        json.dumps(
-            {
-                "gameId": game_id,
-                "missions": [
-                    {
-                        "title": title,
-                        "payout": 1,
-                        "destinationUrl": "https://dungeon.example/",
-                        "rule": {"event": event},
-                    }
-                    for title, event in (("Open the gate", "GATE"), ("Slay the dragon", "DRAGON"))
-                ],
-            }
-        )
+    import_offers(
+        portal,
+        {
+            "gameId": game_id,
+            "missions": [
+                {
+                    "title": title,
+                    "payout": 1,
+                    "destinationUrl": "https://dungeon.example/",
+                    "rule": {"event": event},
+                }
+                for title, event in (("Open the gate", "GATE"), ("Slay the dragon", "DRAGON"))
+            ],
+        },
     )
-    cli(portal.env, "offers", "import", str(catalog))
 
     designer.goto(portal.url + f"/studio/quest?game={game_id}")
     expect(designer.get_by_text("Open the gate")).to_be_visible()  # loaded: the form is final

@@ -3,7 +3,6 @@ and what a publisher not approved may open, in the real portal."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,8 @@ from sqlmodel import Session, select
 
 from api.conversions import ledger as conversions
 from api.core.db import write_session
+from api.publishers import offerwalls
+from api.studios import create_game
 from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, form, handler_name, send_event
@@ -28,11 +29,19 @@ from tests.e2e.steps import (
     sign_up,
     staff_approve,
 )
-from tests.live import cli
 
 pytestmark = pytest.mark.e2e
 
 DESKTOP, PHONE = (1366, 900), (390, 844)
+
+
+def in_gems(portal, wall_id: str) -> None:
+    """The offerwall pays in Gems, 100 to the dollar (`questwall offerwall set-currency`)."""
+    with portal.setting_up() as (session, _):
+        wall = offerwalls.get_offerwall(session=session, ref=wall_id)
+        offerwalls.set_currency(
+            session=session, offerwall=wall, name="Gems", code="GEM", exchange_rate=100, decimals=0
+        )
 
 
 def shots(page: Page, name: str) -> None:
@@ -160,7 +169,8 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
     reverse(portal, "rep-9")
     mission = mission_titled(portal, "Win once (rep-1)")
     click(portal, mission.id, wall.owid, "rep-2")
-    other = json.loads(cli(portal.env, "game", "create", "Other Game"))
+    with portal.setting_up() as (session, box):
+        other = {"gameId": create_game(session=session, box=box, name="Other Game").game_id}
     import_missions(
         portal,
         other["gameId"],
@@ -216,11 +226,7 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
     shots(staff, "reports-filtered")
 
     # The publisher sees their payouts in Gems as well as USD.
-    cli(
-        portal.env,
-        *("offerwall", "set-currency", wall.id, "--name", "Gems", "--code", "GEM"),
-        *("--rate", "100"),
-    )
+    in_gems(portal, wall.id)
     publisher.get_by_role("link", name="Reports").click()
     publisher.get_by_label("Group").select_option("offer")
     theirs = publisher.get_by_test_id("report-row").filter(has_text="Win once (rep-1)")
@@ -270,11 +276,7 @@ def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new
     staff, publisher = new_page(), new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     wall = approved_publisher(publisher, staff, portal, "Catalog Wall")
-    cli(
-        portal.env,
-        *("offerwall", "set-currency", wall.id, "--name", "Gems", "--code", "GEM"),
-        *("--rate", "100"),
-    )
+    in_gems(portal, wall.id)
     import_missions(
         portal,
         portal.game["gameId"],
