@@ -10,10 +10,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from playwright.sync_api import Page, expect
+from sqlmodel import Session
 
 from api.core.crypto import signed_headers
 from api.missions import offers
-from api.publishers import offerwalls
+from api.publishers import offerwalls, signup_publisher
+from api.studios import studios
+from models import Offerwall
 from models.offer_schemas import OffersFile
 
 PUBLISHER_PASSWORD = "publisher-pass-2026"
@@ -35,12 +38,20 @@ def expect_errors(page: Page, messages: dict[str, str]) -> None:
         expect(field).to_have_accessible_description(message)
 
 
+def _publisher_email(company: str) -> str:
+    return f"pub{next(_numbers)}-{re.sub(r'[^a-z]', '', company.lower())}@example.com"
+
+
+def _website(company: str) -> str:
+    return "https://" + company.lower().replace(" ", "") + ".example"
+
+
 def sign_up(page: Page, url: str, company: str) -> str:
     """Apply as a publisher; returns the email used. Ends on the application page."""
-    email = f"pub{next(_numbers)}-{re.sub(r'[^a-z]', '', company.lower())}@example.com"
+    email = _publisher_email(company)
     page.goto(url + "/signup")
     page.get_by_label("Company").fill(company)
-    page.get_by_label("Website").fill("https://" + company.lower().replace(" ", "") + ".example")
+    page.get_by_label("Website").fill(_website(company))
     page.get_by_label("Contact person").fill("Ada Lovelace")
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password", exact=True).fill(PUBLISHER_PASSWORD)
@@ -117,6 +128,47 @@ def send_events(url: str, client_id: str, secret: str, payload: dict) -> httpx.R
 
 def offers_status(url: str, api_key: str) -> int:
     return httpx.get(url + "/offerwall/offers", headers={"X-API-Key": api_key}).status_code
+
+
+def publisher_applied(portal, company: str, *, approved: bool = True) -> tuple[str, str]:
+    """`company`'s application, and staff's approval of it unless `approved` is False,
+    arranged in-process as the portal's sign-up and approve make them (those pages are
+    tests/e2e/publishers/test_portal_publishers.py's): (its publisher's email, the
+    offerwall's id)."""
+    email = _publisher_email(company)
+    with portal.setting_up() as (session, box):
+        user = signup_publisher(
+            session=session,
+            company=company,
+            website=_website(company),
+            contact="Ada Lovelace",
+            email=email,
+            password=PUBLISHER_PASSWORD,
+        )
+        wall = offerwalls.get_offerwall(session=session, ref=user.offerwall_id)
+        if approved:
+            offerwalls.approve(session=session, box=box, offerwall=wall)
+        return email, wall.id
+
+
+def approved_publisher_signed_in(portal, page: Page, company: str) -> Offerwall:
+    """`company`'s publisher, approved (`publisher_applied`), signed in on `page`, in the
+    workspace. The offerwall."""
+    email, wall_id = publisher_applied(portal, company)
+    sign_in(page, url=portal.url, email=email, password=PUBLISHER_PASSWORD)
+    expect(page.get_by_label("Your password")).to_be_visible()
+    with Session(portal.engine()) as db:
+        found = db.get(Offerwall, wall_id)
+        assert found is not None
+        return found
+
+
+def studio_with_designer(portal, studio: str, email: str, password: str) -> None:
+    """A studio and its designer, arranged in-process as staff's studio page makes them
+    (that page is tests/e2e/studios/test_portal_studios.py's)."""
+    with portal.setting_up() as (session, _):
+        made = studios.create_studio(session=session, name=studio)
+        studios.add_designer(session=session, studio_id=made.id, email=email, password=password)
 
 
 def approved_wall(portal, name: str) -> str:

@@ -14,7 +14,12 @@ from sqlmodel import Session, select
 from models import Offerwall, Postback
 from portal.session_routes import SESSION_COOKIE
 from tests.e2e.socket_events import SPY, expect_refusals, form, handler_name, send_event
-from tests.e2e.steps import convert, sign_in, sign_up, staff_approve
+from tests.e2e.steps import (
+    approved_publisher_signed_in,
+    convert,
+    publisher_applied,
+    sign_in,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -24,15 +29,11 @@ def test_a_publisher_cannot_reach_another_publishers_data(portal, new_page):
     from portal.publishers.publishers_state import StaffState
     from portal.state.workspace import WorkspaceState
 
-    mine, theirs, staff = new_page(), new_page(), new_page()
+    mine = new_page()
     mine.add_init_script(SPY)
-    sign_up(mine, portal.url, "Curious Wall")
-    sign_up(theirs, portal.url, "Private Wall")
-    sign_up(new_page(), portal.url, "Waiting Wall")
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff_approve(staff, portal.url, "Curious Wall")
-    staff_approve(staff, portal.url, "Private Wall")
+    approved_publisher_signed_in(portal, mine, "Curious Wall")
+    publisher_applied(portal, "Private Wall")
+    publisher_applied(portal, "Waiting Wall", approved=False)
     with Session(portal.engine()) as db:
         walls = {w.name: w for w in db.exec(select(Offerwall)).all()}
     private, waiting = walls["Private Wall"], walls["Waiting Wall"]

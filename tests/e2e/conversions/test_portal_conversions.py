@@ -14,11 +14,10 @@ from sqlmodel import Session, select
 from models import Click, Conversion, ConversionStatus, Postback, PostbackKind
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, form, handler_name, send_event
-from tests.e2e.steps import approved_wall, convert, sign_in
+from tests.e2e.steps import approved_wall, convert, sign_in, studio_with_designer
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
-    create_studio_with_designer,
 )
 
 pytestmark = pytest.mark.e2e
@@ -54,8 +53,8 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
     staff, designer, rival = new_page(), new_page(1366, 900), new_page()
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, "Refund Studio", "rita@refund.example")
-    create_studio_with_designer(staff, portal.url, "Rival Refunds", "ron@rival-refunds.example")
+    studio_with_designer(portal, "Refund Studio", "rita@refund.example", DESIGNER_PASSWORD)
+    studio_with_designer(portal, "Rival Refunds", "ron@rival-refunds.example", DESIGNER_PASSWORD)
     sign_in(designer, portal.url, "rita@refund.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, client_id, secret = create_game(designer, "Refund Arena")

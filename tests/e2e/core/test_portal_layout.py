@@ -13,11 +13,11 @@ from sqlmodel import Session, select
 
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (
+    approved_publisher_signed_in,
     expect_errors,
     fill_mission,
     sign_in,
     sign_up,
-    staff_approve,
     staff_row,
 )
 
@@ -50,12 +50,8 @@ def overlap(a: dict, b: dict) -> bool:
 
 
 def approved_publisher(portal, new_page, company: str, size=DESKTOP) -> Page:
-    publisher, staff = new_page(*size), new_page()
-    sign_up(publisher, portal.url, company)
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff).not_to_have_url(re.compile("/login"))
-    staff_approve(staff, portal.url, company)
-    publisher.reload()
+    publisher = new_page(*size)
+    approved_publisher_signed_in(portal, publisher, company)
     expect(publisher).to_have_url(re.compile(r"/publisher/?$"))
     return publisher
 

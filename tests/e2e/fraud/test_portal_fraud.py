@@ -24,8 +24,8 @@ from models import (
 )
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, form, handler_name, send_event
-from tests.e2e.steps import approved_wall, convert, sign_in
-from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD, create_studio_with_designer
+from tests.e2e.steps import approved_wall, convert, sign_in, studio_with_designer
+from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD
 
 pytestmark = pytest.mark.e2e
 
@@ -79,7 +79,7 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
     staff = new_page(1366, 900)
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, "Guard Rivals", "gus@guard-rivals.example")
+    studio_with_designer(portal, "Guard Rivals", "gus@guard-rivals.example", DESIGNER_PASSWORD)
     owid = approved_wall(portal, "Guard Wall")
     with Session(portal.engine()) as db:
         wall_id = db.exec(select(Offerwall.id).where(Offerwall.owid == owid)).one()

@@ -21,11 +21,11 @@ from tests.e2e.steps import (
     send_events,
     sign_in,
     sign_up,
+    studio_with_designer,
 )
 from tests.e2e.studios.test_portal_studios import (
     DESIGNER_PASSWORD,
     create_game,
-    create_studio_with_designer,
 )
 
 pytestmark = pytest.mark.e2e
@@ -34,11 +34,9 @@ pytestmark = pytest.mark.e2e
 def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(portal, new_page):
     from portal.missions.missions_state import EditorState
 
-    staff, designer, rival = new_page(), new_page(), new_page()
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, "Green Studio", "gina@green.example")
-    create_studio_with_designer(staff, portal.url, "Grey Studio", "gus@grey.example")
+    designer, rival = new_page(), new_page()
+    studio_with_designer(portal, "Green Studio", "gina@green.example", DESIGNER_PASSWORD)
+    studio_with_designer(portal, "Grey Studio", "gus@grey.example", DESIGNER_PASSWORD)
     sign_in(designer, portal.url, "gina@green.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, client_id, secret = create_game(designer, "Castle Siege")
@@ -173,10 +171,8 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
 
 
 def test_the_rule_tester_shows_a_consecutive_run_reset(portal, new_page):
-    staff, designer = new_page(), new_page()
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, "Tester Studio", "tess@tester.example")
+    designer = new_page()
+    studio_with_designer(portal, "Tester Studio", "tess@tester.example", DESIGNER_PASSWORD)
     sign_in(designer, portal.url, "tess@tester.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     create_game(designer, "Arena")
@@ -203,10 +199,8 @@ def test_a_publisher_cannot_open_the_editor(portal, page):
 
 
 def test_a_quest_is_built_from_missions_in_the_chosen_order(portal, new_page):
-    staff, designer = new_page(), new_page()
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    create_studio_with_designer(staff, portal.url, "Quest Studio", "quinn@quest.example")
+    designer = new_page()
+    studio_with_designer(portal, "Quest Studio", "quinn@quest.example", DESIGNER_PASSWORD)
     sign_in(designer, portal.url, "quinn@quest.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
     game_id, _, _ = create_game(designer, "Dungeon")

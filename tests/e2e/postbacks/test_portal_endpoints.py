@@ -19,6 +19,7 @@ from api.core.config import Settings
 from api.core.db import write_session
 from api.postbacks import endpoint as endpoints
 from api.postbacks.signature import verify
+from api.publishers import offerwalls
 from models import Click, Conversion, Offerwall, Postback
 from models.types import utcnow
 from portal import routes
@@ -32,15 +33,13 @@ from tests.e2e.socket_events import (
 )
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
+    approved_publisher_signed_in,
     convert,
     offers_status,
     reveal_key,
     rotate,
     sign_in,
-    sign_up,
-    staff_approve,
 )
-from tests.live import cli
 from tests.receiver import Receiver, running_receiver
 
 pytestmark = pytest.mark.e2e
@@ -68,14 +67,9 @@ def wall_named(portal, company: str) -> Offerwall:
 
 
 def approved_publisher(portal, new_page, company: str) -> tuple[Page, Offerwall]:
-    """`company` applies and staff approve it; its workspace opens by itself."""
-    publisher, staff = new_page(*DESKTOP), new_page(*DESKTOP)
-    sign_up(publisher, portal.url, company)
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff_approve(staff, portal.url, company)
-    expect(publisher.get_by_label("Your password")).to_be_visible(timeout=15_000)
-    return publisher, wall_named(portal, company)
+    """`company`'s publisher, approved and signed in, in the workspace."""
+    publisher = new_page(*DESKTOP)
+    return publisher, approved_publisher_signed_in(portal, publisher, company)
 
 
 def wait_for(check, timeout: float = 15) -> None:
@@ -129,7 +123,12 @@ def test_a_paused_endpoint_shows_its_errors_and_resumes_once_the_url_is_fixed(po
     publisher, wall = approved_publisher(portal, new_page, "Stalled Wall")
     with running_receiver() as broken, running_receiver() as fixed:
         broken.statuses = [500] * 100
-        cli(portal.env, "offerwall", "set-postback", wall.owid, template(broken))
+        with portal.setting_up() as (session, _):
+            offerwalls.set_postback_url(
+                session=session,
+                offerwall=offerwalls.get_offerwall(session=session, ref=wall.owid),
+                url=template(broken),
+            )
         for n in (1, 2, 3):
             convert(portal, wall.owid, f"stalled-{n}")
         # The served dispatcher tries each once (500), then waits to retry.

@@ -18,12 +18,11 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, handler_name, send_event
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
+    approved_publisher_signed_in,
     approved_wall,
     convert,
     inside_the_window,
     sign_in,
-    sign_up,
-    staff_approve,
 )
 
 pytestmark = pytest.mark.e2e
@@ -75,13 +74,10 @@ def test_a_publisher_answers_and_closes_their_players_ticket(portal, new_page):
 
     publisher, staff = new_page(*DESKTOP), new_page(*DESKTOP)
     publisher.add_init_script(SPY)
-    sign_up(publisher, portal.url, "Helpdesk Wall")
+    owid = approved_publisher_signed_in(portal, publisher, "Helpdesk Wall").owid
+    assert owid is not None
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff_approve(staff, portal.url, "Helpdesk Wall")
-    with Session(portal.engine()) as db:
-        owid = db.exec(select(Offerwall.owid).where(Offerwall.name == "Helpdesk Wall")).one()
-    assert owid is not None
     # The player converts, yet says the reward never came.
     convert(portal, owid, "help-player")
     mine = _open_ticket(portal, owid, "help-player", "I won the match but got\nno gems at all.")
