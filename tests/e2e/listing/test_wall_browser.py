@@ -13,7 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.steps import approved_wall, import_offers, send_events
+from tests.e2e.missions.test_portal_editors import import_missions
+from tests.e2e.steps import approved_wall, send_events
 
 pytestmark = pytest.mark.e2e
 
@@ -76,27 +77,23 @@ def game_site() -> Iterator[str]:
 
 def test_a_player_follows_an_offer_from_the_wall_and_completes_it(portal, browser, game_site):
     owid = approved_wall(portal, "Phone Wall")
-    missions = import_offers(
+    missions = import_missions(
         portal,
+        portal.game["gameId"],
         {
-            "gameId": portal.game["gameId"],
-            "missions": [
-                {
-                    "title": "Score 3 kills",
-                    "payout": 2,
-                    "destinationUrl": f"{game_site}/play",
-                    "instructions": "Play a match and take down 3 players.",
-                    "rule": KILLS_3,
-                },
-                {
-                    "title": "Win a match",
-                    "payout": 1,
-                    "destinationUrl": f"{game_site}/play",
-                    "rule": {"event": "MATCH_WON"},
-                },
-            ],
+            "title": "Score 3 kills",
+            "payout": 2,
+            "destinationUrl": f"{game_site}/play",
+            "instructions": "Play a match and take down 3 players.",
+            "rule": KILLS_3,
         },
-    )["missions"]
+        {
+            "title": "Win a match",
+            "payout": 1,
+            "destinationUrl": f"{game_site}/play",
+            "rule": {"event": "MATCH_WON"},
+        },
+    )
     target = next(m["id"] for m in missions if m["title"] == "Score 3 kills")
 
     context = browser.new_context(
