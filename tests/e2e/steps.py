@@ -163,12 +163,13 @@ def approved_publisher_signed_in(portal, page: Page, company: str) -> Offerwall:
         return found
 
 
-def studio_with_designer(portal, studio: str, email: str, password: str) -> None:
+def studio_with_designer(portal, studio: str, email: str, password: str) -> str:
     """A studio and its designer, arranged in-process as staff's studio page makes them
-    (that page is tests/e2e/studios/test_portal_studios.py's)."""
+    (that page is tests/e2e/studios/test_portal_studios.py's); the studio's id."""
     with portal.setting_up() as (session, _):
         made = studios.create_studio(session=session, name=studio)
         studios.add_designer(session=session, studio_id=made.id, email=email, password=password)
+        return made.id
 
 
 def approved_wall(portal, name: str) -> str:

@@ -15,12 +15,18 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
 from api.studios import create_game as arrange_game
-from api.studios import studios
 from models import GameCredential, Mission, Quest
 from portal import routes
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
-from tests.e2e.steps import approved_wall, click_mission, import_offers, send_events, sign_in
+from tests.e2e.steps import (
+    approved_wall,
+    click_mission,
+    import_offers,
+    send_events,
+    sign_in,
+    studio_with_designer,
+)
 from tests.e2e.studios.test_portal_studios import DESIGNER_PASSWORD
 
 pytestmark = pytest.mark.e2e
@@ -32,12 +38,9 @@ def designer_with_game(portal, new_page, name: str, **size: int) -> tuple[Page, 
     arranged in the server's database; staff creating them through the portal is
     test_portal_studios.py's."""
     email = f"{name.lower().replace(' ', '-')}@studio.example"
+    studio_id = studio_with_designer(portal, f"{name} Studio", email, DESIGNER_PASSWORD)
     with portal.setting_up() as (session, box):
-        studio = studios.create_studio(session=session, name=f"{name} Studio")
-        studios.add_designer(
-            session=session, studio_id=studio.id, email=email, password=DESIGNER_PASSWORD
-        )
-        game = arrange_game(session=session, box=box, name=name, studio_id=studio.id)
+        game = arrange_game(session=session, box=box, name=name, studio_id=studio_id)
         made = (game.game_id, game.client_id, game.client_secret)
     designer = new_page(**size)
     sign_in(designer, portal.url, email, DESIGNER_PASSWORD)
