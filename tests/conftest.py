@@ -139,10 +139,22 @@ def pgbouncer_server_url(
         yield url
 
 
+@pytest.fixture(scope="session")
+def sqlite_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This worker's SQLite database: a fresh copy of the template for each test."""
+    return tmp_path_factory.mktemp("sqlite") / "questwall.db"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def db_url(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "sqlite":
-        path = tmp_path / "questwall.db"
+        path: Path = request.getfixturevalue("sqlite_path")
+        for leftover in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        ):
+            leftover.unlink(missing_ok=True)  # a connection a test left open keeps its own copy
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
     elif request.param == "pgbouncer":
@@ -151,12 +163,31 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield request.getfixturevalue("postgres_server_url")
 
 
+@pytest.fixture(scope="session")
+def engines() -> Iterator[dict[str, Engine]]:
+    """One engine per database URL for the whole run: its compiled statements and its
+    dialect's first look at the server are kept from test to test."""
+    built: dict[str, Engine] = {}
+    yield built
+    for engine in built.values():
+        engine.dispose()
+
+
 @pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
+def engine(db_url: str, engines: dict[str, Engine]) -> Iterator[Engine]:
+    """The test's engine: its own object (what the service keeps per engine, its caches and
+    its listener for changes, starts empty), on the run's engine of `db_url` (pool,
+    dialect and compiled statements). Disposed at the end: no connection outlives the
+    test's database."""
     pooling = pooler_settings(db_url)
-    engine = build_engine(
-        db_url, pooler=pooling["DATABASE_POOLER"], direct_url=pooling["DATABASE_DIRECT_URL"]
-    )
+    if pooling["DATABASE_POOLER"]:  # the engine's LISTEN address is its own: build it anew
+        engine = build_engine(
+            db_url, pooler=pooling["DATABASE_POOLER"], direct_url=pooling["DATABASE_DIRECT_URL"]
+        )
+    else:
+        if db_url not in engines:
+            engines[db_url] = build_engine(db_url)
+        engine = engines[db_url].execution_options()
     yield engine
     if engine.dialect.name == "postgresql":
         empty_postgres(engine)
