@@ -18,12 +18,27 @@ from api.publishers import offerwalls, signup_publisher
 from api.studios import studios
 from models import Offerwall
 from models.offer_schemas import OffersFile
+from portal import routes
 
 PUBLISHER_PASSWORD = "publisher-pass-2026"
 _numbers = itertools.count(1)
 
 
-def sign_in(page: Page, url: str, email: str, password: str) -> None:
+def sign_in(page: Page, url: str, email: str, password: str, then: str = "") -> None:
+    """Sign in as the login page's script does (its POST sets the session cookie in the
+    page's browser context), then open the page the answer names: `then` (a path), else
+    the role's home. One page load fewer than the form; `sign_in_with_the_form` fills the
+    form itself, for the tests about it."""
+    answer = page.context.request.post(
+        url + routes.AUTH + "/sign-in",
+        data={"email": email, "password": password, "next": then},
+        headers={"Origin": url},
+    )
+    assert answer.ok, answer.text()
+    page.goto(url + answer.json()["location"])
+
+
+def sign_in_with_the_form(page: Page, url: str, email: str, password: str) -> None:
     page.goto(url + "/login")
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(password)
@@ -149,6 +164,16 @@ def publisher_applied(portal, company: str, *, approved: bool = True) -> tuple[s
         if approved:
             offerwalls.approve(session=session, box=box, offerwall=wall)
         return email, wall.id
+
+
+def applicant_signed_in(portal, page: Page, company: str) -> str:
+    """`company`'s publisher, applied (`publisher_applied`, not approved) and signed in
+    on the application page, where `sign_up` leaves them; the email. The form itself is
+    tests/e2e/publishers/test_portal_publishers.py's."""
+    email, _ = publisher_applied(portal, company, approved=False)
+    sign_in(page, url=portal.url, email=email, password=PUBLISHER_PASSWORD)
+    expect(page.get_by_role("heading", name="Your application")).to_be_visible()
+    return email
 
 
 def approved_publisher_signed_in(portal, page: Page, company: str) -> Offerwall:

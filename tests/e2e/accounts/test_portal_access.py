@@ -156,9 +156,7 @@ def _staff_queue_loaded(page) -> None:
 
 
 def test_an_ended_session_leads_any_handler_to_the_sign_in_and_back(portal, page):
-    sign_in(page, portal.url, *portal.staff)
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    page.goto(portal.url + "/staff/publishers")
+    sign_in(page, portal.url, *portal.staff, then="/staff/publishers")
     _staff_queue_loaded(page)
     _end_every_session(portal)
     # A filter, not a page load: before, Reflex showed its generic error here.

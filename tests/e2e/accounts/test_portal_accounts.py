@@ -19,7 +19,13 @@ from tests.e2e.socket_events import (
     handler_name,
     send_event,
 )
-from tests.e2e.steps import PUBLISHER_PASSWORD, sign_in, sign_up, staff_approve
+from tests.e2e.steps import (
+    PUBLISHER_PASSWORD,
+    applicant_signed_in,
+    sign_in,
+    sign_in_with_the_form,
+    staff_approve,
+)
 from tests.smtp import reset_link, text_of
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +47,7 @@ def open_account_page(page: Page) -> None:
 
 def test_a_forgotten_password_is_reset_by_mail_and_the_new_one_signs_in(portal, mailbox, new_page):
     first = new_page()
-    email = sign_up(first, portal.url, "Forgetful Wall")
+    email = applicant_signed_in(portal, first, "Forgetful Wall")
     # The same answer for an address with an account and one without (no mail for it).
     for address in ("nobody@example.com", email):
         page = new_page()
@@ -68,9 +74,9 @@ def test_a_forgotten_password_is_reset_by_mail_and_the_new_one_signs_in(portal, 
     expect(page.get_by_text("Your password is changed.")).to_be_visible()
     signed_out(first)  # every session of the account ended
 
-    sign_in(page, portal.url, email, PUBLISHER_PASSWORD)
+    sign_in_with_the_form(page, portal.url, email, PUBLISHER_PASSWORD)
     expect(page.get_by_text("Wrong email or password.")).to_be_visible()
-    sign_in(page, portal.url, email, NEW_PASSWORD)
+    sign_in_with_the_form(page, portal.url, email, NEW_PASSWORD)
     expect(page.get_by_role("heading", name="Your application")).to_be_visible()
     # The link worked once.
     page.goto(link)
@@ -83,7 +89,7 @@ def test_a_forgotten_password_is_reset_by_mail_and_the_new_one_signs_in(portal, 
 
 def test_the_account_page_changes_the_password_and_signs_out_everywhere(portal, new_page):
     page, elsewhere = new_page(), new_page()
-    email = sign_up(page, portal.url, "Careful Wall")
+    email = applicant_signed_in(portal, page, "Careful Wall")
     sign_in(elsewhere, portal.url, email, PUBLISHER_PASSWORD)
     expect(elsewhere.get_by_role("heading", name="Your application")).to_be_visible()
     open_account_page(page)
@@ -118,7 +124,7 @@ def test_the_account_page_changes_the_password_and_signs_out_everywhere(portal, 
 
 def test_staff_disable_an_account_that_then_cannot_sign_in_and_enable_it_again(portal, new_page):
     user, staff = new_page(), new_page()
-    email = sign_up(user, portal.url, "Disabled Wall")
+    email = applicant_signed_in(portal, user, "Disabled Wall")
     sign_in(staff, portal.url, *portal.staff)
     staff.get_by_role("link", name="Users").click()
     expect(staff.get_by_role("heading", name="Users")).to_be_visible()
@@ -140,7 +146,7 @@ def test_staff_disable_an_account_that_then_cannot_sign_in_and_enable_it_again(p
     expect(staff.get_by_text(f"{email} is disabled")).to_be_visible()
     expect(row).to_contain_text("disabled")
     signed_out(user)
-    sign_in(user, portal.url, email, PUBLISHER_PASSWORD)
+    sign_in_with_the_form(user, portal.url, email, PUBLISHER_PASSWORD)
     expect(user.get_by_text("This account is disabled.")).to_be_visible()
 
     row.get_by_role("button", name="Enable").click()
@@ -151,7 +157,7 @@ def test_staff_disable_an_account_that_then_cannot_sign_in_and_enable_it_again(p
 
 def test_an_approved_publisher_gets_a_mail_and_staff_read_the_outbox(portal, mailbox, new_page):
     publisher, staff = new_page(), new_page()
-    email = sign_up(publisher, portal.url, "Welcome Wall")
+    email = applicant_signed_in(portal, publisher, "Welcome Wall")
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     staff_approve(staff, portal.url, "Welcome Wall")
@@ -196,7 +202,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
 
     staff, mine = new_page(), new_page()
     mine.add_init_script(SPY)
-    email = sign_up(mine, portal.url, "Forging Wall")
+    email = applicant_signed_in(portal, mine, "Forging Wall")
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     with Session(portal.engine()) as db:
@@ -232,9 +238,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
 
 
 def test_staff_rename_a_studio_to_a_name_no_other_studio_has(portal, page):
-    sign_in(page, portal.url, *portal.staff)
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    page.goto(portal.url + "/staff/studios")
+    sign_in(page, portal.url, *portal.staff, then="/staff/studios")
     for name in ("Old Mill Games", "Taken Name Studio"):
         page.get_by_label("Studio name").fill(name)
         page.get_by_role("button", name="Create studio").click()

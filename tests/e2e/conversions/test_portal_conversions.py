@@ -5,8 +5,6 @@ neither sees it nor reverses it, even by sending the events by hand."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, select
@@ -113,9 +111,7 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
 
     # On a phone: one card per conversion, the Reverse button inside it, nothing wider.
     phone = new_page(390, 844)
-    sign_in(phone, portal.url, "rita@refund.example", DESIGNER_PASSWORD)
-    expect(phone).not_to_have_url(re.compile("/login"))
-    phone.goto(portal.url + "/conversions")
+    sign_in(phone, portal.url, "rita@refund.example", DESIGNER_PASSWORD, then="/conversions")
     expect(phone.get_by_test_id("conversion-row")).to_have_count(2)
     phone.wait_for_load_state("networkidle")
     card = phone.get_by_test_id("conversion-row").filter(has_text=second.transaction_id)
@@ -140,9 +136,7 @@ def test_a_designer_reverses_their_studios_conversion_once(portal, new_page):
 
     # Another studio's designer sees neither, and cannot reverse the approved one by hand.
     rival.add_init_script(SPY)
-    sign_in(rival, portal.url, "ron@rival-refunds.example", DESIGNER_PASSWORD)
-    expect(rival.get_by_role("heading", name="Games")).to_be_visible()
-    rival.goto(portal.url + "/conversions")
+    sign_in(rival, portal.url, "ron@rival-refunds.example", DESIGNER_PASSWORD, then="/conversions")
     expect(rival.get_by_text("No conversions here")).to_be_visible()
     rival.get_by_label("Search conversions").fill(second.transaction_id)
     rival.get_by_role("button", name="Search").click()
@@ -183,9 +177,7 @@ def test_the_test_players_conversions_are_marked_and_filtered(portal, new_page):
     convert(portal, owid, "trial-real", title="Trial by a real player")
 
     staff = new_page(*LAPTOP)
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/conversions")
+    sign_in(staff, portal.url, *portal.staff, then="/conversions")
     expect(staff.get_by_role("heading", name="Conversions")).to_be_visible()
     staff.get_by_label("Search conversions").fill("Trial by")
     staff.get_by_role("button", name="Search").click()

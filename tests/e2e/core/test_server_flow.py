@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
-from tests.e2e.steps import convert
-from tests.live import cli
+from api.publishers import offerwalls
+from tests.e2e.steps import approved_wall, convert
 from tests.receiver import running_receiver
 
 pytestmark = pytest.mark.e2e
@@ -16,16 +15,15 @@ pytestmark = pytest.mark.e2e
 
 def test_a_played_mission_is_posted_back_by_the_servers_dispatcher(portal):
     with running_receiver() as receiver:
-        wall = json.loads(cli(portal.env, "offerwall", "create", "E2E wall"))
-        approved = json.loads(cli(portal.env, "offerwall", "approve", wall["id"]))
-        cli(
-            portal.env,
-            "offerwall",
-            "set-postback",
-            approved["owid"],
-            receiver.url + "/pb?tx={transaction_id}&uid={uid}&h={hash_key}",
-        )
-        convert(portal, approved["owid"], "e2e-player")
+        # The offerwall as staff's commands make it (tests/unit/core/test_cli.py runs them).
+        owid = approved_wall(portal, "E2E wall")
+        with portal.setting_up() as (session, _):
+            offerwalls.set_postback_url(
+                session=session,
+                offerwall=offerwalls.get_offerwall(session=session, ref=owid),
+                url=receiver.url + "/pb?tx={transaction_id}&uid={uid}&h={hash_key}",
+            )
+        convert(portal, owid, "e2e-player")
         converted = time.perf_counter()
         while not receiver.requests and time.perf_counter() - converted < 10:
             time.sleep(0.05)

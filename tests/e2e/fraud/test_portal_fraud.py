@@ -202,9 +202,7 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
 
     # On a phone: every card inside the screen, nothing wider.
     phone = new_page(390, 844)
-    sign_in(phone, portal.url, *portal.staff)
-    expect(phone.get_by_role("heading", name="Dashboard")).to_be_visible()
-    phone.goto(portal.url + "/fraud")
+    sign_in(phone, portal.url, *portal.staff, then="/fraud")
     phone.get_by_label("Search held conversions").fill("fraud-p")
     phone.get_by_role("button", name="Search").click()
     expect(phone.get_by_test_id("held-row")).to_have_count(1)
@@ -234,9 +232,7 @@ def test_staff_review_held_conversions_and_set_the_rules(portal, new_page):
     # and the events sent by hand change nothing.
     rival = new_page(390, 844)
     rival.add_init_script(SPY)
-    sign_in(rival, portal.url, "gus@guard-rivals.example", DESIGNER_PASSWORD)
-    expect(rival.get_by_role("heading", name="Games")).to_be_visible()
-    rival.goto(portal.url + "/fraud")
+    sign_in(rival, portal.url, "gus@guard-rivals.example", DESIGNER_PASSWORD, then="/fraud")
     expect(rival.get_by_role("heading", name="Fraud", exact=True)).to_be_visible()
     expect(rival.get_by_text("Nothing held")).to_be_visible()
     expect(rival.get_by_test_id("held-count")).to_have_text("0")

@@ -15,12 +15,12 @@ from models import Mission
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
 from tests.e2e.steps import (
+    applicant_signed_in,
     approved_wall,
     click_mission,
     import_offers,
     send_events,
     sign_in,
-    sign_up,
     studio_with_designer,
 )
 from tests.e2e.studios.test_portal_studios import (
@@ -146,9 +146,13 @@ def test_a_mission_from_the_editor_converts_and_shows_in_reports_and_debugger(po
 
     # Another studio's designer cannot save into this game, even by sending the event.
     rival.add_init_script(SPY)
-    sign_in(rival, portal.url, "gus@grey.example", DESIGNER_PASSWORD)
-    expect(rival.get_by_role("heading", name="Games")).to_be_visible()
-    rival.goto(portal.url + f"/studio/mission?game={game_id}&mission={mission_id}")
+    sign_in(
+        rival,
+        portal.url,
+        "gus@grey.example",
+        DESIGNER_PASSWORD,
+        then=f"/studio/mission?game={game_id}&mission={mission_id}",
+    )
     expect(rival.get_by_text("No such game.")).to_be_visible()
     rival.evaluate("window.__received = []")  # count the refusal below only
     send_event(
@@ -192,7 +196,7 @@ def test_the_rule_tester_shows_a_consecutive_run_reset(portal, new_page):
 
 
 def test_a_publisher_cannot_open_the_editor(portal, page):
-    sign_up(page, portal.url, "Editor Snoop")
+    applicant_signed_in(portal, page, "Editor Snoop")
     page.goto(portal.url + "/studio/mission?game=anything")
     expect(page.get_by_text("Your account cannot open that page.")).to_be_visible()
     expect(page.get_by_role("heading", name="New mission")).to_have_count(0)

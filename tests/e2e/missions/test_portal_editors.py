@@ -43,9 +43,7 @@ def designer_with_game(portal, new_page, name: str, **size: int) -> tuple[Page, 
         game = arrange_game(session=session, box=box, name=name, studio_id=studio_id)
         made = (game.game_id, game.client_id, game.client_secret)
     designer = new_page(**size)
-    sign_in(designer, portal.url, email, DESIGNER_PASSWORD)
-    expect(designer.get_by_role("heading", name="Games")).to_be_visible()
-    designer.goto(portal.url + routes.game(made[0]))
+    sign_in(designer, portal.url, email, DESIGNER_PASSWORD, then=routes.game(made[0]))
     # Loaded: the title is the game's name, and the tabs' links carry its id.
     expect(designer.locator("h1")).to_have_text(name)
     return designer, *made

@@ -15,7 +15,7 @@ from models import AlertAttempt, AlertMessage, MailStatus
 from models.types import utcnow
 from tests.e2e.conftest import LAPTOP, looked_at
 from tests.e2e.socket_events import SPY, expect_refusals, handler_name, send_event
-from tests.e2e.steps import sign_in, sign_up
+from tests.e2e.steps import applicant_signed_in, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -92,7 +92,7 @@ def test_a_publisher_cannot_send_an_alert_again_by_hand(portal, new_page):
     alert_id = _given_up_alert(portal, "Forged Alert Wall")
     mine = new_page()
     mine.add_init_script(SPY)
-    sign_up(mine, portal.url, "Alert Forging Wall")
+    applicant_signed_in(portal, mine, "Alert Forging Wall")
     mine.goto(portal.url + "/account")
     expect(mine.get_by_role("heading", name="Your account")).to_be_visible()
     send_event(

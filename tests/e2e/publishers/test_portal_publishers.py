@@ -9,21 +9,24 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from api.accounts import create_user
+from models import Role
 from tests.e2e.conftest import screenshot
 from tests.e2e.steps import (
     PUBLISHER_PASSWORD,
+    applicant_signed_in,
     approved_wall,
     convert,
     inside_the_window,
     offers_status,
+    publisher_applied,
     reveal_key,
     rotate,
     sign_in,
-    sign_up,
+    sign_in_with_the_form,
     staff_approve,
     staff_row,
 )
-from tests.live import cli
 from tests.receiver import running_receiver
 
 pytestmark = pytest.mark.e2e
@@ -56,9 +59,7 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page)
     expect(publisher.get_by_text("Our staff review applications")).to_be_visible()
     screenshot(publisher, "application-pending")
 
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/staff/publishers")
+    sign_in(staff, portal.url, *portal.staff, then="/staff/publishers")
     expect(staff_row(staff, "Acme Rewards")).to_be_visible()
     screenshot(staff, "staff-publishers")
     staff_approve(staff, portal.url, "Acme Rewards")
@@ -140,10 +141,8 @@ def test_publisher_signs_up_is_approved_and_receives_postbacks(portal, new_page)
 
 def test_a_rejected_publisher_sees_the_reason(portal, new_page):
     publisher, staff = new_page(), new_page()
-    sign_up(publisher, portal.url, "Shady Clicks")
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/staff/publishers")
+    applicant_signed_in(portal, publisher, "Shady Clicks")
+    sign_in(staff, portal.url, *portal.staff, then="/staff/publishers")
     staff_row(staff, "Shady Clicks").get_by_role("button", name="Reject").click()
     staff.get_by_label("Reason").fill("Incentivised traffic is not allowed on our network.")
     staff.get_by_role("dialog").get_by_role("button", name="Reject").click()
@@ -157,7 +156,7 @@ def test_a_rejected_publisher_sees_the_reason(portal, new_page):
 
 def test_a_suspended_publisher_loses_api_access_at_once(portal, new_page):
     publisher, staff = new_page(), new_page()
-    sign_up(publisher, portal.url, "Paused Wall")
+    applicant_signed_in(portal, publisher, "Paused Wall")
     sign_in(staff, portal.url, *portal.staff)
     expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
     staff_approve(staff, portal.url, "Paused Wall")
@@ -187,11 +186,12 @@ def test_sign_in_pauses_after_repeated_failures(portal, page):
     # An account that never signed in from here: this IP is no known origin of it (an
     # owner's known IP is not paused by the address's count, see the service tests).
     email, password = "forgetful@questwall.example", "amber-harbor-2026"
-    cli(portal.env, "user", "create-staff", email, "--password-stdin", input=password + "\n")
+    with portal.setting_up() as (session, _):
+        create_user(session=session, email=email, password=password, role=Role.STAFF)
     for _ in range(5):
-        sign_in(page, portal.url, email, "not-the-password-1")
+        sign_in_with_the_form(page, portal.url, email, "not-the-password-1")
         expect(page.get_by_role("alert")).to_have_text("Wrong email or password.")
-    sign_in(page, portal.url, email, password)
+    sign_in_with_the_form(page, portal.url, email, password)
     expect(page.get_by_role("alert")).to_contain_text("Too many failed sign-ins. Try again in")
     screenshot(page, "login-throttled")
     expect(page).to_have_url(re.compile(r"/login/?$"))
@@ -226,9 +226,7 @@ def test_the_status_filter_names_each_status_with_its_count_and_fits_a_phone(por
     with portal.setting_up() as (session, _):
         offerwalls.create_offerwall(session=session, name=company)
     staff = new_page(1366, 900)
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/staff/publishers")
+    sign_in(staff, portal.url, *portal.staff, then="/staff/publishers")
     expect(staff_row(staff, company)).to_be_visible()
     radios = staff.get_by_role("radiogroup", name="Filter by status")
     select = staff.get_by_role("combobox", name="Filter by status")
@@ -281,13 +279,10 @@ def test_every_publishers_row_stays_inside_the_list(portal, new_page):
     applied and its buttons, inside the list; a laptop's row too. Opened on every status
     (`?status=all`), pending and approved rows are both listed. The layout follows the
     width in CSS alone, so one page is looked at in both widths by resizing it."""
-    applicant = new_page()
-    sign_up(applicant, portal.url, "Cardwide Extraordinarily Longnamed Rewards")
+    publisher_applied(portal, "Cardwide Extraordinarily Longnamed Rewards", approved=False)
     approved_wall(portal, "Cardwide Approved")
     staff = new_page(1366, 900)
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/staff/publishers?status=all")
+    sign_in(staff, portal.url, *portal.staff, then="/staff/publishers?status=all")
     rows = staff.get_by_test_id("publisher-row")
     expect(rows.filter(has_text="Cardwide Extraordinarily Longnamed Rewards")).to_have_count(1)
     expect(rows.filter(has_text="Cardwide Approved")).to_have_count(1)

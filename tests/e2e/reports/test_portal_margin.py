@@ -21,10 +21,9 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.reports.test_portal_reports import (
     DESKTOP,
     PHONE,
-    approved_publisher,
     staff_signed_in,
 )
-from tests.e2e.steps import convert
+from tests.e2e.steps import approved_publisher_signed_in, convert
 from tests.factories import make_account
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +64,7 @@ def no_sideways_scroll(page: Page, name: str) -> None:
 def test_staff_read_revenue_payout_and_margin_and_download_them(portal, new_page):
     staff, publisher = new_page(*DESKTOP), new_page()
     staff_signed_in(staff, portal)
-    wall = approved_publisher(publisher, staff, portal, "Margin Wall")
+    wall = approved_publisher_signed_in(portal, publisher, "Margin Wall")
     for uid in ("mg-1", "mg-2", "mg-3", "mg-4"):
         convert(portal, wall.owid, uid)  # $2 payout each
     economics(portal, "mg-1", revenue_micros=5_000_000, country="US")

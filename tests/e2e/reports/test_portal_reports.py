@@ -22,11 +22,13 @@ from models import Mission, Offerwall, OfferwallStatus
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, form, handler_name, send_event
 from tests.e2e.steps import (
+    applicant_signed_in,
+    approved_publisher_signed_in,
     approved_wall,
     convert,
     import_offers,
+    publisher_applied,
     sign_in,
-    sign_up,
     staff_approve,
 )
 
@@ -67,14 +69,6 @@ def wall_named(portal, company: str) -> Offerwall:
         return db.exec(select(Offerwall).where(Offerwall.name == company)).one()
 
 
-def approved_publisher(publisher: Page, staff: Page, portal, company: str) -> Offerwall:
-    """`company` applies and staff (signed in) approve it; its workspace opens by itself."""
-    sign_up(publisher, portal.url, company)
-    staff_approve(staff, portal.url, company)
-    expect(publisher.get_by_label("Your password")).to_be_visible(timeout=15_000)
-    return wall_named(portal, company)
-
-
 def mission_titled(portal, title: str) -> Mission:
     with Session(portal.engine()) as db:
         return db.exec(select(Mission).where(Mission.title == title)).one()
@@ -107,7 +101,7 @@ def figure(page: Page, test_id: str) -> Decimal:
 
 
 def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page):
-    staff, publisher = new_page(*DESKTOP), new_page()
+    staff = new_page(*DESKTOP)
     staff_signed_in(staff, portal)
     expect(staff).to_have_url(re.compile(r"/staff/?$"))  # staff's home after sign-in
     # Other tests share this portal: the count before comes from the database.
@@ -115,7 +109,7 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page)
         waiting = select(Offerwall).where(Offerwall.status == OfferwallStatus.PENDING)
         pending = len(db.exec(waiting).all())
     expect(staff.get_by_test_id("pending-applications")).to_have_text(str(pending))
-    sign_up(publisher, portal.url, "Dashboard Wall")
+    publisher_applied(portal, "Dashboard Wall", approved=False)
     staff.reload()
     expect(staff.get_by_test_id("pending-applications")).to_have_text(str(pending + 1))
     figures = ("clicks", "conversions", "payout", "net-payout")
@@ -161,7 +155,7 @@ def test_the_staff_dashboard_shows_todays_click_and_conversion(portal, new_page)
 def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page):
     staff, publisher = new_page(*DESKTOP), new_page()
     staff_signed_in(staff, portal)
-    wall = approved_publisher(publisher, staff, portal, "Report Wall")
+    wall = approved_publisher_signed_in(portal, publisher, "Report Wall")
     # Today: the E2E game's mission, 2 clicks and 2 conversions ($2 each), one of them
     # reversed; another game's, a click.
     convert(portal, wall.owid, "rep-1")
@@ -273,9 +267,8 @@ def test_reports_show_every_day_a_preset_a_game_filter_and_epc(portal, new_page)
 
 
 def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new_page):
-    staff, publisher = new_page(), new_page(*DESKTOP)
-    staff_signed_in(staff, portal)
-    wall = approved_publisher(publisher, staff, portal, "Catalog Wall")
+    publisher = new_page(*DESKTOP)
+    wall = approved_publisher_signed_in(portal, publisher, "Catalog Wall")
     in_gems(portal, wall.id)
     import_missions(
         portal,
@@ -326,9 +319,8 @@ def test_a_publisher_copies_a_tracking_link_from_their_offer_catalog(portal, new
 
 
 def test_the_delivery_log_finds_a_player_by_uid_or_click_id(portal, new_page):
-    staff, publisher = new_page(), new_page(*DESKTOP)
-    staff_signed_in(staff, portal)
-    wall = approved_publisher(publisher, staff, portal, "Search Wall")
+    publisher = new_page(*DESKTOP)
+    wall = approved_publisher_signed_in(portal, publisher, "Search Wall")
     convert(portal, wall.owid, "uid-alpha", clickid="click-111")
     convert(portal, wall.owid, "uid-beta", clickid="click-222")
     publisher.get_by_role("link", name="Deliveries", exact=True).first.click()
@@ -355,7 +347,7 @@ def test_a_pending_publisher_sees_their_application_only(portal, new_page):
 
     publisher = new_page(*DESKTOP)
     publisher.add_init_script(SPY)
-    sign_up(publisher, portal.url, "Pending Wall")
+    applicant_signed_in(portal, publisher, "Pending Wall")
     # The navigation offers the application only.
     expect(publisher.get_by_role("link", name="Application", exact=True)).to_be_visible()
     for name in ("Offerwall", "Offers", "Postback", "Deliveries", "Reports"):

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from models import GameCredential
 from tests.e2e.conftest import screenshot
 from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
-from tests.e2e.steps import fill_mission, send_events, sign_in, sign_up
+from tests.e2e.steps import applicant_signed_in, fill_mission, send_events, sign_in
 
 pytestmark = pytest.mark.e2e
 DESIGNER_PASSWORD = "level-design-2026"
@@ -102,7 +102,7 @@ def test_designers_manage_their_studios_games_only(portal, new_page):
 
 
 def test_a_publisher_cannot_open_the_studio_pages(portal, page):
-    sign_up(page, portal.url, "Nosy Wall")
+    applicant_signed_in(portal, page, "Nosy Wall")
     page.goto(portal.url + "/studio/games")
     expect(page.get_by_text("Your account cannot open that page.")).to_be_visible()
     expect(page.get_by_role("heading", name="Games")).to_have_count(0)
@@ -110,9 +110,7 @@ def test_a_publisher_cannot_open_the_studio_pages(portal, page):
 
 def test_a_refused_designer_form_keeps_what_was_typed(portal, new_page):
     staff = new_page()
-    sign_in(staff, portal.url, *portal.staff)
-    expect(staff.get_by_role("heading", name="Dashboard")).to_be_visible()
-    staff.goto(portal.url + "/staff/studios")
+    sign_in(staff, portal.url, *portal.staff, then="/staff/studios")
     staff.get_by_label("Studio name").fill("Kept Studio")
     staff.get_by_role("button", name="Create studio").click()
     expect(staff.get_by_text("Studio Kept Studio created.")).to_be_visible()
