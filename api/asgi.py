@@ -2,7 +2,14 @@
 
 from api.app import create_api
 from api.core.startup import exit_unless_ready
+from api.ops import Readiness, with_probes
 
 # Settings, database, migrations and master keys, refused in one line before serving.
 exit_unless_ready()
-app = create_api()
+api = create_api()
+settings = api.state.settings
+app = with_probes(
+    api,
+    Readiness(api.state.engine, redis_url=settings.redis_url),
+    drain_seconds=settings.drain_seconds,
+)

@@ -8,6 +8,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -125,3 +126,32 @@ def alert_sender() -> AlertSender | None:
     if not settings.alert_webhook_url:
         return None
     return AlertSender(engine=get_engine(), settings=settings)
+
+
+def serve_probes(host: str, port: int) -> threading.Thread:
+    """`/livez` and `/readyz` of a `questwall worker` on `host:port`, from a thread of its
+    own (the worker's signal handling stays its own: SIGTERM marks it draining)."""
+    import uvicorn
+
+    from api.ops import Readiness, with_probes
+
+    async def nothing_else(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+    settings = get_settings()
+    readiness = Readiness(get_engine(), redis_url=settings.redis_url)
+    config = uvicorn.Config(
+        with_probes(nothing_else, readiness),
+        host=host,
+        port=port,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="probes", daemon=True)
+    thread.start()
+    log.info("probes on http://%s:%d (/livez, /readyz)", host, port)
+    return thread

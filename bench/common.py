@@ -38,6 +38,7 @@ def bench_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]
         "QUESTWALL_DATA_DIR": str(data_dir),
         "DATABASE_URL": database_url or f"sqlite:///{data_dir / 'bench.db'}",
         "SECRET_KEY": "benchmark-master-key",
+        "QUESTWALL_DRAIN_SECONDS": "0",  # a stopped server stops at once
         "REFLEX_TELEMETRY_ENABLED": "false",
         "REFLEX_USE_SYSTEM_BUN": "true",
         "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",

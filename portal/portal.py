@@ -1,10 +1,13 @@
 """The only module that joins the halves: the Reflex portal with the API mounted in front."""
 
+import os
+
 import reflex as rx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.app import API_PREFIXES, create_api
 from api.core.startup import exit_unless_ready
+from api.ops import DRAIN_FILE_VARIABLE, Readiness, with_probes
 from api.routes.tracking import TRACKING_PREFIXES
 from api.security_headers import WALL_PATH
 from api.worker import (
@@ -87,7 +90,13 @@ class QuestwallApp(rx.App):
             else:
                 await portal(scope, receive, send)
 
-        return api_first
+        settings = api.state.settings
+        # Under `questwall serve`, that process drains (it receives the SIGTERM) and names
+        # the file that says so; a server started another way drains itself.
+        drain_file = os.environ.get(DRAIN_FILE_VARIABLE)
+        readiness = Readiness(api.state.engine, redis_url=settings.redis_url, drain_file=drain_file)
+        drain = 0 if drain_file else settings.drain_seconds
+        return with_probes(api_first, readiness, drain_seconds=drain)
 
 
 app = QuestwallApp(

@@ -26,6 +26,8 @@ from sqlmodel import SQLModel
 # Never touch a developer's data/ or master key from tests.
 os.environ.setdefault("SECRET_KEY", "test-master-key-not-for-production")
 os.environ["REFLEX_TELEMETRY_ENABLED"] = "false"
+# Servers the tests start stop at once on SIGTERM (the drain's own test sets its time).
+os.environ["QUESTWALL_DRAIN_SECONDS"] = "0"
 # Never share a developer's Redis: tests that want Redis pass TEST_REDIS_URL and a prefix of
 # their own (an empty variable also wins over a REDIS_URL in `.env`).
 os.environ["REDIS_URL"] = ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -20,6 +21,7 @@ from api.core.startup import (
     database_engine,
     load_settings,
 )
+from api.ops import DRAIN_FILE_VARIABLE
 
 
 def _require_ready_to_serve() -> None:
@@ -123,17 +125,27 @@ def rotate_secrets_cmd() -> None:
 
 @click.command("worker")
 @click.option("--threads", default=16, show_default=True, type=int, help="Parallel deliveries.")
-def worker_cmd(threads: int) -> None:
+@click.option(
+    "--http-port",
+    default=0,
+    type=click.IntRange(min=0, max=65535),
+    help="Serve /livez and /readyz on this port (0: none).",
+)
+@click.option("--http-host", default="0.0.0.0", show_default=True)  # noqa: S104
+def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
     """Deliver postbacks, games' webhooks, queued mail when SMTP_URL is set and alerts when
     ALERT_WEBHOOK_URL is (run any number, against PostgreSQL; stop with Ctrl-C or SIGTERM)."""
     import signal
     import threading
 
+    from api.ops import DRAINING
     from api.postbacks import Dispatcher
     from api.webhooks import WebhookDispatcher
-    from api.worker import alert_sender, approve_held, mail_sender
+    from api.worker import alert_sender, approve_held, mail_sender, serve_probes
 
     _require_ready_to_serve()
+    if http_port:
+        serve_probes(http_host, http_port)
     dispatcher = Dispatcher(
         engine=get_engine(),
         box=get_secret_box(),
@@ -149,6 +161,7 @@ def worker_cmd(threads: int) -> None:
     webhooks_stop = threading.Event()
 
     def stop(*_: object) -> None:
+        DRAINING.set()  # /readyz answers 503 while the deliveries under way finish
         dispatcher.stop()
         webhooks_stop.set()
         for sender in senders:
@@ -208,8 +221,29 @@ def serve(port: int, host: str, workers: int) -> None:
         "--backend-host",
         host,
     ]
+    # The processes Reflex starts answer /readyz with 503 while this file exists: this
+    # process writes it on SIGTERM and stops them QUESTWALL_DRAIN_SECONDS later.
+    settings = get_settings()
+    _forget_drain_files(settings.data_dir)
+    drain_file = settings.data_dir / f"serve-{os.getpid()}.draining"
+    env[DRAIN_FILE_VARIABLE] = str(drain_file)
     os.chdir(PROJECT_ROOT)
-    sys.exit(_run_reflex(args, env))
+    try:
+        sys.exit(_run_reflex(args, env, drain_file, settings.drain_seconds))
+    finally:
+        drain_file.unlink(missing_ok=True)
+
+
+def _forget_drain_files(data_dir: Path) -> None:
+    """Remove the drain files of `questwall serve` processes that are gone (one killed
+    while it drained leaves its file behind)."""
+    for found in data_dir.glob("serve-*.draining"):
+        try:
+            os.kill(int(found.name.split("-")[1].split(".")[0]), 0)
+        except (ValueError, ProcessLookupError):
+            found.unlink(missing_ok=True)
+        except PermissionError:  # another user's live process
+            continue
 
 
 # Reflex's advice after it prepares the portal's build directory, which names a command
@@ -217,19 +251,32 @@ def serve(port: int, host: str, workers: int) -> None:
 _MISLEADING = "reflex run` to start the app"
 
 
-def _run_reflex(args: list[str], env: dict[str, str]) -> int:
+def _run_reflex(args: list[str], env: dict[str, str], drain_file: Path, drain: float) -> int:
     """Run Reflex's production server, passing its output on without the misleading line.
 
     Ctrl-C reaches Reflex directly (it shares the terminal's process group), so this process
-    only waits; a SIGTERM sent to this process alone (a service manager) is passed on."""
+    only waits. A SIGTERM sent to this process alone (a service manager) drains: the
+    servers' /readyz answers 503 (`drain_file`) while they go on serving for `drain`
+    seconds; then the SIGTERM is passed on. A second SIGTERM passes it on at once."""
     import signal
     import subprocess
+    import threading
 
     reflex = subprocess.Popen(  # noqa: S603
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
     )
+
+    def on_sigterm(*_: object) -> None:
+        if drain_file.exists() or drain <= 0:
+            reflex.terminate()
+            return
+        drain_file.parent.mkdir(parents=True, exist_ok=True)
+        drain_file.touch()
+        click.echo(f"SIGTERM: draining for {drain:g} s before stopping")
+        threading.Timer(drain, reflex.terminate).start()
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: reflex.terminate())
+    signal.signal(signal.SIGTERM, on_sigterm)
     assert reflex.stdout is not None
     for line in reflex.stdout:
         if _MISLEADING not in line:

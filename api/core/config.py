@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     redis_url: str = Field(default="", alias="REDIS_URL", repr=False)
     # The start of every key the limits write, so several deployments can share one Redis.
     redis_key_prefix: str = Field(default="questwall", min_length=1, alias="REDIS_KEY_PREFIX")
+    # Seconds a serving process goes on serving after SIGTERM, its `/readyz` answering 503,
+    # so a load balancer's probes see it go before it stops taking connections (0: stop at
+    # once; docs/operations.md#health-probes).
+    drain_seconds: float = Field(default=5, ge=0, le=300, alias="QUESTWALL_DRAIN_SECONDS")
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import URL, Connection, Engine, event, text
 from sqlalchemy.engine import make_url
@@ -236,15 +236,25 @@ def migrate(url: str | None = None, revision: str = "head") -> None:
 def pending_migrations(engine: Engine | None = None) -> list[str]:
     """Revisions the database lacks; empty when it is at head."""
     from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
 
-    script = ScriptDirectory.from_config(alembic_config())
     with (engine or get_engine()).connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
-    heads = set(script.get_heads())
-    if current == heads:
+    if current == schema_heads():
         return []
-    return [rev.revision for rev in script.walk_revisions() if rev.revision not in current]
+    return [rev.revision for rev in _scripts().walk_revisions() if rev.revision not in current]
+
+
+def schema_heads() -> set[str]:
+    """The migrations' head revisions: the schema this code runs on."""
+    return set(_scripts().get_heads())
+
+
+@lru_cache(maxsize=1)
+def _scripts() -> Any:
+    """The migration scripts, read once per process (they change only with the code)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config())
 
 
 class DatabaseNotMigrated(RuntimeError):

@@ -45,6 +45,13 @@ def test_api_is_served_on_the_portal_port(portal):
     assert response.json()["message"] == "OK"
 
 
+def test_the_all_in_one_server_answers_its_probes(portal):
+    assert httpx.get(portal.url + "/livez").json() == {"status": "ok"}
+    ready = httpx.get(portal.url + "/readyz")
+    assert ready.status_code == 200, ready.text
+    assert set(ready.json()["checks"]) == {"database", "schema", "draining"}
+
+
 def test_portal_refuses_other_origins(portal):
     allowed = httpx.options(
         portal.url + "/_event/",
