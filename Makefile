@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
 export REFLEX_TELEMETRY_ENABLED := false
 export REFLEX_USE_SYSTEM_BUN := true
 
-.PHONY: help run test screenshots check lint install install-dev bytecode chromium pgbouncer bench lock messages clean
+.PHONY: help run test screenshots check lint install install-dev bytecode chromium pgbouncer prometheus bench lock messages clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -46,7 +46,7 @@ check: lint bytecode ## The inner loop: lint, import contracts, types, unit and 
 
 install: $(VENV)/.installed $(TOOLS)/.installed ## Python packages, Node.js 22 and bun
 
-install-dev: install $(VENV)/.installed-dev chromium pgbouncer
+install-dev: install $(VENV)/.installed-dev chromium pgbouncer prometheus
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -78,6 +78,9 @@ chromium: ## Debian's headless Chromium for the browser tests
 
 pgbouncer: ## Debian's PgBouncer for the tests that run through it (each starts its own)
 	@test -x /usr/sbin/pgbouncer || scripts/apt-install.sh pgbouncer
+
+prometheus: ## Debian's Prometheus and promtool, which check the metrics and alert rules in the tests
+	@test -x /usr/bin/promtool || scripts/apt-install.sh prometheus
 
 bench: install bytecode ## Run every benchmark on SQLite and PostgreSQL, with targets (see bench/README.md)
 	$(BIN)/python bench/all.py $(BENCH_ARGS)

@@ -129,11 +129,12 @@ def alert_sender() -> AlertSender | None:
 
 
 def serve_probes(host: str, port: int) -> threading.Thread:
-    """`/livez` and `/readyz` of a `questwall worker` on `host:port`, from a thread of its
-    own (the worker's signal handling stays its own: SIGTERM marks it draining)."""
+    """`/livez`, `/readyz` and `/metrics` of a `questwall worker` on `host:port`, from a
+    thread of its own (the worker's signal handling stays its own: SIGTERM marks it
+    draining)."""
     import uvicorn
 
-    from api.ops import Readiness, with_probes
+    from api.ops import Readiness, with_metrics, with_probes
 
     async def nothing_else(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -143,7 +144,9 @@ def serve_probes(host: str, port: int) -> threading.Thread:
     settings = get_settings()
     readiness = Readiness(get_engine(), redis_url=settings.redis_url)
     config = uvicorn.Config(
-        with_probes(nothing_else, readiness),
+        with_probes(
+            with_metrics(nothing_else, routes=None, allow=settings.metrics_allow), readiness
+        ),
         host=host,
         port=port,
         lifespan="off",
@@ -153,5 +156,5 @@ def serve_probes(host: str, port: int) -> threading.Thread:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="probes", daemon=True)
     thread.start()
-    log.info("probes on http://%s:%d (/livez, /readyz)", host, port)
+    log.info("probes and metrics on http://%s:%d (/livez, /readyz, /metrics)", host, port)
     return thread

@@ -7,7 +7,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.app import API_PREFIXES, create_api
 from api.core.startup import exit_unless_ready
-from api.ops import DRAIN_FILE_VARIABLE, Readiness, with_probes
+from api.ops import (
+    DRAIN_FILE_VARIABLE,
+    Readiness,
+    route_templates,
+    with_metrics,
+    with_probes,
+)
 from api.routes.tracking import TRACKING_PREFIXES
 from api.security_headers import WALL_PATH
 from api.worker import (
@@ -96,7 +102,8 @@ class QuestwallApp(rx.App):
         drain_file = os.environ.get(DRAIN_FILE_VARIABLE)
         readiness = Readiness(api.state.engine, redis_url=settings.redis_url, drain_file=drain_file)
         drain = 0 if drain_file else settings.drain_seconds
-        return with_probes(api_first, readiness, drain_seconds=drain)
+        counted = with_metrics(api_first, routes=route_templates(api), allow=settings.metrics_allow)
+        return with_probes(counted, readiness, drain_seconds=drain)
 
 
 app = QuestwallApp(

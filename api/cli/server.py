@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -229,9 +231,12 @@ def serve(port: int, host: str, workers: int) -> None:
     env[DRAIN_FILE_VARIABLE] = str(drain_file)
     os.chdir(PROJECT_ROOT)
     try:
-        sys.exit(_run_reflex(args, env, drain_file, settings.drain_seconds))
+        with _metrics_directory():
+            env["PROMETHEUS_MULTIPROC_DIR"] = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+            code = _run_reflex(args, env, drain_file, settings.drain_seconds)
     finally:
         drain_file.unlink(missing_ok=True)
+    sys.exit(code)
 
 
 def _forget_drain_files(data_dir: Path) -> None:
@@ -305,11 +310,32 @@ def api_cmd(port: int, host: str, workers: int) -> None:
     import uvicorn
 
     _require_ready_to_serve()
-    uvicorn.run(
-        "api.asgi:app",
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="info",
-        proxy_headers=False,
-    )
+    with _metrics_directory():
+        uvicorn.run(
+            "api.asgi:app",
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="info",
+            proxy_headers=False,
+        )
+
+
+@contextmanager
+def _metrics_directory() -> Iterator[None]:
+    """The empty directory the server processes started from here count their metrics
+    into (PROMETHEUS_MULTIPROC_DIR: the operator's, emptied, else a temporary one, removed
+    at the end), so a scrape of any of them counts them all."""
+    import shutil
+    import tempfile
+
+    from api.ops import fresh_metrics_directory
+
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    path = Path(given) if given else Path(tempfile.mkdtemp(prefix="questwall-metrics-"))
+    fresh_metrics_directory(path)
+    try:
+        yield
+    finally:
+        if not given:
+            shutil.rmtree(path, ignore_errors=True)

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     # so a load balancer's probes see it go before it stops taking connections (0: stop at
     # once; docs/operations.md#health-probes).
     drain_seconds: float = Field(default=5, ge=0, le=300, alias="QUESTWALL_DRAIN_SECONDS")
+    # Who may read GET /metrics (comma-separated IPs or networks; others get 404).
+    metrics_allow: str = Field(default="127.0.0.1/32,::1/128", alias="METRICS_ALLOW")
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 
@@ -231,7 +233,7 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
-    @field_validator("trusted_proxies", "blocked_networks", "hosting_networks")
+    @field_validator("trusted_proxies", "blocked_networks", "hosting_networks", "metrics_allow")
     @classmethod
     def _valid_networks(cls, value: str) -> str:
         # Refused here, at start, rather than on the first tracking link that reads it.

@@ -1,5 +1,12 @@
-"""Operating Questwall: health probes (and, as they come, its metrics and logs)."""
+"""Operating Questwall: health probes and Prometheus metrics."""
 
+from api.ops.metrics import (
+    METRICS_PATH,
+    exposition,
+    fresh_metrics_directory,
+    route_templates,
+    with_metrics,
+)
 from api.ops.probes import (
     DRAIN_FILE_VARIABLE,
     DRAINING,
@@ -15,9 +22,14 @@ __all__ = [
     "DRAINING",
     "DRAIN_FILE_VARIABLE",
     "LIVEZ",
+    "METRICS_PATH",
     "PROBE_PATHS",
     "READYZ",
     "Readiness",
     "drain_on_sigterm",
+    "exposition",
+    "fresh_metrics_directory",
+    "route_templates",
+    "with_metrics",
     "with_probes",
 ]

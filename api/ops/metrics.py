@@ -1,0 +1,243 @@
+"""Prometheus metrics: what an operator graphs and alerts on (docs/operations.md#metrics).
+
+Every metric is defined here, once, with a closed set of label values: routes are the
+API's route templates, never raw paths, and no label carries an id of a publisher, game,
+player or endpoint. The code that counts imports the metric it moves.
+
+Several processes (`questwall api --workers N`, `questwall serve --workers N`) count into
+one directory (`PROMETHEUS_MULTIPROC_DIR`, prometheus-client's multiprocess mode), which
+the command that starts them empties first; a scrape of any of them adds every process's
+counts up. A process started alone counts in its own memory.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    values,
+)
+
+from api.core.config import PROJECT_ROOT
+from api.core.net import parse_networks
+from api.ops.probes import ASGIApp, Message, Receive, Scope, Send
+
+METRICS_PATH = "/metrics"
+MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+OTHER_ROUTE = "other"  # a path no API route matched: the portal's pages, a 404
+
+BUILD_INFO = Gauge(
+    "questwall_build_info",
+    "The running code: its version and commit (always 1).",
+    ["version", "commit"],
+    multiprocess_mode="max",
+)
+HTTP_REQUESTS = Counter(
+    "questwall_http_requests",
+    "HTTP requests answered, by route template, method and status.",
+    ["route", "method", "status"],
+)
+HTTP_DURATION = Histogram(
+    "questwall_http_request_duration_seconds",
+    "Time from a request's arrival to its answer's last byte, by route template and method.",
+    ["route", "method"],
+    buckets=(0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+HTTP_IN_FLIGHT = Gauge(
+    "questwall_http_requests_in_flight",
+    "HTTP requests being answered now.",
+    multiprocess_mode="livesum",
+)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("questwall")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _commit() -> str:
+    """QUESTWALL_COMMIT when the deployment sets it, else the checkout's, else unknown."""
+    if found := os.environ.get("QUESTWALL_COMMIT", "").strip():
+        return found[:40]
+    if not (PROJECT_ROOT / ".git").exists() or shutil.which("git") is None:
+        return "unknown"
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],  # noqa: S607
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+BUILD_INFO.labels(version=_version(), commit=_commit()).set(1)
+
+
+def fresh_metrics_directory(path: Path) -> Path:
+    """Make `path` the empty directory several processes count into (what an earlier run
+    left there is gone); the processes started from here on find it in the environment."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    os.environ[MULTIPROCESS_VARIABLE] = str(path)
+    return path
+
+
+def _multiprocess_directory() -> Path | None:
+    """The directory this process counts into, if it counts into one."""
+    if isinstance(values.ValueClass, type) and values.ValueClass is values.MutexValue:
+        return None  # prometheus-client chose memory when it was imported
+    found = os.environ.get(MULTIPROCESS_VARIABLE)
+    return Path(found) if found else None
+
+
+def _forget_dead_processes(directory: Path) -> None:
+    """A process that is gone no longer counts in the live gauges (in flight); its
+    counters stay: what it counted happened."""
+    for found in directory.glob("gauge_live*_*.db"):
+        try:
+            pid = int(found.stem.rsplit("_", 1)[1])
+            os.kill(pid, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            multiprocess.mark_process_dead(pid, str(directory))
+        except PermissionError:
+            continue
+
+
+def exposition() -> bytes:
+    """Every metric in the Prometheus text format: all the processes' when they share a
+    directory, else this process's."""
+    directory = _multiprocess_directory()
+    if directory is None:
+        return generate_latest(REGISTRY)
+    _forget_dead_processes(directory)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(directory))
+    return generate_latest(registry)
+
+
+def _allowed(scope: Scope, networks: Iterable[Any]) -> bool:
+    client = scope.get("client")
+    if not client:
+        return False
+    try:
+        address = ipaddress.ip_address(client[0])
+    except ValueError:
+        return False
+    return any(address in network for network in networks)
+
+
+class RouteTemplates:
+    """The route templates of a FastAPI app, the closed set of `route` labels, and which
+    of them answered a request: its scope names the endpoint that ran (several templates
+    may share one endpoint: then the one that matches the path)."""
+
+    def __init__(self, app: Any):
+        from fastapi.routing import iter_route_contexts
+        from starlette.routing import compile_path
+
+        self._by_endpoint: dict[Any, list[tuple[str, Any]]] = {}
+        for context in iter_route_contexts(app.routes):
+            path, endpoint = context.path, getattr(context, "endpoint", None)
+            if isinstance(path, str) and endpoint is not None:
+                pattern = compile_path(path)[0]
+                self._by_endpoint.setdefault(endpoint, []).append((path, pattern))
+
+    def of(self, scope: Scope) -> str:
+        routes = self._by_endpoint.get(scope.get("endpoint"))
+        if not routes:
+            return OTHER_ROUTE
+        if len(routes) == 1:
+            return routes[0][0]
+        for path, pattern in routes:
+            if pattern.match(scope["path"]):
+                return path
+        return OTHER_ROUTE
+
+
+def route_templates(app: Any) -> RouteTemplates:
+    return RouteTemplates(app)
+
+
+def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> ASGIApp:
+    """`app` counted: each HTTP request by its route template (one of `routes`, else
+    "other"), method and status; `GET /metrics` answered to the addresses in `allow`
+    (a comma-separated list of networks; others get 404, as if it were not there)."""
+    allowed = parse_networks(allow)
+
+    async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope["path"] == METRICS_PATH:
+            await _metrics_answer(scope, send, _allowed(scope, allowed))
+            return
+        started = time.perf_counter()
+        status = 500  # an app that raised before answering
+        HTTP_IN_FLIGHT.inc()
+
+        async def noting(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await app(scope, receive, noting)
+        finally:
+            HTTP_IN_FLIGHT.dec()
+            label = routes.of(scope) if routes is not None else OTHER_ROUTE
+            method = scope["method"] if scope["method"] in _METHODS else "OTHER"
+            HTTP_REQUESTS.labels(route=label, method=method, status=str(status)).inc()
+            HTTP_DURATION.labels(route=label, method=method).observe(time.perf_counter() - started)
+
+    return counted
+
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+async def _metrics_answer(scope: Scope, send: Send, allowed: bool) -> None:
+    if not allowed or scope["method"] not in ("GET", "HEAD"):
+        body, status, kind = b"Not Found", 404, b"text/plain; charset=utf-8"
+    else:
+        import anyio.to_thread
+
+        body, status, kind = await anyio.to_thread.run_sync(exposition), 200, b""
+        kind = CONTENT_TYPE_LATEST.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", kind),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})

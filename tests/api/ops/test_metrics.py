@@ -1,0 +1,136 @@
+"""GET /metrics: requests counted by route template (never a raw path), served only to
+METRICS_ALLOW, in a format promtool accepts; and with `questwall api --workers 2` the
+counts of both processes add up to exactly the traffic sent."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import uuid
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
+
+from api.app import create_api
+from api.ops import route_templates, with_metrics
+from tests.api.live_server import server_env
+from tests.factories import FixedCountries
+from tests.live import ROOT, free_port, wait_until_up
+
+OFFERS = "/offerwall/offers"
+
+
+def count(route: str, method: str, status: str) -> float:
+    labels = {"route": route, "method": method, "status": status}
+    return REGISTRY.get_sample_value("questwall_http_requests_total", labels) or 0.0
+
+
+@pytest.fixture
+def counted(engine, api_settings, box):
+    api = create_api(engine=engine, settings=api_settings, box=box, countries=FixedCountries())
+    app = with_metrics(api, routes=route_templates(api), allow="127.0.0.1,10.1.0.0/16")
+
+    def client(address: str) -> TestClient:
+        return TestClient(app, client=(address, 40000), follow_redirects=False)
+
+    return client
+
+
+def test_requests_are_counted_by_route_template_never_by_raw_path(counted):
+    client = counted("127.0.0.1")
+    mission = f"/missions/{uuid.uuid4().hex}"
+    before = {
+        "offers": count(OFFERS, "GET", "401"),
+        "mission": count("/missions/{mission_id}", "GET", "404"),
+        "other": count("other", "GET", "404"),
+    }
+    for _ in range(3):
+        assert client.get(OFFERS).status_code == 401
+    assert client.get(mission).status_code == 404  # no such mission
+    assert client.get("/no/such/" + uuid.uuid4().hex).status_code == 404
+    assert count(OFFERS, "GET", "401") == before["offers"] + 3
+    assert count("/missions/{mission_id}", "GET", "404") == before["mission"] + 1
+    assert count("other", "GET", "404") == before["other"] + 1
+    text = client.get("/metrics").text
+    assert mission not in text  # no raw path, no id, is ever a label
+    durations = REGISTRY.get_sample_value(
+        "questwall_http_request_duration_seconds_count", {"route": OFFERS, "method": "GET"}
+    )
+    assert durations is not None and durations >= 3
+
+
+def test_metrics_are_served_to_the_allowed_addresses_only(counted):
+    allowed = counted("10.1.2.3").get("/metrics")
+    assert allowed.status_code == 200
+    assert allowed.headers["content-type"].startswith("text/plain; version=")
+    families = {f.name for f in text_string_to_metric_families(allowed.text)}
+    assert {
+        "questwall_build_info",
+        "questwall_http_requests",
+        "questwall_http_requests_in_flight",
+    } <= families
+    for address in ("10.2.0.1", "203.0.113.9"):
+        refused = counted(address).get("/metrics")
+        assert (refused.status_code, refused.text) == (404, "Not Found")
+
+
+def test_promtool_accepts_the_live_output(counted):
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: `make install-dev` installs Debian's prometheus"
+    client = counted("127.0.0.1")
+    client.get(OFFERS)
+    checked = subprocess.run(
+        [promtool, "check", "metrics"],
+        input=client.get("/metrics").content,
+        capture_output=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+
+def _requests(url: str) -> dict[tuple[str, str, str], float]:
+    scraped = httpx.get(url + "/metrics", timeout=10)
+    assert scraped.status_code == 200
+    found = {}
+    for family in text_string_to_metric_families(scraped.text):
+        for sample in family.samples:
+            if sample.name == "questwall_http_requests_total":
+                labels = sample.labels
+                found[(labels["route"], labels["method"], labels["status"])] = sample.value
+    return found
+
+
+@pytest.mark.slow
+def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "api.cli", "api", "--workers", "2"]
+    log = tmp_path / "api.log"
+    env = server_env(db_url, tmp_path) | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics")}
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "counter_999999.db").write_bytes(b"left by an earlier run")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*command, "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_up(url + "/livez", proc, timeout=60, log=log)
+        assert not (tmp_path / "metrics" / "counter_999999.db").exists()  # emptied at start
+        # New connections each time: both processes answer some of them.
+        for _ in range(40):
+            assert httpx.get(url + OFFERS).status_code == 401
+        pids = {p.stem.rsplit("_", 1)[1] for p in (tmp_path / "metrics").glob("counter_*.db")}
+        assert len(pids) >= 2, pids  # more than one process counted
+        for _ in range(3):  # whichever process answers the scrape sees the same total
+            assert _requests(url)[(OFFERS, "GET", "401")] == 40
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
