@@ -37,6 +37,7 @@ from api.core.db import write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
 from api.core.net import client_ip, parse_networks
 from api.core.refusals import NUL_MESSAGE
+from api.ops import RATE_LIMITED
 from api.publishers import signup_publisher
 from api.responses import OrjsonResponse
 from api.routes.body import read_limited_body
@@ -229,6 +230,7 @@ async def _form(request: Request, fields: frozenset[str]) -> dict[str, Any]:
 
 def _rate_limited(retry_after: int, message: str) -> ApiError:
     """429 `rate_limited`, with the seconds to wait in `Retry-After`."""
+    RATE_LIMITED.labels(limit="sign_in").inc()
     return ApiError(429, "rate_limited", message, headers={"Retry-After": str(retry_after)})
 
 

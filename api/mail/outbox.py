@@ -13,6 +13,7 @@ Nothing here logs a message's body (it may hold a reset link) or the SMTP passwo
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -28,6 +29,7 @@ from api.core.config import Settings, get_settings
 from api.core.db import write_session
 from api.core.paging import Window, paged, searched
 from api.core.smtp import parse_smtp_url, send_message
+from api.ops import count_attempt
 from models import MailMessage, MailStatus
 from models.types import utcnow
 
@@ -151,8 +153,14 @@ class MailSender(outbox.OutboxSender):
         """Claim and try every due message once; returns how many were tried."""
         claimed = claim(self.engine)
         for message in claimed:
+            started = time.perf_counter()
             error, permanent = self._send(message)
             _record(self.engine, message.id, error, permanent=permanent)
+            outcome = "delivered" if error is None else "refused" if permanent else "error"
+            took = time.perf_counter() - started
+            count_attempt(
+                "mail", status_code=None, sent=True, duration_seconds=took, outcome=outcome
+            )
         return len(claimed)
 
     def _send(self, message: _Claimed) -> tuple[str | None, bool]:

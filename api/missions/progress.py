@@ -39,6 +39,7 @@ from api.fraud import policy as fraud
 from api.missions import open_offers
 from api.missions.index import INDEX, MissionIndex, MissionSpec, bump
 from api.missions.rules import Tally, is_complete, next_round, progress, step
+from api.ops import CONVERSIONS, MISSION_COMPLETIONS, count_on_commit
 from api.postbacks import outbox as postbacks
 from api.webhooks import messages as webhooks
 from models import ConversionStatus, PostbackKind, ProgressStatus
@@ -863,6 +864,9 @@ def _convert(
         )
         .returning(_conversion.c.id)
     ).scalar_one()
+    status = ConversionStatus.PENDING if held else ConversionStatus.APPROVED
+    count_on_commit(session, CONVERSIONS.labels(status=status.value))
+    count_on_commit(session, MISSION_COMPLETIONS)
     if not test and spec.told:
         _tell_the_game(session, row, spec, event, stage, transaction_id, payout_micros, held, now)
     if not held:

@@ -1,7 +1,17 @@
 """Operating Questwall: health probes and Prometheus metrics."""
 
 from api.ops.metrics import (
+    CLICKS,
+    CONVERSIONS,
+    INGEST_ITEMS,
     METRICS_PATH,
+    MISSION_COMPLETIONS,
+    OUTBOXES,
+    RATE_LIMITED,
+    SIGNED_REFUSED,
+    code_label,
+    count_attempt,
+    count_on_commit,
     exposition,
     fresh_metrics_directory,
     route_templates,
@@ -19,13 +29,23 @@ from api.ops.probes import (
 )
 
 __all__ = [
+    "CLICKS",
+    "CONVERSIONS",
     "DRAINING",
     "DRAIN_FILE_VARIABLE",
+    "INGEST_ITEMS",
     "LIVEZ",
     "METRICS_PATH",
+    "MISSION_COMPLETIONS",
+    "OUTBOXES",
     "PROBE_PATHS",
+    "RATE_LIMITED",
     "READYZ",
+    "SIGNED_REFUSED",
     "Readiness",
+    "code_label",
+    "count_attempt",
+    "count_on_commit",
     "drain_on_sigterm",
     "exposition",
     "fresh_metrics_directory",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -33,6 +34,8 @@ from prometheus_client import (
     multiprocess,
     values,
 )
+from sqlalchemy import Connection, Engine, event
+from sqlalchemy.orm import Session
 
 from api.core.config import PROJECT_ROOT
 from api.core.net import parse_networks
@@ -64,6 +67,106 @@ HTTP_IN_FLIGHT = Gauge(
     "HTTP requests being answered now.",
     multiprocess_mode="livesum",
 )
+
+INGEST_ITEMS = Counter(
+    "questwall_ingest_items",
+    "Items of signed custom-events requests, by kind (event, identifier) and outcome "
+    "(accepted, or the refusal's code).",
+    ["kind", "outcome"],
+)
+SIGNED_REFUSED = Counter(
+    "questwall_signed_requests_refused",
+    "Signed requests refused as a whole, by the error's code (invalid_signature, ...).",
+    ["reason"],
+)
+CLICKS = Counter(
+    "questwall_clicks",
+    "Tracking-link clicks, by outcome: redirected, or the refusal's reason.",
+    ["outcome"],
+)
+CONVERSIONS = Counter(
+    "questwall_conversions",
+    "Conversions recorded, by the status they were recorded with (approved, pending).",
+    ["status"],
+)
+MISSION_COMPLETIONS = Counter(
+    "questwall_mission_completions",
+    "Completions of a mission or a ladder's stage that made a conversion.",
+)
+RATE_LIMITED = Counter(
+    "questwall_rate_limited",
+    "Requests refused by a limit: ingest, reports, clicks_per_ip, clicks_per_uid, sign_in.",
+    ["limit"],
+)
+DELIVERY_ATTEMPTS = Counter(
+    "questwall_delivery_attempts",
+    "Delivery attempts of each outbox (postback, webhook, mail, alert), by outcome: "
+    "delivered, http_4xx, http_5xx, http_other, error (no answer), not_sent; mail: "
+    "delivered, refused (for good), error.",
+    ["kind", "outcome"],
+)
+DELIVERY_DURATION = Histogram(
+    "questwall_delivery_attempt_duration_seconds",
+    "How long one delivery attempt took, by outbox.",
+    ["kind"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+OUTBOXES = ("postback", "webhook", "mail", "alert")
+# Codes are the server's own (closed sets); anything else would be a bug, counted as such.
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
+
+
+def code_label(code: object) -> str:
+    return code if isinstance(code, str) and _CODE.fullmatch(code) else "other"
+
+
+def count_attempt(
+    kind: str,
+    *,
+    status_code: int | None,
+    sent: bool,
+    duration_seconds: float,
+    outcome: str | None = None,
+) -> None:
+    """One delivery attempt of the `kind` outbox, counted once it is recorded; `outcome`
+    names it outright where there is no HTTP status (mail: delivered, refused, error)."""
+    if outcome is None:
+        outcome = _http_outcome(status_code, sent=sent)
+    DELIVERY_ATTEMPTS.labels(kind=kind, outcome=outcome).inc()
+    DELIVERY_DURATION.labels(kind=kind).observe(max(duration_seconds, 0.0))
+
+
+def _http_outcome(status_code: int | None, *, sent: bool) -> str:
+    if not sent:
+        return "not_sent"
+    if status_code is None:
+        return "error"
+    if 200 <= status_code < 300:
+        return "delivered"
+    if 400 <= status_code < 600:
+        return f"http_{status_code // 100}xx"
+    return "http_other"
+
+
+_PENDING = "questwall.metrics.pending"
+
+
+def count_on_commit(session: Session | Connection, child: Any, amount: float = 1) -> None:
+    """Count `amount` on `child` (a metric with its labels) when the transaction that
+    `session` runs commits; nothing if it rolls back (a retried transaction counts once)."""
+    conn = session.connection() if isinstance(session, Session) else session
+    conn.info.setdefault(_PENDING, []).append((child, amount))
+
+
+@event.listens_for(Engine, "commit")
+def _committed(conn: Connection) -> None:
+    for child, amount in conn.info.pop(_PENDING, ()):
+        child.inc(amount)
+
+
+@event.listens_for(Engine, "rollback")
+def _rolled_back(conn: Connection) -> None:
+    conn.info.pop(_PENDING, None)
 
 
 def _version() -> str:

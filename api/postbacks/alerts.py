@@ -33,7 +33,7 @@ from api.core.config import Settings
 from api.core.db import write_session
 from api.core.refusals import DomainError
 from api.postbacks import transport
-from api.postbacks.transport import AttemptResult, http_client
+from api.postbacks.transport import AttemptResult, count_result, http_client
 from models import AlertAttempt, AlertMessage, MailStatus, Role
 from models.types import utcnow
 
@@ -141,7 +141,9 @@ class AlertSender(outbox.OutboxSender):
         if claimed:
             with self._client(self.settings, pool=1) as client:
                 for alert in claimed:
-                    _record(self.engine, alert.id, self._post(client, alert), now)
+                    result = self._post(client, alert)
+                    _record(self.engine, alert.id, result, now)
+                    count_result("alert", result)
         return len(claimed)
 
     def _post(self, client: httpx.Client, alert: _Claimed) -> AttemptResult:

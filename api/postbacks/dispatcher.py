@@ -28,7 +28,14 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.postbacks import endpoint as endpoints
 from api.postbacks.outbox import claim, record, release_leases, renew_leases, urls_for
-from api.postbacks.transport import AttemptResult, Target, http_client, not_sent, send
+from api.postbacks.transport import (
+    AttemptResult,
+    Target,
+    count_result,
+    http_client,
+    not_sent,
+    send,
+)
 from models.types import utcnow
 
 log = logging.getLogger("questwall.postbacks")
@@ -195,6 +202,8 @@ class Dispatcher:
             self.settings,
         )
         endpoints.announce(notices)
+        for item in done:
+            count_result("postback", item.result)
         if self.on_attempt:
             for item in done:
                 self.on_attempt(item.postback_id, item.result)

@@ -31,6 +31,7 @@ from api.core.egress import (
     refusal,
     total_timeout,
 )
+from api.ops import count_attempt
 from api.postbacks.signature import HEADER, header_value
 
 BODY_EXCERPT = 1024
@@ -51,6 +52,16 @@ class AttemptResult:
     @property
     def delivered(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def count_result(kind: str, result: AttemptResult) -> None:
+    """questwall_delivery_attempts_total and its duration, for one recorded attempt."""
+    count_attempt(
+        kind,
+        status_code=result.status_code,
+        sent=result.sent,
+        duration_seconds=result.duration_ms / 1000,
+    )
 
 
 def target_problem(url: str, *, allow_private: bool) -> str | None:

@@ -15,6 +15,7 @@ from api.ingest import (
     store_batch,
     write_grouped,
 )
+from api.ops import INGEST_ITEMS, code_label
 from api.responses import OrjsonResponse
 from api.routes.blocking import run_db
 from api.routes.docs import SIGNED_HEADERS_DOC, error_responses, request_body
@@ -22,6 +23,19 @@ from api.routes.signed import SignedMessageDep
 from models.schemas import CustomEventsRequest, CustomEventsResponse
 
 router = APIRouter(tags=["ingestion"])
+
+
+def count_items(status: int, body: dict) -> None:
+    """questwall_ingest_items_total: a batch's items, accepted and refused by code."""
+    if status not in (200, 207, 422):
+        return
+    accepted = body.get("accepted") or {}
+    for kind, key in (("identifier", "identifiers"), ("event", "events")):
+        if accepted.get(key):
+            INGEST_ITEMS.labels(kind=kind, outcome="accepted").inc(accepted[key])
+    for item in body.get("rejected") or ():
+        kind = item.get("kind") if item.get("kind") in ("identifier", "event") else "other"
+        INGEST_ITEMS.labels(kind=kind, outcome=code_label(item.get("code"))).inc()
 
 
 @router.post(
@@ -68,6 +82,7 @@ async def custom_events(
         outcome = await write_grouped(engine, settings, check_batch(**args))
     else:
         outcome = await run_db(engine, partial(store_batch, **args))
+    count_items(outcome.status, outcome.body)
     on_stored = request.app.state.on_stored
     if on_stored is not None and parsed.game_id and outcome.status in (200, 207, 422):
         on_stored(parsed.game_id)  # e.g. the portal's live debugger looks again

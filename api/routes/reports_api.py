@@ -9,7 +9,9 @@ from fastapi import APIRouter, Header, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.core.db import new_session
+from api.core.errors import ApiError
 from api.deps import BoxDep, EngineDep, ReportsLimiterDep
+from api.ops import RATE_LIMITED
 from api.reports import DEFAULT_LIMIT, GROUP_BY, MAX_DAYS, MAX_LIMIT, MAX_OFFSET, reporting_api
 from api.routes.blocking import run_db
 from api.routes.docs import API_KEY_DESCRIBED, error_responses
@@ -150,7 +152,11 @@ async def offerwall_reports(
             offerwall_id = reporting_api.approved_offerwall_id(
                 session=session, box=box, api_key=x_api_key
             )
-            limiter.check(offerwall_id)
+            try:
+                limiter.check(offerwall_id)
+            except ApiError:
+                RATE_LIMITED.labels(limit="reports").inc()
+                raise
             page = reporting_api.report_page(
                 session=session, offerwall_id=offerwall_id, query=query
             )

@@ -19,6 +19,7 @@ from fastapi import Depends, Header, Request
 from api.core.errors import ApiError
 from api.deps import SettingsDep
 from api.ingest import Refusal, RefusalRecorder, SignedMessage
+from api.ops import RATE_LIMITED, SIGNED_REFUSED, code_label
 from api.routes.blocking import run_db
 from api.routes.body import declared_length, read_limited_body
 
@@ -44,14 +45,22 @@ async def read_signed_message(
         unread = SignedMessage(x_client_id, x_timestamp, x_signature, b"")
         size = declared_length(request.headers.get("content-length")) or 0
         over = size if size > limit else None  # else a stream ran over what it declared
+        _count(error)
         await _record(request, Refusal(unread, error, limit, body_read=False, declared_size=over))
         raise
     message = SignedMessage(x_client_id, x_timestamp, x_signature, body)
     try:
         yield message
     except ApiError as error:
+        _count(error)
         await _record(request, Refusal(message, error, limit))
         raise
+
+
+def _count(error: ApiError) -> None:
+    SIGNED_REFUSED.labels(reason=code_label(error.code)).inc()
+    if error.status == 429:
+        RATE_LIMITED.labels(limit="ingest").inc()
 
 
 async def _record(request: Request, refusal: Refusal) -> None:

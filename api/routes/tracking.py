@@ -16,6 +16,7 @@ from api.core.net import client_ip, parse_networks
 from api.core.refusals import N_
 from api.deps import EngineDep, SettingsDep
 from api.fraud import Policy
+from api.ops import CLICKS, RATE_LIMITED
 from api.routes.blocking import run_db
 from api.routes.docs import html_answer
 from api.tracking import (
@@ -31,6 +32,12 @@ from api.tracking import (
 from api.wall.i18n import Language, choose, translations
 from models import RefusalReason
 from models.schemas import NUL
+
+# The click screening's refusals that are rate limits, as questwall_rate_limited_total names them.
+CLICK_LIMITS = {
+    RefusalReason.IP_RATE.value: "clicks_per_ip",
+    RefusalReason.UID_RATE.value: "clicks_per_uid",
+}
 
 router = APIRouter(tags=["tracking links"])
 
@@ -160,7 +167,12 @@ async def _track(
             record_refusal, engine=engine, click=click, reason=refusal.reason, countries=countries
         )
         await run_db(engine, remember)
+        reason = str(refusal.reason.value)
+        CLICKS.labels(outcome=reason).inc()
+        if reason in CLICK_LIMITS:
+            RATE_LIMITED.labels(limit=CLICK_LIMITS[reason]).inc()
         return refusal_page(refusal, page_language(request))
+    CLICKS.labels(outcome="redirected").inc()
     return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
 
 

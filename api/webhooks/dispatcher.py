@@ -26,7 +26,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.postbacks.transport import http_client, post
+from api.postbacks.transport import count_result, http_client, post
 from api.webhooks import messages, signing
 from api.webhooks.endpoints import signing_secrets
 from models import EndpointStatus, WebhookEndpoint
@@ -119,6 +119,7 @@ class WebhookDispatcher:
                     client, url, body=body, headers=headers, allow_private=self.allow_private
                 )
                 messages.record(self.engine, message, result, self.clock())
+                count_result("webhook", result)
                 if not result.delivered:
                     messages.release(self.engine, queued[n + 1 :])
                     return
