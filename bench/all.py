@@ -51,6 +51,10 @@ SIZES = {  # script -> its size arguments: full run, --quick
     "screening": (["--clicks", "3000"], ["--clicks", "200", "--rounds", "1"]),
     "postbacks": (["--postbacks", "5000"], ["--postbacks", "300", "--conversions", "20"]),
     "soak": ([], ["--peak-batches", "40"]),
+    "observability": (
+        ["--requests", "4000", "--batches", "300"],
+        ["--requests", "300", "--batches", "20", "--rounds", "1"],
+    ),
 }
 
 
@@ -272,6 +276,16 @@ def summary(results: dict[str, dict[Target, Figures]], targets: list[Target]) ->
             [(v, t is not sqlite) for v, t in zip(screening, targets, strict=True)],
         )
     )
+    for workload, name in (("offers", "offers"), ("ingest", "ingestion")):
+        cells = []
+        for t in targets:
+            figures = _of(results, "observability", t).get(f"observability_{workload}")
+            if not figures:
+                cells.append(_verdict(None))
+                continue
+            kept, p99 = float(figures["throughput_kept"]), float(figures["p99_change"])  # type: ignore[arg-type]
+            cells.append(f"{kept:.1%}, p99 {p99:+.1%} {_verdict(kept >= 0.97 and p99 <= 0.03)}")
+        rows.append((f"metrics and probes, {name}", "≥ 97% of the rate, p99 ≤ +3%", cells))
     print("\n== Targets")
     print(f"{'workload':34}{'target':36}" + "".join(f"{t.label:>34}" for t in targets))
     for name, target, cells in rows:

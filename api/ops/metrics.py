@@ -315,10 +315,27 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
             HTTP_IN_FLIGHT.dec()
             label = routes.of(scope) if routes is not None else OTHER_ROUTE
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"
-            HTTP_REQUESTS.labels(route=label, method=method, status=str(status)).inc()
-            HTTP_DURATION.labels(route=label, method=method).observe(time.perf_counter() - started)
+            answered, took = _children(label, method, status)
+            answered.inc()
+            took.observe(time.perf_counter() - started)
 
     return counted
+
+
+_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
+def _children(route: str, method: str, status: int) -> tuple[Any, Any]:
+    """The request counter's and the duration histogram's series of one kind of request,
+    looked up once (`labels()` checks and locks on every call)."""
+    key = (route, method, status)
+    found = _CHILDREN.get(key)
+    if found is None:
+        found = _CHILDREN[key] = (
+            HTTP_REQUESTS.labels(route=route, method=method, status=str(status)),
+            HTTP_DURATION.labels(route=route, method=method),
+        )
+    return found
 
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

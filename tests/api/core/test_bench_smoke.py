@@ -50,6 +50,10 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         ["--players", "20", "--popular", "200"],
         {"conversions_quiet", "conversions_popular"},
     ),
+    "observability": (
+        ["--requests", "20", "--batches", "3", "--rounds", "1"],
+        {"observability_offers", "observability_ingest"},
+    ),
 }
 
 

@@ -1,0 +1,163 @@
+"""What observability costs the hot paths: the API as served (`api.asgi:app`, with the
+probes and the request metrics around it) against the same API without them
+(bench/unmeasured.py), both served the same way (`uvicorn --workers N`) on the same
+database, in alternating rounds. Target: the measured API keeps at least 97% of the
+unmeasured one's throughput, and its p99 is at most 3% above, on the offers route and on
+ingestion.
+
+    .venv/bin/python bench/observability.py [--requests 4000] [--batches 300] [--rounds 3]
+        [--database-url URL] [--api-workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from api.core.crypto import SecretBox
+from bench.common import (
+    LoadResult,
+    add_target_arguments,
+    api_workers,
+    cpu_seconds,
+    emit,
+    fire_raw,
+    free_port,
+    http_request,
+    prepared,
+    questwall,
+    start,
+    stop,
+    target_label,
+    wait_until_up,
+)
+from bench.ingest import EVENTS_PER_BATCH, make_batches
+from bench.offers import seed
+
+APPS = {"measured": "api.asgi:app", "unmeasured": "bench.unmeasured:app"}
+
+
+@contextmanager
+def served(
+    app: str, env: dict[str, str], data: Path, workers: int
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`app` under uvicorn with `workers` processes, as `questwall api` serves api.asgi."""
+    port = free_port()
+    args = [sys.executable, "-m", "uvicorn", app, "--workers", str(workers)]
+    args += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    log = data / f"{app.replace(':', '-')}-{port}.log"
+    server = start(args, env, log)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/v2/openapi.json", server, log=log)
+        yield port, server
+    finally:
+        stop(server)
+
+
+def under_load(server: subprocess.Popen[bytes], port: int, requests: list[bytes]) -> Run:
+    """The load's figures and the server's CPU per request (the load client shares the
+    machine, so throughput alone moves with it; the CPU a request costs does not)."""
+    before = cpu_seconds(server.pid, None)[0]
+    load = fire_raw(port, requests, 16)
+    used = cpu_seconds(server.pid, None)[0] - before
+    return Run(load, 1e6 * used / load.requests)
+
+
+@dataclass
+class Run:
+    load: LoadResult
+    cpu_us_per_request: float
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--batches", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    add_target_arguments(parser)
+    args = parser.parse_args()
+    workers = max(api_workers(args), 1)
+    results: dict[str, dict[str, list[LoadResult]]] = {
+        name: {"offers": [], "ingest": []} for name in APPS
+    }
+    with prepared(args.database_url) as (data, env):
+        key = seed(env["DATABASE_URL"], SecretBox([env["SECRET_KEY"]]))
+        game = json.loads(questwall(env, "game", "create", "Observability"))
+        rng = random.Random(7)
+        offers = [
+            http_request(
+                "GET",
+                f"/offerwall/offers?limit=20&offset={20 * rng.randrange(0, 50)}",
+                headers={"x-api-key": key},
+            )
+            for _ in range(args.requests + 200)
+        ]
+        # Each round and app gets batches of its own: a user's event times only increase.
+        stream = make_batches(game, len(APPS) * args.rounds * (20 + args.batches))
+        chunks = iter(
+            stream[i : i + 20 + args.batches] for i in range(0, len(stream), 20 + args.batches)
+        )
+        for _ in range(args.rounds):
+            for name, app in APPS.items():
+                with served(app, env, data, workers) as (port, server):
+                    fire_raw(port, offers[:200], 16)
+                    results[name]["offers"].append(under_load(server, port, offers[200:]))
+                    batches = next(chunks)
+                    fire_raw(port, batches[:20], 4)
+                    results[name]["ingest"].append(under_load(server, port, batches[20:]))
+    print(f"server: {target_label(args)}, uvicorn --workers {workers}, {args.rounds} rounds")
+    for workload, per in (("offers", 1), ("ingest", EVENTS_PER_BATCH)):
+        figures = {}
+        for name in APPS:
+            runs = results[name][workload]
+            figures[name] = {
+                "rate": statistics.median(r.load.requests * per / r.load.seconds for r in runs),
+                "p99": statistics.median(r.load.pct(99) for r in runs),
+                "cpu": statistics.median(r.cpu_us_per_request for r in runs),
+                "statuses": sorted({s for r in runs for s in r.load.statuses}),
+            }
+        measured, bare = figures["measured"], figures["unmeasured"]
+        rate_share = measured["rate"] / bare["rate"]
+        p99_change = measured["p99"] / bare["p99"] - 1
+        cpu_change = measured["cpu"] / bare["cpu"] - 1
+        unit = "requests" if workload == "offers" else "events"
+        print(
+            f"{workload}: measured {measured['rate']:,.0f} {unit}/s, p99 {measured['p99']:.1f} ms; "
+            f"unmeasured {bare['rate']:,.0f} {unit}/s, p99 {bare['p99']:.1f} ms "
+            f"(statuses {measured['statuses']} / {bare['statuses']})"
+        )
+        print(
+            f"  throughput kept: {rate_share:.1%} (target >= 97%); "
+            f"p99 change: {p99_change:+.1%} (target <= +3%); server CPU per request: "
+            f"{measured['cpu']:.0f} us against {bare['cpu']:.0f} us ({cpu_change:+.1%})"
+        )
+        emit(
+            f"observability_{workload}",
+            {
+                "rate": measured["rate"],
+                "rate_unmeasured": bare["rate"],
+                "throughput_kept": rate_share,
+                "p99": measured["p99"],
+                "p99_unmeasured": bare["p99"],
+                "p99_change": p99_change,
+                "cpu_us_per_request": measured["cpu"],
+                "cpu_change": cpu_change,
+                "statuses": {str(s): 1 for s in measured["statuses"]},
+            },
+        )
+
+
+if __name__ == "__main__":
+    main()
