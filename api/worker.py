@@ -37,6 +37,17 @@ def approve_held(engine: Engine) -> Callable[[], None]:
     return approve
 
 
+def alive_then(task: Callable[[], None]) -> Callable[[], None]:
+    """The dispatcher's periodic `task`, after the worker's heartbeat (a metric)."""
+    from api.ops import beat
+
+    def periodic() -> None:
+        beat()
+        task()
+
+    return periodic
+
+
 @asynccontextmanager
 async def background_dispatcher() -> AsyncIterator[None]:
     """Deliver postbacks while the server runs (POSTBACK_DISPATCHER=false turns it off,
@@ -134,7 +145,7 @@ def serve_probes(host: str, port: int) -> threading.Thread:
     draining)."""
     import uvicorn
 
-    from api.ops import Readiness, with_metrics, with_probes
+    from api.ops import OutboxCollector, Readiness, read_at_scrape, with_metrics, with_probes
 
     async def nothing_else(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -143,6 +154,7 @@ def serve_probes(host: str, port: int) -> threading.Thread:
 
     settings = get_settings()
     readiness = Readiness(get_engine(), redis_url=settings.redis_url)
+    read_at_scrape(OutboxCollector(get_engine()))
     config = uvicorn.Config(
         with_probes(
             with_metrics(nothing_else, routes=None, allow=settings.metrics_allow), readiness

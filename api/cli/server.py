@@ -143,7 +143,7 @@ def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
     from api.ops import DRAINING
     from api.postbacks import Dispatcher
     from api.webhooks import WebhookDispatcher
-    from api.worker import alert_sender, approve_held, mail_sender, serve_probes
+    from api.worker import alert_sender, alive_then, approve_held, mail_sender, serve_probes
 
     _require_ready_to_serve()
     if http_port:
@@ -153,7 +153,7 @@ def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
         box=get_secret_box(),
         settings=get_settings(),
         threads=threads,
-        periodic=approve_held(get_engine()),
+        periodic=alive_then(approve_held(get_engine())),
     )
     mail, alerts = mail_sender(), alert_sender()
     senders = [sender for sender in (mail, alerts) if sender is not None]

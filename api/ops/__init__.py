@@ -14,9 +14,11 @@ from api.ops.metrics import (
     count_on_commit,
     exposition,
     fresh_metrics_directory,
+    read_at_scrape,
     route_templates,
     with_metrics,
 )
+from api.ops.outboxes import OutboxCollector, beat
 from api.ops.probes import (
     DRAIN_FILE_VARIABLE,
     DRAINING,
@@ -42,13 +44,16 @@ __all__ = [
     "RATE_LIMITED",
     "READYZ",
     "SIGNED_REFUSED",
+    "OutboxCollector",
     "Readiness",
+    "beat",
     "code_label",
     "count_attempt",
     "count_on_commit",
     "drain_on_sigterm",
     "exposition",
     "fresh_metrics_directory",
+    "read_at_scrape",
     "route_templates",
     "with_metrics",
     "with_probes",

@@ -111,6 +111,11 @@ DELIVERY_DURATION = Histogram(
     ["kind"],
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+WORKER_HEARTBEAT = Gauge(
+    "questwall_worker_heartbeat_timestamp_seconds",
+    "When a `questwall worker` last went round its loop (Unix time; the latest of them).",
+    multiprocess_mode="max",
+)
 OUTBOXES = ("postback", "webhook", "mail", "alert")
 # Codes are the server's own (closed sets); anything else would be a bug, counted as such.
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -231,16 +236,27 @@ def _forget_dead_processes(directory: Path) -> None:
             continue
 
 
+_READ_AT_SCRAPE = CollectorRegistry(auto_describe=True)
+
+
+def read_at_scrape(collector: Any) -> None:
+    """Add a collector that reads its figures when `/metrics` is scraped (the outboxes,
+    in a worker), in this process's answer only."""
+    _READ_AT_SCRAPE.register(collector)
+
+
 def exposition() -> bytes:
     """Every metric in the Prometheus text format: all the processes' when they share a
-    directory, else this process's."""
+    directory, else this process's; then what this process reads at scrape time."""
     directory = _multiprocess_directory()
     if directory is None:
-        return generate_latest(REGISTRY)
-    _forget_dead_processes(directory)
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=str(directory))
-    return generate_latest(registry)
+        counted = generate_latest(REGISTRY)
+    else:
+        _forget_dead_processes(directory)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=str(directory))
+        counted = generate_latest(registry)
+    return counted + generate_latest(_READ_AT_SCRAPE)
 
 
 def _allowed(scope: Scope, networks: Iterable[Any]) -> bool:

@@ -64,6 +64,11 @@ def test_a_worker_serves_its_probes_and_stops_on_sigterm(db_url, tmp_path):
             assert ready.status_code == 200, ready.text
             assert set(ready.json()["checks"]) == {"database", "schema", "draining"}
             assert http.get("/anything").status_code == 404
+            metrics = http.get("/metrics")  # the loopback may read them
+            assert metrics.status_code == 200
+            assert 'questwall_outbox_messages{kind="postback",state="due"} 0.0' in metrics.text
+            assert "questwall_worker_heartbeat_timestamp_seconds" in metrics.text
+            assert 'questwall_dependency_up{dependency="database"} 1.0' in metrics.text
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:

@@ -1,0 +1,117 @@
+"""What waits in each outbox, read from the database when `/metrics` is scraped: by the
+workers that deliver (`questwall worker --http-port`), not by every API process, so N
+processes do not ask the database the same questions N times a scrape.
+
+Only waiting messages are counted (the `status, next_attempt_at` index answers that); what
+was delivered or given up is counted as it happens (`questwall_delivery_attempts_total`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import Engine
+
+from api.ops.metrics import WORKER_HEARTBEAT
+from models import AlertMessage, MailMessage, Offerwall, Postback, WebhookEndpoint, WebhookMessage
+from models.mail import MailStatus
+from models.postbacks import PostbackStatus
+from models.webhooks import EndpointStatus, MessageStatus
+
+log = logging.getLogger(__name__)
+
+# kind -> (table, the status of a message that still waits)
+OUTBOX_TABLES: dict[str, tuple[Any, str]] = {
+    "postback": (Postback, PostbackStatus.PENDING.value),
+    "webhook": (WebhookMessage, MessageStatus.PENDING.value),
+    "mail": (MailMessage, MailStatus.QUEUED.value),
+    "alert": (AlertMessage, MailStatus.QUEUED.value),
+}
+
+
+class OutboxCollector(Collector):
+    """questwall_outbox_messages{kind,state} (state: `due` now, or `scheduled` for a later
+    attempt), questwall_outbox_oldest_pending_timestamp_seconds{kind} and
+    questwall_endpoints_paused{kind}, as of the scrape; questwall_dependency_up{database}
+    says whether the database answered them."""
+
+    def __init__(self, engine: Engine):
+        self._engine = engine
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        messages = GaugeMetricFamily(
+            "questwall_outbox_messages",
+            "Messages waiting in each outbox, due now or scheduled for a later attempt.",
+            labels=["kind", "state"],
+        )
+        oldest = GaugeMetricFamily(
+            "questwall_outbox_oldest_pending_timestamp_seconds",
+            "When the oldest message still waiting in each outbox was made (Unix time).",
+            labels=["kind"],
+        )
+        paused = GaugeMetricFamily(
+            "questwall_endpoints_paused",
+            "Endpoints whose deliveries are paused after failing (offerwalls' postback "
+            "URLs, games' webhooks).",
+            labels=["kind"],
+        )
+        up = GaugeMetricFamily(
+            "questwall_dependency_up",
+            "Whether a dependency answered this scrape's questions (1) or not (0).",
+            labels=["dependency"],
+        )
+        try:
+            read = self._read()
+        except Exception as exc:  # a scrape answers even when the database does not
+            log.warning("the outboxes could not be read: %s", type(exc).__name__)
+            up.add_metric(["database"], 0)
+            yield up
+            return
+        for kind, (due, scheduled, first) in read["outboxes"].items():
+            messages.add_metric([kind, "due"], due)
+            messages.add_metric([kind, "scheduled"], scheduled)
+            if first is not None:
+                oldest.add_metric([kind], first)
+        for kind, count in read["paused"].items():
+            paused.add_metric([kind], count)
+        up.add_metric(["database"], 1)
+        yield from (messages, oldest, paused, up)
+
+    def _read(self) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        outboxes = {}
+        with self._engine.connect() as conn:
+            for kind, (table, waiting) in OUTBOX_TABLES.items():
+                t = table.__table__
+                row = conn.execute(
+                    sa.select(
+                        sa.func.count().filter(t.c.next_attempt_at <= now),
+                        sa.func.count().filter(t.c.next_attempt_at > now),
+                        sa.func.min(t.c.created_at),
+                    ).where(t.c.status == waiting)
+                ).one()
+                first = row[2].replace(tzinfo=row[2].tzinfo or UTC).timestamp() if row[2] else None
+                outboxes[kind] = (row[0], row[1], first)
+            walls = Offerwall.__table__  # type: ignore[attr-defined]
+            hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
+            paused = {
+                "postback": conn.execute(
+                    sa.select(sa.func.count()).where(walls.c.deliveries_paused_at.is_not(None))
+                ).scalar_one(),
+                "webhook": conn.execute(
+                    sa.select(sa.func.count()).where(hooks.c.status == EndpointStatus.PAUSED.value)
+                ).scalar_one(),
+            }
+        return {"outboxes": outboxes, "paused": paused}
+
+
+def beat() -> None:
+    """The worker is alive and looping: questwall_worker_heartbeat_timestamp_seconds."""
+    WORKER_HEARTBEAT.set(time.time())
