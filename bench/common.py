@@ -287,6 +287,15 @@ def served_process(
 def reference(app: str, env: dict[str, str], data: Path, workers: int) -> Iterator[int]:
     """A bare app (`module:app`) served the way `serving` serves Questwall: granian with
     one worker like `questwall serve`, or uvicorn with N workers like `questwall api`."""
+    with reference_process(app, env, data, workers) as (port, _):
+        yield port
+
+
+@contextmanager
+def reference_process(
+    app: str, env: dict[str, str], data: Path, workers: int
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`reference`, with the process too (its group holds every server process)."""
     port = free_port()
     if workers == 0:
         args = [str(ROOT / ".venv/bin/granian"), "--interface", "asgi", "--workers", "1"]
@@ -298,7 +307,7 @@ def reference(app: str, env: dict[str, str], data: Path, workers: int) -> Iterat
     server = start(args, env, log)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/docs", server, log=log)
-        yield port
+        yield port, server
     finally:
         stop(server)
 
