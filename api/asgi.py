@@ -12,4 +12,5 @@ app = with_probes(
     with_metrics(api, routes=route_templates(api), allow=settings.metrics_allow),
     Readiness(api.state.engine, redis_url=settings.redis_url),
     drain_seconds=settings.drain_seconds,
+    detail_allow=settings.metrics_allow,
 )

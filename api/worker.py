@@ -157,7 +157,9 @@ def serve_probes(host: str, port: int) -> threading.Thread:
     read_at_scrape(OutboxCollector(get_engine()))
     config = uvicorn.Config(
         with_probes(
-            with_metrics(nothing_else, routes=None, allow=settings.metrics_allow), readiness
+            with_metrics(nothing_else, routes=None, allow=settings.metrics_allow),
+            readiness,
+            detail_allow=settings.metrics_allow,
         ),
         host=host,
         port=port,

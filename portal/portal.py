@@ -103,7 +103,9 @@ class QuestwallApp(rx.App):
         readiness = Readiness(api.state.engine, redis_url=settings.redis_url, drain_file=drain_file)
         drain = 0 if drain_file else settings.drain_seconds
         counted = with_metrics(api_first, routes=route_templates(api), allow=settings.metrics_allow)
-        return with_probes(counted, readiness, drain_seconds=drain)
+        return with_probes(
+            counted, readiness, drain_seconds=drain, detail_allow=settings.metrics_allow
+        )
 
 
 app = QuestwallApp(

@@ -12,13 +12,11 @@ counts up. A process started alone counts in its own memory.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,7 @@ from sqlalchemy.orm import Session
 
 from api.core.config import PROJECT_ROOT
 from api.core.net import parse_networks
-from api.ops.probes import ASGIApp, Message, Receive, Scope, Send
+from api.ops.probes import ASGIApp, Message, Receive, Scope, Send, client_in
 
 METRICS_PATH = "/metrics"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -259,17 +257,6 @@ def exposition() -> bytes:
     return counted + generate_latest(_READ_AT_SCRAPE)
 
 
-def _allowed(scope: Scope, networks: Iterable[Any]) -> bool:
-    client = scope.get("client")
-    if not client:
-        return False
-    try:
-        address = ipaddress.ip_address(client[0])
-    except ValueError:
-        return False
-    return any(address in network for network in networks)
-
-
 class RouteTemplates:
     """The route templates of a FastAPI app, the closed set of `route` labels, and which
     of them answered a request: its scope names the endpoint that ran (several templates
@@ -313,7 +300,7 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
             await app(scope, receive, send)
             return
         if scope["path"] == METRICS_PATH:
-            await _metrics_answer(scope, send, _allowed(scope, allowed))
+            await _metrics_answer(scope, send, client_in(scope, allowed))
             return
         started = time.perf_counter()
         status = 500  # an app that raised before answering

@@ -18,12 +18,13 @@ new), then stops as before: it takes no new connection and finishes the requests
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import os
 import signal
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -33,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from api.core.db import schema_heads
+from api.core.net import parse_networks
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +162,16 @@ def _redis_client(url: str, timeout: float) -> Any:
     return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
 
 
-def with_probes(app: ASGIApp, readiness: Readiness, *, drain_seconds: float = 0) -> ASGIApp:
+def with_probes(
+    app: ASGIApp, readiness: Readiness, *, drain_seconds: float = 0, detail_allow: str = ""
+) -> ASGIApp:
     """`app` behind the probes; its lifespan start also sets SIGTERM to drain first
-    (`drain_on_sigterm`), once the server has put its own handler in place."""
+    (`drain_on_sigterm`), once the server has put its own handler in place. A failing
+    check's error (a host, a port, an error's type) is shown to the addresses in
+    `detail_allow` (METRICS_ALLOW) alone; any other caller sees each check's status."""
     import anyio.to_thread
+
+    trusted = parse_networks(detail_allow)
 
     async def probed(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in PROBE_PATHS:
@@ -171,6 +179,11 @@ def with_probes(app: ASGIApp, readiness: Readiness, *, drain_seconds: float = 0)
                 await _answer(send, scope, 200, {"status": "ok"})
             else:
                 ready, document = await anyio.to_thread.run_sync(readiness.report)
+                if not client_in(scope, trusted):
+                    document["checks"] = {
+                        name: {"status": check["status"]}
+                        for name, check in document["checks"].items()
+                    }
                 await _answer(send, scope, 200 if ready else 503, document)
             return
         if scope["type"] == "lifespan":
@@ -186,6 +199,18 @@ def with_probes(app: ASGIApp, readiness: Readiness, *, drain_seconds: float = 0)
         await app(scope, receive, send)
 
     return probed
+
+
+def client_in(scope: Scope, networks: Iterable[Any]) -> bool:
+    """Whether the request comes from an address in `networks` (the socket's peer)."""
+    client = scope.get("client")
+    if not client:
+        return False
+    try:
+        address = ipaddress.ip_address(client[0])
+    except ValueError:
+        return False
+    return any(address in network for network in networks)
 
 
 async def _answer(send: Send, scope: Scope, status: int, document: dict[str, Any]) -> None:

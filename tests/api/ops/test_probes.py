@@ -19,8 +19,10 @@ from tests.factories import FixedCountries
 from tests.live import free_port
 
 
-def probed(app, readiness: Readiness) -> TestClient:
-    return TestClient(with_probes(app, readiness), raise_server_exceptions=False)
+def probed(app, readiness: Readiness, address: str = "127.0.0.1") -> TestClient:
+    """The probes as `address` reaches them; 127.0.0.1 may read the checks' errors."""
+    wrapped = with_probes(app, readiness, detail_allow="127.0.0.1")
+    return TestClient(wrapped, raise_server_exceptions=False, client=(address, 40000))
 
 
 @pytest.fixture
@@ -185,3 +187,21 @@ def test_a_drain_file_makes_every_process_that_reads_it_unready(engine, tmp_path
     assert client.get("/readyz").json()["checks"]["draining"]["status"] == "fail"
     marker.unlink()
     assert client.get("/readyz").status_code == 200
+
+
+def test_other_addresses_see_each_checks_status_but_not_its_error(engine):
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
+    readiness = Readiness(engine, redis_url=unreachable)
+    outside = probed(broken, readiness, address="203.0.113.9").get("/readyz")
+    assert outside.status_code == 503
+    assert outside.json() == {
+        "status": "fail",
+        "checks": {
+            "database": {"status": "ok"},
+            "schema": {"status": "ok"},
+            "redis": {"status": "fail"},
+            "draining": {"status": "ok"},
+        },
+    }
+    inside = probed(broken, readiness).get("/readyz").json()
+    assert "Connection" in inside["checks"]["redis"]["error"]
