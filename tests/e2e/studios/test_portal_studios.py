@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from models import GameCredential
 from tests.e2e.conftest import screenshot
-from tests.e2e.socket_events import SPY, expect_refusals, form, send_event
+from tests.e2e.socket_events import SPY, expect_refusals, form, send_event, wait_until_connected
 from tests.e2e.steps import applicant_signed_in, fill_mission, send_events, sign_in
 
 pytestmark = pytest.mark.e2e
@@ -135,8 +135,10 @@ def test_a_double_click_on_create_game_creates_one_game(portal, new_page):
     sign_in(staff, portal.url, *portal.staff)
     expect(staff).not_to_have_url(re.compile("/login"))
     create_studio_with_designer(staff, portal.url, "Twice Studio", "twice@studio.example")
+    designer.add_init_script(SPY)
     sign_in(designer, portal.url, "twice@studio.example", DESIGNER_PASSWORD)
     expect(designer.get_by_role("heading", name="Games")).to_be_visible()
+    wait_until_connected(designer)  # the page's events now reach the server
     designer.get_by_label("Game name").fill("Double Tap")
     designer.get_by_role("button", name="Create game").dblclick()
     expect(designer.get_by_test_id("fresh-secret")).to_be_visible()
