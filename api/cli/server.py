@@ -243,12 +243,19 @@ def _forget_drain_files(data_dir: Path) -> None:
     """Remove the drain files of `questwall serve` processes that are gone (one killed
     while it drained leaves its file behind)."""
     for found in data_dir.glob("serve-*.draining"):
-        try:
-            os.kill(int(found.name.split("-")[1].split(".")[0]), 0)
-        except (ValueError, ProcessLookupError):
+        if _gone(found.name.split("-")[1].split(".")[0]):
             found.unlink(missing_ok=True)
-        except PermissionError:  # another user's live process
-            continue
+
+
+def _gone(pid: str) -> bool:
+    """Whether no process has this id (a name's pid part that is no number: gone too)."""
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return True
+    except PermissionError:  # another user's live process
+        return False
+    return False
 
 
 # Reflex's advice after it prepares the portal's build directory, which names a command
@@ -321,6 +328,9 @@ def api_cmd(port: int, host: str, workers: int) -> None:
         )
 
 
+_METRICS_PREFIX = "questwall-metrics-"
+
+
 @contextmanager
 def _metrics_directory() -> Iterator[None]:
     """The empty directory the server processes started from here count their metrics
@@ -332,7 +342,14 @@ def _metrics_directory() -> Iterator[None]:
     from api.ops import fresh_metrics_directory
 
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    path = Path(given) if given else Path(tempfile.mkdtemp(prefix="questwall-metrics-"))
+    temporary = Path(tempfile.gettempdir())
+    if not given:
+        # uvicorn ends a process stopped by SIGTERM with that signal once its requests are
+        # done, before the `finally` below: the directories of gone processes go here.
+        for found in temporary.glob(f"{_METRICS_PREFIX}*"):
+            if found.is_dir() and _gone(found.name.removeprefix(_METRICS_PREFIX)):
+                shutil.rmtree(found, ignore_errors=True)
+    path = Path(given) if given else temporary / f"{_METRICS_PREFIX}{os.getpid()}"
     fresh_metrics_directory(path)
     try:
         yield

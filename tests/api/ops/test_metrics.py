@@ -4,6 +4,7 @@ counts of both processes add up to exactly the traffic sent."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -134,3 +135,24 @@ def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_metrics_directories_of_gone_processes_are_removed_at_start(monkeypatch, tmp_path):
+    """uvicorn ends a process stopped by SIGTERM with the signal, before it can remove its
+    temporary directory: the next `questwall api` or `serve` removes those of gone
+    processes, and only those."""
+    from api.cli.server import _metrics_directory
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "set")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    gone = tmp_path / "questwall-metrics-999999999"
+    older = tmp_path / "questwall-metrics-k2j4x_9q"  # an earlier version's random name
+    alive = tmp_path / f"questwall-metrics-{os.getppid()}"
+    for folder in (gone, older, alive):
+        folder.mkdir()
+    with _metrics_directory():
+        mine = tmp_path / f"questwall-metrics-{os.getpid()}"
+        assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(mine) and mine.is_dir()
+        assert not gone.exists() and not older.exists() and alive.is_dir()
+    assert not mine.exists()
