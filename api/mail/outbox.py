@@ -155,9 +155,9 @@ class MailSender(outbox.OutboxSender):
         for message in claimed:
             started = time.perf_counter()
             error, permanent = self._send(message)
+            took = time.perf_counter() - started
             _record(self.engine, message.id, error, permanent=permanent)
             outcome = "delivered" if error is None else "refused" if permanent else "error"
-            took = time.perf_counter() - started
             count_attempt(
                 "mail", status_code=None, sent=True, duration_seconds=took, outcome=outcome
             )
