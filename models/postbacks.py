@@ -55,6 +55,10 @@ class Postback(SQLModel, table=True):
     lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The request whose transaction made the message: its X-Request-ID, and its W3C
+    # trace context when traces are on, carried to every attempt's log line and span.
+    request_id: str | None = Field(default=None, max_length=64)
+    traceparent: str | None = Field(default=None, max_length=64)
 
 
 class PostbackAttempt(SQLModel, table=True):

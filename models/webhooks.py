@@ -83,6 +83,10 @@ class WebhookMessage(SQLModel, table=True):
     delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # Retried for a day from then: its making, or when it was sent again or resumed.
     retry_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # The request whose transaction made the message: its X-Request-ID, and its W3C
+    # trace context when traces are on, carried to every attempt's log line and span.
+    request_id: str | None = Field(default=None, max_length=64)
+    traceparent: str | None = Field(default=None, max_length=64)
 
 
 class WebhookAttempt(SQLModel, table=True):
