@@ -10,7 +10,10 @@ from api.core.startup import exit_unless_ready
 from api.ops import (
     DRAIN_FILE_VARIABLE,
     Readiness,
+    configure_logging,
     route_templates,
+    start_tracing,
+    traced,
     with_metrics,
     with_probes,
 )
@@ -87,6 +90,11 @@ class QuestwallApp(rx.App):
     """
 
     def __call__(self) -> ASGIApp:
+        settings = api.state.settings
+        # Each server process builds its app after it was forked: its log handler and its
+        # trace exporter (a thread) are its own.
+        configure_logging(settings.resolved_log_format, settings.log_level)
+        start_tracing(api.state.engine)
         portal = super().__call__()
 
         async def api_first(scope: Scope, receive: Receive, send: Send) -> None:
@@ -96,7 +104,6 @@ class QuestwallApp(rx.App):
             else:
                 await portal(scope, receive, send)
 
-        settings = api.state.settings
         # Under `questwall serve`, that process drains (it receives the SIGTERM) and names
         # the file that says so; a server started another way drains itself.
         drain_file = os.environ.get(DRAIN_FILE_VARIABLE)
@@ -104,7 +111,7 @@ class QuestwallApp(rx.App):
         drain = 0 if drain_file else settings.drain_seconds
         counted = with_metrics(api_first, routes=route_templates(api), allow=settings.metrics_allow)
         return with_probes(
-            counted, readiness, drain_seconds=drain, detail_allow=settings.metrics_allow
+            traced(counted), readiness, drain_seconds=drain, detail_allow=settings.metrics_allow
         )
 
 

@@ -23,7 +23,7 @@ from api.core.startup import (
     database_engine,
     load_settings,
 )
-from api.ops import DRAIN_FILE_VARIABLE
+from api.ops import DRAIN_FILE_VARIABLE, configure_logging, start_tracing, stop_tracing
 
 
 def _require_ready_to_serve() -> None:
@@ -146,6 +146,9 @@ def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
     from api.worker import alert_sender, alive_then, approve_held, mail_sender, serve_probes
 
     _require_ready_to_serve()
+    settings = get_settings()
+    configure_logging(settings.resolved_log_format, settings.log_level)
+    start_tracing(get_engine())
     if http_port:
         serve_probes(http_host, http_port)
     dispatcher = Dispatcher(
@@ -179,6 +182,7 @@ def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
     sends = " and mail" if mail is not None else ""
     click.echo(f"Delivering postbacks, webhooks{sends} with {threads} threads. Stop with Ctrl-C.")
     dispatcher.run()
+    stop_tracing()  # the last attempts' spans
 
 
 @click.command("serve")
@@ -317,13 +321,19 @@ def api_cmd(port: int, host: str, workers: int) -> None:
     import uvicorn
 
     _require_ready_to_serve()
+    settings = get_settings()
+    configure_logging(settings.resolved_log_format, settings.log_level)
     with _metrics_directory():
+        # uvicorn's lines go through our handler (log_config=None), and each request's
+        # line is ours (api/ops/logs.py), which names the route, never the query.
         uvicorn.run(
             "api.asgi:app",
             host=host,
             port=port,
             workers=workers,
-            log_level="info",
+            log_config=None,
+            log_level=settings.log_level.lower(),
+            access_log=False,
             proxy_headers=False,
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
@@ -66,6 +67,12 @@ class Settings(BaseSettings):
     drain_seconds: float = Field(default=5, ge=0, le=300, alias="QUESTWALL_DRAIN_SECONDS")
     # Who may read GET /metrics (comma-separated IPs or networks; others get 404).
     metrics_allow: str = Field(default="127.0.0.1/32,::1/128", alias="METRICS_ALLOW")
+    # Log lines: `json` (one object per line) or `text`; empty: json when
+    # QUESTWALL_ENV=production, else text. LOG_LEVEL: DEBUG, INFO, WARNING or ERROR.
+    log_format: Literal["", "json", "text"] = Field(default="", alias="LOG_FORMAT")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", alias="LOG_LEVEL"
+    )
     # A MaxMind country database (.mmdb) to use instead of the bundled one.
     geoip_database: str = Field(default="", alias="GEOIP_DATABASE")
 
@@ -245,6 +252,22 @@ class Settings(BaseSettings):
                 "e.g. 10.0.0.0/8,192.0.2.7, or leave it empty"
             ) from None
         return value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_case(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @property
+    def resolved_log_format(self) -> str:
+        if self.log_format:
+            return self.log_format
+        return "json" if self.environment == "production" else "text"
 
     @property
     def resolved_database_url(self) -> str:

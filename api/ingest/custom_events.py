@@ -11,6 +11,7 @@ are the package's private modules.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import time
 from collections.abc import Sequence
@@ -150,6 +151,9 @@ class CheckedBatch:
     batch: _Batch
     idempotency_key: str | None
     digest: str  # of the body, only with an Idempotency-Key
+    # The request's context (its id, its trace): a group's write runs each batch in its
+    # own, so the outbox messages a batch makes name the request that sent it.
+    made_in: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 def check_batch(**args: Unpack[BatchArgs]) -> CheckedBatch | Outcome:
@@ -226,7 +230,7 @@ def write_together(
     outcomes: list[Outcome | Exception] = []
     for outcome, checked in zip(done, batches, strict=True):
         try:
-            outcomes.append(outcome or write_alone(engine, settings, checked))
+            outcomes.append(outcome or checked.made_in.run(write_alone, engine, settings, checked))
         except Exception as exc:  # this request's error, raised to it alone
             outcomes.append(exc)
     _maybe_prune(engine, settings)
@@ -236,7 +240,7 @@ def write_together(
 def _apply_in_savepoint(session: Session, checked: CheckedBatch, policy: Policy) -> Outcome | None:
     savepoint = session.begin_nested()
     try:
-        outcome = _apply(session, checked, policy)
+        outcome = checked.made_in.run(_apply, session, checked, policy)
     except Exception:  # any failure: this batch alone is rolled back, then retried alone
         savepoint.rollback()
         return None

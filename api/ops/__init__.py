@@ -1,5 +1,6 @@
-"""Operating Questwall: health probes and Prometheus metrics."""
+"""Operating Questwall: health probes, Prometheus metrics, logs and traces."""
 
+from api.ops.logs import configure_logging, current_request_id, request_context
 from api.ops.metrics import (
     CLICKS,
     CONVERSIONS,
@@ -9,6 +10,7 @@ from api.ops.metrics import (
     OUTBOXES,
     RATE_LIMITED,
     SIGNED_REFUSED,
+    attempt_outcome,
     code_label,
     count_attempt,
     count_on_commit,
@@ -29,6 +31,14 @@ from api.ops.probes import (
     drain_on_sigterm,
     with_probes,
 )
+from api.ops.traces import (
+    current_traceparent,
+    delivering,
+    made_by,
+    start_tracing,
+    stop_tracing,
+    traced,
+)
 
 __all__ = [
     "CLICKS",
@@ -46,15 +56,25 @@ __all__ = [
     "SIGNED_REFUSED",
     "OutboxCollector",
     "Readiness",
+    "attempt_outcome",
     "beat",
     "code_label",
+    "configure_logging",
     "count_attempt",
     "count_on_commit",
+    "current_request_id",
+    "current_traceparent",
+    "delivering",
     "drain_on_sigterm",
     "exposition",
     "fresh_metrics_directory",
+    "made_by",
     "read_at_scrape",
+    "request_context",
     "route_templates",
+    "start_tracing",
+    "stop_tracing",
+    "traced",
     "with_metrics",
     "with_probes",
 ]

@@ -37,7 +37,15 @@ from sqlalchemy.orm import Session
 
 from api.core.config import PROJECT_ROOT
 from api.core.net import parse_networks
+from api.ops.logs import (
+    REQUEST_ID_HEADER,
+    enter_request,
+    leave_request,
+    log_request,
+    request_id_from,
+)
 from api.ops.probes import ASGIApp, Message, Receive, Scope, Send, client_in
+from api.ops.traces import name_span
 
 METRICS_PATH = "/metrics"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -134,12 +142,13 @@ def count_attempt(
     """One delivery attempt of the `kind` outbox, counted once it is recorded; `outcome`
     names it outright where there is no HTTP status (mail: delivered, refused, error)."""
     if outcome is None:
-        outcome = _http_outcome(status_code, sent=sent)
+        outcome = attempt_outcome(status_code, sent=sent)
     DELIVERY_ATTEMPTS.labels(kind=kind, outcome=outcome).inc()
     DELIVERY_DURATION.labels(kind=kind).observe(max(duration_seconds, 0.0))
 
 
-def _http_outcome(status_code: int | None, *, sent: bool) -> str:
+def attempt_outcome(status_code: int | None, *, sent: bool) -> str:
+    """An HTTP delivery attempt's outcome, as counted and logged."""
     if not sent:
         return "not_sent"
     if status_code is None:
@@ -290,9 +299,11 @@ def route_templates(app: Any) -> RouteTemplates:
 
 
 def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> ASGIApp:
-    """`app` counted: each HTTP request by its route template (one of `routes`, else
-    "other"), method and status; `GET /metrics` answered to the addresses in `allow`
-    (a comma-separated list of networks; others get 404, as if it were not there)."""
+    """`app` observed: each HTTP request gets its id (`X-Request-ID`, echoed in the
+    answer), is counted by its route template (one of `routes`, else "other"), method
+    and status, and logged in one line (api/ops/logs.py); `GET /metrics` is answered to
+    the addresses in `allow` (a comma-separated list of networks; others get 404, as if
+    it were not there)."""
     allowed = parse_networks(allow)
 
     async def counted(scope: Scope, receive: Receive, send: Send) -> None:
@@ -304,23 +315,31 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
             return
         started = time.perf_counter()
         status = 500  # an app that raised before answering
+        request_id = request_id_from(scope["headers"])
+        echoed = (REQUEST_ID_HEADER, request_id.encode())
         HTTP_IN_FLIGHT.inc()
 
         async def noting(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                message["headers"] = [*message.get("headers", ()), echoed]
             await send(message)
 
+        entered = enter_request(request_id)
         try:
             await app(scope, receive, noting)
         finally:
+            took = time.perf_counter() - started
             HTTP_IN_FLIGHT.dec()
             label = routes.of(scope) if routes is not None else OTHER_ROUTE
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"
-            answered, took = _children(label, method, status)
+            answered, duration = _children(label, method, status)
             answered.inc()
-            took.observe(time.perf_counter() - started)
+            duration.observe(took)
+            name_span(method, label)
+            log_request(method, label, status, took)
+            leave_request(entered)
 
     return counted
 

@@ -26,6 +26,7 @@ from sqlalchemy import Engine
 
 from api.core.config import Settings
 from api.core.crypto import SecretBox
+from api.ops import delivering
 from api.postbacks import endpoint as endpoints
 from api.postbacks.outbox import claim, record, release_leases, renew_leases, urls_for
 from api.postbacks.transport import (
@@ -33,6 +34,7 @@ from api.postbacks.transport import (
     Target,
     count_result,
     http_client,
+    log_result,
     not_sent,
     send,
 )
@@ -163,22 +165,25 @@ class Dispatcher:
                 self.waiting.pop(offerwall_id, None)
 
     def _attempt(self, client: httpx.Client, postback_id: int, target: Target) -> None:
-        started_at = utcnow()
-        url = target.url
-        try:
-            if url is None:
-                result = not_sent(target.problem)
-            else:
-                result = send(
-                    client,
-                    url,
-                    allow_private=self.settings.postback_allow_private,
-                    secrets=target.secrets,
-                )
-        except Exception as exc:  # a bug must not keep the lane's postbacks for ever
-            log.exception("sending postback %s failed", postback_id)
-            # Not known to have reached the target: shown as not sent.
-            result = not_sent(f"{type(exc).__name__}: {exc}")
+        """Send one postback, under the id and trace of the request that made it."""
+        with delivering("postback", target.request_id, target.traceparent):
+            started_at = utcnow()
+            url = target.url
+            try:
+                if url is None:
+                    result = not_sent(target.problem)
+                else:
+                    result = send(
+                        client,
+                        url,
+                        allow_private=self.settings.postback_allow_private,
+                        secrets=target.secrets,
+                    )
+            except Exception as exc:  # a bug must not keep the lane's postbacks for ever
+                log.exception("sending postback %s failed", postback_id)
+                # Not known to have reached the target: shown as not sent.
+                result = not_sent(f"{type(exc).__name__}: {exc}")
+            log_result(log, "postback", postback_id, result)
         self.finished.put(_Finished(postback_id, url, started_at, result))
 
     def record_finished(self, *, wait: float) -> int:

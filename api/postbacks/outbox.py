@@ -33,6 +33,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
 from api.core.money import in_currency, multiplier_text, usd
+from api.ops import made_by
 from api.postbacks import endpoint as endpoints
 from api.postbacks.transport import AttemptResult, Target
 from api.postbacks.url import PostbackValues, render, with_status
@@ -90,6 +91,7 @@ def enqueue(
             attempts=0,
             next_attempt_at=now,
             created_at=now,
+            **made_by(),
         )
     )
 
@@ -329,6 +331,8 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
                 _postback.c.id,
                 _postback.c.url,
                 _postback.c.kind,
+                _postback.c.request_id,
+                _postback.c.traceparent,
                 _offerwall.c.postback_url,
                 _offerwall.c.reversal_url,
                 _offerwall.c.review_postbacks,
@@ -382,15 +386,16 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
         # A receiver that hears of reviews (or of reversals) needs each postback's status.
         if template and (row.kind != PostbackKind.CONVERSION or row.review_postbacks):
             template = with_status(template)
+        origin = {"request_id": row.request_id, "traceparent": row.traceparent}
         if row.url:
-            found[row.id] = Target(row.url, secrets=secrets)
+            found[row.id] = Target(row.url, secrets=secrets, **origin)
         elif not template or not row.api_key_sealed:
-            found[row.id] = Target(None, "the offerwall has no postback URL")
+            found[row.id] = Target(None, "the offerwall has no postback URL", **origin)
         else:
             if row.api_key_sealed not in keys:
                 keys[row.api_key_sealed] = open_api_key(box, row.api_key_sealed, owid=row.owid)
             url = render(template, values_for(row).mapping(), keys[row.api_key_sealed])
-            found[row.id] = Target(url, secrets=secrets)
+            found[row.id] = Target(url, secrets=secrets, **origin)
     return found
 
 

@@ -14,6 +14,7 @@ dispatcher (`api/postbacks/dispatcher.py`) calls `send`, and so do the test post
 
 from __future__ import annotations
 
+import logging
 import ssl
 import time
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from api.core.egress import (
     refusal,
     total_timeout,
 )
-from api.ops import count_attempt
+from api.ops import attempt_outcome, count_attempt
 from api.postbacks.signature import HEADER, header_value
 
 BODY_EXCERPT = 1024
@@ -61,6 +62,24 @@ def count_result(kind: str, result: AttemptResult) -> None:
         status_code=result.status_code,
         sent=result.sent,
         duration_seconds=result.duration_ms / 1000,
+    )
+
+
+def log_result(log: logging.Logger, kind: str, message: object, result: AttemptResult) -> None:
+    """The attempt's log line: its outcome, status and time, never the URL, the answer or
+    the error's text (a URL may carry its receiver's own tokens)."""
+    outcome = attempt_outcome(result.status_code, sent=result.sent)
+    log.info(
+        "%s %s attempt: %s",
+        kind,
+        message,
+        outcome,
+        extra={
+            "outbox": kind,
+            "outcome": outcome,
+            "status": result.status_code,
+            "duration_ms": result.duration_ms,
+        },
     )
 
 
@@ -171,6 +190,9 @@ class Target:
     url: str | None
     problem: str = ""
     secrets: tuple[str, ...] = ()
+    # The request that made the postback (api/ops: its attempts log and trace under it).
+    request_id: str | None = None
+    traceparent: str | None = None
 
 
 def http_client(

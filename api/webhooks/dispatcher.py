@@ -26,7 +26,8 @@ from sqlalchemy import Engine
 from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import new_session
-from api.postbacks.transport import count_result, http_client, post
+from api.ops import delivering
+from api.postbacks.transport import count_result, http_client, log_result, post
 from api.webhooks import messages, signing
 from api.webhooks.endpoints import signing_secrets
 from models import EndpointStatus, WebhookEndpoint
@@ -112,13 +113,17 @@ class WebhookDispatcher:
                     # A slow receiver: what is left goes back well before the lease ends.
                     messages.release(self.engine, queued[n:])
                     return
-                now = self.clock()
-                body = message.body.encode()
-                headers = signing.headers(message.message_id, int(now.timestamp()), body, secrets)
-                result = post(
-                    client, url, body=body, headers=headers, allow_private=self.allow_private
-                )
-                messages.record(self.engine, message, result, self.clock())
+                with delivering("webhook", message.request_id, message.traceparent):
+                    now = self.clock()
+                    body = message.body.encode()
+                    headers = signing.headers(
+                        message.message_id, int(now.timestamp()), body, secrets
+                    )
+                    result = post(
+                        client, url, body=body, headers=headers, allow_private=self.allow_private
+                    )
+                    log_result(log, "webhook", message.message_id, result)
+                    messages.record(self.engine, message, result, self.clock())
                 count_result("webhook", result)
                 if not result.delivered:
                     messages.release(self.engine, queued[n + 1 :])

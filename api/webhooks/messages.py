@@ -22,6 +22,7 @@ from sqlmodel import Session, col
 
 from api.core.db import write_connection
 from api.mail import outbox as mail
+from api.ops import made_by
 from api.postbacks.transport import AttemptResult
 from api.webhooks.endpoints import RETRY_FOR, takes
 from models import EndpointStatus, Game, MessageStatus, Role, User
@@ -67,6 +68,7 @@ def emit(
     takes its type (a disabled one's wait for it), in the caller's transaction (a Session
     or a Connection); how many messages. One read of the game's endpoints."""
     endpoints = game_endpoints(db, game_id)
+    origin = made_by()
     rows = [
         {
             "message_id": "msg_" + uuid.uuid4().hex,
@@ -78,6 +80,7 @@ def emit(
             "attempts": 0,
             "next_attempt_at": now,
             "created_at": now,
+            **origin,
         }
         for message_type, data in items
         for endpoint in endpoints
@@ -145,6 +148,7 @@ def emit_progressed(
                 attempts=0,
                 next_attempt_at=now + PROGRESS_COALESCE,
                 created_at=now,
+                **made_by(),
             )
         )
         made += 1
@@ -164,6 +168,9 @@ class Claimed:
     body: str
     created_at: datetime
     retry_from: datetime | None = None
+    # The request that made the message (api/ops: its attempts log and trace under it).
+    request_id: str | None = None
+    traceparent: str | None = None
     # The lease this claim holds: a write for the message is fenced by it, so a claim that
     # ran out (another dispatcher took the message) changes nothing.
     lease_until: datetime | None = None
@@ -199,6 +206,8 @@ def claim(
         _message.c.body,
         _message.c.created_at,
         _message.c.retry_from,
+        _message.c.request_id,
+        _message.c.traceparent,
     ).where(
         _message.c.status == MessageStatus.PENDING,
         _message.c.next_attempt_at <= now,

@@ -1,0 +1,172 @@
+"""Log lines: one JSON object per line (LOG_FORMAT=json, production's default) or text,
+each carrying the id of the request it was written for (docs/operations.md#logs).
+
+The id comes from the request's `X-Request-ID` when that is a short token, else it is made
+here; every answer echoes it. A postback or webhook message keeps the id of the request
+whose transaction made it, and each of its delivery attempts logs under that id, so one
+search finds a conversion's request and every attempt to tell its publisher.
+
+Nothing secret goes into a line: the request line names the route's template, never the
+path or its query, and no header is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import orjson
+
+REQUEST_ID_HEADER = b"x-request-id"
+_REQUEST_ID: ContextVar[str | None] = ContextVar("questwall_request_id", default=None)
+# What a caller may name its request: a short token of URL-safe characters. Anything
+# else (long, spaces, quotes, control characters) is replaced by an id of our own.
+_TOKEN = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._:+=-]{0,63}")
+
+REQUESTS = logging.getLogger("questwall.http")
+# A record's own attributes: whatever else it has came from `extra=` and is logged.
+# (uvicorn's `color_message` is its message again, with terminal colours.)
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {
+    "message",
+    "asctime",
+    "request_id",
+    "color_message",
+}
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
+    """The request's own `X-Request-ID` when it is a short token, else a new id."""
+    for name, value in headers:
+        if name == REQUEST_ID_HEADER:
+            if _TOKEN.fullmatch(value):
+                return value.decode("ascii")
+            break
+    return new_request_id()
+
+
+def current_request_id() -> str | None:
+    """The id of the request (or delivery) this code runs for; None outside one."""
+    return _REQUEST_ID.get()
+
+
+@contextmanager
+def request_context(request_id: str | None) -> Iterator[None]:
+    """Log what runs inside under `request_id` (a delivery: its message's request)."""
+    token = _REQUEST_ID.set(request_id)
+    try:
+        yield
+    finally:
+        _REQUEST_ID.reset(token)
+
+
+def enter_request(request_id: str) -> Any:
+    """The request's id set for what runs in its context (the token resets it)."""
+    return _REQUEST_ID.set(request_id)
+
+
+def leave_request(token: Any) -> None:
+    _REQUEST_ID.reset(token)
+
+
+def log_request(method: str, route: str, status: int, seconds: float) -> None:
+    """The request's one line: method, route template, status and duration."""
+    if not REQUESTS.isEnabledFor(logging.INFO):
+        return
+    # Made directly (Logger.handle): `info()` would also walk the stack for the caller.
+    record = logging.LogRecord(
+        REQUESTS.name, logging.INFO, __file__, 0, "%s %s %d", (method, route, status), None
+    )
+    record.method, record.route, record.status = method, route, status
+    record.duration_ms = round(seconds * 1000, 3)
+    REQUESTS.handle(record)
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
+
+
+class JsonLines(logging.Formatter):
+    """time, level, logger, message, request_id, the record's `extra` fields, and the
+    exception's traceback when there is one. (orjson: a line costs a third of what a
+    general JSON formatter does, which matters on the request path.)"""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if (request_id := _REQUEST_ID.get()) is not None:
+            line["request_id"] = request_id
+        line.update(_fields(record))
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(line, default=str).decode()
+
+
+class TextLines(logging.Formatter):
+    """`time level logger [request id] message key=value ...`, for a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s%(request)s %(message)s")
+        self.converter = time.gmtime  # in UTC, like the JSON lines' times
+
+    def format(self, record: logging.LogRecord) -> str:
+        request_id = _REQUEST_ID.get()
+        record.request = f" [{request_id}]" if request_id else ""
+        try:
+            text = super().format(record)
+        finally:
+            delattr(record, "request")
+        fields = _fields(record)
+        if fields:
+            text += " " + " ".join(f"{k}={v}" for k, v in fields.items())
+        return text
+
+
+_MARK = "_questwall"
+# Libraries whose own lines would carry what must not be logged, at any LOG_LEVEL: URLs
+# with their queries (httpx), SQL parameters (SQLAlchemy at INFO and below), an SMTP
+# conversation with its AUTH line. Their warnings and errors still come through.
+_QUIET = ("httpx", "httpcore", "sqlalchemy", "aiosmtplib", "urllib3", "python_multipart")
+
+
+def configure_logging(
+    log_format: str, level: str = "INFO", *, stream: IO[str] | None = None
+) -> logging.Handler:
+    """Send every log line of this process through one handler in `log_format` (json or
+    text) at `level`: ours, the servers' (uvicorn, granian) and the libraries'. uvicorn's
+    access log is off: the request line above replaces it. Called again, it replaces the
+    handler it set before."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    setattr(handler, _MARK, True)
+    handler.setFormatter(JsonLines() if log_format == "json" else TextLines())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, _MARK, False)]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error", "_granian", "granian"):
+        server = logging.getLogger(name)
+        server.handlers.clear()
+        server.propagate = True
+    for name in _QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    access = logging.getLogger("uvicorn.access")
+    access.handlers.clear()
+    access.propagate = False
+    access.disabled = True
+    return handler
