@@ -8,7 +8,6 @@ from api.ops import (
     configure_logging,
     route_templates,
     start_tracing,
-    traced,
     with_metrics,
     with_probes,
 )
@@ -22,7 +21,7 @@ api = create_api()
 settings = api.state.settings
 start_tracing(api.state.engine)
 app = with_probes(
-    traced(with_metrics(api, routes=route_templates(api), allow=settings.metrics_allow)),
+    with_metrics(api, routes=route_templates(api), allow=settings.metrics_allow),
     Readiness(api.state.engine, redis_url=settings.redis_url),
     drain_seconds=settings.drain_seconds,
     detail_allow=settings.metrics_allow,

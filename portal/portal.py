@@ -13,7 +13,6 @@ from api.ops import (
     configure_logging,
     route_templates,
     start_tracing,
-    traced,
     with_metrics,
     with_probes,
 )
@@ -111,7 +110,7 @@ class QuestwallApp(rx.App):
         drain = 0 if drain_file else settings.drain_seconds
         counted = with_metrics(api_first, routes=route_templates(api), allow=settings.metrics_allow)
         return with_probes(
-            traced(counted), readiness, drain_seconds=drain, detail_allow=settings.metrics_allow
+            counted, readiness, drain_seconds=drain, detail_allow=settings.metrics_allow
         )
 
 

@@ -35,9 +35,9 @@ from api.ops.traces import (
     current_traceparent,
     delivering,
     made_by,
+    note_attempt,
     start_tracing,
     stop_tracing,
-    traced,
 )
 
 __all__ = [
@@ -69,12 +69,12 @@ __all__ = [
     "exposition",
     "fresh_metrics_directory",
     "made_by",
+    "note_attempt",
     "read_at_scrape",
     "request_context",
     "route_templates",
     "start_tracing",
     "stop_tracing",
-    "traced",
     "with_metrics",
     "with_probes",
 ]

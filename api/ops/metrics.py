@@ -45,7 +45,6 @@ from api.ops.logs import (
     request_id_from,
 )
 from api.ops.probes import ASGIApp, Message, Receive, Scope, Send, client_in
-from api.ops.traces import name_span
 
 METRICS_PATH = "/metrics"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -333,11 +332,10 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
             took = time.perf_counter() - started
             HTTP_IN_FLIGHT.dec()
             label = routes.of(scope) if routes is not None else OTHER_ROUTE
-            method = scope["method"] if scope["method"] in _METHODS else "OTHER"
+            method = _method(scope)
             answered, duration = _children(label, method, status)
             answered.inc()
             duration.observe(took)
-            name_span(method, label)
             log_request(method, label, status, took)
             leave_request(entered)
 
@@ -361,6 +359,10 @@ def _children(route: str, method: str, status: int) -> tuple[Any, Any]:
 
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _method(scope: Scope) -> str:
+    return scope["method"] if scope["method"] in _METHODS else "OTHER"
 
 
 async def _metrics_answer(scope: Scope, send: Send, allowed: bool) -> None:

@@ -32,7 +32,7 @@ from api.core.egress import (
     refusal,
     total_timeout,
 )
-from api.ops import attempt_outcome, count_attempt
+from api.ops import attempt_outcome, count_attempt, note_attempt
 from api.postbacks.signature import HEADER, header_value
 
 BODY_EXCERPT = 1024
@@ -69,6 +69,7 @@ def log_result(log: logging.Logger, kind: str, message: object, result: AttemptR
     """The attempt's log line: its outcome, status and time, never the URL, the answer or
     the error's text (a URL may carry its receiver's own tokens)."""
     outcome = attempt_outcome(result.status_code, sent=result.sent)
+    note_attempt(outcome, result.status_code)
     log.info(
         "%s %s attempt: %s",
         kind,
