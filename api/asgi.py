@@ -8,6 +8,7 @@ from api.ops import (
     configure_logging,
     route_templates,
     start_tracing,
+    watch_pool,
     with_metrics,
     with_probes,
 )
@@ -20,6 +21,7 @@ exit_unless_ready()
 api = create_api()
 settings = api.state.settings
 start_tracing(api.state.engine)
+watch_pool(api.state.engine)
 app = with_probes(
     with_metrics(api, routes=route_templates(api), allow=settings.metrics_allow),
     Readiness(api.state.engine, redis_url=settings.redis_url),

@@ -145,7 +145,14 @@ def serve_probes(host: str, port: int) -> threading.Thread:
     draining)."""
     import uvicorn
 
-    from api.ops import OutboxCollector, Readiness, read_at_scrape, with_metrics, with_probes
+    from api.ops import (
+        OutboxCollector,
+        Readiness,
+        read_at_scrape,
+        watch_pool,
+        with_metrics,
+        with_probes,
+    )
 
     async def nothing_else(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -154,7 +161,8 @@ def serve_probes(host: str, port: int) -> threading.Thread:
 
     settings = get_settings()
     readiness = Readiness(get_engine(), redis_url=settings.redis_url)
-    read_at_scrape(OutboxCollector(get_engine()))
+    read_at_scrape(OutboxCollector(get_engine(), redis_url=settings.redis_url))
+    watch_pool(get_engine())
     config = uvicorn.Config(
         with_probes(
             with_metrics(nothing_else, routes=None, allow=settings.metrics_allow),

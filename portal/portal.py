@@ -13,6 +13,7 @@ from api.ops import (
     configure_logging,
     route_templates,
     start_tracing,
+    watch_pool,
     with_metrics,
     with_probes,
 )
@@ -94,6 +95,7 @@ class QuestwallApp(rx.App):
         # trace exporter (a thread) are its own.
         configure_logging(settings.resolved_log_format, settings.log_level)
         start_tracing(api.state.engine)
+        watch_pool(api.state.engine)
         portal = super().__call__()
 
         async def api_first(scope: Scope, receive: Receive, send: Send) -> None:

@@ -29,7 +29,7 @@ from api.core.config import Settings, get_settings
 from api.core.db import write_session
 from api.core.paging import Window, paged, searched
 from api.core.smtp import parse_smtp_url, send_message
-from api.ops import count_attempt
+from api.ops import count_attempt, delivered_on_commit
 from models import MailMessage, MailStatus
 from models.types import utcnow
 
@@ -128,6 +128,7 @@ def _record(engine: Engine, message_id: int, error: str | None, *, permanent: bo
         message.last_error = error
         if error is None:
             message.status, message.sent_at = MailStatus.SENT, now
+            delivered_on_commit(session, "mail", message.created_at, now)
         elif permanent or message.attempts >= MAX_ATTEMPTS:
             message.status = MailStatus.FAILED
         else:

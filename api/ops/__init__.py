@@ -14,10 +14,12 @@ from api.ops.metrics import (
     code_label,
     count_attempt,
     count_on_commit,
+    delivered_on_commit,
     exposition,
     fresh_metrics_directory,
     read_at_scrape,
     route_templates,
+    watch_pool,
     with_metrics,
 )
 from api.ops.outboxes import OutboxCollector, beat
@@ -64,6 +66,7 @@ __all__ = [
     "count_on_commit",
     "current_request_id",
     "current_traceparent",
+    "delivered_on_commit",
     "delivering",
     "drain_on_sigterm",
     "exposition",
@@ -75,6 +78,7 @@ __all__ = [
     "route_templates",
     "start_tracing",
     "stop_tracing",
+    "watch_pool",
     "with_metrics",
     "with_probes",
 ]

@@ -16,7 +16,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from prometheus_client import (
 )
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool
 
 from api.core.config import PROJECT_ROOT
 from api.core.net import parse_networks
@@ -116,10 +119,23 @@ DELIVERY_DURATION = Histogram(
     ["kind"],
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+DELIVERY_LAG = Histogram(
+    "questwall_delivery_lag_seconds",
+    "Time from a message's making to its first successful delivery, by outbox.",
+    ["kind"],
+    buckets=(1, 5, 15, 30, 60, 300, 900, 1800, 3600, 10800, 43200, 86400),
+)
 WORKER_HEARTBEAT = Gauge(
     "questwall_worker_heartbeat_timestamp_seconds",
     "When a `questwall worker` last went round its loop (Unix time; the latest of them).",
     multiprocess_mode="max",
+)
+DB_POOL = Gauge(
+    "questwall_db_pool_connections",
+    "Database connections of the serving processes' pools: in_use (checked out), idle "
+    "(open, waiting in the pool), overflow (open beyond the pool's size; in_use or idle).",
+    ["state"],
+    multiprocess_mode="livesum",
 )
 OUTBOXES = ("postback", "webhook", "mail", "alert")
 # Codes are the server's own (closed sets); anything else would be a bug, counted as such.
@@ -165,14 +181,27 @@ _PENDING = "questwall.metrics.pending"
 def count_on_commit(session: Session | Connection, child: Any, amount: float = 1) -> None:
     """Count `amount` on `child` (a metric with its labels) when the transaction that
     `session` runs commits; nothing if it rolls back (a retried transaction counts once)."""
+    _on_commit(session, child.inc, amount)
+
+
+def delivered_on_commit(
+    session: Session | Connection, kind: str, made_at: datetime, now: datetime
+) -> None:
+    """A `kind` message made at `made_at` was delivered for the first time at `now`:
+    questwall_delivery_lag_seconds, once the transaction that records it commits."""
+    lag = (now - made_at).total_seconds()
+    _on_commit(session, DELIVERY_LAG.labels(kind=kind).observe, max(lag, 0.0))
+
+
+def _on_commit(session: Session | Connection, move: Any, amount: float) -> None:
     conn = session.connection() if isinstance(session, Session) else session
-    conn.info.setdefault(_PENDING, []).append((child, amount))
+    conn.info.setdefault(_PENDING, []).append((move, amount))
 
 
 @event.listens_for(Engine, "commit")
 def _committed(conn: Connection) -> None:
-    for child, amount in conn.info.pop(_PENDING, ()):
-        child.inc(amount)
+    for move, amount in conn.info.pop(_PENDING, ()):
+        move(amount)
 
 
 @event.listens_for(Engine, "rollback")
@@ -208,6 +237,30 @@ def _commit() -> str:
 
 
 BUILD_INFO.labels(version=_version(), commit=_commit()).set(1)
+
+POOL_EVERY = 5.0  # seconds between two readings of a pool
+
+
+def watch_pool(engine: Engine, every: float = POOL_EVERY) -> threading.Event | None:
+    """Read `engine`'s pool every `every` seconds into questwall_db_pool_connections (a
+    thread of this process; a reading costs nothing per request). Returns the event that
+    stops it; None for a pool that keeps no count (NullPool)."""
+    pool = engine.pool
+    if not isinstance(pool, QueuePool):
+        return None
+    children = {state: DB_POOL.labels(state=state) for state in ("in_use", "idle", "overflow")}
+    stop = threading.Event()
+
+    def read() -> None:
+        while True:
+            children["in_use"].set(pool.checkedout())
+            children["idle"].set(pool.checkedin())
+            children["overflow"].set(max(pool.overflow(), 0))
+            if stop.wait(every):
+                return
+
+    threading.Thread(target=read, name="pool-metrics", daemon=True).start()
+    return stop
 
 
 def fresh_metrics_directory(path: Path) -> Path:

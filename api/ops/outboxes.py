@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Engine
 
 from api.ops.metrics import WORKER_HEARTBEAT
+from api.ops.probes import redis_client
 from models import AlertMessage, MailMessage, Offerwall, Postback, WebhookEndpoint, WebhookMessage
 from models.mail import MailStatus
 from models.postbacks import PostbackStatus
@@ -39,11 +40,13 @@ OUTBOX_TABLES: dict[str, tuple[Any, str]] = {
 class OutboxCollector(Collector):
     """questwall_outbox_messages{kind,state} (state: `due` now, or `scheduled` for a later
     attempt), questwall_outbox_oldest_pending_timestamp_seconds{kind} and
-    questwall_endpoints_paused{kind}, as of the scrape; questwall_dependency_up{database}
-    says whether the database answered them."""
+    questwall_endpoints_paused{kind}, as of the scrape; questwall_dependency_up says
+    whether the database answered them, and whether Redis answers a ping (with
+    `redis_url`)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, *, redis_url: str = "", timeout: float = 1.0):
         self._engine = engine
+        self._redis = redis_client(redis_url, timeout) if redis_url else None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         messages = GaugeMetricFamily(
@@ -67,6 +70,8 @@ class OutboxCollector(Collector):
             "Whether a dependency answered this scrape's questions (1) or not (0).",
             labels=["dependency"],
         )
+        if self._redis is not None:
+            up.add_metric(["redis"], self._redis_up())
         try:
             read = self._read()
         except Exception as exc:  # a scrape answers even when the database does not
@@ -83,6 +88,14 @@ class OutboxCollector(Collector):
             paused.add_metric([kind], count)
         up.add_metric(["database"], 1)
         yield from (messages, oldest, paused, up)
+
+    def _redis_up(self) -> int:
+        try:
+            self._redis.ping()  # type: ignore[union-attr]
+        except Exception as exc:  # down, refused, timed out: all say the same here
+            log.warning("Redis did not answer a ping: %s", type(exc).__name__)
+            return 0
+        return 1
 
     def _read(self) -> dict[str, Any]:
         now = datetime.now(UTC)

@@ -71,7 +71,7 @@ class Readiness:
         drain_file: str | None = None,
     ):
         self._engine = engine
-        self._redis = _redis_client(redis_url, timeout) if redis_url else None
+        self._redis = redis_client(redis_url, timeout) if redis_url else None
         self._timeout = timeout
         self._draining = draining
         self._drain_file = Path(drain_file) if drain_file else None
@@ -156,7 +156,7 @@ def _done(value: dict[str, Any]) -> Future[dict[str, Any]]:
     return future
 
 
-def _redis_client(url: str, timeout: float) -> Any:
+def redis_client(url: str, timeout: float) -> Any:
     import redis
 
     return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)

@@ -32,6 +32,7 @@ from api.core import outbox
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.refusals import DomainError
+from api.ops import delivered_on_commit
 from api.postbacks import transport
 from api.postbacks.transport import AttemptResult, count_result, http_client
 from models import AlertAttempt, AlertMessage, MailStatus, Role
@@ -116,6 +117,7 @@ def _record(engine: Engine, alert_id: int, result: AttemptResult, now: datetime)
         alert.last_error = error
         if error is None:
             alert.status, alert.sent_at = MailStatus.SENT, now
+            delivered_on_commit(session, "alert", alert.created_at, now)
         elif alert.attempts >= MAX_ATTEMPTS:
             alert.status = MailStatus.FAILED
             log.warning("alert %s given up after %d attempts: %s", alert_id, alert.attempts, error)

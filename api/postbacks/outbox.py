@@ -33,7 +33,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox, open_api_key
 from api.core.db import new_session, write_session
 from api.core.money import in_currency, multiplier_text, usd
-from api.ops import made_by
+from api.ops import delivered_on_commit, made_by
 from api.postbacks import endpoint as endpoints
 from api.postbacks.transport import AttemptResult, Target
 from api.postbacks.url import PostbackValues, render, with_status
@@ -414,12 +414,17 @@ def record(
     now = utcnow()
     with write_session(engine) as session:
         rows = session.execute(
-            sa.select(_postback.c.id, _postback.c.attempts, _postback.c.offerwall_id).where(
-                _postback.c.id.in_([d[0] for d in done])
-            )
+            sa.select(
+                _postback.c.id,
+                _postback.c.attempts,
+                _postback.c.offerwall_id,
+                _postback.c.created_at,
+                _postback.c.delivered_at,
+            ).where(_postback.c.id.in_([d[0] for d in done]))
         ).all()
         counts = {row.id: row.attempts for row in rows}
         walls = {row.id: row.offerwall_id for row in rows}
+        first = {row.id: row.created_at for row in rows if row.delivered_at is None}
         session.execute(
             _attempt.insert(),
             [
@@ -445,6 +450,8 @@ def record(
                 values["url"] = url
             if result.delivered:
                 values.update(status=PostbackStatus.DELIVERED, delivered_at=now)
+                if postback_id in first:
+                    delivered_on_commit(session, "postback", first[postback_id], now)
             elif url is None or attempts >= MAX_ATTEMPTS or result.status_code == GONE:
                 values.update(status=PostbackStatus.FAILED)
             else:

@@ -22,7 +22,7 @@ from sqlmodel import Session, col
 
 from api.core.db import write_connection
 from api.mail import outbox as mail
-from api.ops import made_by
+from api.ops import delivered_on_commit, made_by
 from api.postbacks.transport import AttemptResult
 from api.webhooks.endpoints import RETRY_FOR, takes
 from models import EndpointStatus, Game, MessageStatus, Role, User
@@ -171,6 +171,7 @@ class Claimed:
     # The request that made the message (api/ops: its attempts log and trace under it).
     request_id: str | None = None
     traceparent: str | None = None
+    delivered_at: datetime | None = None  # an earlier delivery (a message sent again)
     # The lease this claim holds: a write for the message is fenced by it, so a claim that
     # ran out (another dispatcher took the message) changes nothing.
     lease_until: datetime | None = None
@@ -208,6 +209,7 @@ def claim(
         _message.c.retry_from,
         _message.c.request_id,
         _message.c.traceparent,
+        _message.c.delivered_at,
     ).where(
         _message.c.status == MessageStatus.PENDING,
         _message.c.next_attempt_at <= now,
@@ -289,6 +291,8 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
         )
     if not moved.rowcount:
         return  # no longer this claim's
+    if result.delivered and message.delivered_at is None:
+        delivered_on_commit(conn, "webhook", message.created_at, now)
     conn.execute(
         _attempt.insert().values(
             message_id=message.id,

@@ -4,6 +4,7 @@ counts of both processes add up to exactly the traffic sent."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_api
 from api.ops import route_templates, with_metrics
-from tests.api.live_server import server_env
-from tests.factories import FixedCountries
+from tests.api.live_server import post_signed, server_env
+from tests.factories import FixedCountries, iso_now, make_game
 from tests.live import ROOT, free_port, wait_until_up
 
 OFFERS = "/offerwall/offers"
@@ -93,25 +94,38 @@ def test_promtool_accepts_the_live_output(counted):
     assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
 
 
-def _requests(url: str) -> dict[tuple[str, str, str], float]:
+def _scraped(url: str) -> dict[tuple[str, tuple], float]:
     scraped = httpx.get(url + "/metrics", timeout=10)
     assert scraped.status_code == 200
-    found = {}
-    for family in text_string_to_metric_families(scraped.text):
-        for sample in family.samples:
-            if sample.name == "questwall_http_requests_total":
-                labels = sample.labels
-                found[(labels["route"], labels["method"], labels["status"])] = sample.value
-    return found
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+    }
+
+
+def _requests(url: str) -> dict[tuple[str, str, str], float]:
+    return {
+        (labels["route"], labels["method"], labels["status"]): value
+        for (name, pairs), value in _scraped(url).items()
+        if name == "questwall_http_requests_total"
+        for labels in [dict(pairs)]
+    }
 
 
 @pytest.mark.slow
-def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, tmp_path):
+def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, engine, box, tmp_path):
+    """Requests and ingested items, across both processes; and their JSON log lines, one
+    per request."""
+    game = make_game(engine, box)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "api.cli", "api", "--workers", "2"]
     log = tmp_path / "api.log"
-    env = server_env(db_url, tmp_path) | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics")}
+    env = server_env(db_url, tmp_path) | {
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+        "LOG_FORMAT": "json",
+    }
     (tmp_path / "metrics").mkdir()
     (tmp_path / "metrics" / "counter_999999.db").write_bytes(b"left by an earlier run")
     with log.open("wb") as out:
@@ -130,11 +144,23 @@ def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, tmp_path):
             assert httpx.get(url + OFFERS).status_code == 401
         pids = {p.stem.rsplit("_", 1)[1] for p in (tmp_path / "metrics").glob("counter_*.db")}
         assert len(pids) >= 2, pids  # more than one process counted
+        for n in range(12):
+            event = {"userId": f"p{n}", "event": "GAME_START", "time": iso_now(n)}
+            with httpx.Client(base_url=url) as http:  # a connection of its own
+                answer = post_signed(http, game, {"gameId": game.game_id, "events": [event]})
+            assert answer.status_code == 200, answer.text
+        accepted = ("questwall_ingest_items_total", (("kind", "event"), ("outcome", "accepted")))
         for _ in range(3):  # whichever process answers the scrape sees the same total
             assert _requests(url)[(OFFERS, "GET", "401")] == 40
+            assert _scraped(url)[accepted] == 12
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    answered = [line for line in lines if line["logger"] == "questwall.http"]
+    assert len(answered) == 40 + 12  # scrapes and probes are not requests to log
+    assert len({line["request_id"] for line in answered}) == len(answered)
+    assert {line["route"] for line in answered} == {OFFERS, "/v2/custom-events"}
 
 
 def test_the_metrics_directories_of_gone_processes_are_removed_at_start(monkeypatch, tmp_path):

@@ -1,25 +1,27 @@
 """The outboxes as a worker's `/metrics` reads them at scrape time: messages due and
-scheduled, the oldest one waiting, paused endpoints, and the database's answer."""
+scheduled, the oldest one waiting, paused endpoints, and the database's and Redis's
+answers; and the serving processes' database pools."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import sqlalchemy as sa
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.core.db import build_engine, write_session
-from api.ops import OutboxCollector
+from api.ops import OutboxCollector, watch_pool
 from models import Offerwall, Postback
 from models.types import utcnow
 from tests.factories import make_postback
 from tests.live import free_port
 
 
-def scraped(engine) -> dict[tuple[str, tuple], float]:
+def scraped(engine, redis_url: str = "") -> dict[tuple[str, tuple], float]:
     registry = CollectorRegistry()
-    registry.register(OutboxCollector(engine))
+    registry.register(OutboxCollector(engine, redis_url=redis_url, timeout=0.5))
     text = generate_latest(registry).decode()
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
@@ -66,3 +68,41 @@ def test_a_database_that_does_not_answer_is_a_zero_not_a_failed_scrape(tmp_path)
     finally:
         gone.dispose()
     assert found == {("questwall_dependency_up", (("dependency", "database"),)): 0}
+
+
+def up(found: dict[tuple[str, tuple], float], dependency: str) -> float | None:
+    return found.get(("questwall_dependency_up", (("dependency", dependency),)))
+
+
+def test_redis_is_up_when_it_answers_and_down_when_it_does_not(engine, redis_url):
+    assert up(scraped(engine), "redis") is None  # no REDIS_URL: not a dependency
+    assert up(scraped(engine, redis_url), "redis") == 1
+    down = scraped(engine, f"redis://127.0.0.1:{free_port()}/0")
+    assert up(down, "redis") == 0 and up(down, "database") == 1
+
+
+def pool_reads(state: str) -> float | None:
+    return REGISTRY.get_sample_value("questwall_db_pool_connections", {"state": state})
+
+
+def test_the_pool_gauges_follow_the_connections_checked_out(db_url):
+    engine = build_engine(db_url)
+    stop = watch_pool(engine, every=0.02)
+    assert stop is not None
+    try:
+        held = [engine.connect() for _ in range(3)]
+        until(lambda: pool_reads("in_use") == 3)
+        for conn in held:
+            conn.close()
+        until(lambda: pool_reads("in_use") == 0 and pool_reads("idle") == 3)
+        assert pool_reads("overflow") == 0
+    finally:
+        stop.set()
+        engine.dispose()
+
+
+def until(condition, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the pool gauges never showed it"
+        time.sleep(0.01)

@@ -4,12 +4,18 @@ completions (once their transaction commits), and postback attempts by outcome."
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+import sqlalchemy as sa
 from prometheus_client import REGISTRY
 
+from api.core.db import write_session
+from models import Postback, PostbackStatus
+from models.types import utcnow
 from tests.api.steps import KILLS, at, start
 from tests.api.tracking_helpers import click
-from tests.factories import make_mission
+from tests.factories import make_mission, make_postback
 from tests.outbox import TEMPLATE, configure, make_due, run_once
 from tests.receiver import running_receiver
 
@@ -54,6 +60,7 @@ def test_known_traffic_moves_each_metric_by_exactly_that_traffic(
         sample("questwall_mission_completions_total"),
         sample("questwall_delivery_attempts_total", kind="postback", outcome="delivered"),
         sample("questwall_delivery_attempt_duration_seconds_count", kind="postback"),
+        sample("questwall_delivery_lag_seconds_count", kind="postback"),
     ]
     moved = Moved(*samples)
 
@@ -74,5 +81,34 @@ def test_known_traffic_moves_each_metric_by_exactly_that_traffic(
 
     assert moved.of() == {
         (name, tuple(sorted(labels.items()))): expected
-        for (name, labels), expected in zip(samples, [3, 1, 1, 1, 1, 1, 1, 1, 1, 1], strict=True)
+        for (name, labels), expected in zip(samples, [3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], strict=True)
     }
+
+
+def test_delivery_lag_is_the_time_to_the_first_success_counted_once(
+    engine, box, wall, api_settings
+):
+    made = utcnow() - timedelta(minutes=7)
+    postback = make_postback(engine, box, wall[0])
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(Postback.__table__)
+            .where(Postback.__table__.c.id == postback)
+            .values(created_at=made)
+        )
+    count = sample("questwall_delivery_lag_seconds_count", kind="postback")
+    total = sample("questwall_delivery_lag_seconds_sum", kind="postback")
+    moved = Moved(count, total)
+    with running_receiver() as receiver:
+        configure(engine, wall[0].id, TEMPLATE.replace("{base}", receiver.url))
+        make_due(engine)
+        assert run_once(engine, box, api_settings) == 1
+        # Sent again (as a publisher's resend does): delivered again, not first again.
+        with write_session(engine) as session:
+            session.execute(sa.update(Postback.__table__).values(status=PostbackStatus.PENDING))
+        make_due(engine)
+        assert run_once(engine, box, api_settings) == 1
+        assert len(receiver.requests) == 2
+    changed = moved.of()
+    assert changed[(count[0], tuple(count[1].items()))] == 1
+    assert 7 * 60 <= changed[(total[0], tuple(total[1].items()))] < 8 * 60
