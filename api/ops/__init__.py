@@ -1,4 +1,5 @@
-"""Operating Questwall: health probes and Prometheus metrics."""
+"""Operating Questwall: health probes, Prometheus metrics, the processes' heartbeats, the
+prunes' record and the staff's System page's figures."""
 
 from api.ops.metrics import (
     CLICKS,
@@ -18,7 +19,7 @@ from api.ops.metrics import (
     route_templates,
     with_metrics,
 )
-from api.ops.outboxes import OutboxCollector, beat
+from api.ops.outboxes import Backlog, OutboxCollector, Outboxes, read_outboxes
 from api.ops.probes import (
     DRAIN_FILE_VARIABLE,
     DRAINING,
@@ -27,7 +28,20 @@ from api.ops.probes import (
     READYZ,
     Readiness,
     drain_on_sigterm,
+    schema_revisions,
     with_probes,
+)
+from api.ops.prune_runs import PruneRecord, last_prune, record_prune
+from api.ops.system import Check, SystemReport, system_report
+from api.ops.workers import (
+    STALE_AFTER,
+    ThisProcess,
+    WorkerSeen,
+    beat,
+    forget_gone_workers,
+    record_heartbeat,
+    this_process,
+    workers_seen,
 )
 
 __all__ = [
@@ -44,17 +58,34 @@ __all__ = [
     "RATE_LIMITED",
     "READYZ",
     "SIGNED_REFUSED",
+    "STALE_AFTER",
+    "Backlog",
+    "Check",
     "OutboxCollector",
+    "Outboxes",
+    "PruneRecord",
     "Readiness",
+    "SystemReport",
+    "ThisProcess",
+    "WorkerSeen",
     "beat",
     "code_label",
     "count_attempt",
     "count_on_commit",
     "drain_on_sigterm",
     "exposition",
+    "forget_gone_workers",
     "fresh_metrics_directory",
+    "last_prune",
     "read_at_scrape",
+    "read_outboxes",
+    "record_heartbeat",
+    "record_prune",
     "route_templates",
+    "schema_revisions",
+    "system_report",
+    "this_process",
     "with_metrics",
     "with_probes",
+    "workers_seen",
 ]
