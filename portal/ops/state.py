@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import reflex as rx
 
-from api.ops import STALE_AFTER, SystemReport, system_report
+from api.ops import STALE_AFTER, SystemReport, WorkerSeen, system_report
 from models import Role
 from portal.backend import engine, readiness
 from portal.components.formatting import age, ago, exact, when
@@ -68,7 +68,7 @@ def _outbox_lines(report: SystemReport) -> list[OutboxLine]:
     ]
 
 
-def _worker_line(now: datetime, w) -> WorkerLine:
+def _worker_line(now: datetime, w: WorkerSeen) -> WorkerLine:
     return WorkerLine(
         w.id,
         w.kind,
