@@ -26,6 +26,7 @@ CHECKS = {
 OUTBOXES = {"postback": "Postbacks", "webhook": "Webhooks", "mail": "Mail", "alert": "Alerts"}
 # A daily cron's prune that has not run for this long is flagged.
 PRUNE_LATE = timedelta(days=2)
+STALE_MINUTES = int(STALE_AFTER.total_seconds() // 60)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,3 @@ class SystemState(AuthState):
         self.schema_head = ", ".join(report.schema_head)
         self.unread = report.unread
         self.read_at = exact(now)
-
-
-STALE_MINUTES = int(STALE_AFTER.total_seconds() // 60)
