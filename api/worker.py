@@ -1,6 +1,6 @@
 """The postback and webhook dispatchers and the mail and alert senders as background threads of the
-all-in-one server, and the dispatcher's periodic task (`approve_held`), which every
-process that runs a dispatcher hands it."""
+all-in-one server, and the dispatcher's periodic task (the heartbeat, then `approve_held`),
+which every process that runs a dispatcher hands it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from api.conversions import auto_approve
-from api.core.config import get_settings
+from api.core.config import Settings, get_settings
 from api.core.crypto import get_secret_box
 from api.core.db import get_engine
 from api.core.outbox import OutboxSender
@@ -37,15 +37,29 @@ def approve_held(engine: Engine) -> Callable[[], None]:
     return approve
 
 
-def alive_then(task: Callable[[], None]) -> Callable[[], None]:
-    """The dispatcher's periodic `task`, after the worker's heartbeat (a metric)."""
-    from api.ops import beat
+def alive_then(task: Callable[[], None], *, engine: Engine, kind: str) -> Callable[[], None]:
+    """The dispatcher's periodic `task`, after this process's heartbeat (a metric and its
+    `worker_heartbeat` row, which the staff's System page lists): `kind` is "serve" for
+    the server's own dispatcher, "worker" for `questwall worker`."""
+    from api.ops import beat, this_process
+
+    process = this_process(kind, delivers(get_settings()))
 
     def periodic() -> None:
-        beat()
+        beat(engine, process)
         task()
 
     return periodic
+
+
+def delivers(settings: Settings) -> list[str]:
+    """What a process that runs the dispatchers delivers, with these settings."""
+    sent = ["postbacks", "webhooks"]
+    if settings.smtp_url:
+        sent.append("mail")
+    if settings.alert_webhook_url:
+        sent.append("alerts")
+    return sent
 
 
 @asynccontextmanager
@@ -58,7 +72,10 @@ async def background_dispatcher() -> AsyncIterator[None]:
         return
     engine = get_engine()
     dispatcher = Dispatcher(
-        engine=engine, box=get_secret_box(), settings=settings, periodic=approve_held(engine)
+        engine=engine,
+        box=get_secret_box(),
+        settings=settings,
+        periodic=alive_then(approve_held(engine), engine=engine, kind="serve"),
     )
     thread = threading.Thread(target=dispatcher.run, name="postback-dispatcher", daemon=True)
     thread.start()

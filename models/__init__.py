@@ -17,6 +17,7 @@ from models.keys import MasterKeyCheck
 from models.mail import MailMessage, MailStatus
 from models.offers import CapCount, CatalogVersion, Mission, MissionPool, Quest
 from models.offerwalls import Offerwall, OfferwallStatus
+from models.ops import PruneRun, WorkerHeartbeat
 from models.players import GameUser, GameUserIdentifier, PlatformUser, PlatformUserIdentifier
 from models.postbacks import Postback, PostbackAttempt, PostbackKind, PostbackStatus
 from models.tickets import SupportTicket, TicketStatus
@@ -79,6 +80,7 @@ __all__ = [
     "Progress",
     "ProgressStatus",
     "Promotion",
+    "PruneRun",
     "Quest",
     "RefusalReason",
     "RefusedClick",
@@ -94,4 +96,5 @@ __all__ = [
     "WebhookAttempt",
     "WebhookEndpoint",
     "WebhookMessage",
+    "WorkerHeartbeat",
 ]

@@ -5,7 +5,9 @@ shares with the portal."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
+from functools import lru_cache
 from typing import ParamSpec, TypeVar
 
 from sqlalchemy import Engine
@@ -13,6 +15,7 @@ from sqlalchemy import Engine
 from api.core.config import Settings, get_settings
 from api.core.crypto import SecretBox, get_secret_box
 from api.core.db import get_engine
+from api.ops import DRAIN_FILE_VARIABLE, Readiness
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -28,6 +31,15 @@ def box() -> SecretBox:
 
 def settings() -> Settings:
     return get_settings()
+
+
+@lru_cache(maxsize=1)
+def readiness() -> Readiness:
+    """The checks of this process's `/readyz`, for the System page: one per process, so a
+    database that does not answer holds one waiting check, not one per page load."""
+    return Readiness(
+        engine(), redis_url=settings().redis_url, drain_file=os.environ.get(DRAIN_FILE_VARIABLE)
+    )
 
 
 async def off_loop(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

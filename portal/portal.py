@@ -46,6 +46,8 @@ from portal.mail import page as mail
 from portal.mail.state import MailState
 from portal.missions import missions
 from portal.missions.missions_state import EditorState, MissionsState, QuestState, RuleTesterState
+from portal.ops import page as system
+from portal.ops.state import SystemState
 from portal.postbacks import page as postbacks
 from portal.postbacks.state import DeliveryState, PostbackState
 from portal.publishers import publisher, publishers, wall
@@ -159,6 +161,7 @@ PAGES = [
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
     (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
+    (system.system, routes.STAFF_SYSTEM, "System", SystemState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),

@@ -40,6 +40,7 @@ FORGOT_PAGE = "/forgot-password"
 RESET_PAGE = "/reset-password"
 STAFF_USERS = "/staff/users"
 STAFF_MAIL = "/staff/mail"
+STAFF_SYSTEM = "/staff/system"
 # The session's HTTP routes (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
 SIGN_IN = f"{AUTH}/sign-in"

@@ -78,18 +78,21 @@ def demo_cmd(players: int, receiver_port: int) -> None:
 def prune_cmd() -> None:
     """Delete expired retry and idempotency records, refused signed requests kept for the
     debugger past 24 hours, portal sessions, sign-in failures and reset links, mail,
-    alerts and games' webhook messages sent or failed over 30 days ago, and events, refused clicks and events set aside
-    by anti-cheat rules older than EVENT_RETENTION_DAYS (events in whole months at once on
-    PostgreSQL)."""
+    alerts and games' webhook messages sent or failed over 30 days ago, processes unseen for
+    a week, and events, refused clicks and events set aside by anti-cheat rules older than
+    EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL); then record the
+    run for the System page."""
     from api.accounts import passwords, prune_sessions
     from api.ingest import prune_events, prune_expired, prune_refused_clicks
     from api.mail import outbox as mail
+    from api.ops import PruneRecord, forget_gone_workers, record_prune
     from api.postbacks import alerts
     from api.webhooks import messages as webhook_messages
     from models.types import utcnow
 
     _require_ready()
     settings = get_settings()
+    started = utcnow()
     removed = prune_expired(engine=get_engine(), settings=settings)
     with write_session() as session:
         removed += prune_sessions(session=session)
@@ -97,6 +100,7 @@ def prune_cmd() -> None:
         removed += passwords.prune(session) + mail.prune(session, now)
         removed += alerts.prune(session, now)
         removed += webhook_messages.prune(session, now)
+        removed += forget_gone_workers(session, now)
     click.echo(f"Removed {removed} expired record(s).")
     events = prune_events(get_engine(), retention_days=settings.event_retention_days)
     months = f" ({len(events.dropped_months)} month partition(s) dropped)"
@@ -109,6 +113,9 @@ def prune_cmd() -> None:
         f"Removed {refused} refused click(s) and set-aside event(s) older than "
         f"{settings.event_retention_days} days."
     )
+    # What the staff's System page shows as the last prune: only a run that got this far.
+    with write_session() as session:
+        record_prune(session, PruneRecord(started, utcnow(), removed, events.removed, refused))
 
 
 @click.command("rotate-secrets")
@@ -156,7 +163,7 @@ def worker_cmd(threads: int, http_port: int, http_host: str) -> None:
         box=get_secret_box(),
         settings=get_settings(),
         threads=threads,
-        periodic=alive_then(approve_held(get_engine())),
+        periodic=alive_then(approve_held(get_engine()), engine=get_engine(), kind="worker"),
     )
     mail, alerts = mail_sender(), alert_sender()
     senders = [sender for sender in (mail, alerts) if sender is not None]

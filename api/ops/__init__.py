@@ -1,4 +1,5 @@
-"""Operating Questwall: health probes, Prometheus metrics, logs and traces."""
+"""Operating Questwall: health probes, Prometheus metrics, logs and traces, the
+processes' heartbeats, the prunes' record and the staff's System page's figures."""
 
 from api.ops.logs import configure_logging, current_request_id, request_context
 from api.ops.metrics import (
@@ -22,7 +23,7 @@ from api.ops.metrics import (
     watch_pool,
     with_metrics,
 )
-from api.ops.outboxes import OutboxCollector, beat
+from api.ops.outboxes import Backlog, OutboxCollector, Outboxes, read_outboxes
 from api.ops.probes import (
     DRAIN_FILE_VARIABLE,
     DRAINING,
@@ -31,8 +32,11 @@ from api.ops.probes import (
     READYZ,
     Readiness,
     drain_on_sigterm,
+    schema_revisions,
     with_probes,
 )
+from api.ops.prune_runs import PruneRecord, last_prune, record_prune
+from api.ops.system import Check, SystemReport, system_report
 from api.ops.traces import (
     current_traceparent,
     delivering,
@@ -40,6 +44,16 @@ from api.ops.traces import (
     note_attempt,
     start_tracing,
     stop_tracing,
+)
+from api.ops.workers import (
+    STALE_AFTER,
+    ThisProcess,
+    WorkerSeen,
+    beat,
+    forget_gone_workers,
+    record_heartbeat,
+    this_process,
+    workers_seen,
 )
 
 __all__ = [
@@ -56,8 +70,16 @@ __all__ = [
     "RATE_LIMITED",
     "READYZ",
     "SIGNED_REFUSED",
+    "STALE_AFTER",
+    "Backlog",
+    "Check",
     "OutboxCollector",
+    "Outboxes",
+    "PruneRecord",
     "Readiness",
+    "SystemReport",
+    "ThisProcess",
+    "WorkerSeen",
     "attempt_outcome",
     "beat",
     "code_label",
@@ -70,15 +92,24 @@ __all__ = [
     "delivering",
     "drain_on_sigterm",
     "exposition",
+    "forget_gone_workers",
     "fresh_metrics_directory",
+    "last_prune",
     "made_by",
     "note_attempt",
     "read_at_scrape",
+    "read_outboxes",
+    "record_heartbeat",
+    "record_prune",
     "request_context",
     "route_templates",
+    "schema_revisions",
     "start_tracing",
     "stop_tracing",
+    "system_report",
+    "this_process",
     "watch_pool",
     "with_metrics",
     "with_probes",
+    "workers_seen",
 ]

@@ -1,6 +1,7 @@
-"""What waits in each outbox, read from the database when `/metrics` is scraped: by the
-workers that deliver (`questwall worker --http-port`), not by every API process, so N
-processes do not ask the database the same questions N times a scrape.
+"""What waits in each outbox (`read_outboxes`), read from the database when `/metrics` is
+scraped: by the workers that deliver (`questwall worker --http-port`), not by every API
+process, so N processes do not ask the database the same questions N times a scrape. The
+staff's System page reads the same when it opens.
 
 Only waiting messages are counted (the `status, next_attempt_at` index answers that); what
 was delivered or given up is counted as it happens (`questwall_delivery_attempts_total`).
@@ -9,17 +10,16 @@ was delivered or given up is counted as it happens (`questwall_delivery_attempts
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
-from api.ops.metrics import WORKER_HEARTBEAT
 from api.ops.probes import redis_client
 from models import AlertMessage, MailMessage, Offerwall, Postback, WebhookEndpoint, WebhookMessage
 from models.mail import MailStatus
@@ -73,18 +73,19 @@ class OutboxCollector(Collector):
         if self._redis is not None:
             up.add_metric(["redis"], self._redis_up())
         try:
-            read = self._read()
+            with self._engine.connect() as conn:
+                read = read_outboxes(conn)
         except Exception as exc:  # a scrape answers even when the database does not
             log.warning("the outboxes could not be read: %s", type(exc).__name__)
             up.add_metric(["database"], 0)
             yield up
             return
-        for kind, (due, scheduled, first) in read["outboxes"].items():
-            messages.add_metric([kind, "due"], due)
-            messages.add_metric([kind, "scheduled"], scheduled)
-            if first is not None:
-                oldest.add_metric([kind], first)
-        for kind, count in read["paused"].items():
+        for kind, backlog in read.backlogs.items():
+            messages.add_metric([kind, "due"], backlog.due)
+            messages.add_metric([kind, "scheduled"], backlog.scheduled)
+            if backlog.oldest is not None:
+                oldest.add_metric([kind], backlog.oldest.timestamp())
+        for kind, count in read.paused.items():
             paused.add_metric([kind], count)
         up.add_metric(["database"], 1)
         yield from (messages, oldest, paused, up)
@@ -97,34 +98,51 @@ class OutboxCollector(Collector):
             return 0
         return 1
 
-    def _read(self) -> dict[str, Any]:
-        now = datetime.now(UTC)
-        outboxes = {}
-        with self._engine.connect() as conn:
-            for kind, (table, waiting) in OUTBOX_TABLES.items():
-                t = table.__table__
-                row = conn.execute(
-                    sa.select(
-                        sa.func.count().filter(t.c.next_attempt_at <= now),
-                        sa.func.count().filter(t.c.next_attempt_at > now),
-                        sa.func.min(t.c.created_at),
-                    ).where(t.c.status == waiting)
-                ).one()
-                first = row[2].replace(tzinfo=row[2].tzinfo or UTC).timestamp() if row[2] else None
-                outboxes[kind] = (row[0], row[1], first)
-            walls = Offerwall.__table__  # type: ignore[attr-defined]
-            hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
-            paused = {
-                "postback": conn.execute(
-                    sa.select(sa.func.count()).where(walls.c.deliveries_paused_at.is_not(None))
-                ).scalar_one(),
-                "webhook": conn.execute(
-                    sa.select(sa.func.count()).where(hooks.c.status == EndpointStatus.PAUSED.value)
-                ).scalar_one(),
-            }
-        return {"outboxes": outboxes, "paused": paused}
+
+@dataclass(frozen=True)
+class Backlog:
+    """What waits in one outbox: messages due now, messages scheduled for a later attempt,
+    and when the oldest of them was made (None: nothing waits)."""
+
+    due: int
+    scheduled: int
+    oldest: datetime | None
 
 
-def beat() -> None:
-    """The worker is alive and looping: questwall_worker_heartbeat_timestamp_seconds."""
-    WORKER_HEARTBEAT.set(time.time())
+@dataclass(frozen=True)
+class Outboxes:
+    """Every outbox's backlog (by kind: postback, webhook, mail, alert), and the endpoints
+    whose deliveries are paused (postback: offerwalls' URLs, webhook: games' endpoints)."""
+
+    backlogs: dict[str, Backlog]
+    paused: dict[str, int]
+
+
+def read_outboxes(conn: Connection, *, now: datetime | None = None) -> Outboxes:
+    """What waits in each outbox as of `now`: one query per outbox (on the `status,
+    next_attempt_at` index) and one per kind of paused endpoint. The worker's `/metrics`
+    and the staff's System page both read it."""
+    now = now or datetime.now(UTC)
+    backlogs = {}
+    for kind, (table, waiting) in OUTBOX_TABLES.items():
+        t = table.__table__
+        due, scheduled, first = conn.execute(
+            sa.select(
+                sa.func.count().filter(t.c.next_attempt_at <= now),
+                sa.func.count().filter(t.c.next_attempt_at > now),
+                sa.func.min(t.c.created_at),
+            ).where(t.c.status == waiting)
+        ).one()
+        oldest = first.replace(tzinfo=first.tzinfo or UTC) if first is not None else None
+        backlogs[kind] = Backlog(due, scheduled, oldest)
+    walls = Offerwall.__table__  # type: ignore[attr-defined]
+    hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
+    paused = {
+        "postback": conn.execute(
+            sa.select(sa.func.count()).where(walls.c.deliveries_paused_at.is_not(None))
+        ).scalar_one(),
+        "webhook": conn.execute(
+            sa.select(sa.func.count()).where(hooks.c.status == EndpointStatus.PAUSED.value)
+        ).scalar_one(),
+    }
+    return Outboxes(backlogs, paused)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from api.core.db import schema_heads
 from api.core.net import parse_networks
@@ -91,7 +91,7 @@ class Readiness:
             except FutureTimeout:
                 found = {name: _failed(f"no answer within {self._timeout:g} s")}
             except Exception as exc:  # the check's own failure is its answer
-                found = {name: _failed(_reason(exc))}
+                found = {name: _failed(reason_of(exc))}
             checks.update(found)
         if "schema" not in checks:  # the database did not answer: the schema is unknown
             checks["schema"] = _failed("the database did not answer")
@@ -115,12 +115,9 @@ class Readiness:
             return future
 
     def _database(self) -> dict[str, dict[str, str]]:
-        from alembic.runtime.migration import MigrationContext
-
         with self._engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
-            current = set(MigrationContext.configure(conn).get_current_heads())
-        heads = schema_heads()
+            current, heads = schema_revisions(conn)
         if current == heads:
             schema = _OK
         else:
@@ -136,6 +133,14 @@ class Readiness:
         return {"redis": _OK}
 
 
+def schema_revisions(conn: Connection) -> tuple[set[str], set[str]]:
+    """(the database's current Alembic revisions, the code's heads): equal when the
+    schema is at the migrations' head."""
+    from alembic.runtime.migration import MigrationContext
+
+    return set(MigrationContext.configure(conn).get_current_heads()), schema_heads()
+
+
 _OK = {"status": "ok"}
 
 
@@ -143,7 +148,7 @@ def _failed(why: str) -> dict[str, str]:
     return {"status": "fail", "error": why}
 
 
-def _reason(exc: BaseException) -> str:
+def reason_of(exc: BaseException) -> str:
     """The first line of an error, under its type's name; never a URL's password (the
     drivers' messages name host and port, not credentials)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -386,7 +386,7 @@ def urls_for(engine: Engine, box: SecretBox, ids: list[int]) -> dict[int, Target
         # A receiver that hears of reviews (or of reversals) needs each postback's status.
         if template and (row.kind != PostbackKind.CONVERSION or row.review_postbacks):
             template = with_status(template)
-        origin = {"request_id": row.request_id, "traceparent": row.traceparent}
+        origin = {"request_id": row.request_id, "traceparent": row.traceparent}  # its request
         if row.url:
             found[row.id] = Target(row.url, secrets=secrets, **origin)
         elif not template or not row.api_key_sealed:
@@ -413,14 +413,11 @@ def record(
     offerwalls this paused, to be announced."""
     now = utcnow()
     with write_session(engine) as session:
+        columns = ("id", "attempts", "offerwall_id", "created_at", "delivered_at")
         rows = session.execute(
-            sa.select(
-                _postback.c.id,
-                _postback.c.attempts,
-                _postback.c.offerwall_id,
-                _postback.c.created_at,
-                _postback.c.delivered_at,
-            ).where(_postback.c.id.in_([d[0] for d in done]))
+            sa.select(*(_postback.c[c] for c in columns)).where(
+                _postback.c.id.in_([d[0] for d in done])
+            )
         ).all()
         counts = {row.id: row.attempts for row in rows}
         walls = {row.id: row.offerwall_id for row in rows}

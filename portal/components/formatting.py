@@ -7,7 +7,7 @@ player's language (`api.wall.i18n`)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from api.core.money import format_money, format_usd
@@ -53,6 +53,31 @@ def instant(moment: datetime) -> str:
 def day(moment: datetime) -> str:
     """A moment's day: "2026-01-05"."""
     return moment.strftime("%Y-%m-%d")
+
+
+def age(span: timedelta) -> str:
+    """A span of time, to its largest unit or two: "45 s", "12 min", "3 h 5 min",
+    "2 days 4 h" (a negative span, a clock ahead of ours, reads "0 s")."""
+    seconds = max(0, int(span.total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if hours < 1:
+        return f"{minutes} min"
+    if days < 1:
+        rest = minutes % 60
+        return f"{hours} h {rest} min" if rest else f"{hours} h"
+    rest = hours % 24
+    unit = "day" if days == 1 else "days"
+    return f"{days} {unit} {rest} h" if rest else f"{days} {unit}"
+
+
+def ago(moment: datetime | None, now: datetime) -> str:
+    """How long before `now` a moment was: "just now", "12 min ago" ("" for none)."""
+    if moment is None:
+        return ""
+    span = now - moment
+    return "just now" if span < timedelta(seconds=5) else f"{age(span)} ago"
 
 
 def money(amount: Decimal, *, decimals: int = 2, code: str = "") -> str:

@@ -21,6 +21,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Tickets", routes.TICKETS, (routes.TICKETS,)),
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
+        ("System", routes.STAFF_SYSTEM, (routes.STAFF_SYSTEM,)),
     ],
     "designer": [
         ("Games", routes.GAMES, (routes.STUDIO,)),

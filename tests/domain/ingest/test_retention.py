@@ -121,6 +121,27 @@ def test_questwall_prune_removes_events_past_the_setting_and_says_how_many(engin
     assert _count(engine, tables.refused_click) == 1
 
 
+def test_questwall_prune_records_when_it_ran_and_what_it_removed(engine, box, configured):
+    from click.testing import CliRunner
+
+    from api.cli import main
+    from api.ops import last_prune
+
+    game = make_game(engine, box).game_id
+    _store(engine, game, NOW - 31 * DAY, NOW - 40 * DAY, NOW - 29 * DAY)
+    before = utcnow()
+
+    result = CliRunner().invoke(main, ["prune"], catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    with engine.connect() as conn:
+        last = last_prune(conn)
+    assert last is not None
+    assert before <= last.started_at <= last.finished_at <= utcnow()
+    assert (last.events, last.refused) == (2, 0)
+    assert last.removed == last.records + 2
+
+
 # PostgreSQL: the partitioned table.
 
 

@@ -126,6 +126,7 @@ def _staff(ids: dict[str, str]) -> dict[str, str]:
         "tickets": routes.TICKETS,
         "users": routes.STAFF_USERS,
         "mail": routes.STAFF_MAIL,
+        "system": routes.STAFF_SYSTEM,
         "account": routes.ACCOUNT,
     }
 

@@ -1,0 +1,1 @@
+"""Staff's System page: what an on-call person opens first."""
