@@ -12,10 +12,14 @@ path or its query, and no header is logged.
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import logging
+import os
 import re
 import secrets
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,8 +46,23 @@ _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {
 }
 
 
+# A request id: this process's random half, then its count of requests (unique without
+# a system call per request; an id names a request, it grants nothing).
+_PROCESS_HALF = secrets.token_hex(4)
+_NUMBERS = itertools.count(1)
+
+
 def new_request_id() -> str:
-    return secrets.token_hex(8)
+    return f"{_PROCESS_HALF}{next(_NUMBERS) & 0xFFFFFFFF:08x}"
+
+
+def _forked() -> None:
+    """A forked server process names its requests apart from its parent's."""
+    global _PROCESS_HALF, _NUMBERS
+    _PROCESS_HALF, _NUMBERS = secrets.token_hex(4), itertools.count(1)
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
@@ -81,8 +100,14 @@ def leave_request(token: Any) -> None:
 
 
 def log_request(method: str, route: str, status: int, seconds: float) -> None:
-    """The request's one line: method, route template, status and duration."""
+    """The request's one line: method, route template, status and duration. Kept with
+    the others of this process and written with them (`write_request_lines`, every
+    second) when the line goes only to our handler; else handed to logging at once."""
     if not REQUESTS.isEnabledFor(logging.INFO):
+        return
+    lines = _LINES
+    if lines.handler is not None and logging.root.handlers == [lines.handler]:
+        lines.add(time.time(), _REQUEST_ID.get(), method, route, status, seconds)
         return
     # Made directly (Logger.handle): `info()` would also walk the stack for the caller.
     record = logging.LogRecord(
@@ -91,6 +116,85 @@ def log_request(method: str, route: str, status: int, seconds: float) -> None:
     record.method, record.route, record.status = method, route, status
     record.duration_ms = round(seconds * 1000, 3)
     REQUESTS.handle(record)
+
+
+class _RequestLines:
+    """The request lines this process has not written yet, made as the handler's
+    formatter would make them. One write a second instead of one a request: a request
+    line through logging costs more than the request's metrics (bench/observability.py)."""
+
+    def __init__(self) -> None:
+        self.handler: logging.StreamHandler[Any] | None = None
+        self.json = True
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(
+        self,
+        created: float,
+        request_id: str | None,
+        method: str,
+        route: str,
+        status: int,
+        seconds: float,
+    ) -> None:
+        duration = round(seconds * 1000, 3)
+        if self.json:
+            line = orjson.dumps(
+                {
+                    "time": _iso(created),
+                    "level": "INFO",
+                    "logger": REQUESTS.name,
+                    "message": f"{method} {route} {status}",
+                    "request_id": request_id,
+                    "method": method,
+                    "route": route,
+                    "status": status,
+                    "duration_ms": duration,
+                }
+            ).decode()
+        else:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created))
+            line = (
+                f"{stamp},{int(created * 1000) % 1000:03d} INFO {REQUESTS.name} [{request_id}] "
+                f"{method} {route} {status} method={method} route={route} status={status} "
+                f"duration_ms={duration}"
+            )
+        with self._lock:
+            self._lines.append(line)
+
+    def write(self) -> None:
+        with self._lock:
+            lines, self._lines = self._lines, []
+        handler = self.handler
+        if not lines or handler is None:
+            return
+        with handler.lock or threading.Lock():  # the handler's own lock: whole lines
+            handler.stream.write("\n".join(lines) + "\n")
+            handler.stream.flush()
+
+
+_LINES = _RequestLines()
+
+
+def write_request_lines() -> None:
+    """Write the request lines kept so far (every second, at a scrape, at exit)."""
+    _LINES.write()
+
+
+atexit.register(write_request_lines)
+
+
+_SECOND: list[Any] = [None, ""]  # the last second formatted, and its text
+
+
+def _iso(created: float) -> str:
+    """`created` in ISO 8601, UTC, to the millisecond (each second formatted once)."""
+    second = int(created)
+    if _SECOND[0] != second:
+        moment = datetime.fromtimestamp(second, UTC)
+        _SECOND[:] = [second, moment.strftime("%Y-%m-%dT%H:%M:%S")]
+    return f"{_SECOND[1]}.{int((created - second) * 1000):03d}+00:00"
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -104,7 +208,7 @@ class JsonLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": _iso(record.created),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -159,6 +263,8 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    _LINES.write()  # what the handler before was given
+    _LINES.handler, _LINES.json = handler, log_format == "json"
     for name in ("uvicorn", "uvicorn.error", "_granian", "granian"):
         server = logging.getLogger(name)
         server.handlers.clear()

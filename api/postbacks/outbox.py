@@ -413,9 +413,9 @@ def record(
     offerwalls this paused, to be announced."""
     now = utcnow()
     with write_session(engine) as session:
-        columns = ("id", "attempts", "offerwall_id", "created_at", "delivered_at")
+        read = ("id", "attempts", "offerwall_id", "created_at", "delivered_at")
         rows = session.execute(
-            sa.select(*(_postback.c[c] for c in columns)).where(
+            sa.select(*(_postback.c[c] for c in read)).where(
                 _postback.c.id.in_([d[0] for d in done])
             )
         ).all()

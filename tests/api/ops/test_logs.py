@@ -17,7 +17,7 @@ from sqlmodel import select
 from api.app import create_api
 from api.core.crypto import signed_headers
 from api.core.db import write_session
-from api.ops import configure_logging, route_templates, with_metrics
+from api.ops import configure_logging, flush_observed, route_templates, with_metrics
 from api.ops.logs import JsonLines, TextLines, request_context, request_id_from
 from api.postbacks import endpoint as endpoints
 from models import Offerwall, Postback, WebhookMessage
@@ -40,6 +40,7 @@ class Captured:
 
     @property
     def lines(self) -> list[str]:
+        flush_observed()  # the request lines this process keeps for up to a second
         return self.stream.getvalue().splitlines()
 
     def records(self) -> list[dict]:
@@ -230,3 +231,33 @@ def test_no_secret_reaches_a_log_line(observed, logged, engine, box, game, wall,
     text = "\n".join(lines)
     leaked = [secret for secret in secrets if secret in text]
     assert leaked == []
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_a_request_line_written_later_is_the_line_logging_would_write(log_format, observed):
+    """Request lines go straight to our handler, a second's worth at a time; with any
+    other handler beside it they go through logging. Both make the same line."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    written = io.StringIO()
+    try:
+        ours = configure_logging(log_format, "INFO", stream=written)
+        observed.get("/no/such/path", headers={"X-Request-ID": "same-1"})
+        flush_observed()
+        other = logging.StreamHandler(io.StringIO())
+        root.addHandler(other)  # now the line goes through logging, at once
+        observed.get("/no/such/path", headers={"X-Request-ID": "same-1"})
+        root.removeHandler(other)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    assert ours not in root.handlers
+    later, at_once = [line for line in written.getvalue().splitlines() if "same-1" in line]
+    if log_format == "json":
+        later_line, at_once_line = json.loads(later), json.loads(at_once)
+        later_line.pop("time"), at_once_line.pop("time")
+        later_line.pop("duration_ms"), at_once_line.pop("duration_ms")
+        assert later_line == at_once_line
+    else:
+        # the time (23 characters) and the duration differ; the rest is the same
+        assert later[23:].rsplit("=", 1)[0] == at_once[23:].rsplit("=", 1)[0]

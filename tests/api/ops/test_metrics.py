@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 
 import httpx
@@ -18,7 +20,8 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_api
-from api.ops import route_templates, with_metrics
+from api.ops import flush_observed, route_templates, with_metrics
+from api.ops.metrics import _add_observations
 from tests.api.live_server import post_signed, server_env
 from tests.factories import FixedCountries, iso_now, make_game
 from tests.live import ROOT, free_port, wait_until_up
@@ -27,6 +30,7 @@ OFFERS = "/offerwall/offers"
 
 
 def count(route: str, method: str, status: str) -> float:
+    flush_observed()  # this process's tallies, moved into the metrics once a second
     labels = {"route": route, "method": method, "status": status}
     return REGISTRY.get_sample_value("questwall_http_requests_total", labels) or 0.0
 
@@ -150,6 +154,11 @@ def test_two_worker_processes_count_exactly_the_traffic_sent(db_url, engine, box
                 answer = post_signed(http, game, {"gameId": game.game_id, "events": [event]})
             assert answer.status_code == 200, answer.text
         accepted = ("questwall_ingest_items_total", (("kind", "event"), ("outcome", "accepted")))
+        # Each process moves its request tallies into the shared counts within a second.
+        deadline = time.monotonic() + 5
+        while _requests(url).get((OFFERS, "GET", "401")) != 40:
+            assert time.monotonic() < deadline, _requests(url)
+            time.sleep(0.2)
         for _ in range(3):  # whichever process answers the scrape sees the same total
             assert _requests(url)[(OFFERS, "GET", "401")] == 40
             assert _scraped(url)[accepted] == 12
@@ -182,3 +191,27 @@ def test_the_metrics_directories_of_gone_processes_are_removed_at_start(monkeypa
         assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(mine) and mine.is_dir()
         assert not gone.exists() and not older.exists() and alive.is_dir()
     assert not mine.exists()
+
+
+def test_observations_added_together_equal_those_observed_one_by_one():
+    """The request tallies move into the duration histogram many at a time, through the
+    client library's own series: the result is what `observe` would have made."""
+    import bisect
+
+    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+
+    values = [0.001, 0.0025, 0.003, 0.02, 0.5, 0.5, 7.0, 42.0]
+    one_by_one, together = CollectorRegistry(), CollectorRegistry()
+    first = Histogram("d", "d", ["route"], registry=one_by_one, buckets=(0.0025, 0.01, 1, 10))
+    second = Histogram("d", "d", ["route"], registry=together, buckets=(0.0025, 0.01, 1, 10))
+    for value in values:
+        first.labels(route="/x").observe(value)
+    series = second.labels(route="/x")
+    buckets = [0.0] * len(series._upper_bounds)
+    for value in values:
+        buckets[bisect.bisect_left(series._upper_bounds, value)] += 1
+    _add_observations(series, sum(values), buckets)
+    created = re.compile(rb"^d_created.*$", re.M)  # when each was made: not the same
+    assert created.sub(b"", generate_latest(one_by_one)) == created.sub(
+        b"", generate_latest(together)
+    )
