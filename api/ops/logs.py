@@ -106,7 +106,8 @@ def log_request(method: str, route: str, status: int, seconds: float) -> None:
     if not REQUESTS.isEnabledFor(logging.INFO):
         return
     lines = _LINES
-    if lines.handler is not None and logging.root.handlers == [lines.handler]:
+    handlers = logging.root.handlers
+    if lines.handler is not None and len(handlers) == 1 and handlers[0] is lines.handler:
         lines.add(time.time(), _REQUEST_ID.get(), method, route, status, seconds)
         return
     # Made directly (Logger.handle): `info()` would also walk the stack for the caller.
@@ -128,6 +129,7 @@ class _RequestLines:
         self.json = True
         self._lines: list[str] = []
         self._lock = threading.Lock()
+        self._kinds: dict[tuple[str, str, int], tuple[str, str]] = {}
 
     def add(
         self,
@@ -140,19 +142,16 @@ class _RequestLines:
     ) -> None:
         duration = round(seconds * 1000, 3)
         if self.json:
-            line = orjson.dumps(
-                {
-                    "time": _iso(created),
-                    "level": "INFO",
-                    "logger": REQUESTS.name,
-                    "message": f"{method} {route} {status}",
-                    "request_id": request_id,
-                    "method": method,
-                    "route": route,
-                    "status": status,
-                    "duration_ms": duration,
-                }
-            ).decode()
+            # The line JsonLines would make, from parts: the request's kind once (its JSON
+            # made by orjson), then the time, the id (a token of JSON-safe characters) and
+            # the duration.
+            kind = self._kinds.get((method, route, status))
+            if kind is None:
+                kind = self._kinds[(method, route, status)] = _json_kind(method, route, status)
+            line = (
+                f'{{"time":"{_iso(created)}","level":"INFO","logger":"{REQUESTS.name}",'
+                f'{kind[0]},"request_id":"{request_id}",{kind[1]},"duration_ms":{duration}}}'
+            )
         else:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created))
             line = (
@@ -172,6 +171,13 @@ class _RequestLines:
         with handler.lock or threading.Lock():  # the handler's own lock: whole lines
             handler.stream.write("\n".join(lines) + "\n")
             handler.stream.flush()
+
+
+def _json_kind(method: str, route: str, status: int) -> tuple[str, str]:
+    """The JSON of a kind of request's message, and of its method, route and status."""
+    message = orjson.dumps({"message": f"{method} {route} {status}"}).decode()[1:-1]
+    rest = orjson.dumps({"method": method, "route": route, "status": status}).decode()[1:-1]
+    return message, rest
 
 
 _LINES = _RequestLines()

@@ -39,7 +39,8 @@ OUTBOX_TABLES: dict[str, tuple[Any, str]] = {
 
 class OutboxCollector(Collector):
     """questwall_outbox_messages{kind,state} (state: `due` now, or `scheduled` for a later
-    attempt), questwall_outbox_oldest_pending_timestamp_seconds{kind} and
+    attempt), questwall_outbox_oldest_pending_timestamp_seconds{kind} (made),
+    questwall_outbox_oldest_due_timestamp_seconds{kind} (due, waiting for a worker) and
     questwall_endpoints_paused{kind}, as of the scrape; questwall_dependency_up says
     whether the database answered them, and whether Redis answers a ping (with
     `redis_url`)."""
@@ -57,6 +58,12 @@ class OutboxCollector(Collector):
         oldest = GaugeMetricFamily(
             "questwall_outbox_oldest_pending_timestamp_seconds",
             "When the oldest message still waiting in each outbox was made (Unix time).",
+            labels=["kind"],
+        )
+        oldest_due = GaugeMetricFamily(
+            "questwall_outbox_oldest_due_timestamp_seconds",
+            "Since when the longest-due message of each outbox has waited for a dispatcher "
+            "(Unix time; not the messages of paused endpoints).",
             labels=["kind"],
         )
         paused = GaugeMetricFamily(
@@ -85,10 +92,12 @@ class OutboxCollector(Collector):
             messages.add_metric([kind, "scheduled"], backlog.scheduled)
             if backlog.oldest is not None:
                 oldest.add_metric([kind], backlog.oldest.timestamp())
+            if backlog.oldest_due is not None:
+                oldest_due.add_metric([kind], backlog.oldest_due.timestamp())
         for kind, count in read.paused.items():
             paused.add_metric([kind], count)
         up.add_metric(["database"], 1)
-        yield from (messages, oldest, paused, up)
+        yield from (messages, oldest, oldest_due, paused, up)
 
     def _redis_up(self) -> int:
         try:
@@ -107,6 +116,9 @@ class Backlog:
     due: int
     scheduled: int
     oldest: datetime | None
+    # Since when the longest-due message a dispatcher would send now has waited for one
+    # (None: none is due); a paused endpoint's messages are not counted.
+    oldest_due: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,33 @@ class Outboxes:
     paused: dict[str, int]
 
 
+_walls = Offerwall.__table__  # type: ignore[attr-defined]
+_hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
+# A due message a dispatcher would take now: not one its paused endpoint holds back.
+_SENDABLE: dict[str, tuple[Any, ...]] = {
+    "postback": (
+        sa.select(_walls.c.id)
+        .where(
+            _walls.c.id == Postback.__table__.c.offerwall_id,  # type: ignore[attr-defined]
+            _walls.c.deliveries_paused_at.is_(None),
+        )
+        .exists(),
+    ),
+    "webhook": (
+        sa.select(_hooks.c.id)
+        .where(
+            _hooks.c.id == WebhookMessage.__table__.c.endpoint_id,  # type: ignore[attr-defined]
+            _hooks.c.status == EndpointStatus.ACTIVE.value,
+        )
+        .exists(),
+    ),
+}
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    return moment.replace(tzinfo=moment.tzinfo or UTC) if moment is not None else None
+
+
 def read_outboxes(conn: Connection, *, now: datetime | None = None) -> Outboxes:
     """What waits in each outbox as of `now`: one query per outbox (on the `status,
     next_attempt_at` index) and one per kind of paused endpoint. The worker's `/metrics`
@@ -126,23 +165,23 @@ def read_outboxes(conn: Connection, *, now: datetime | None = None) -> Outboxes:
     backlogs = {}
     for kind, (table, waiting) in OUTBOX_TABLES.items():
         t = table.__table__
-        due, scheduled, first = conn.execute(
+        due, scheduled, first, first_due = conn.execute(
             sa.select(
                 sa.func.count().filter(t.c.next_attempt_at <= now),
                 sa.func.count().filter(t.c.next_attempt_at > now),
                 sa.func.min(t.c.created_at),
+                sa.func.min(t.c.next_attempt_at).filter(
+                    t.c.next_attempt_at <= now, *_SENDABLE.get(kind, ())
+                ),
             ).where(t.c.status == waiting)
         ).one()
-        oldest = first.replace(tzinfo=first.tzinfo or UTC) if first is not None else None
-        backlogs[kind] = Backlog(due, scheduled, oldest)
-    walls = Offerwall.__table__  # type: ignore[attr-defined]
-    hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
+        backlogs[kind] = Backlog(due, scheduled, _aware(first), _aware(first_due))
     paused = {
         "postback": conn.execute(
-            sa.select(sa.func.count()).where(walls.c.deliveries_paused_at.is_not(None))
+            sa.select(sa.func.count()).where(_walls.c.deliveries_paused_at.is_not(None))
         ).scalar_one(),
         "webhook": conn.execute(
-            sa.select(sa.func.count()).where(hooks.c.status == EndpointStatus.PAUSED.value)
+            sa.select(sa.func.count()).where(_hooks.c.status == EndpointStatus.PAUSED.value)
         ).scalar_one(),
     }
     return Outboxes(backlogs, paused)

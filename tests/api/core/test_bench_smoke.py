@@ -51,7 +51,7 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         {"conversions_quiet", "conversions_popular"},
     ),
     "observability": (
-        ["--requests", "20", "--batches", "3", "--rounds", "1"],
+        ["--requests", "20", "--batches", "3", "--rounds", "1", "--own-runs", "1"],
         {"observability_offers", "observability_ingest"},
     ),
 }

@@ -15,7 +15,7 @@ from api.core.db import build_engine, write_session
 from api.ops import OutboxCollector, watch_pool
 from models import Offerwall, Postback
 from models.types import utcnow
-from tests.factories import make_postback
+from tests.factories import make_offerwall, make_postback
 from tests.live import free_port
 
 
@@ -106,3 +106,27 @@ def until(condition, seconds: float = 5.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the pool gauges never showed it"
         time.sleep(0.01)
+
+
+def test_the_longest_due_message_is_one_a_worker_would_send_now(engine, box, wall):
+    """A due postback of a paused offerwall waits for its resumption, not for a worker;
+    one scheduled for a later retry is not due."""
+    live, (paused_wall, _) = wall[0], make_offerwall(engine, box, name="Paused")
+    waiting = make_postback(engine, box, live)
+    held = make_postback(engine, box, paused_wall)
+    retried = make_postback(engine, box, live)
+    table = Postback.__table__
+    with write_session(engine) as session:
+        for postback, due in ((waiting, -180), (held, -3600), (retried, 600)):
+            session.execute(
+                sa.update(table)
+                .where(table.c.id == postback)
+                .values(next_attempt_at=utcnow() + timedelta(seconds=due))
+            )
+        paused = session.get(Offerwall, paused_wall.id)
+        paused.deliveries_paused_at = utcnow()
+        session.add(paused)
+    found = scraped(engine)
+    since = found[("questwall_outbox_oldest_due_timestamp_seconds", (("kind", "postback"),))]
+    assert 170 <= utcnow().timestamp() - since <= 200
+    assert ("questwall_outbox_oldest_due_timestamp_seconds", (("kind", "webhook"),)) not in found
