@@ -10,6 +10,7 @@ from models.accounts import (
     User,
 )
 from models.alerts import AlertAttempt, AlertMessage
+from models.audit import AuditChain, AuditEvent
 from models.economics import BudgetSpend, PayoutRule, Promotion
 from models.events import Event, IdempotencyRecord, SignedRefusal, SignedRequest
 from models.games import Game, GameCredential
@@ -44,6 +45,8 @@ from models.webhooks import (
 __all__ = [
     "AlertAttempt",
     "AlertMessage",
+    "AuditChain",
+    "AuditEvent",
     "BlockKind",
     "BlockedEntry",
     "BudgetSpend",

@@ -3,7 +3,7 @@ it drives (the modules follow the contexts' names, the commands keep their own):
 `studios.py` (`game`, `credential`: games and credentials), `publishers.py` (`offerwall`),
 `missions.py` (`offers`), `conversions.py` (`conversion`: finding and reversing
 conversions), `economics.py` (`offerwall promotion`, `offerwall payout-rule`, `game budget`), `fraud.py` (the review queue, fraud rules and the blocklist), `accounts.py`
-(`user`: portal accounts) and `server.py` (migrate, serve, api, worker, prune,
+(`user`: portal accounts), `audit.py` (`audit verify`, `audit list`) and `server.py` (migrate, serve, api, worker, prune,
 rotate-secrets, demo); `common.py` holds what they share.
 """
 
@@ -11,12 +11,26 @@ from __future__ import annotations
 
 import click
 
-from api.cli import accounts, conversions, economics, fraud, missions, publishers, server, studios
+from api.audit import acting_as, cli_actor
+from api.cli import (
+    accounts,
+    audit,
+    conversions,
+    economics,
+    fraud,
+    missions,
+    publishers,
+    server,
+    studios,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Questwall: game events, missions and quests, offerwalls and postbacks."""
+    # What a command changes, the operating-system user who ran it did (the audit trail).
+    ctx.with_resource(acting_as(cli_actor()))
 
 
 for _command in (
@@ -28,6 +42,7 @@ for _command in (
     conversions.conversion_group,
     fraud.fraud_group,
     accounts.user_group,
+    audit.audit_group,
     server.demo_cmd,
     server.prune_cmd,
     server.rotate_secrets_cmd,

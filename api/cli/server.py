@@ -80,8 +80,8 @@ def prune_cmd() -> None:
     debugger past 24 hours, portal sessions, sign-in failures and reset links, mail,
     alerts and games' webhook messages sent or failed over 30 days ago, processes unseen for
     a week, and events, refused clicks and events set aside by anti-cheat rules older than
-    EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL); then record the
-    run for the System page."""
+    EVENT_RETENTION_DAYS (events in whole months at once on PostgreSQL), and audit events
+    older than AUDIT_RETENTION_DAYS; then record the run for the System page."""
     from api.accounts import passwords, prune_sessions
     from api.ingest import prune_events, prune_expired, prune_refused_clicks
     from api.mail import outbox as mail
@@ -113,6 +113,11 @@ def prune_cmd() -> None:
         f"Removed {refused} refused click(s) and set-aside event(s) older than "
         f"{settings.event_retention_days} days."
     )
+    from api import audit
+
+    kept = settings.audit_retention_days
+    gone = audit.prune(get_engine(), keep_days=kept)
+    click.echo(f"Removed {gone} audit event(s) older than {kept} days; the chain still checks.")
     # What the staff's System page shows as the last prune: only a run that got this far.
     with write_session() as session:
         record_prune(session, PruneRecord(started, utcnow(), removed, events.removed, refused))

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     drain_seconds: float = Field(default=5, ge=0, le=300, alias="QUESTWALL_DRAIN_SECONDS")
     # Who may read GET /metrics (comma-separated IPs or networks; others get 404).
     metrics_allow: str = Field(default="127.0.0.1/32,::1/128", alias="METRICS_ALLOW")
+    # Days the audit trail keeps its events; `questwall prune` removes older ones.
+    audit_retention_days: int = Field(default=400, ge=1, alias="AUDIT_RETENTION_DAYS")
     # Log lines: `json` (one object per line) or `text`; empty: json when
     # QUESTWALL_ENV=production, else text. LOG_LEVEL: DEBUG, INFO, WARNING or ERROR.
     log_format: Literal["", "json", "text"] = Field(default="", alias="LOG_FORMAT")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
+from api import audit
 from api.accounts import Account, offerwall_after_password
 from api.core.crypto import SecretBox, open_api_key
 from api.publishers import offerwalls
@@ -30,7 +31,16 @@ def reveal_api_key(
     offerwall = offerwall_after_password(
         session=session, box=box, account=account, password=password, requested=requested
     )
-    return api_key(box=box, offerwall=offerwall)
+    key = api_key(box=box, offerwall=offerwall)
+    audit.record(  # who saw the key, and when: never the key
+        session,
+        "offerwall.api_key_revealed",
+        target_type="offerwall",
+        target_id=offerwall.id,
+        target_name=offerwall.name,
+        scope=("offerwall", offerwall.id),
+    )
+    return key
 
 
 def rotate_api_key(

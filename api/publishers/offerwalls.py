@@ -12,9 +12,11 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlmodel import Session, select
 
+from api import audit
 from api.core.crypto import SecretBox, new_token, seal_api_key
 from api.core.refusals import DomainError
 from api.mail import outbox as mail
@@ -83,6 +85,7 @@ def approve(*, session: Session, box: SecretBox, offerwall: Offerwall) -> Issued
     """Approve a pending or rejected offerwall: it gets its owid and a new API key (shown
     once, in the result), and any earlier rejection reason is cleared."""
     _require_status(offerwall, "approved")
+    _audit(session, offerwall, "offerwall.approved", status=[offerwall.status, "approved"])
     offerwall.status = OfferwallStatus.APPROVED
     offerwall.approved_at = utcnow()
     offerwall.rejection_reason = None
@@ -119,6 +122,13 @@ def reject(*, session: Session, offerwall: Offerwall, reason: str) -> Offerwall:
     if problem is not None:
         raise OfferwallError(problem)
     _require_status(offerwall, "rejected")
+    _audit(
+        session,
+        offerwall,
+        "offerwall.rejected",
+        status=[offerwall.status, "rejected"],
+        rejection_reason=[offerwall.rejection_reason, reason.strip()],
+    )
     offerwall.rejection_reason = reason.strip()
     _tell_publisher(
         session,
@@ -145,12 +155,14 @@ def _tell_publisher(session: Session, offerwall: Offerwall, *, subject: str, bod
 def suspend(*, session: Session, offerwall: Offerwall) -> Offerwall:
     """Suspend an approved offerwall: its API key and tracking links stop working at once."""
     _require_status(offerwall, "suspended")
+    _audit(session, offerwall, "offerwall.suspended", status=[offerwall.status, "suspended"])
     return _move(session, offerwall, OfferwallStatus.SUSPENDED)
 
 
 def reinstate(*, session: Session, offerwall: Offerwall) -> Offerwall:
     """Approve a suspended offerwall again, with the owid and API key it had."""
     _require_status(offerwall, "reinstated")
+    _audit(session, offerwall, "offerwall.reinstated", status=[offerwall.status, "approved"])
     return _move(session, offerwall, OfferwallStatus.APPROVED)
 
 
@@ -175,6 +187,8 @@ def rotate_key(
     # and the hosted wall checks links signed with it (api/wall/page.py).
     offerwall.api_key_previous_sealed = offerwall.api_key_sealed if kept else None
     offerwall.api_key_previous_until = utcnow() + period if kept else None
+    # Recorded as rotated, with the grace picked: neither key is a value.
+    _audit(session, offerwall, "offerwall.api_key_rotated", grace=[None, grace])
     return _issue_key(session, box, offerwall)
 
 
@@ -211,7 +225,15 @@ def _checked_url(url: str | None, what: str) -> str | None:
 
 
 def set_postback_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
-    offerwall.postback_url = _checked_url(url, "postback URL")
+    checked = _checked_url(url, "postback URL")
+    if checked != offerwall.postback_url:
+        _audit(
+            session,
+            offerwall,
+            "offerwall.postback_url_changed",
+            postback_url=[offerwall.postback_url, checked],
+        )
+    offerwall.postback_url = checked
     session.add(offerwall)
     session.flush()
     return offerwall
@@ -219,10 +241,31 @@ def set_postback_url(*, session: Session, offerwall: Offerwall, url: str | None)
 
 def set_reversal_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
     """Where reversal postbacks go; empty: to the postback URL, like conversions."""
-    offerwall.reversal_url = _checked_url(url, "reversal URL")
+    checked = _checked_url(url, "reversal URL")
+    if checked != offerwall.reversal_url:
+        _audit(
+            session,
+            offerwall,
+            "offerwall.reversal_url_changed",
+            reversal_url=[offerwall.reversal_url, checked],
+        )
+    offerwall.reversal_url = checked
     session.add(offerwall)
     session.flush()
     return offerwall
+
+
+def _audit(session: Session, offerwall: Offerwall, action: str, **changes: list[Any]) -> None:
+    """An audit event of the offerwall, in its own scope (its publisher's views)."""
+    audit.record(
+        session,
+        action,
+        target_type="offerwall",
+        target_id=offerwall.id,
+        target_name=offerwall.name,
+        scope=("offerwall", offerwall.id),
+        changes={name: [getattr(v, "value", v) for v in pair] for name, pair in changes.items()},
+    )
 
 
 def set_currency(

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import reflex as rx
 from sqlmodel import Session
 
+from api import audit
 from api.accounts import Account, Forbidden, NotApproved, account_for, require
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut, refuse_nul
@@ -127,13 +128,22 @@ class AuthState(rx.State):
         """Resolve the account, check its role, then do `work` in one transaction (or
         one read session) off the event loop. Raises SignedOut or Forbidden."""
         account = require(await self._account(), *roles)
+        # Whatever the work records in the audit trail, this account did, from here.
+        actor = audit.account_actor(
+            account.id,
+            account.email,
+            account.role,
+            ip=self.router.session.client_ip or None,
+            user_agent=self.router.headers.user_agent or None,
+        )
 
         def job() -> T:
-            if write:
-                with write_session(engine()) as session:
+            with audit.acting_as(actor):
+                if write:
+                    with write_session(engine()) as session:
+                        return work(session, account)
+                with new_session(engine()) as session:
                     return work(session, account)
-            with new_session(engine()) as session:
-                return work(session, account)
 
         return await off_loop(job)
 

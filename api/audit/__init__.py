@@ -1,0 +1,23 @@
+"""The audit trail: who changed what that moves money or access, when, from where, each
+value before and after; append-only and hash-chained (docs/operations.md#audit-trail)."""
+
+from api.audit.actors import SYSTEM, Actor, account_actor, acting_as, cli_actor, current_actor
+from api.audit.chain import Verified, prune, verify
+from api.audit.trail import REDACTED, changed, record, redacted, row_hash
+
+__all__ = [
+    "REDACTED",
+    "SYSTEM",
+    "Actor",
+    "Verified",
+    "account_actor",
+    "acting_as",
+    "changed",
+    "cli_actor",
+    "current_actor",
+    "prune",
+    "record",
+    "redacted",
+    "row_hash",
+    "verify",
+]

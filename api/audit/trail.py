@@ -1,0 +1,134 @@
+"""Recording an audit event, in the transaction of the change it records, chained by
+SHA-256 to the one before it; and reading the trail back.
+
+An event's `changes` name each changed field with its value before and after. A secret is
+never a value: the caller leaves secret fields out (a rotated key is recorded by its
+action, `offerwall.api_key_rotated`, with neither key), and any field whose name looks
+secret is replaced by "[redacted]" here as a backstop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from api.audit.actors import current_actor
+from api.ops import current_request_id
+from models.audit import GENESIS, AuditChain, AuditEvent
+from models.types import utcnow
+
+_event = AuditEvent.__table__  # type: ignore[attr-defined]
+_chain = AuditChain.__table__  # type: ignore[attr-defined]
+
+REDACTED = "[redacted]"
+# Field names that would hold a secret: redacted whatever the caller passed.
+_SECRET_NAME = re.compile(
+    r"secret|password|passwd|token|api_?key|private|credential|cookie|authorization|signature",
+    re.IGNORECASE,
+)
+# The fields a row's hash covers, in this order (every column but the id and the hash).
+HASHED = (
+    "at",
+    "actor_kind",
+    "actor_id",
+    "actor_email",
+    "actor_role",
+    "actor_ip",
+    "user_agent",
+    "action",
+    "target_type",
+    "target_id",
+    "target_name",
+    "scope_type",
+    "scope_id",
+    "request_id",
+    "changes",
+    "previous_hash",
+)
+
+
+def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """{field: [before, after]} for each field whose value differs."""
+    return {
+        name: [before.get(name), after.get(name)]
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    }
+
+
+def redacted(changes: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        name: [REDACTED, REDACTED] if _SECRET_NAME.search(name) else _plain(value)
+        for name, value in changes.items()
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON keeps it (times as ISO text, decimals as text)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def row_hash(row: Mapping[str, Any]) -> str:
+    """SHA-256 over the hashed fields of `row`, the previous row's hash among them."""
+    content = {name: row.get(name) for name in HASHED}
+    at = content["at"]
+    if isinstance(at, datetime):
+        content["at"] = at.replace(tzinfo=None).isoformat(timespec="microseconds")
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def record(
+    session: Session | sa.Connection,
+    action: str,
+    *,
+    target_type: str,
+    target_id: object,
+    target_name: str = "",
+    scope: tuple[str, str] | None = None,
+    changes: Mapping[str, Any] | None = None,
+    at: datetime | None = None,
+) -> str:
+    """Record `action` (`<entity>.<verb>`) on the target, by the current actor, in the
+    caller's transaction; returns the new row's hash. The chain's head is locked until
+    the transaction ends, so rows chain in the order they commit."""
+    actor = current_actor()
+    head = session.execute(
+        sa.select(_chain.c.last_hash).where(_chain.c.id == 1).with_for_update()
+    ).scalar_one_or_none()
+    if head is None:  # a database emptied by hand: the chain starts again
+        session.execute(
+            _chain.insert().values(
+                id=1, last_hash=GENESIS, start_previous_hash=GENESIS, pruning=False
+            )
+        )
+        head = GENESIS
+    row: dict[str, Any] = {
+        "at": at or utcnow(),
+        "actor_kind": actor.kind,
+        "actor_id": actor.id,
+        "actor_email": actor.email,
+        "actor_role": actor.role,
+        "actor_ip": actor.ip,
+        "user_agent": actor.user_agent,
+        "action": action,
+        "target_type": target_type,
+        "target_id": str(target_id),
+        "target_name": target_name[:200],
+        "scope_type": scope[0] if scope else None,
+        "scope_id": scope[1] if scope else None,
+        "request_id": current_request_id(),
+        "changes": redacted(changes or {}),
+        "previous_hash": head,
+    }
+    row["hash"] = row_hash(row)
+    session.execute(_event.insert().values(**row))
+    session.execute(sa.update(_chain).where(_chain.c.id == 1).values(last_hash=row["hash"]))
+    return row["hash"]
