@@ -178,7 +178,11 @@ def serve_probes(host: str, port: int) -> threading.Thread:
 
     settings = get_settings()
     readiness = Readiness(get_engine(), redis_url=settings.redis_url)
-    read_at_scrape(OutboxCollector(get_engine(), redis_url=settings.redis_url))
+    from api.postbacks.outbox import SENDABLE as POSTBACKS_SENDABLE
+    from api.webhooks.messages import SENDABLE as WEBHOOKS_SENDABLE
+
+    sendable = {"postback": POSTBACKS_SENDABLE, "webhook": WEBHOOKS_SENDABLE}
+    read_at_scrape(OutboxCollector(get_engine(), redis_url=settings.redis_url, sendable=sendable))
     watch_pool(get_engine())
     config = uvicorn.Config(
         with_probes(
@@ -189,6 +193,7 @@ def serve_probes(host: str, port: int) -> threading.Thread:
         host=host,
         port=port,
         lifespan="off",
+        log_config=None,  # its lines go through the process's handler (LOG_FORMAT)
         log_level="warning",
         access_log=False,
     )

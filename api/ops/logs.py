@@ -57,12 +57,11 @@ def new_request_id() -> str:
 
 
 def _forked() -> None:
-    """A forked server process names its requests apart from its parent's."""
+    """A forked server process names its requests apart from its parent's, and writes
+    none of the lines its parent kept."""
     global _PROCESS_HALF, _NUMBERS
     _PROCESS_HALF, _NUMBERS = secrets.token_hex(4), itertools.count(1)
-
-
-os.register_at_fork(after_in_child=_forked)
+    _LINES.forget()
 
 
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
@@ -163,14 +162,36 @@ class _RequestLines:
             self._lines.append(line)
 
     def write(self) -> None:
+        """Write the kept lines in chunks of whole lines of at most PIPE_BUF bytes: a
+        write that small to a pipe several processes share (`questwall serve`'s, a
+        container's) is never cut by another's. A stream that fails loses these lines,
+        never the request or the scrape that wrote them."""
         with self._lock:
             lines, self._lines = self._lines, []
         handler = self.handler
         if not lines or handler is None:
             return
-        with handler.lock or threading.Lock():  # the handler's own lock: whole lines
-            handler.stream.write("\n".join(lines) + "\n")
-            handler.stream.flush()
+        chunk: list[str] = []
+        size = 0
+        try:
+            with handler.lock or threading.Lock():  # the handler's own lock: whole lines
+                for line in lines:
+                    if chunk and size + len(line) + 1 > _PIPE_BUF:
+                        handler.stream.write("".join(chunk))
+                        chunk, size = [], 0
+                    chunk.append(line + "\n")
+                    size += len(line) + 1
+                handler.stream.write("".join(chunk))
+                handler.stream.flush()
+        except Exception:  # a closed or broken stream: logging's own way of saying so
+            handler.handleError(
+                logging.makeLogRecord({"msg": "request lines", "name": REQUESTS.name})
+            )
+
+    def forget(self) -> None:
+        """A forked process starts with no lines of its parent's."""
+        self._lines = []
+        self._lock = threading.Lock()
 
 
 def _json_kind(method: str, route: str, status: int) -> tuple[str, str]:
@@ -181,6 +202,7 @@ def _json_kind(method: str, route: str, status: int) -> tuple[str, str]:
 
 
 _LINES = _RequestLines()
+_PIPE_BUF = 4096  # what POSIX writes to a pipe in one piece
 
 
 def write_request_lines() -> None:
@@ -189,18 +211,24 @@ def write_request_lines() -> None:
 
 
 atexit.register(write_request_lines)
+os.register_at_fork(after_in_child=_forked)
 
 
-_SECOND: list[Any] = [None, ""]  # the last second formatted, and its text
+_SECOND: tuple[int, str] = (-1, "")  # the last second formatted, and its text
 
 
 def _iso(created: float) -> str:
-    """`created` in ISO 8601, UTC, to the millisecond (each second formatted once)."""
+    """`created` in ISO 8601, UTC, to the millisecond (each second formatted once; the
+    pair is read and replaced whole, so threads never mix two seconds)."""
+    global _SECOND
     second = int(created)
-    if _SECOND[0] != second:
-        moment = datetime.fromtimestamp(second, UTC)
-        _SECOND[:] = [second, moment.strftime("%Y-%m-%dT%H:%M:%S")]
-    return f"{_SECOND[1]}.{int((created - second) * 1000):03d}+00:00"
+    cached = _SECOND
+    if cached[0] != second:
+        cached = _SECOND = (
+            second,
+            datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+    return f"{cached[1]}.{int((created - second) * 1000):03d}+00:00"
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:

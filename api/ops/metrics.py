@@ -12,7 +12,9 @@ counts up. A process started alone counts in its own memory.
 
 from __future__ import annotations
 
+import atexit
 import bisect
+import logging
 import os
 import re
 import shutil
@@ -50,6 +52,9 @@ from api.ops.logs import (
     write_request_lines,
 )
 from api.ops.probes import ASGIApp, Message, Receive, Scope, Send, client_in
+from api.ops.traces import stop_tracing
+
+log = logging.getLogger(__name__)
 
 METRICS_PATH = "/metrics"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -367,7 +372,12 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
 
     async def counted(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await app(scope, receive, send)
+            try:
+                await app(scope, receive, send)
+            finally:
+                if scope["type"] == "lifespan":  # the server stops: its last second too
+                    _TALLY.flush()
+                    stop_tracing()
             return
         if scope["path"] == METRICS_PATH:
             await _metrics_answer(scope, send, client_in(scope, allowed))
@@ -378,6 +388,8 @@ def with_metrics(app: ASGIApp, *, routes: RouteTemplates | None, allow: str) -> 
         echoed = (REQUEST_ID_HEADER, request_id.encode())
         tally = _TALLY
         tally.in_flight += 1
+        if started - tally._flushed_at >= FLUSH_EVERY:
+            tally.flush()  # the in-flight gauge too, while earlier requests hang
 
         async def noting(message: Message) -> None:
             nonlocal status
@@ -428,30 +440,47 @@ class _Tally:
             found[bucket + 1] += 1
 
     def flush_soon(self, now: float) -> None:
-        """Flush when a second has passed; else make sure the loop flushes within one."""
+        """Flush when a second has passed; else make sure this loop flushes within one
+        (a timer of a loop that is gone, or another loop's, is replaced)."""
         if now - self._flushed_at >= FLUSH_EVERY:
             self.flush()
             return
-        timer = self._timer
-        if timer is None or timer.cancelled():
-            import asyncio
+        self._keep_timer()
 
-            self._timer = asyncio.get_running_loop().call_later(FLUSH_EVERY, self._timed)
+    def _keep_timer(self) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        timer = self._timer
+        if timer is None or timer[0] is not loop or loop.is_closed() or timer[1].cancelled():
+            self._timer = (loop, loop.call_later(FLUSH_EVERY, self._timed))
 
     def _timed(self) -> None:
         self._timer = None
         self.flush()
+        if self.in_flight:  # requests under way (a stuck database): the gauge stays fresh
+            self._keep_timer()
 
     def flush(self) -> None:
+        """Move the tallies into the metrics and write the request lines; never raises
+        (it runs in a request's `finally` and before a scrape)."""
         with self._lock:
             counts, self._counts = self._counts, {}
             self._flushed_at = time.perf_counter()
-        for (route, method, status), (total, *buckets) in counts.items():
-            answered, duration = _children(route, method, status)
-            answered.inc(sum(buckets))
-            _add_observations(duration, total, buckets)
-        HTTP_IN_FLIGHT.set(self.in_flight)
+        try:
+            for (route, method, status), (total, *buckets) in counts.items():
+                answered, duration = _children(route, method, status)
+                answered.inc(sum(buckets))
+                _add_observations(duration, total, buckets)
+            HTTP_IN_FLIGHT.set(self.in_flight)
+        except Exception:  # a full disk under the shared directory: the counts are lost
+            log.exception("the request metrics could not be written")
         write_request_lines()
+
+    def forget(self) -> None:
+        """A forked process starts with none of its parent's requests."""
+        self.in_flight, self._counts, self._lock = 0, {}, threading.Lock()
+        self._timer = None
 
 
 def _add_observations(histogram: Any, total: float, buckets: list[float]) -> None:
@@ -465,6 +494,8 @@ def _add_observations(histogram: Any, total: float, buckets: list[float]) -> Non
 
 
 _TALLY = _Tally()
+atexit.register(_TALLY.flush)
+os.register_at_fork(after_in_child=_TALLY.forget)
 
 
 def flush_observed() -> None:

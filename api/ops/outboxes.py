@@ -10,7 +10,7 @@ was delivered or given up is counted as it happens (`questwall_delivery_attempts
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,8 +45,18 @@ class OutboxCollector(Collector):
     whether the database answered them, and whether Redis answers a ping (with
     `redis_url`)."""
 
-    def __init__(self, engine: Engine, *, redis_url: str = "", timeout: float = 1.0):
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        redis_url: str = "",
+        timeout: float = 1.0,
+        sendable: Mapping[str, Sequence[Any]] | None = None,
+    ):
         self._engine = engine
+        # What a dispatcher takes of each outbox's due messages (the dispatchers' own
+        # clauses, handed down by the worker): the rest wait for something else.
+        self._sendable = sendable
         self._redis = redis_client(redis_url, timeout) if redis_url else None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -81,7 +91,7 @@ class OutboxCollector(Collector):
             up.add_metric(["redis"], self._redis_up())
         try:
             with self._engine.connect() as conn:
-                read = read_outboxes(conn)
+                read = read_outboxes(conn, sendable=self._sendable)
         except Exception as exc:  # a scrape answers even when the database does not
             log.warning("the outboxes could not be read: %s", type(exc).__name__)
             up.add_metric(["database"], 0)
@@ -132,32 +142,18 @@ class Outboxes:
 
 _walls = Offerwall.__table__  # type: ignore[attr-defined]
 _hooks = WebhookEndpoint.__table__  # type: ignore[attr-defined]
-# A due message a dispatcher would take now: not one its paused endpoint holds back.
-_SENDABLE: dict[str, tuple[Any, ...]] = {
-    "postback": (
-        sa.select(_walls.c.id)
-        .where(
-            _walls.c.id == Postback.__table__.c.offerwall_id,  # type: ignore[attr-defined]
-            _walls.c.deliveries_paused_at.is_(None),
-        )
-        .exists(),
-    ),
-    "webhook": (
-        sa.select(_hooks.c.id)
-        .where(
-            _hooks.c.id == WebhookMessage.__table__.c.endpoint_id,  # type: ignore[attr-defined]
-            _hooks.c.status == EndpointStatus.ACTIVE.value,
-        )
-        .exists(),
-    ),
-}
 
 
 def _aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=moment.tzinfo or UTC) if moment is not None else None
 
 
-def read_outboxes(conn: Connection, *, now: datetime | None = None) -> Outboxes:
+def read_outboxes(
+    conn: Connection,
+    *,
+    now: datetime | None = None,
+    sendable: Mapping[str, Sequence[Any]] | None = None,
+) -> Outboxes:
     """What waits in each outbox as of `now`: one query per outbox (on the `status,
     next_attempt_at` index) and one per kind of paused endpoint. The worker's `/metrics`
     and the staff's System page both read it."""
@@ -171,7 +167,7 @@ def read_outboxes(conn: Connection, *, now: datetime | None = None) -> Outboxes:
                 sa.func.count().filter(t.c.next_attempt_at > now),
                 sa.func.min(t.c.created_at),
                 sa.func.min(t.c.next_attempt_at).filter(
-                    t.c.next_attempt_at <= now, *_SENDABLE.get(kind, ())
+                    t.c.next_attempt_at <= now, *(sendable or {}).get(kind, ())
                 ),
             ).where(t.c.status == waiting)
         ).one()

@@ -73,10 +73,12 @@ def start_tracing(engine: Engine | None) -> bool:
 
 
 def stop_tracing() -> None:
-    """Send the spans still buffered (at the end of a process)."""
+    """Send the spans still buffered (at the end of a process, once)."""
+    global _on
     if _on:
         from opentelemetry import trace
 
+        _on = False
         provider: Any = trace.get_tracer_provider()
         provider.shutdown()
 

@@ -238,6 +238,10 @@ _EARLIER_STAGE_UNSENT = (
     .exists()
 )
 
+# A due postback a dispatcher takes: its offerwall's deliveries not paused, nothing of its
+# conversion or an earlier stage unsent before it (also what the oldest-due gauge counts).
+SENDABLE = (~_PAUSED, ~_EARLIER_UNSENT, ~_EARLIER_STAGE_UNSENT)
+
 
 def claim(
     engine: Engine,
@@ -261,9 +265,7 @@ def claim(
         _postback.c.status == PostbackStatus.PENDING,
         _postback.c.next_attempt_at <= now,
         sa.or_(_postback.c.lease_until.is_(None), _postback.c.lease_until < now),
-        ~_PAUSED,
-        ~_EARLIER_UNSENT,
-        ~_EARLIER_STAGE_UNSENT,
+        *SENDABLE,
     )
     if full:
         due = due.where(_postback.c.offerwall_id.not_in(full))

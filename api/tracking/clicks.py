@@ -7,9 +7,11 @@ in one place to be read and measured as one.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -268,6 +270,9 @@ class ScreenedClick:
 
     click: ClickIn
     signals: tuple[str, ...] = ()
+    # The request's context (its id, its trace): a group's write runs each click in its
+    # own, so the webhook messages a click makes name the request that brought it.
+    made_in: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 def record_clicks_together(
@@ -290,19 +295,24 @@ def record_clicks_together(
         with write_connection(engine) as db:
             now = utcnow()
             for screened in clicks:
-                done.append(_track_in_savepoint(db, screened, countries, policy, now))
+                done.append(
+                    screened.made_in.run(_track_in_savepoint, db, screened, countries, policy, now)
+                )
     except DBAPIError:
         done = [None] * len(clicks)
     answers: list[Tracked | Exception] = []
     for answer, screened in zip(done, clicks, strict=True):
         if answer is None:
             try:
-                answer = record_click(
-                    engine=engine,
-                    click=screened.click,
-                    countries=countries,
-                    signals=screened.signals,
-                    policy=policy,
+                answer = screened.made_in.run(
+                    partial(
+                        record_click,
+                        engine=engine,
+                        click=screened.click,
+                        countries=countries,
+                        signals=screened.signals,
+                        policy=policy,
+                    )
                 )
             except Exception as exc:  # this click's error, raised to its request alone
                 answer = exc

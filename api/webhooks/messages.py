@@ -194,6 +194,10 @@ _ENDPOINT_ACTIVE = (
     .exists()
 )
 
+# A due message a dispatcher takes: its endpoint active, none of its player's before it
+# unsent (also what the oldest-due gauge counts).
+SENDABLE = (_ENDPOINT_ACTIVE, ~_EARLIER_PENDING)
+
 
 def claim(
     engine: Engine, *, limit: int, lease_seconds: float, now: datetime, busy: frozenset[str]
@@ -214,8 +218,7 @@ def claim(
         _message.c.status == MessageStatus.PENDING,
         _message.c.next_attempt_at <= now,
         sa.or_(_message.c.lease_until.is_(None), _message.c.lease_until < now),
-        _ENDPOINT_ACTIVE,
-        ~_EARLIER_PENDING,
+        *SENDABLE,
     )
     if busy:
         due = due.where(_message.c.endpoint_id.not_in(sorted(busy)))

@@ -9,6 +9,7 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,7 +18,7 @@ from sqlmodel import select
 from api.app import create_api
 from api.core.crypto import signed_headers
 from api.core.db import write_session
-from api.ops import configure_logging, flush_observed, route_templates, with_metrics
+from api.ops import configure_logging, flush_observed, logs, route_templates, with_metrics
 from api.ops.logs import JsonLines, TextLines, request_context, request_id_from
 from api.postbacks import endpoint as endpoints
 from models import Offerwall, Postback, WebhookMessage
@@ -50,15 +51,28 @@ class Captured:
 @pytest.fixture
 def logged() -> Iterator[Captured]:
     """This process's log lines in JSON, at DEBUG, while the test runs."""
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    stream = io.StringIO()
-    configure_logging("json", "DEBUG", stream=stream)
-    try:
+    with configured("json", "DEBUG") as stream:
         yield Captured(stream)
+
+
+@contextmanager
+def configured(log_format: str, level: str) -> Iterator[io.StringIO]:
+    """This process's logging as `configure_logging` sets it, into a string, and then as
+    it was before (handlers, levels, the request lines' handler)."""
+    root = logging.getLogger()
+    before = (root.level, list(root.handlers), logs._LINES.handler, logs._LINES.json)
+    quiet = {name: logging.getLogger(name).level for name in logs._QUIET}
+    stream = io.StringIO()
+    configure_logging(log_format, level, stream=stream)
+    try:
+        yield stream
     finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
+        flush_observed()
+        root.setLevel(before[0])
+        root.handlers[:] = before[1]
+        logs._LINES.handler, logs._LINES.json = before[2], before[3]
+        for name, was in quiet.items():
+            logging.getLogger(name).setLevel(was)
 
 
 @pytest.fixture
@@ -238,20 +252,13 @@ def test_a_request_line_written_later_is_the_line_logging_would_write(log_format
     """Request lines go straight to our handler, a second's worth at a time; with any
     other handler beside it they go through logging. Both make the same line."""
     root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    written = io.StringIO()
-    try:
-        ours = configure_logging(log_format, "INFO", stream=written)
+    with configured(log_format, "INFO") as written:
         observed.get("/no/such/path", headers={"X-Request-ID": "same-1"})
         flush_observed()
         other = logging.StreamHandler(io.StringIO())
         root.addHandler(other)  # now the line goes through logging, at once
         observed.get("/no/such/path", headers={"X-Request-ID": "same-1"})
         root.removeHandler(other)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    assert ours not in root.handlers
     later, at_once = [line for line in written.getvalue().splitlines() if "same-1" in line]
     if log_format == "json":
         later_line, at_once_line = json.loads(later), json.loads(at_once)
@@ -261,3 +268,45 @@ def test_a_request_line_written_later_is_the_line_logging_would_write(log_format
     else:
         # the time (23 characters) and the duration differ; the rest is the same
         assert later[23:].rsplit("=", 1)[0] == at_once[23:].rsplit("=", 1)[0]
+
+
+def test_clicks_written_together_keep_each_its_own_request_id(
+    engine, box, game, wall, api_settings
+):
+    """Clicks that arrive together are written in one group (SQLite's group commit): the
+    `mission.started` message each makes names its own request, not the group's first."""
+    import asyncio
+
+    import httpx
+
+    from tests.factories import ANDROID_UA
+
+    mission = make_mission(engine, game.game_id, **KILLS)
+    add(engine, box, game.game_id, "http://127.0.0.1:9/hooks")
+    app = create_api(engine=engine, settings=api_settings, box=box, countries=FixedCountries())
+    served = with_metrics(app, routes=route_templates(app), allow="127.0.0.1/32")
+
+    async def click_all() -> list[int]:
+        transport = httpx.ASGITransport(app=served, client=("127.0.0.1", 50000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            answers = await asyncio.gather(
+                *(
+                    http.get(
+                        f"/missions/{mission.id}",
+                        params={"owid": wall[0].owid, "uid": f"pub-{n}"},
+                        headers={
+                            "X-Request-ID": f"click-{n}",
+                            "user-agent": ANDROID_UA,
+                            "x-forwarded-for": f"203.0.113.{n + 1}",
+                        },
+                    )
+                    for n in range(6)
+                )
+            )
+        return [answer.status_code for answer in answers]
+
+    assert asyncio.run(click_all()) == [302] * 6
+    with write_session(engine) as session:
+        started = session.exec(select(WebhookMessage)).all()
+    assert len(started) == 6  # one player each
+    assert sorted(m.request_id for m in started) == [f"click-{n}" for n in range(6)]

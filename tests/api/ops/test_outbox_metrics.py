@@ -13,15 +13,20 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api.core.db import build_engine, write_session
 from api.ops import OutboxCollector, watch_pool
-from models import Offerwall, Postback
+from api.postbacks import outbox as postbacks
+from api.webhooks import messages as webhook_messages
+from models import Offerwall, Postback, PostbackKind
 from models.types import utcnow
 from tests.factories import make_offerwall, make_postback
 from tests.live import free_port
 
 
 def scraped(engine, redis_url: str = "") -> dict[tuple[str, tuple], float]:
+    """What a worker's scrape reads (with the dispatchers' own idea of a sendable
+    message)."""
     registry = CollectorRegistry()
-    registry.register(OutboxCollector(engine, redis_url=redis_url, timeout=0.5))
+    sendable = {"postback": postbacks.SENDABLE, "webhook": webhook_messages.SENDABLE}
+    registry.register(OutboxCollector(engine, redis_url=redis_url, timeout=0.5, sendable=sendable))
     text = generate_latest(registry).decode()
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
@@ -110,7 +115,8 @@ def until(condition, seconds: float = 5.0) -> None:
 
 def test_the_longest_due_message_is_one_a_worker_would_send_now(engine, box, wall):
     """A due postback of a paused offerwall waits for its resumption, not for a worker;
-    one scheduled for a later retry is not due."""
+    one behind an earlier unsent postback of its conversion waits for that one; one
+    scheduled for a later retry is not due."""
     live, (paused_wall, _) = wall[0], make_offerwall(engine, box, name="Paused")
     waiting = make_postback(engine, box, live)
     held = make_postback(engine, box, paused_wall)
@@ -126,6 +132,31 @@ def test_the_longest_due_message_is_one_a_worker_would_send_now(engine, box, wal
         paused = session.get(Offerwall, paused_wall.id)
         paused.deliveries_paused_at = utcnow()
         session.add(paused)
+    # A reversal's postback, due long ago, behind its conversion's own unsent one.
+    with write_session(engine) as session:
+        behind = session.execute(
+            sa.select(table.c.conversion_id).where(table.c.id == waiting)
+        ).scalar_one()
+        postbacks.enqueue(
+            session,
+            conversion_id=behind,
+            offerwall_id=live.id,
+            now=utcnow() - timedelta(hours=2),
+            kind=PostbackKind.REVERSAL,
+        )
+        session.execute(
+            sa.update(table)
+            .where(table.c.id == waiting)
+            .values(next_attempt_at=utcnow() + timedelta(seconds=600))  # a retry, later
+        )
+    found = scraped(engine)
+    assert ("questwall_outbox_oldest_due_timestamp_seconds", (("kind", "postback"),)) not in found
+    with write_session(engine) as session:  # the conversion's own postback is due again
+        session.execute(
+            sa.update(table)
+            .where(table.c.id == waiting)
+            .values(next_attempt_at=utcnow() - timedelta(seconds=180))
+        )
     found = scraped(engine)
     since = found[("questwall_outbox_oldest_due_timestamp_seconds", (("kind", "postback"),))]
     assert 170 <= utcnow().timestamp() - since <= 200
