@@ -13,11 +13,11 @@ from api.ops import (
     with_probes,
 )
 
+# Settings, database, migrations and master keys, refused in one line before serving.
+exit_unless_ready()
 # Built in each worker process, after the server forked it: its log handler and its
 # trace exporter (a thread) are its own.
 configure_logging(get_settings().resolved_log_format, get_settings().log_level)
-# Settings, database, migrations and master keys, refused in one line before serving.
-exit_unless_ready()
 api = create_api()
 settings = api.state.settings
 start_tracing(api.state.engine)

@@ -40,7 +40,7 @@ class AuditEvent(SQLModel, table=True):
     user_agent: str | None = Field(default=None, max_length=512)
     action: str = Field(max_length=64)  # "<entity>.<verb>": offerwall.approved
     target_type: str = Field(max_length=32)
-    target_id: str = Field(max_length=64)
+    target_id: str = Field(max_length=100)
     target_name: str = Field(default="", max_length=200)  # as it was then
     # Whose scoped views show it: a studio's or an offerwall's.
     scope_type: str | None = Field(default=None, max_length=16)

@@ -42,7 +42,7 @@ def upgrade() -> None:
         sa.Column("user_agent", sa.String(length=512), nullable=True),
         sa.Column("action", sa.String(length=64), nullable=False),
         sa.Column("target_type", sa.String(length=32), nullable=False),
-        sa.Column("target_id", sa.String(length=64), nullable=False),
+        sa.Column("target_id", sa.String(length=100), nullable=False),
         sa.Column("target_name", sa.String(length=200), nullable=False),
         sa.Column("scope_type", sa.String(length=16), nullable=True),
         sa.Column("scope_id", sa.String(length=36), nullable=True),

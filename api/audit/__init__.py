@@ -3,12 +3,13 @@ value before and after; append-only and hash-chained (docs/operations.md#audit-t
 
 from api.audit.actors import SYSTEM, Actor, account_actor, acting_as, cli_actor, current_actor
 from api.audit.chain import Verified, prune, verify
-from api.audit.trail import REDACTED, changed, record, redacted, row_hash
+from api.audit.trail import REDACTED, Entry, changed, record, record_all, redacted, row_hash
 
 __all__ = [
     "REDACTED",
     "SYSTEM",
     "Actor",
+    "Entry",
     "Verified",
     "account_actor",
     "acting_as",
@@ -17,6 +18,7 @@ __all__ = [
     "current_actor",
     "prune",
     "record",
+    "record_all",
     "redacted",
     "row_hash",
     "verify",

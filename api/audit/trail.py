@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -85,6 +86,18 @@ def row_hash(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One event to record: its action, target, scope and changes."""
+
+    action: str
+    target_type: str
+    target_id: object
+    target_name: str = ""
+    scope: tuple[str, str] | None = None
+    changes: Mapping[str, Any] | None = None
+
+
 def record(
     session: Session | sa.Connection,
     action: str,
@@ -99,7 +112,16 @@ def record(
     """Record `action` (`<entity>.<verb>`) on the target, by the current actor, in the
     caller's transaction; returns the new row's hash. The chain's head is locked until
     the transaction ends, so rows chain in the order they commit."""
-    actor = current_actor()
+    entry = Entry(action, target_type, target_id, target_name, scope, changes)
+    return record_all(session, [entry], at=at)
+
+
+def record_all(
+    session: Session | sa.Connection, entries: Sequence[Entry], *, at: datetime | None = None
+) -> str:
+    """Record `entries` in order (a bulk decision: one event each), with one lock of the
+    chain's head, one insert and one update of the head; returns the last hash."""
+    actor, moment, request_id = current_actor(), at or utcnow(), current_request_id()
     head = session.execute(
         sa.select(_chain.c.last_hash).where(_chain.c.id == 1).with_for_update()
     ).scalar_one_or_none()
@@ -110,25 +132,29 @@ def record(
             )
         )
         head = GENESIS
-    row: dict[str, Any] = {
-        "at": at or utcnow(),
-        "actor_kind": actor.kind,
-        "actor_id": actor.id,
-        "actor_email": actor.email,
-        "actor_role": actor.role,
-        "actor_ip": actor.ip,
-        "user_agent": actor.user_agent,
-        "action": action,
-        "target_type": target_type,
-        "target_id": str(target_id),
-        "target_name": target_name[:200],
-        "scope_type": scope[0] if scope else None,
-        "scope_id": scope[1] if scope else None,
-        "request_id": current_request_id(),
-        "changes": redacted(changes or {}),
-        "previous_hash": head,
-    }
-    row["hash"] = row_hash(row)
-    session.execute(_event.insert().values(**row))
-    session.execute(sa.update(_chain).where(_chain.c.id == 1).values(last_hash=row["hash"]))
-    return row["hash"]
+    rows = []
+    for entry in entries:
+        row: dict[str, Any] = {
+            "at": moment,
+            "actor_kind": actor.kind,
+            "actor_id": actor.id,
+            "actor_email": actor.email,
+            "actor_role": actor.role,
+            "actor_ip": actor.ip,
+            "user_agent": actor.user_agent,
+            "action": entry.action,
+            "target_type": entry.target_type,
+            "target_id": str(entry.target_id)[:100],
+            "target_name": entry.target_name[:200],
+            "scope_type": entry.scope[0] if entry.scope else None,
+            "scope_id": entry.scope[1] if entry.scope else None,
+            "request_id": request_id,
+            "changes": redacted(entry.changes or {}),
+            "previous_hash": head,
+        }
+        row["hash"] = head = row_hash(row)
+        rows.append(row)
+    if rows:
+        session.execute(_event.insert(), rows)
+        session.execute(sa.update(_chain).where(_chain.c.id == 1).values(last_hash=head))
+    return head

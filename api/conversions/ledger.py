@@ -25,6 +25,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from api import audit
 from api.accounts import Account
 from api.core.config import get_settings
 from api.core.paging import Window, paged
@@ -272,6 +273,16 @@ def reverse(
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
     take_back(session, [found.id], now, policy)
+    audit.record(
+        session,
+        "conversion.reversed",
+        target_type="conversion",
+        target_id=found.id,
+        target_name=transaction_id.strip(),
+        scope=("offerwall", found.offerwall_id),
+        changes={"status": ["approved", "reversed"], "reversal_reason": [None, reason]},
+        at=now,
+    )
     postbacks.enqueue(
         session,
         conversion_id=found.id,

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from api import audit
 from api.conversions.ledger import (
     REASON_MAX,
     REASON_MIN,
@@ -152,11 +153,32 @@ def _decide(
             review_note=note or None,
             review_due_at=None,
         )
-        .returning(_conversion.c.id, _conversion.c.offerwall_id, _conversion.c.mission_id)
+        .returning(
+            _conversion.c.id,
+            _conversion.c.offerwall_id,
+            _conversion.c.mission_id,
+            _conversion.c.transaction_id,
+        )
     ).all()
     if not rows:
         return 0
     decided = "conversion.approved" if approved else "conversion.rejected"
+    changes = {"status": ["pending", status.value], "review_note": [None, note or None]}
+    audit.record_all(  # one event per conversion, bulk decisions too
+        session,
+        [
+            audit.Entry(
+                decided,
+                "conversion",
+                row.id,
+                row.transaction_id,
+                ("offerwall", row.offerwall_id),
+                changes,
+            )
+            for row in rows
+        ],
+        at=now,
+    )
     tell_decided(session, [row.id for row in rows], decided, now, reason=note or None)
     if approved:
         for row in rows:

@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.core.catalog import bump
 from api.economics.errors import EconomicsError
 from api.economics.terms import WallRules
@@ -126,9 +127,21 @@ def _put(
     by: str,
 ) -> PayoutRule:
     row = session.get(PayoutRule, (offerwall_id, mission_id))
+    before = (
+        {}
+        if row is None
+        else {"payout_micros": row.payout_micros, "share_percent": row.share_percent}
+    )
     if row is None:
         row = PayoutRule(offerwall_id=offerwall_id, mission_id=mission_id, created_by=by)
     row.payout_micros, row.share_percent, row.created_by = fixed, percent, by
+    _audit(
+        session,
+        "payout_rule.changed",
+        offerwall_id,
+        mission_id,
+        audit.changed(before, {"payout_micros": fixed, "share_percent": percent}),
+    )
     session.add(row)
     bump(session)  # listings show the new payout
     session.flush()
@@ -139,9 +152,26 @@ def remove(session: Session, offerwall_id: str, mission_id: str = EVERY_MISSION)
     row = session.get(PayoutRule, (offerwall_id, mission_id))
     if row is None:
         return False
+    before = {"payout_micros": row.payout_micros, "share_percent": row.share_percent}
+    _audit(session, "payout_rule.removed", offerwall_id, mission_id, audit.changed(before, {}))
     session.delete(row)
     bump(session)
     return True
+
+
+def _audit(
+    session: Session, action: str, offerwall_id: str, mission_id: str, changes: dict[str, Any]
+) -> None:
+    """A payout rule's event: the offerwall's, naming the mission it is for (or every one)."""
+    audit.record(
+        session,
+        action,
+        target_type="payout_rule",
+        target_id=mission_id,  # of the offerwall in `scope`
+        target_name="every mission" if mission_id == EVERY_MISSION else mission_id,
+        scope=("offerwall", offerwall_id),
+        changes=changes,
+    )
 
 
 def of_offerwall(session: Session, offerwall_id: str) -> list[tuple[PayoutRule, str]]:

@@ -17,12 +17,9 @@ from api.ops.metrics import (
     count_on_commit,
     delivered_on_commit,
     exposition,
-    flush_observed,
     fresh_metrics_directory,
     read_at_scrape,
-    route_templates,
     watch_pool,
-    with_metrics,
 )
 from api.ops.outboxes import Backlog, OutboxCollector, Outboxes, read_outboxes
 from api.ops.probes import (
@@ -37,6 +34,7 @@ from api.ops.probes import (
     with_probes,
 )
 from api.ops.prune_runs import PruneRecord, last_prune, record_prune
+from api.ops.requests import flush_observed, route_templates, with_metrics
 from api.ops.system import Check, SystemReport, system_report
 from api.ops.traces import (
     current_traceparent,

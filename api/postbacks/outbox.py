@@ -238,8 +238,7 @@ _EARLIER_STAGE_UNSENT = (
     .exists()
 )
 
-# A due postback a dispatcher takes: its offerwall's deliveries not paused, nothing of its
-# conversion or an earlier stage unsent before it (also what the oldest-due gauge counts).
+# A due postback a dispatcher takes (and the oldest-due gauge counts).
 SENDABLE = (~_PAUSED, ~_EARLIER_UNSENT, ~_EARLIER_STAGE_UNSENT)
 
 
@@ -415,11 +414,10 @@ def record(
     offerwalls this paused, to be announced."""
     now = utcnow()
     with write_session(engine) as session:
-        read = ("id", "attempts", "offerwall_id", "created_at", "delivered_at")
+        read = [_postback.c[c] for c in ("id", "attempts", "offerwall_id", "created_at")]
+        ids = [d[0] for d in done]
         rows = session.execute(
-            sa.select(*(_postback.c[c] for c in read)).where(
-                _postback.c.id.in_([d[0] for d in done])
-            )
+            sa.select(*read, _postback.c.delivered_at).where(_postback.c.id.in_(ids))
         ).all()
         counts = {row.id: row.attempts for row in rows}
         walls = {row.id: row.offerwall_id for row in rows}

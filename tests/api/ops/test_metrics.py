@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_api
 from api.ops import flush_observed, route_templates, with_metrics
-from api.ops.metrics import _add_observations
+from api.ops.requests import _add_observations
 from tests.api.live_server import post_signed, server_env
 from tests.factories import FixedCountries, iso_now, make_game
 from tests.live import ROOT, free_port, wait_until_up

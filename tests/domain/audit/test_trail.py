@@ -15,10 +15,10 @@ from sqlalchemy.exc import DBAPIError
 from api import audit
 from api.core.db import write_session
 from api.publishers import offerwalls
-from models import AuditEvent, Offerwall
+from models import AuditEvent, Offerwall, Postback
 from models.types import utcnow
 from tests.databases import only_postgres
-from tests.factories import make_offerwall
+from tests.factories import make_offerwall, make_postback
 
 STAFF = audit.account_actor(
     "u-1", "staff@example.com", "staff", ip="198.51.100.7", user_agent="Firefox/140"
@@ -200,3 +200,104 @@ def test_a_command_is_recorded_as_the_system_user_who_ran_it_and_verify_says_so(
     refused = run_cli(env, "audit", "verify")
     assert refused.returncode == 1
     assert f"Row {event['id']} does not match" in refused.stderr
+
+
+def conversion_of(engine, postback_id: int) -> tuple[int, str]:
+    from models import Conversion, Postback
+
+    with write_session(engine) as session:
+        postback = session.get(Postback, postback_id)
+        conversion = session.get(Conversion, postback.conversion_id)
+        return conversion.id, conversion.transaction_id
+
+
+@pytest.fixture
+def wall(engine, box):
+    return make_offerwall(engine, box)
+
+
+def test_a_reversal_a_bulk_approval_and_payout_rules_are_recorded(engine, box, wall):
+    from api.conversions import ledger, review
+    from api.economics import payout_rules
+    from models import Conversion, ConversionStatus
+
+    offerwall = wall[0]
+    reversed_id, reversed_tx = conversion_of(engine, make_postback(engine, box, offerwall))
+    held = [conversion_of(engine, make_postback(engine, box, offerwall)) for _ in range(3)]
+    with write_session(engine) as session:  # three held for review: no postback yet
+        ids = [i for i, _ in held]
+        session.execute(
+            sa.delete(Postback.__table__).where(Postback.__table__.c.conversion_id.in_(ids))
+        )
+        session.execute(
+            sa.update(Conversion.__table__)
+            .where(Conversion.__table__.c.id.in_(ids))
+            .values(status=ConversionStatus.PENDING)
+        )
+    before = len(events(engine))  # the offerwall's approval, by the system
+    with audit.acting_as(STAFF), write_session(engine) as session:
+        ledger.reverse(
+            session=session,
+            transaction_id=reversed_tx,
+            reason="chargeback from the store",
+            actor="staff@example.com",
+            studio_id=None,
+        )
+        approved = review.approve(
+            session=session,
+            transaction_ids=[tx for _, tx in held],
+            actor="staff@example.com",
+            studio_id=None,
+        )
+        payout_rules.set_share(session, offerwall.id, 40, by="staff@example.com")
+        payout_rules.set_share(session, offerwall.id, 35, by="staff@example.com")
+        payout_rules.remove(session, offerwall.id)
+    assert approved.decided == 3
+    found = events(engine)[before:]
+    assert [e["action"] for e in found] == [
+        "conversion.reversed",
+        "conversion.approved",
+        "conversion.approved",
+        "conversion.approved",
+        "payout_rule.changed",
+        "payout_rule.changed",
+        "payout_rule.removed",
+    ]
+    reversal, *approvals, first, second, removed = found
+    assert (reversal["target_id"], reversal["target_name"]) == (str(reversed_id), reversed_tx)
+    assert reversal["changes"] == {
+        "status": ["approved", "reversed"],
+        "reversal_reason": [None, "chargeback from the store"],
+    }
+    assert sorted(e["target_name"] for e in approvals) == sorted(tx for _, tx in held)
+    assert all(e["changes"]["status"] == ["pending", "approved"] for e in approvals)
+    assert first["changes"] == {"share_percent": [None, 40.0]}
+    assert second["changes"] == {"share_percent": [40.0, 35.0]}
+    assert removed["changes"] == {"share_percent": [35.0, None]}
+    assert all(
+        e["scope_id"] == offerwall.id and e["actor_email"] == "staff@example.com" for e in found
+    )
+    assert audit.verify(engine).broken_at is None
+
+
+def test_the_worker_approving_held_conversions_is_the_system(engine, box, wall):
+    from api.conversions import review
+    from models import Conversion, ConversionStatus
+
+    conversion_id, _ = conversion_of(engine, make_postback(engine, box, wall[0]))
+    with write_session(engine) as session:
+        session.execute(
+            sa.delete(Postback.__table__).where(Postback.__table__.c.conversion_id == conversion_id)
+        )
+        session.execute(
+            sa.update(Conversion.__table__)
+            .where(Conversion.__table__.c.id == conversion_id)
+            .values(status=ConversionStatus.PENDING, review_due_at=utcnow() - timedelta(hours=1))
+        )
+    assert review.auto_approve(engine) == 1
+    [event] = [e for e in events(engine) if e["action"].startswith("conversion.")]
+    assert (event["action"], event["actor_kind"], event["actor_email"]) == (
+        "conversion.approved",
+        "system",
+        None,
+    )
