@@ -32,7 +32,7 @@ def _waiting_postback(portal) -> None:
     engine = portal.engine()
     try:
         box = SecretBox([portal.env["SECRET_KEY"]])
-        wall = make_paying_offerwall(engine, box, name="Paused Wall", postback_url=None)
+        wall = make_paying_offerwall(engine, box, name="Held Back Wall", postback_url=None)
         with write_session(engine) as session:
             paused = session.get(Offerwall, wall.id)
             paused.deliveries_paused_at = utcnow()
