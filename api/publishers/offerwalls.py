@@ -225,31 +225,20 @@ def _checked_url(url: str | None, what: str) -> str | None:
 
 
 def set_postback_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
-    checked = _checked_url(url, "postback URL")
-    if checked != offerwall.postback_url:
-        _audit(
-            session,
-            offerwall,
-            "offerwall.postback_url_changed",
-            postback_url=[offerwall.postback_url, checked],
-        )
-    offerwall.postback_url = checked
-    session.add(offerwall)
-    session.flush()
-    return offerwall
+    return _set_url(session, offerwall, "postback_url", _checked_url(url, "postback URL"))
 
 
 def set_reversal_url(*, session: Session, offerwall: Offerwall, url: str | None) -> Offerwall:
     """Where reversal postbacks go; empty: to the postback URL, like conversions."""
-    checked = _checked_url(url, "reversal URL")
-    if checked != offerwall.reversal_url:
-        _audit(
-            session,
-            offerwall,
-            "offerwall.reversal_url_changed",
-            reversal_url=[offerwall.reversal_url, checked],
-        )
-    offerwall.reversal_url = checked
+    return _set_url(session, offerwall, "reversal_url", _checked_url(url, "reversal URL"))
+
+
+def _set_url(session: Session, offerwall: Offerwall, field: str, url: str | None) -> Offerwall:
+    """Point the offerwall's `field` at `url` (checked), recorded when it changes."""
+    before = getattr(offerwall, field)
+    if url != before:
+        _audit(session, offerwall, f"offerwall.{field}_changed", **{field: [before, url]})
+    setattr(offerwall, field, url)
     session.add(offerwall)
     session.flush()
     return offerwall
