@@ -177,9 +177,10 @@ def main() -> None:
             f"(statuses {measured['statuses']} / {bare['statuses']})"
         )
         least = min(r.cpu_us_per_request for r in results["unmeasured"][workload])
+        share = own / least if least else 0.0  # a tiny load may show no CPU tick at all
         print(
             f"  the wrappers' own CPU against the least CPU per request unmeasured "
-            f"({least:.0f} us): {own / least:.1%} (target <= 3%)"
+            f"({least:.0f} us): {share:.1%} (target <= 3%)"
         )
         print(
             f"  throughput kept: {rate_share:.1%} (target >= 97%); "
@@ -198,7 +199,7 @@ def main() -> None:
                 "cpu_us_per_request": measured["cpu"],
                 "cpu_change": cpu_change,
                 "wrappers_us": own,
-                "wrappers_share": own / least if least else 0.0,
+                "wrappers_share": share,
                 "statuses": {str(s): 1 for s in measured["statuses"]},
             },
         )

@@ -120,7 +120,9 @@ def record_all(
     session: Session | sa.Connection, entries: Sequence[Entry], *, at: datetime | None = None
 ) -> str:
     """Record `entries` in order (a bulk decision: one event each), with one lock of the
-    chain's head, one insert and one update of the head; returns the last hash."""
+    chain's head, one insert and one update of the head; returns the last hash. Call it
+    last in the transaction: the head's lock is then held briefly, and never taken before
+    a lock another writer takes after it (no deadlock)."""
     actor, moment, request_id = current_actor(), at or utcnow(), current_request_id()
     head = session.execute(
         sa.select(_chain.c.last_hash).where(_chain.c.id == 1).with_for_update()

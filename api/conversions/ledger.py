@@ -273,6 +273,15 @@ def reverse(
         status = session.scalar(sa.select(_conversion.c.status).where(_conversion.c.id == found.id))
         raise ConversionError(_not_reversible(status))
     take_back(session, [found.id], now, policy)
+    postbacks.enqueue(
+        session,
+        conversion_id=found.id,
+        offerwall_id=found.offerwall_id,
+        now=now,
+        kind=PostbackKind.REVERSAL,
+    )
+    tell_decided(session, [found.id], "conversion.reversed", now, reason=reason)
+    # The trail's head is the transaction's last lock, as in every writer: no cycle.
     audit.record(
         session,
         "conversion.reversed",
@@ -283,14 +292,6 @@ def reverse(
         changes={"status": ["approved", "reversed"], "reversal_reason": [None, reason]},
         at=now,
     )
-    postbacks.enqueue(
-        session,
-        conversion_id=found.id,
-        offerwall_id=found.offerwall_id,
-        now=now,
-        kind=PostbackKind.REVERSAL,
-    )
-    tell_decided(session, [found.id], "conversion.reversed", now, reason=reason)
     # Read back by its id: the text of a transaction id may also be another player's uid.
     return _row(session.execute(_listing().where(_conversion.c.id == found.id)).one())
 

@@ -164,25 +164,23 @@ def _decide(
         return 0
     decided = "conversion.approved" if approved else "conversion.rejected"
     changes = {"status": ["pending", status.value], "review_note": [None, note or None]}
-    audit.record_all(  # one event per conversion, bulk decisions too
-        session,
-        [
-            audit.Entry(
-                decided,
-                "conversion",
-                row.id,
-                row.transaction_id,
-                ("offerwall", row.offerwall_id),
-                changes,
-            )
-            for row in rows
-        ],
-        at=now,
-    )
+    entries = [  # one event per conversion, bulk decisions too
+        audit.Entry(
+            decided,
+            "conversion",
+            row.id,
+            row.transaction_id,
+            ("offerwall", row.offerwall_id),
+            changes,
+        )
+        for row in rows
+    ]
     tell_decided(session, [row.id for row in rows], decided, now, reason=note or None)
     if approved:
         for row in rows:
             postbacks.enqueue(session, conversion_id=row.id, offerwall_id=row.offerwall_id, now=now)
+        # The trail's head is the transaction's last lock, as in every writer: no cycle.
+        audit.record_all(session, entries, at=now)
         return len(rows)
     take_back(session, [row.id for row in rows], now, policy)
     notified = set(
@@ -202,6 +200,7 @@ def _decide(
                 now=now,
                 kind=PostbackKind.REJECTION,
             )
+    audit.record_all(session, entries, at=now)
     return len(rows)
 
 

@@ -135,6 +135,9 @@ def _put(
     if row is None:
         row = PayoutRule(offerwall_id=offerwall_id, mission_id=mission_id, created_by=by)
     row.payout_micros, row.share_percent, row.created_by = fixed, percent, by
+    session.add(row)
+    bump(session)  # listings show the new payout
+    session.flush()
     _audit(
         session,
         "payout_rule.changed",
@@ -142,9 +145,6 @@ def _put(
         mission_id,
         audit.changed(before, {"payout_micros": fixed, "share_percent": percent}),
     )
-    session.add(row)
-    bump(session)  # listings show the new payout
-    session.flush()
     return row
 
 
@@ -153,9 +153,9 @@ def remove(session: Session, offerwall_id: str, mission_id: str = EVERY_MISSION)
     if row is None:
         return False
     before = {"payout_micros": row.payout_micros, "share_percent": row.share_percent}
-    _audit(session, "payout_rule.removed", offerwall_id, mission_id, audit.changed(before, {}))
     session.delete(row)
     bump(session)
+    _audit(session, "payout_rule.removed", offerwall_id, mission_id, audit.changed(before, {}))
     return True
 
 
