@@ -38,6 +38,7 @@ from api.core.config import Settings
 from api.core.crypto import SecretBox
 from api.core.db import build_engine, migrate
 from models.types import move_clock
+from tests import audit_guard
 from tests.pgbouncer import pgbouncer_binary, pooler_settings, running_pgbouncer
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -50,6 +51,22 @@ REQUIRE_REDIS = os.environ.get("QUESTWALL_REQUIRE_REDIS") == "1"
 
 # The password hashing every process but the tests' own uses (`test_crypto.py` checks its cost).
 PRODUCTION_PASSWORDS = crypto._passwords
+
+
+@pytest.fixture(autouse=True)
+def every_change_audited() -> Iterator[None]:
+    """Fail the test whose run committed a change of money or access without its audit
+    event, naming the statements and the service code that made them
+    (tests/audit_guard.py)."""
+    audit_guard.install()
+    audit_guard.take()
+    yield
+    missed = audit_guard.take()
+    if missed:
+        pytest.fail(
+            "Changed without an audit event:\n" + "\n".join(f"  {v}" for v in missed),
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)

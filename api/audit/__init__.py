@@ -3,7 +3,17 @@ value before and after; append-only and hash-chained (docs/operations.md#audit-t
 
 from api.audit.actors import SYSTEM, Actor, account_actor, acting_as, cli_actor, current_actor
 from api.audit.chain import Verified, prune, verify
-from api.audit.trail import REDACTED, Entry, changed, record, record_all, redacted, row_hash
+from api.audit.trail import (
+    REDACTED,
+    Entry,
+    changed,
+    note,
+    note_changed,
+    record,
+    record_all,
+    redacted,
+    row_hash,
+)
 
 __all__ = [
     "REDACTED",
@@ -16,6 +26,8 @@ __all__ = [
     "changed",
     "cli_actor",
     "current_actor",
+    "note",
+    "note_changed",
     "prune",
     "record",
     "record_all",

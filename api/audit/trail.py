@@ -1,6 +1,11 @@
 """Recording an audit event, in the transaction of the change it records, chained by
 SHA-256 to the one before it; and reading the trail back.
 
+`note` queues an event on the ORM session; it is recorded when that session commits, as
+the transaction's last write (so the chain's head is always the last lock a transaction
+takes, and no two writers wait on each other for it). `record` writes at once, for the
+callers that work on a bare connection or need the hash.
+
 An event's `changes` name each changed field with its value before and after. A secret is
 never a value: the caller leaves secret fields out (a rotated key is recorded by its
 action, `offerwall.api_key_rotated`, with neither key), and any field whose name looks
@@ -18,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from api.audit.actors import current_actor
@@ -31,7 +37,8 @@ _chain = AuditChain.__table__  # type: ignore[attr-defined]
 REDACTED = "[redacted]"
 # Field names that would hold a secret: redacted whatever the caller passed.
 _SECRET_NAME = re.compile(
-    r"secret|password|passwd|token|api_?key|private|credential|cookie|authorization|signature",
+    r"secret|password|passwd|token|api_?key|private|credential|cookie|authorization"
+    r"|(?<!require_)signature",
     re.IGNORECASE,
 )
 # The fields a row's hash covers, in this order (every column but the id and the hash).
@@ -160,3 +167,68 @@ def record_all(
         session.execute(_event.insert(), rows)
         session.execute(sa.update(_chain).where(_chain.c.id == 1).values(last_hash=head))
     return head
+
+
+_QUEUE = "audit_queue"
+
+
+def note(
+    session: Session,
+    action: str,
+    *,
+    target_type: str,
+    target_id: object,
+    target_name: str = "",
+    scope: tuple[str, str] | None = None,
+    changes: Mapping[str, Any] | None = None,
+) -> None:
+    """Queue `action` on the target, by the current actor: recorded when `session`
+    commits, as its transaction's last write; forgotten if it rolls back."""
+    entry = Entry(action, target_type, target_id, target_name, scope, changes)
+    session.info.setdefault(_QUEUE, []).append(entry)
+
+
+def note_changed(
+    session: Session,
+    action: str,
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    *,
+    target_type: str,
+    target_id: object,
+    target_name: str = "",
+    scope: tuple[str, str] | None = None,
+) -> bool:
+    """`note` the fields of `after` whose values differ from `before`; nothing when none
+    does (saving a form unchanged is no event). Returns whether something changed."""
+    changes = changed(
+        {name: _plain(value) for name, value in before.items()},
+        {name: _plain(value) for name, value in after.items()},
+    )
+    if changes:
+        note(
+            session,
+            action,
+            target_type=target_type,
+            target_id=target_id,
+            target_name=target_name,
+            scope=scope,
+            changes=changes,
+        )
+    return bool(changes)
+
+
+@event.listens_for(Session, "before_commit")
+def _record_queued(session: Session) -> None:
+    entries = session.info.pop(_QUEUE, None)
+    if entries:
+        session.flush()  # the change itself first: the trail's head is the last lock
+        record_all(session, entries)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_queued(session: Session, transaction: Any) -> None:
+    """The outermost transaction ended without committing what was queued (a rollback):
+    nothing happened, so nothing is recorded. A savepoint's end keeps the queue."""
+    if transaction.parent is None:
+        session.info.pop(_QUEUE, None)

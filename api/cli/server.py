@@ -8,12 +8,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from api.cli.common import _refusals, _require_ready
 from api.core.config import PROJECT_ROOT, get_settings
 from api.core.crypto import get_secret_box
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+
+    from api.core.crypto import SecretBox
+    from api.core.key_rotation import Rotated
 from api.core.db import get_engine, migrate, pending_migrations, write_session
 from api.core.keycheck import MasterKeyMismatch
 from api.core.startup import (
@@ -123,14 +130,31 @@ def prune_cmd() -> None:
         record_prune(session, PruneRecord(started, utcnow(), removed, events.removed, refused))
 
 
+def rotate_master_key(*, engine: Engine, box: SecretBox) -> Rotated:
+    """`rotate_secrets`, recorded in the audit trail in its transaction (the key's id and
+    the counts: never a key)."""
+    from api import audit
+    from api.core.key_rotation import rotate_secrets
+
+    def recorded(conn: Connection, done: Rotated) -> None:
+        audit.record(
+            conn,
+            "master_key.rotated",
+            target_type="master_key",
+            target_id=done.key_id,
+            target_name=f"master key {done.key_id}",
+            changes={"resealed": [None, done.resealed], "digests": [None, done.digests]},
+        )
+
+    return rotate_secrets(engine=engine, box=box, then=recorded)
+
+
 @click.command("rotate-secrets")
 def rotate_secrets_cmd() -> None:
     """Reseal every secret and recompute every keyed digest under SECRET_KEY, so the keys
     in SECRET_KEY_PREVIOUS can be removed afterwards (safe to run again)."""
-    from api.core.key_rotation import rotate_secrets
-
     _require_ready()
-    done = rotate_secrets(engine=get_engine(), box=get_secret_box())
+    done = rotate_master_key(engine=get_engine(), box=get_secret_box())
     click.echo(
         f"Resealed {done.resealed} secret(s) and recomputed {done.digests} digest(s) under "
         f"master key {done.key_id}; SECRET_KEY_PREVIOUS is no longer needed."

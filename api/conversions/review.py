@@ -124,8 +124,29 @@ def flag(
             _conversion.c.status == ConversionStatus.PENDING,
         )
         .values(review_due_at=None, review_note=f"Flagged by {actor}"[:REASON_MAX])
-        .returning(_conversion.c.id)
+        .returning(
+            _conversion.c.id,
+            _conversion.c.offerwall_id,
+            _conversion.c.transaction_id,
+            _conversion.c.review_due_at,
+        )
     ).all()
+    # The returned due time is the new one (None); the old is gone with the update, so
+    # the change recorded is "held for a reviewer", one event per conversion.
+    audit.record_all(
+        session,
+        [
+            audit.Entry(
+                "conversion.flagged",
+                "conversion",
+                row.id,
+                row.transaction_id,
+                ("offerwall", row.offerwall_id),
+                {"auto_approval": ["due", None]},
+            )
+            for row in result
+        ],
+    )
     return Decided(len(result), len(named) - len(result))
 
 

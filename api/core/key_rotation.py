@@ -48,13 +48,16 @@ class Rotated:
     digests: int
 
 
-def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
+def rotate_secrets(
+    *, engine: Engine, box: SecretBox, then: Callable[[Connection, Rotated], Any] | None = None
+) -> Rotated:
     """Bring every secret and keyed digest under the current master key, in one transaction.
 
     Idempotent: what is already under the current key is left as it is. Portal session
     tokens are stored as unkeyed hashes (crypto.token_digest), so sessions need nothing.
     Afterwards the key check records only the current key, and a process started with the
-    previous keys removed accepts the database."""
+    previous keys removed accepts the database. `then` runs last in the transaction, with
+    the result (the audit trail's record of the rotation: `api/cli/server.py`)."""
     with write_connection(engine) as conn:
         missing = unreadable_key_ids(conn, box)
         if missing:
@@ -69,7 +72,12 @@ def rotate_secrets(*, engine: Engine, box: SecretBox) -> Rotated:
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
-    return Rotated(box.current_key_id, resealed + more_resealed, digests + more_digests + failures)
+        done = Rotated(
+            box.current_key_id, resealed + more_resealed, digests + more_digests + failures
+        )
+        if then is not None:
+            then(conn, done)
+    return done
 
 
 @dataclass(frozen=True)

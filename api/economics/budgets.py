@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
+from api import audit
 from api.core.catalog import bump
 from api.core.money import format_usd as usd_text
 from api.core.periods import Period
@@ -316,7 +317,18 @@ def set_game_budget(session: Session, game_id: str, budget: Any | None) -> None:
     row = session.get(Game, game_id)
     if row is None:
         raise EconomicsError("No such game.", field="game")
-    row.budget = None if budget is None else budget.model_dump(mode="json")
+    wanted = None if budget is None else budget.model_dump(mode="json")
+    audit.note_changed(
+        session,
+        "game.budget_changed",
+        {"budget": row.budget},
+        {"budget": wanted},
+        target_type="game",
+        target_id=row.id,
+        target_name=row.name,
+        scope=("studio", row.studio_id) if row.studio_id else None,
+    )
+    row.budget = wanted
     session.add(row)
     bump(session)  # listings open or close its offers
 

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.core.catalog import bump
 from api.economics.errors import EconomicsError
 from models import Promotion, tables
@@ -239,7 +240,23 @@ def add(session: Session, offerwall_id: str, data: PromotionIn, *, by: str) -> P
     session.add(row)
     bump(session)  # the listing's pages show it
     session.flush()
+    _note(session, row, "promotion.created", {}, data.model_dump(mode="json"))
     return row
+
+
+def _note(
+    session: Session, row: Promotion, action: str, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    audit.note_changed(
+        session,
+        action,
+        before,
+        after,
+        target_type="promotion",
+        target_id=row.id,
+        target_name=row.name,
+        scope=("offerwall", row.offerwall_id),
+    )
 
 
 def of_offerwall(session: Session, offerwall_id: str) -> list[Promotion]:
@@ -260,6 +277,7 @@ def end(session: Session, promotion_id: str, *, offerwall_id: str | None = None)
         raise EconomicsError("No such promotion.")
     now = utcnow()
     if row.ended_at is None or row.ended_at > now:
+        _note(session, row, "promotion.ended", {"ended_at": row.ended_at}, {"ended_at": now})
         row.ended_at = now
         session.add(row)
         bump(session)

@@ -12,6 +12,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from api import audit
 from api.core.refusals import DomainError
 from models import BlockKind
 from models.tables import blocked_entry as _blocked
@@ -85,8 +86,34 @@ def block(*, session: Session, kind: str, value: str, note: str, actor: str) -> 
         .values(kind=kind, value=value, note=note, created_by=actor[:320], created_at=now)
         .returning(_blocked.c.id)
     ).scalar_one()
+    _note(session, "blocklist.added", new_id, value, {"kind": kind, "value": value, "note": note})
     return BlockRow(new_id, kind, value, note, actor, now)
 
 
 def unblock(*, session: Session, entry_id: int) -> None:
-    session.execute(_blocked.delete().where(_blocked.c.id == entry_id))
+    gone = session.execute(
+        _blocked.delete()
+        .where(_blocked.c.id == entry_id)
+        .returning(_blocked.c.kind, _blocked.c.value, _blocked.c.note)
+    ).first()
+    if gone is not None:
+        _note(session, "blocklist.removed", entry_id, gone.value, {}, dict(gone._mapping))
+
+
+def _note(
+    session: Session,
+    action: str,
+    entry_id: int,
+    value: str,
+    after: dict[str, str],
+    before: dict[str, str] | None = None,
+) -> None:
+    audit.note_changed(
+        session,
+        action,
+        before or {},
+        after,
+        target_type="blocked_entry",
+        target_id=entry_id,
+        target_name=value,
+    )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from api import audit
 from api.fraud import policy as fraud
 from models.tables import offerwall as _offerwall
 
@@ -60,10 +61,25 @@ def set_offerwall_rules(
     checked = fraud.checked_actions(actions)
     defaults = policy.defaults()
     own = {s: a for s, a in checked.items() if a != defaults[s]}
-    result = session.execute(
+    before = session.execute(
+        sa.select(
+            _offerwall.c.name, _offerwall.c.fraud_actions, _offerwall.c.review_postbacks
+        ).where(_offerwall.c.id == offerwall_id)
+    ).first()
+    if before is None:
+        raise fraud.FraudRuleError("No such offerwall.")
+    session.execute(
         sa.update(_offerwall)
         .where(_offerwall.c.id == offerwall_id)
         .values(fraud_actions=own, review_postbacks=review_postbacks)
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise fraud.FraudRuleError("No such offerwall.")
+    audit.note_changed(
+        session,
+        "offerwall.fraud_rules_changed",
+        {"fraud_actions": before.fraud_actions or {}, "review_postbacks": before.review_postbacks},
+        {"fraud_actions": own, "review_postbacks": review_postbacks},
+        target_type="offerwall",
+        target_id=offerwall_id,
+        target_name=before.name,
+        scope=("offerwall", offerwall_id),
+    )

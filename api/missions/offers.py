@@ -19,6 +19,7 @@ import orjson
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.core.refusals import DomainError
 from api.economics import budgets
 from api.missions import index, open_offers
@@ -87,7 +88,12 @@ def standing(
 
 
 def save_mission(
-    *, session: Session, game_id: str, data: MissionIn, now: datetime | None = None
+    *,
+    session: Session,
+    game_id: str,
+    data: MissionIn,
+    now: datetime | None = None,
+    imported: bool = False,
 ) -> Mission:
     """Create a mission, or update the one with `data.id` (of this game). A new mission is
     standalone; an existing one stays in its quest. One put in its pool, or opened again
@@ -115,7 +121,7 @@ def save_mission(
     drawn_before = (
         before is not None and before.pool == data.pool and open_offers.running(before, now)
     )
-    mission = _saved(session, Mission, game_id, data)
+    mission = _saved(session, Mission, game_id, data, imported)
     if mission.pool is None:
         mission.pool_since = None
     elif not drawn_before:
@@ -138,9 +144,11 @@ def save_quest(
 ) -> Quest:
     """Create or update a quest and set its missions, in order: those of an import file's
     `QuestIn` (saved first), or the game's existing missions named by id (the editor)."""
+    imported = isinstance(data, QuestIn)
     if isinstance(data, QuestIn):
         mission_ids = [
-            save_mission(session=session, game_id=game_id, data=m).id for m in data.missions
+            save_mission(session=session, game_id=game_id, data=m, imported=True).id
+            for m in data.missions
         ]
     if not mission_ids:
         raise OfferError("a quest needs at least one mission", field="missions")
@@ -154,24 +162,72 @@ def save_quest(
             f"{pooled} rotates in a pool: a pooled mission is offered on its own, not in a quest",
             field="missions",
         )
-    quest = _saved(session, Quest, game_id, data)
+    earlier = _existing(session, Quest, data.id, game_id) if data.id else None
+    before = list(session.scalars(_quest_missions(earlier.id))) if earlier is not None else []
+    missions = ({"missions": before}, {"missions": list(mission_ids)})
+    quest = _saved(session, Quest, game_id, data, imported, missions)
     _set_missions(session, quest, list(mission_ids))
     index.bump(session)
     return quest
 
 
-def _saved(session: Session, model: type[Mission] | type[Quest], game_id: str, data: Any) -> Any:
+def _quest_missions(quest_id: str) -> sa.Select:
+    return (
+        sa.select(col(Mission.id))
+        .where(col(Mission.quest_id) == quest_id)
+        .order_by(col(Mission.quest_position))
+    )
+
+
+def _saved(
+    session: Session,
+    model: type[Mission] | type[Quest],
+    game_id: str,
+    data: Any,
+    imported: bool = False,
+    also: tuple[dict[str, Any], dict[str, Any]] = ({}, {}),
+) -> Any:
+    """Create or update the offer, recorded with each changed column before and after
+    (a mission's rule among them; `also`: more of the change, a quest's missions)."""
     fields = offer_columns(data)
     offer = _existing(session, model, data.id, game_id)
+    kind = "mission" if model is Mission else "quest"
     if offer is None:
+        before: dict[str, Any] = {}
         offer = model(game_id=game_id, **fields, **({"id": data.id} if data.id else {}))
+        action = f"{kind}.imported" if imported else f"{kind}.created"
     else:
+        before = {key: getattr(offer, key) for key in fields}
         for key, value in fields.items():
             setattr(offer, key, value)
         offer.updated_at = utcnow()
+        action = f"{kind}.imported" if imported else f"{kind}.edited"
     session.add(offer)
     session.flush()
+    _note_offer(session, offer, action, before | also[0], fields | also[1])
     return offer
+
+
+def _note_offer(
+    session: Session,
+    offer: Mission | Quest | MissionPool,
+    action: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> None:
+    """An audit event of a mission, quest or pool, in its game's studio's scope."""
+    game = session.get(Game, offer.game_id)
+    studio_id = game.studio_id if game is not None else None
+    audit.note_changed(
+        session,
+        action,
+        before,
+        after,
+        target_type=action.split(".")[0],
+        target_id=offer.id,
+        target_name=offer.title if isinstance(offer, Mission) else offer.name,
+        scope=("studio", studio_id) if studio_id else None,
+    )
 
 
 def _set_missions(session: Session, quest: Quest, mission_ids: list[str]) -> None:
@@ -202,11 +258,15 @@ def pool_named(session: Session, game_id: str, name: str) -> MissionPool | None:
 
 def save_pool(*, session: Session, game_id: str, data: PoolIn) -> MissionPool:
     """Create the game's pool of this name, or change its size and period."""
-    pool = pool_named(session, game_id, data.name) or MissionPool(game_id=game_id, name=data.name)
+    found = pool_named(session, game_id, data.name)
+    pool = found or MissionPool(game_id=game_id, name=data.name)
+    before = pool_in(found).model_dump(mode="json") if found is not None else {}
     pool.size, pool.every = data.size, data.every
     pool.time_zone, pool.week_starts_on = data.timeZone, data.weekStartsOn
     session.add(pool)
     session.flush()
+    action = "pool.edited" if found is not None else "pool.created"
+    _note_offer(session, pool, action, before, data.model_dump(mode="json"))
     index.bump(session)
     return pool
 
@@ -240,7 +300,8 @@ def import_offers(*, session: Session, data: OffersFile) -> tuple[list[Mission],
         save_pool(session=session, game_id=data.gameId, data=pool)
     now = utcnow()
     missions = [
-        save_mission(session=session, game_id=data.gameId, data=m, now=now) for m in data.missions
+        save_mission(session=session, game_id=data.gameId, data=m, now=now, imported=True)
+        for m in data.missions
     ]
     quests = [save_quest(session=session, game_id=data.gameId, data=q) for q in data.quests]
     return missions, quests
@@ -290,6 +351,13 @@ def set_active(
         raise OfferError(f"no {kind} with id {offer_id}")
     if isinstance(offer, Mission) and offer.pool is not None and active and not offer.is_active:
         offer.pool_since = utcnow()  # opened again: in its pool's draw from the next period
+    _note_offer(
+        session,
+        offer,
+        f"{kind}.{'activated' if active else 'archived'}",
+        {"is_active": offer.is_active},
+        {"is_active": active},
+    )
     offer.is_active = active
     offer.updated_at = utcnow()
     session.add(offer)

@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.core.config import Settings
 from api.core.crypto import SecretBox, new_token, open_signing_secret, seal_signing_secret
 from api.core.refusals import DomainError
@@ -82,7 +83,20 @@ def reveal_signing_secret(*, session: Session, box: SecretBox, offerwall: Offerw
     offerwall.signing_secret_shown_at = utcnow()
     session.add(offerwall)
     session.flush()
+    _note(session, offerwall, "offerwall.signing_secret_revealed")  # who saw it: never it
     return secret
+
+
+def _note(session: Session, offerwall: Offerwall, action: str, **changes: list[Any]) -> None:
+    audit.note(
+        session,
+        action,
+        target_type="offerwall",
+        target_id=offerwall.id,
+        target_name=offerwall.name,
+        scope=("offerwall", offerwall.id),
+        changes=changes,
+    )
 
 
 def rotate_signing_secret(
@@ -99,6 +113,8 @@ def rotate_signing_secret(
     offerwall.signing_secret_shown_at = utcnow()
     session.add(offerwall)
     session.flush()
+    # Recorded as rotated, with the overlap picked: neither secret is a value.
+    _note(session, offerwall, "offerwall.signing_secret_rotated", overlap=[None, overlap])
     return secret
 
 
@@ -290,6 +306,13 @@ def resume(
         )
     notice = _notice("endpoint.resumed", offerwall, now, "")
     alerts.enqueue(session, settings, notice.json())
+    _note(
+        session,
+        offerwall,
+        "offerwall.deliveries_resumed",
+        deliveries_paused_at=[offerwall.deliveries_paused_at.isoformat(), None],
+        requeued=[None, len(queued)],
+    )
     offerwall.deliveries_paused_at = None
     offerwall.consecutive_failures = 0
     offerwall.failing_since = None

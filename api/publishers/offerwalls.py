@@ -45,14 +45,31 @@ class IssuedKey:
     api_key: str
 
 
-def create_offerwall(*, session: Session, name: str) -> Offerwall:
-    """Apply: a new pending offerwall, with no owid or API key until it is approved."""
+def create_offerwall(
+    *,
+    session: Session,
+    name: str,
+    website: str | None = None,
+    contact_name: str | None = None,
+    action: str = "offerwall.created",
+) -> Offerwall:
+    """Apply: a new pending offerwall, with no owid or API key until it is approved
+    (recorded as `action`: a publisher's signup names its own)."""
     name = name.strip()
     if not 1 <= len(name) <= 200:
         raise OfferwallError("an offerwall's name must be 1 to 200 characters")
-    offerwall = Offerwall(name=name)
+    offerwall = Offerwall(name=name, website=website, contact_name=contact_name)
     session.add(offerwall)
     session.flush()
+    _audit(
+        session,
+        offerwall,
+        action,
+        name=[None, name],
+        website=[None, website],
+        contact_name=[None, contact_name],
+        status=[None, offerwall.status],
+    )
     return offerwall
 
 
@@ -244,16 +261,42 @@ def _set_url(session: Session, offerwall: Offerwall, field: str, url: str | None
     return offerwall
 
 
+def note_settings(
+    session: Session,
+    offerwall: Offerwall,
+    action: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> None:
+    """Record a change of the offerwall's settings (`action`), each changed field before
+    and after; nothing when none changed."""
+    audit.note_changed(
+        session,
+        action,
+        before,
+        after,
+        target_type="offerwall",
+        target_id=offerwall.id,
+        target_name=offerwall.name,
+        scope=("offerwall", offerwall.id),
+    )
+
+
 def _audit(session: Session, offerwall: Offerwall, action: str, **changes: list[Any]) -> None:
-    """An audit event of the offerwall, in its own scope (its publisher's views)."""
-    audit.record(
+    """An audit event of the offerwall, in its own scope (its publisher's views); the
+    values unchanged are left out."""
+    audit.note(
         session,
         action,
         target_type="offerwall",
         target_id=offerwall.id,
         target_name=offerwall.name,
         scope=("offerwall", offerwall.id),
-        changes={name: [getattr(v, "value", v) for v in pair] for name, pair in changes.items()},
+        changes={
+            name: [getattr(v, "value", v) for v in pair]
+            for name, pair in changes.items()
+            if pair[0] != pair[1]
+        },
     )
 
 
@@ -274,10 +317,16 @@ def set_currency(
         raise OfferwallError("the exchange rate must be positive")
     if not 0 <= decimals <= 8:
         raise OfferwallError("decimals must be between 0 and 8")
-    offerwall.currency_name = name.strip()
-    offerwall.currency_code = code
-    offerwall.exchange_rate = float(exchange_rate)
-    offerwall.currency_decimals = decimals
+    wanted = {
+        "currency_name": name.strip(),
+        "currency_code": code,
+        "exchange_rate": float(exchange_rate),
+        "currency_decimals": decimals,
+    }
+    before = {field: getattr(offerwall, field) for field in wanted}
+    note_settings(session, offerwall, "offerwall.currency_changed", before, wanted)
+    for field, value in wanted.items():
+        setattr(offerwall, field, value)
     session.add(offerwall)
     session.flush()
     return offerwall

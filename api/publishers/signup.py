@@ -37,9 +37,13 @@ def signup_publisher(
         problems["confirm"] = "The two passwords differ."
     if problems:
         raise AccountError.several(problems)
-    offerwall = create_offerwall(session=session, name=company)
-    offerwall.website = website
-    offerwall.contact_name = contact
+    offerwall = create_offerwall(
+        session=session,
+        name=company,
+        website=website,
+        contact_name=contact,
+        action="publisher.signed_up",
+    )
     return create_user(
         session=session,
         email=email,

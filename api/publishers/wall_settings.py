@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -25,7 +25,7 @@ from sqlmodel import Session
 from api.accounts import Account, offerwall_for
 from api.core.crypto import SecretBox, open_api_key
 from api.core.refusals import NUL_MESSAGE
-from api.publishers.offerwalls import OfferwallError
+from api.publishers.offerwalls import OfferwallError, note_settings
 from api.publishers.wall_theme import DEFAULT_ACCENT, Theme, signature
 from models import Offerwall
 from models.tracking import TEST_UID
@@ -288,6 +288,13 @@ def save_settings(
 
 def store(*, session: Session, offerwall: Offerwall, wanted: WallSettings) -> WallSettings:
     """Save settings already checked (`checked_settings`) on an offerwall already chosen."""
+    note_settings(
+        session,
+        offerwall,
+        "offerwall.wall_settings_changed",
+        asdict(read_settings(offerwall)),
+        asdict(wanted),
+    )
     offerwall.wall_title = wanted.title
     offerwall.wall_logo_url = wanted.logo_url
     offerwall.wall_accent = wanted.accent
@@ -350,6 +357,13 @@ def set_test_postbacks(
     """Whether the test player's conversions send postbacks, for the account's offerwall
     (staff: the requested one). Raises Forbidden or NotApproved."""
     offerwall = offerwall_for(session=session, account=account, requested=requested)
+    note_settings(
+        session,
+        offerwall,
+        "offerwall.test_postbacks_changed",
+        {"test_postbacks": offerwall.test_postbacks},
+        {"test_postbacks": send},
+    )
     offerwall.test_postbacks = send
     session.add(offerwall)
     session.flush()

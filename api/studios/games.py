@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlmodel import Session, select
 
+from api import audit
 from api.core.crypto import SecretBox, new_token, seal_client_secret
 from api.core.refusals import DomainError
 from models import Game, GameCredential
@@ -44,7 +46,21 @@ def create_game(
     game = Game(name=name, studio_id=studio_id)
     session.add(game)
     session.flush()
+    _note(session, game, "game.created", name=[None, name], studio_id=[None, studio_id])
     return add_credential(session=session, box=box, game_id=game.id)
+
+
+def _note(session: Session, game: Game, action: str, **changes: list[Any]) -> None:
+    """An audit event of the game, in its studio's scope."""
+    audit.note(
+        session,
+        action,
+        target_type="game",
+        target_id=game.id,
+        target_name=game.name,
+        scope=("studio", game.studio_id) if game.studio_id else None,
+        changes=changes,
+    )
 
 
 def add_credential(
@@ -52,7 +68,8 @@ def add_credential(
 ) -> IssuedCredential:
     """Issue a new credential; a game may hold two live ones at once. Unnamed, it is called
     "Key N" (N: the game's credentials so far, plus one); names are unique per game."""
-    if session.get(Game, game_id) is None:
+    game = session.get(Game, game_id)
+    if game is None:
         raise CredentialError(f"no game with id {game_id}")
     live = live_credentials(session=session, game_id=game_id)
     if len(live) >= MAX_LIVE_CREDENTIALS:
@@ -78,6 +95,8 @@ def add_credential(
     )
     session.add(credential)
     session.flush()
+    # The client id names the credential; its secret is never a value.
+    _note(session, game, "game.credential_created", client_id=[None, client_id], name=[None, name])
     return IssuedCredential(game_id, credential.id, credential.client_id, secret, name)
 
 
@@ -116,6 +135,9 @@ def revoke_credential(*, session: Session, game_id: str, client_id: str) -> Game
         credential.revoked_at = utcnow()
         session.add(credential)
         session.flush()
+        game = session.get(Game, game_id)
+        if game is not None:
+            _note(session, game, "game.credential_revoked", client_id=[client_id, None])
     return credential
 
 

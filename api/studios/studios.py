@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.accounts import Account, AccountError, create_user
 from models import Game, GameCredential, Role, Studio, User
 
@@ -41,7 +43,23 @@ def create_studio(*, session: Session, name: str) -> Studio:
     studio = Studio(name=_free_name(session, name))
     session.add(studio)
     session.flush()
+    _note(session, studio, "studio.created", {}, {"name": studio.name})
     return studio
+
+
+def _note(
+    session: Session, studio: Studio, action: str, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    audit.note_changed(
+        session,
+        action,
+        before,
+        after,
+        target_type="studio",
+        target_id=studio.id,
+        target_name=studio.name,
+        scope=("studio", studio.id),
+    )
 
 
 def rename_studio(*, session: Session, studio_id: str, name: str) -> Studio:
@@ -49,7 +67,9 @@ def rename_studio(*, session: Session, studio_id: str, name: str) -> Studio:
     studio = session.get(Studio, studio_id) if studio_id else None
     if studio is None:
         raise AccountError("No such studio.")
-    studio.name = _free_name(session, name, keep=studio.id)
+    wanted = _free_name(session, name, keep=studio.id)
+    _note(session, studio, "studio.renamed", {"name": studio.name}, {"name": wanted})
+    studio.name = wanted
     session.add(studio)
     session.flush()
     return studio

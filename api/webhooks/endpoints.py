@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from api import audit
 from api.core import catalog
 from api.core.crypto import SecretBox, open_webhook_secret, seal_webhook_secret
 from api.core.refusals import DomainError
@@ -117,7 +119,30 @@ def add_endpoint(
     session.add(endpoint)
     session.flush()
     catalog.bump(session)  # the engine learns the game is told
+    _note(
+        session,
+        endpoint,
+        "webhook_endpoint.created",
+        url=[None, endpoint.url],
+        event_types=[None, event_types],
+        description=[None, endpoint.description],
+    )
     return Added(endpoint, secret)
+
+
+def _note(session: Session, endpoint: WebhookEndpoint, action: str, **changes: list[Any]) -> None:
+    """An audit event of the endpoint, in its game's studio's scope (never its secret)."""
+    game = session.get(Game, endpoint.game_id)
+    studio_id = game.studio_id if game is not None else None
+    audit.note(
+        session,
+        action,
+        target_type="webhook_endpoint",
+        target_id=endpoint.id,
+        target_name=endpoint.url,
+        scope=("studio", studio_id) if studio_id else None,
+        changes={name: pair for name, pair in changes.items() if pair[0] != pair[1]},
+    )
 
 
 def endpoint_of_game(*, session: Session, endpoint_id: str, game_id: str | None = None):
@@ -154,6 +179,8 @@ def rotate_secret(
     endpoint.secret_sealed = seal_webhook_secret(box, secret, endpoint_id=endpoint.id)
     endpoint.updated_at = now
     session.add(endpoint)
+    # Recorded as rotated, with the overlap picked: neither secret is a value.
+    _note(session, endpoint, "webhook_endpoint.secret_rotated", overlap=[None, overlap])
     return secret
 
 
@@ -201,7 +228,14 @@ def set_status(
             )
         )
         endpoint.failing_since = None
-    endpoint.status = EndpointStatus.ACTIVE if active else EndpointStatus.DISABLED
+    wanted = EndpointStatus.ACTIVE if active else EndpointStatus.DISABLED
+    _note(
+        session,
+        endpoint,
+        "webhook_endpoint.enabled" if active else "webhook_endpoint.disabled",
+        status=[str(endpoint.status), str(wanted)],
+    )
+    endpoint.status = wanted
     endpoint.status_reason = None if active else (reason or "disabled by a designer")
     endpoint.updated_at = now
     session.add(endpoint)
@@ -210,5 +244,6 @@ def set_status(
 
 def remove_endpoint(*, session: Session, endpoint: WebhookEndpoint) -> None:
     """Remove an endpoint with its messages and their attempts."""
+    _note(session, endpoint, "webhook_endpoint.removed", url=[endpoint.url, None])
     session.delete(endpoint)
     catalog.bump(session)

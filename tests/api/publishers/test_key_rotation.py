@@ -15,9 +15,9 @@ from api import webhooks
 from api.accounts import AccountError, IpThrottle
 from api.accounts import sessions as accounts
 from api.app import create_api
+from api.cli.server import rotate_master_key as rotate_secrets
 from api.core.crypto import SecretBox
 from api.core.db import new_session, write_session
-from api.core.key_rotation import rotate_secrets
 from api.core.keycheck import MasterKeyMismatch, verify_master_keys
 from api.postbacks import outbox as postbacks
 from api.publishers import offerwalls
