@@ -54,6 +54,7 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         ["--requests", "20", "--batches", "3", "--rounds", "1", "--own-runs", "1"],
         {"observability_offers", "observability_ingest"},
     ),
+    "audit": (["--actions", "3", "--held", "10", "--rounds", "1"], {"audit"}),
 }
 
 
@@ -89,6 +90,8 @@ def check(script: str, results: dict[str, dict[str, object]]) -> None:
     for label in ("quiet", "popular"):  # every completing event made its conversion
         if f"conversions_{label}" in results:
             assert results[f"conversions_{label}"]["conversions"] == 20
+    if "audit" in results:  # each conversion approved while recording is one event
+        assert results["audit"]["approved_events"] == results["audit"]["held"]
     if "soak" in results:
         assert results["soak"]["errors"] == 0
     if "ingest" in results:  # what a batch cost the server and the database, in CPU

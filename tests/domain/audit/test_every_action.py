@@ -439,3 +439,47 @@ def test_the_master_key_rotation(engine, trail):
     assert (event["action"], event["target_id"]) == ("master_key.rotated", done.key_id)
     assert event["changes"] == {"digests": [None, done.digests], "resealed": [None, done.resealed]}
     assert "a-new-master-key" not in json.dumps(event, default=str)
+
+
+@pytest.fixture
+def questwall(db_url, tmp_path, monkeypatch):
+    """`questwall …` run in this process on this test's database."""
+    from click.testing import CliRunner
+
+    from api.cli import main
+    from tests.conftest import MASTER_KEY
+    from tests.live import forget_process_settings as clear
+
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("SECRET_KEY", MASTER_KEY)
+    monkeypatch.setenv("QUESTWALL_DATA_DIR", str(tmp_path / "data"))
+    clear()
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    yield run
+    clear()
+
+
+def test_commands_record_the_operating_system_user(engine, box, trail, questwall):
+    import getpass
+
+    wall, _ = make_offerwall(engine, box)
+    trail.new()
+    questwall(
+        "offerwall", "set-currency", wall.id, "--name", "Gems", "--code", "GEM", "--rate", "100"
+    )
+    questwall("fraud", "block", "ip", "198.51.100.23", "--note", "a farm")
+    questwall("game", "create", "Command Game")
+    found = trail.new()
+    assert [e["action"] for e in found] == [
+        "offerwall.currency_changed",
+        "blocklist.added",
+        "game.created",
+        "game.credential_created",
+    ]
+    for event in found:
+        assert (event["actor_kind"], event["actor_email"]) == ("cli", getpass.getuser())
