@@ -1,6 +1,6 @@
 """Every write path of the service is audited: a watch on every engine of the test run.
 
-Each statement that inserts, updates or deletes rows of a table holding money or access
+Each statement that inserts, updates or deletes rows (one that matched none changed nothing) of a table holding money or access
 (`RULES`) is noted on its connection; when that connection commits, an `audit_event` row
 must have been inserted in the same transaction, or the commit is a violation and the test
 that made it fails (tests/conftest.py's `audit_guard` fixture, on for every test). So a
@@ -140,7 +140,9 @@ def _pending(conn: Connection) -> _Pending:
     return found
 
 
-def _before_execute(conn, cursor, statement, parameters, context, executemany) -> None:
+def _after_execute(conn, cursor, statement, parameters, context, executemany) -> None:
+    if cursor.rowcount == 0:  # an update or delete that matched nothing changed nothing
+        return
     match = _WRITE.match(statement)
     if not match:
         return
@@ -187,7 +189,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    event.listen(Engine, "before_cursor_execute", _before_execute)
+    event.listen(Engine, "after_cursor_execute", _after_execute)
     event.listen(Engine, "commit", _commit)
     event.listen(Engine, "rollback", _rollback)
     event.listen(Pool, "checkin", _checkin)

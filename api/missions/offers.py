@@ -200,7 +200,8 @@ def _saved(
         before = {key: getattr(offer, key) for key in fields}
         for key, value in fields.items():
             setattr(offer, key, value)
-        offer.updated_at = utcnow()
+        if before != fields:  # saved unchanged: no write, no event
+            offer.updated_at = utcnow()
         action = f"{kind}.imported" if imported else f"{kind}.edited"
     session.add(offer)
     session.flush()

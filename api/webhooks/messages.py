@@ -20,12 +20,14 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 from sqlmodel import Session, col
 
+from api import audit
 from api.core.db import write_connection
 from api.mail import outbox as mail
 from api.ops import delivered_on_commit, made_by
 from api.postbacks.transport import AttemptResult
 from api.webhooks.endpoints import RETRY_FOR, takes
 from models import EndpointStatus, Game, MessageStatus, Role, User
+from models.tables import game as _game
 from models.tables import webhook_attempt as _attempt
 from models.tables import webhook_endpoint as _endpoint
 from models.tables import webhook_message as _message
@@ -315,15 +317,36 @@ def _record(conn: Connection, message: Claimed, result: AttemptResult, now: date
         return
     _failing(conn, message.endpoint_id, result, now)
     if result.status_code == 410:
-        conn.execute(
+        gone = conn.execute(
             sa.update(_endpoint)
-            .where(_endpoint.c.id == message.endpoint_id)
+            .where(
+                _endpoint.c.id == message.endpoint_id,
+                _endpoint.c.status != EndpointStatus.DISABLED,
+            )
             .values(
                 status=EndpointStatus.DISABLED,
                 status_reason="the receiver answered 410 Gone",
                 updated_at=now,
             )
-        )
+            .returning(_endpoint.c.url, _endpoint.c.game_id)
+        ).first()
+        if gone is not None:  # the worker's own decision, recorded as the system's
+            studio_id = conn.execute(
+                sa.select(_game.c.studio_id).where(_game.c.id == gone.game_id)
+            ).scalar()
+            audit.record(
+                conn,
+                "webhook_endpoint.disabled",
+                target_type="webhook_endpoint",
+                target_id=message.endpoint_id,
+                target_name=gone.url,
+                scope=("studio", studio_id) if studio_id else None,
+                changes={
+                    "status": [None, str(EndpointStatus.DISABLED)],
+                    "status_reason": [None, "the receiver answered 410 Gone"],
+                },
+                at=now,
+            )
 
 
 def _failing(conn: Connection, endpoint_id: str, result: AttemptResult, now: datetime) -> None:
