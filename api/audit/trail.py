@@ -142,7 +142,11 @@ def record_all(
         )
         head = GENESIS
     rows = []
+    plain: dict[int, dict[str, Any]] = {}  # a bulk decision's entries share their changes
     for entry in entries:
+        changes = entry.changes or {}
+        if id(changes) not in plain:
+            plain[id(changes)] = redacted(changes)
         row: dict[str, Any] = {
             "at": moment,
             "actor_kind": actor.kind,
@@ -158,7 +162,7 @@ def record_all(
             "scope_type": entry.scope[0] if entry.scope else None,
             "scope_id": entry.scope[1] if entry.scope else None,
             "request_id": request_id,
-            "changes": redacted(entry.changes or {}),
+            "changes": plain[id(changes)],
             "previous_hash": head,
         }
         row["hash"] = head = row_hash(row)
