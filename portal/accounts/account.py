@@ -3,6 +3,7 @@ out everywhere. Staff's list of every account is portal/accounts/users.py."""
 
 import reflex as rx
 
+from portal import routes
 from portal.accounts.account_state import CHANGE_FORM, AccountState
 from portal.components.forms import field, form_error
 from portal.components.layout import card, page
@@ -101,6 +102,15 @@ def account() -> rx.Component:
                     on_submit=s.change_password,
                     id=CHANGE_FORM,
                 ),
+            ),
+            card(
+                rx.heading("Sessions", size="4", as_="h2"),
+                rx.text(
+                    "See every browser signed in to your account, and end any of them.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.box(rx.link("Your sessions →", href=routes.ACCOUNT_SESSIONS)),
             ),
             card(
                 rx.heading("Sign out everywhere", size="4", as_="h2"),
