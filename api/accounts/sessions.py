@@ -195,8 +195,9 @@ def sign_in(
     outside any write transaction. Wrong password and unknown address answer alike.
 
     The audit trail gets `account.signed_in`, or `account.sign_in_failed` with its reason
-    when the address has an account (an unknown address records nothing), by the account
-    itself from this client; what was typed as the password is never recorded."""
+    (a wrong password, a disabled account) when the address has an account (an unknown
+    address records nothing, nor does a throttled attempt), by the account itself from this
+    client; what was typed as the password is never recorded."""
     now = utcnow()
     address = email.strip().lower()
     key = box.digest(address)
@@ -229,8 +230,7 @@ def sign_in(
         )
     client = Client(client_ip, user_agent[:512] or None, country)
     if wait is not None and not known:
-        if user is not None:
-            _failed(engine, user, client, "throttled")
+        # Not recorded: the throttle counts these, and they are as many as anyone sends.
         raise LoginThrottled(wait)
     # Verify against a dummy hash when there is no such user: the same work either way.
     right = verify_password(password, found[2] if found else _dummy_hash())
