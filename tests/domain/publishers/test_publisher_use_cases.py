@@ -62,6 +62,24 @@ def test_the_right_password_reveals_the_offerwalls_key(engine, box):
         assert key == api_keys.api_key(box=box, offerwall=wall)
 
 
+def test_within_ten_minutes_of_the_password_a_reveal_asks_for_it_no_more(engine, box):
+    account = _publisher(engine, box)  # signed in: the password was entered just now
+    key = _reveal(engine, box, account, "")
+    assert key == _reveal(engine, box, account, PASSWORD)
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(PortalSession)
+            .where(col(PortalSession.id) == account.session_id)
+            .values(password_confirmed_at=utcnow() - timedelta(minutes=10, seconds=1))
+        )
+    with pytest.raises(AccountError) as refused:
+        _reveal(engine, box, account, "")
+    assert refused.value.field == "password"
+    # Entered again: the window opens anew.
+    _reveal(engine, box, account, PASSWORD)
+    assert _reveal(engine, box, account, "") == key
+
+
 def test_a_wrong_password_is_refused_and_counted(engine, box):
     account = _publisher(engine, box)
     with pytest.raises(AccountError) as refused:
