@@ -307,3 +307,33 @@ def test_no_password_or_token_is_ever_in_the_trail(engine, box, people):
     with new_session(engine) as session:
         digests = [u.password_hash for u in session.exec(select(User)).all()]
     assert all(d not in text for d in digests)
+
+
+def test_a_staff_account_made_by_the_command_line_is_the_commands(
+    engine, db_url, monkeypatch, tmp_path
+):
+    from click.testing import CliRunner
+
+    from api.cli import main
+    from tests.conftest import MASTER_KEY
+    from tests.live import forget_process_settings
+
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("SECRET_KEY", MASTER_KEY)
+    monkeypatch.setenv("QUESTWALL_DATA_DIR", str(tmp_path / "data"))
+    forget_process_settings()
+    try:
+        made = CliRunner().invoke(
+            main,
+            ["user", "create-staff", "ops@example.com", "--password-stdin"],
+            input=NEW + "\n",
+            catch_exceptions=False,
+        )
+    finally:
+        forget_process_settings()
+    assert made.exit_code == 0, made.stderr
+    created = only(events(engine), "account.created")
+    assert created["actor_kind"] == "cli" and created["actor_email"]
+    assert_on(created, user(engine, "ops@example.com"))
+    assert created["changes"] == {"email": [None, "ops@example.com"], "role": [None, "staff"]}
+    assert NEW not in json.dumps(events(engine), default=str)
