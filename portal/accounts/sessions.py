@@ -5,6 +5,7 @@ import reflex as rx
 
 from portal import routes
 from portal.accounts.sessions_state import SessionsState
+from portal.components.confirm import confirm_button
 from portal.components.layout import card, page
 from portal.state.auth import AuthState
 
@@ -77,11 +78,17 @@ def sessions() -> rx.Component:
             ),
             rx.vstack(rx.foreach(s.rows, _session), spacing="3", width="100%"),
             rx.box(
-                rx.button(
+                confirm_button(
                     "End all other sessions",
+                    title="End every other session?",
+                    description=(
+                        "Every other browser signed in to your account is signed out. This "
+                        "one stays signed in."
+                    ),
+                    confirm="End them",
+                    on_confirm=s.end_others,
                     color_scheme="red",
                     variant="soft",
-                    on_click=s.end_others,
                     loading=s.ending == "others",
                     disabled=(s.others == 0) | (s.ending != ""),
                 ),

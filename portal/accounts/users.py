@@ -5,7 +5,7 @@ portal/mail/page.py."""
 import reflex as rx
 
 from portal.accounts.users_state import ROLES, UsersState
-from portal.components.confirm import form_dialog
+from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import field_error, form_error, native_select, search_box
 from portal.components.layout import card, empty_state, page
 from portal.components.reauth import reauth_dialog
@@ -33,12 +33,18 @@ def _user_actions(row) -> rx.Component:
                     mine,
                     rx.badge("You", color_scheme="gray"),
                     rx.fragment(
-                        rx.button(
+                        confirm_button(
                             "End sessions",
+                            title="Sign " + row.email + " out everywhere?",
+                            description=(
+                                "Every browser signed in to this account is signed out. "
+                                "They can sign in again with their password."
+                            ),
+                            confirm="End sessions",
+                            on_confirm=s.end_sessions(row.id),
                             size="1",
                             variant="soft",
                             color_scheme="orange",
-                            on_click=s.end_sessions(row.id),
                         ),
                         rx.button(
                             "Disable",

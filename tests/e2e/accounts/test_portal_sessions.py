@@ -75,6 +75,7 @@ def test_the_sessions_page_lists_ends_one_and_ends_all_others(portal, browser, n
         laptop.reload()
         expect(rows).to_have_count(3)
         laptop.get_by_role("button", name="End all other sessions").click()
+        laptop.get_by_role("alertdialog").get_by_role("button", name="End them").click()
         expect(laptop.get_by_text("2 other sessions ended.")).to_be_visible()
         expect(rows).to_have_count(1)
         expect(laptop.get_by_role("button", name="End all other sessions")).to_be_disabled()
@@ -113,6 +114,7 @@ def test_staff_end_an_accounts_sessions_after_the_password_again(portal, new_pag
     staff.get_by_role("button", name="Search", exact=True).click()
     row = staff.get_by_test_id("user-row").filter(has_text=email)
     row.get_by_role("button", name="End sessions").click()
+    staff.get_by_role("alertdialog").get_by_role("button", name="End sessions").click()
 
     dialog = staff.get_by_role("dialog")
     expect(dialog.get_by_text("Enter your password")).to_be_visible()
@@ -131,5 +133,6 @@ def test_staff_end_an_accounts_sessions_after_the_password_again(portal, new_pag
     # Within the window now: the next change asks nothing.
     sign_in(user, portal.url, email, PASSWORD)
     row.get_by_role("button", name="End sessions").click()
+    staff.get_by_role("alertdialog").get_by_role("button", name="End sessions").click()
     expect(staff.get_by_role("dialog")).to_have_count(0)
     signed_out(user)
