@@ -337,3 +337,17 @@ def test_a_staff_account_made_by_the_command_line_is_the_commands(
     assert_on(created, user(engine, "ops@example.com"))
     assert created["changes"] == {"email": [None, "ops@example.com"], "role": [None, "staff"]}
     assert NEW not in json.dumps(events(engine), default=str)
+
+
+def test_sign_out_everywhere_ends_each_session_once_in_the_trail(engine, box, people):
+    account, _ = signed_in(engine, box, "dee@example.com")
+    other, _ = signed_in(engine, box, "dee@example.com")
+    mark = last_id(engine)
+    with write_session(engine) as session:
+        assert passwords.sign_out_everywhere(session=session, account=account) == 2
+    found = since(engine, mark)
+    assert [e["action"] for e in found] == ["session.ended", "session.ended"]
+    assert {e["changes"]["session_id"][0] for e in found} == {account.session_id, other.session_id}
+    assert {e["changes"]["ended_by"][1] for e in found} == {"signed_out_everywhere"}
+    for event in found:
+        assert_on(event, user(engine, "dee@example.com"))
