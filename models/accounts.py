@@ -58,6 +58,13 @@ class PortalSession(SQLModel, table=True):
     )
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     last_seen_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    # Where it signed in from: the client's IP, its User-Agent, and the IP's country.
+    ip: str | None = Field(default=None, max_length=45)
+    user_agent: str | None = Field(default=None, max_length=512)
+    country: str | None = Field(default=None, max_length=2)
+    # When the password was last entered in this session (at sign-in, and again before a
+    # sensitive action): within `api.accounts.reauth.WINDOW` it is not asked again.
+    password_confirmed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class PasswordReset(SQLModel, table=True):

@@ -26,10 +26,11 @@ from api.worker import (
     background_webhooks,
 )
 from portal import activity, home, routes
-from portal.accounts import account, login, users
+from portal.accounts import account, login, sessions, users
 from portal.accounts.account_state import AccountState
 from portal.accounts.login_state import LoginState
 from portal.accounts.password_state import ForgotState, ResetState
+from portal.accounts.sessions_state import SessionsState
 from portal.accounts.users_state import UsersState
 from portal.conversions import page as conversions
 from portal.conversions.state import ConversionsState
@@ -159,6 +160,7 @@ PAGES = [
     (login.forgot_password, routes.FORGOT_PAGE, "Forgot your password?", ForgotState.load),
     (login.reset_password, routes.RESET_PAGE, "Choose a new password", ResetState.load),
     (account.account, routes.ACCOUNT, "Your account", AccountState.load),
+    (sessions.sessions, routes.ACCOUNT_SESSIONS, "Sessions", SessionsState.load),
     (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (system.system, routes.STAFF_SYSTEM, "System", SystemState.load),

@@ -23,6 +23,7 @@ from api.accounts import (
     SESSION_COOKIE,
     SESSION_MAX,
     AccountError,
+    Client,
     IpThrottle,
     LoginThrottled,
     ResetThrottled,
@@ -100,6 +101,7 @@ async def _sign_in(
 ) -> Response:
     """Check the throttles and the password; on success set the cookie and answer where
     the page goes next (`next_path` if it is a path of this site, else the role's home)."""
+    client = _client(request, settings)
     try:
         signed = await run_in_threadpool(
             sign_in,
@@ -107,8 +109,10 @@ async def _sign_in(
             box=request.app.state.box,
             email=data["email"],
             password=data["password"],
-            client_ip=_client_ip(request, settings),
+            client_ip=client.ip or "",
             ip_throttle=request.app.state.ip_throttle,
+            user_agent=client.user_agent or "",
+            country=client.country,
         )
     except LoginThrottled as exc:
         raise _rate_limited(exc.retry_after, str(exc)) from None
@@ -123,10 +127,15 @@ async def sign_up_route(request: Request) -> Response:
     """A publisher's application, then a sign-in from the same request."""
     settings = _checked_origin(request)
     data = await _form(request, SIGN_UP_FIELDS)
+    client = _client(request, settings)
 
     def work() -> None:
         with write_session(request.app.state.engine) as session:
-            signup_publisher(session=session, **{k: data[k] for k in SIGN_UP_FIELDS - {"next"}})
+            signup_publisher(
+                session=session,
+                client=client,
+                **{k: data[k] for k in SIGN_UP_FIELDS - {"next"}},
+            )
 
     try:
         await run_in_threadpool(work)
@@ -147,6 +156,7 @@ async def forgot_password_route(request: Request) -> Response:
             email=data["email"],
             client_ip=_client_ip(request, settings),
             ip_throttle=request.app.state.reset_throttle,
+            user_agent=request.headers.get("user-agent", ""),
         )
     except ResetThrottled as exc:
         raise _rate_limited(exc.retry_after, str(exc)) from None
@@ -158,8 +168,9 @@ async def forgot_password_route(request: Request) -> Response:
 @router.post("/reset-password")
 async def reset_password_route(request: Request) -> Response:
     """Set a new password with a reset link's token; every session of the account ends."""
-    _checked_origin(request)
+    settings = _checked_origin(request)
     data = await _form(request, RESET_FIELDS)
+    client = _client(request, settings)
 
     def work() -> None:
         with write_session(request.app.state.engine) as session:
@@ -169,6 +180,7 @@ async def reset_password_route(request: Request) -> Response:
                 token=data["token"],
                 password=data["password"],
                 confirm=data["confirm"],
+                client=client,
             )
 
     try:
@@ -184,7 +196,14 @@ async def reset_password_route(request: Request) -> Response:
 async def sign_out_route(request: Request) -> Response:
     settings = _checked_origin(request)
     token = request.cookies.get(SESSION_COOKIE, "")
-    await run_in_threadpool(sign_out, engine=request.app.state.engine, token=token)
+    client = _client(request, settings)
+    await run_in_threadpool(
+        sign_out,
+        engine=request.app.state.engine,
+        token=token,
+        ip=client.ip,
+        user_agent=client.user_agent,
+    )
     response = OrjsonResponse({"statusCode": 200, "message": "OK", "location": routes.LOGIN})
     response.delete_cookie(SESSION_COOKIE, path="/", **_cookie_flags(settings))
     return response
@@ -244,6 +263,17 @@ def _client_ip(request: Request, settings: Settings) -> str:
     peer = request.client.host if request.client else "0.0.0.0"  # noqa: S104
     forwarded = request.headers.get("x-forwarded-for")
     return client_ip(peer, forwarded, parse_networks(settings.trusted_proxies))
+
+
+def _client(request: Request, settings: Settings) -> Client:
+    """Where the request comes from: its IP, User-Agent and the IP's country."""
+    ip = _client_ip(request, settings)
+    try:
+        country = request.app.state.countries.country(ip)
+    except (ValueError, AttributeError):  # not an address the database knows
+        country = None
+    agent = request.headers.get("user-agent", "")[:512] or None
+    return Client(ip, agent, country if country and len(country) == 2 else None)
 
 
 def _cookie_flags(settings: Settings) -> dict[str, Any]:

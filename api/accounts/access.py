@@ -5,12 +5,14 @@ what the browser shows or hides is never the check."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlmodel import Session, col
 
-from api.accounts.sessions import reauthenticate, user_for_token
+from api.accounts.reauth import confirm_password
+from api.accounts.sessions import session_for_token
 from api.core.crypto import SecretBox
 from api.core.db import new_session
 from api.core.refusals import DomainError, SignedOut
@@ -41,6 +43,9 @@ class Account:
     offerwall_id: str | None
     # A publisher's offerwall status, read with the account (None for other roles).
     offerwall_status: str | None = None
+    # The browser's session (its id, not its token) and when its password was last entered.
+    session_id: str = ""
+    password_confirmed_at: datetime | None = None
 
     @property
     def limited(self) -> bool:
@@ -49,9 +54,10 @@ class Account:
 
 
 def account_for(*, engine: Engine, token: str) -> Account | None:
-    user = user_for_token(engine=engine, token=token)
-    if user is None:
+    found = session_for_token(engine=engine, token=token)
+    if found is None:
         return None
+    portal_session, user = found
     status = None
     if user.role == Role.PUBLISHER and user.offerwall_id:
         with new_session(engine) as session:
@@ -59,7 +65,15 @@ def account_for(*, engine: Engine, token: str) -> Account | None:
                 sa.select(col(Offerwall.status)).where(col(Offerwall.id) == user.offerwall_id)
             )
     return Account(
-        user.id, user.email, user.name, user.role, user.studio_id, user.offerwall_id, status
+        user.id,
+        user.email,
+        user.name,
+        user.role,
+        user.studio_id,
+        user.offerwall_id,
+        status,
+        portal_session.id,
+        portal_session.password_confirmed_at,
     )
 
 
@@ -97,11 +111,11 @@ def offerwall_after_password(
     *, session: Session, box: SecretBox, account: Account, password: str, requested: str = ""
 ) -> Offerwall:
     """`offerwall_for`, for an action that shows a secret (an API key or a signing secret,
-    revealed or rotated): the account must also have entered its password again
-    (`sessions.reauthenticate`, throttled like the sign-in). Raises Forbidden,
-    LoginThrottled or AccountError (field "password")."""
+    revealed or rotated): the account must also have entered its password again, now or
+    within the last ten minutes of this session (`reauth.confirm_password`, throttled like
+    the sign-in). Raises Forbidden, LoginThrottled or AccountError (field "password")."""
     offerwall = offerwall_for(session=session, account=account, requested=requested)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    confirm_password(session=session, box=box, account=account, password=password)
     return offerwall
 
 
@@ -109,11 +123,11 @@ def game_after_password(
     *, session: Session, box: SecretBox, account: Account, password: str, game_id: str
 ) -> Game:
     """`game_for`, for an action that shows a secret of the game (a webhook endpoint's):
-    the account must also have entered its password again (`sessions.reauthenticate`,
-    throttled like the sign-in). Raises Forbidden, LoginThrottled or AccountError (field
-    "password")."""
+    the account must also have entered its password again, now or within the last ten
+    minutes of this session (`reauth.confirm_password`, throttled like the sign-in).
+    Raises Forbidden, LoginThrottled or AccountError (field "password")."""
     game = game_for(session=session, account=account, game_id=game_id)
-    reauthenticate(session=session, box=box, user_id=account.id, password=password)
+    confirm_password(session=session, box=box, account=account, password=password)
     return game
 
 

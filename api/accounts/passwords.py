@@ -17,9 +17,16 @@ from limits import RateLimitItemPerMinute
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from api.accounts import throttle
+from api import audit
+from api.accounts import events, throttle
 from api.accounts.access import Account
-from api.accounts.sessions import AccountError, LoginThrottled, normalize_email, password_problem
+from api.accounts.sessions import (
+    AccountError,
+    Client,
+    LoginThrottled,
+    normalize_email,
+    password_problem,
+)
 from api.accounts.throttle import IpThrottle
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import write_session
@@ -55,10 +62,14 @@ def reset_throttle(redis_url: str = "", *, key_prefix: str) -> IpThrottle:
     )
 
 
-def forgot_password(*, engine: Engine, email: str, client_ip: str, ip_throttle: IpThrottle) -> None:
+def forgot_password(
+    *, engine: Engine, email: str, client_ip: str, ip_throttle: IpThrottle, user_agent: str = ""
+) -> None:
     """Mail a reset link to the account of `email`, if there is one that is enabled and
     has not had `RESETS_PER_ACCOUNT` links lately. The caller answers the same in every
-    case; only a malformed address (AccountError) or the IP limit (ResetThrottled) differ."""
+    case; only a malformed address (AccountError) or the IP limit (ResetThrottled) differ.
+    A link sent is recorded (`account.password_reset_requested`) as asked by the account
+    from this client."""
     address = normalize_email(email)
     wait = ip_throttle.retry_after(client_ip)
     if wait is not None:
@@ -67,12 +78,16 @@ def forgot_password(*, engine: Engine, email: str, client_ip: str, ip_throttle: 
     with write_session(engine) as session:
         user = session.exec(select(User).where(User.email == address)).first()
         if user is not None and user.disabled_at is None:
-            send_reset_link(session=session, user=user)
+            actor = events.actor_for(user, ip=client_ip, user_agent=user_agent or None)
+            with audit.acting_as(actor):
+                send_reset_link(session=session, user=user)
 
 
 def send_reset_link(*, session: Session, user: User) -> bool:
-    """Queue a reset mail for `user` (in the caller's transaction); False when the account
-    already had `RESETS_PER_ACCOUNT` links within the last hour, and nothing is sent."""
+    """Queue a reset mail for `user` (in the caller's transaction) and record
+    `account.password_reset_requested` (last: call it last in the transaction); False when
+    the account already had `RESETS_PER_ACCOUNT` links within the last hour, and nothing
+    is sent."""
     now = utcnow()
     recent = session.execute(
         sa.select(sa.func.count()).where(
@@ -103,18 +118,26 @@ def send_reset_link(*, session: Session, user: User) -> bool:
         sensitive=True,
         expires_at=expires,
     )
+    events.record(session, user, "account.password_reset_requested")
     return True
 
 
 def reset_password(
-    *, session: Session, box: SecretBox, token: str, password: str, confirm: str
+    *,
+    session: Session,
+    box: SecretBox,
+    token: str,
+    password: str,
+    confirm: str,
+    client: Client | None = None,
 ) -> str:
     """Set a new password with a reset link's token; returns the account's email.
 
     The link is used up, every other link of the account too, and every session of the
-    account ends (sign in again with the new password). Raises AccountError: an unknown,
-    used or expired link (no field), a password the rules refuse ("password"), or a
-    repetition that differs ("confirm")."""
+    account ends (sign in again with the new password); recorded (`account.password_reset`,
+    and `session.ended` for each) as done by the account from `client`. Raises
+    AccountError: an unknown, used or expired link (no field), a password the rules refuse
+    ("password"), or a repetition that differs ("confirm")."""
     digest = token_digest(token.strip())
     found = session.exec(select(PasswordReset).where(PasswordReset.token_digest == digest)).first()
     # The look-up is by hash; the comparison is repeated in constant time all the same.
@@ -125,7 +148,10 @@ def reset_password(
     if user is None or user.disabled_at is not None:
         raise AccountError(INVALID_LINK)
     _set_password(session, box, user, password, confirm)
-    end_sessions(session=session, user_id=user.id)
+    ended = end_sessions(session=session, user_id=user.id)
+    client = client or Client(None)
+    with audit.acting_as(events.actor_for(user, ip=client.ip, user_agent=client.user_agent)):
+        events.record(session, user, "account.password_reset", ended=ended)
     return user.email
 
 
@@ -141,7 +167,8 @@ def change_password(
 ) -> None:
     """The account page's change: the current password again (a wrong one counts against
     the sign-in limit of the address, as the API key reveal does), then the new one. Every
-    other session of the account ends; the one of `keep_token` stays signed in."""
+    other session of the account ends; the one of `keep_token` stays signed in. Recorded:
+    `account.password_changed` (with neither password), and `session.ended` for each."""
     user = session.get(User, account.id)
     if user is None or user.disabled_at is not None:
         raise SignedOut()
@@ -155,7 +182,8 @@ def change_password(
     if current == password:
         raise AccountError("Choose a password other than the current one.", "password")
     _set_password(session, box, user, password, confirm)
-    end_sessions(session=session, user_id=user.id, keep_token=keep_token)
+    ended = end_sessions(session=session, user_id=user.id, keep_token=keep_token)
+    events.record(session, user, "account.password_changed", ended=ended)
 
 
 def _set_password(
@@ -174,12 +202,22 @@ def _set_password(
     throttle.forget_failures(session, box.digest(user.email))
 
 
-def end_sessions(*, session: Session, user_id: str, keep_token: str = "") -> int:
-    """End every session of an account (but the one of `keep_token`); returns how many."""
-    query = sa.delete(PortalSession).where(col(PortalSession.user_id) == user_id)
+def end_sessions(
+    *, session: Session, user_id: str, keep_token: str = "", keep_id: str = ""
+) -> list[PortalSession]:
+    """End every session of an account (but the one of `keep_token`, or of id `keep_id`);
+    returns those that ended, for the caller to record (`events.record(..., ended=...)`)."""
+    query = select(PortalSession).where(col(PortalSession.user_id) == user_id)
     if keep_token:
         query = query.where(col(PortalSession.token_digest) != token_digest(keep_token))
-    return int(session.execute(query).rowcount or 0)  # type: ignore[attr-defined]
+    if keep_id:
+        query = query.where(col(PortalSession.id) != keep_id)
+    ended = list(session.exec(query.order_by(col(PortalSession.created_at))).all())
+    if ended:
+        session.execute(
+            sa.delete(PortalSession).where(col(PortalSession.id).in_([s.id for s in ended]))
+        )
+    return ended
 
 
 def discard_links(*, session: Session, user_id: str) -> None:
@@ -188,8 +226,14 @@ def discard_links(*, session: Session, user_id: str) -> None:
 
 
 def sign_out_everywhere(*, session: Session, account: Account) -> int:
-    """ "Sign out everywhere": every session of the account ends, this one included."""
-    return end_sessions(session=session, user_id=account.id)
+    """ "Sign out everywhere": every session of the account ends, this one included (a
+    `session.ended` event each)."""
+    user = session.get(User, account.id)
+    if user is None:
+        raise SignedOut()
+    ended = end_sessions(session=session, user_id=account.id)
+    events.record(session, user, "", ended=ended, how="signed_out_everywhere")
+    return len(ended)
 
 
 def prune(session: Session) -> int:

@@ -17,7 +17,8 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from api.accounts import throttle
+from api import audit
+from api.accounts import events, throttle
 from api.accounts.throttle import IpThrottle
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
@@ -77,6 +78,15 @@ class SignedIn:
     token: str
 
 
+@dataclass(frozen=True)
+class Client:
+    """Where a sign-in comes from."""
+
+    ip: str | None
+    user_agent: str | None = None
+    country: str | None = None
+
+
 def normalize_email(email: str) -> str:
     """The address as stored: validated syntax, lower-cased. Raises AccountError."""
     try:
@@ -111,8 +121,12 @@ def create_user(
     name: str = "",
     studio_id: str | None = None,
     offerwall_id: str | None = None,
+    client: Client | None = None,
 ) -> User:
-    """A new account. Designers belong to a studio, publishers to an offerwall."""
+    """A new account. Designers belong to a studio, publishers to an offerwall. Recorded
+    as `account.created` by the current actor (staff, a command), or for a signup
+    (`client` given) by the new account itself from that client; call it last in the
+    transaction."""
     problems = account_problems(session=session, email=email, password=password)
     if role == Role.DESIGNER and not studio_id:
         problems["studio"] = "A designer belongs to a studio."
@@ -128,6 +142,18 @@ def create_user(
     )
     session.add(user)
     session.flush()
+    created = {
+        "email": [None, user.email],
+        "role": [None, str(user.role)],
+        "studio_id": [None, user.studio_id],
+        "offerwall_id": [None, user.offerwall_id],
+    }
+    created = {name: value for name, value in created.items() if value[1] is not None}
+    actor = audit.current_actor()
+    if client is not None:
+        actor = events.actor_for(user, ip=client.ip, user_agent=client.user_agent)
+    with audit.acting_as(actor):
+        events.record(session, user, "account.created", created)
     return user
 
 
@@ -156,14 +182,22 @@ def sign_in(
     password: str,
     client_ip: str,
     ip_throttle: IpThrottle,
+    user_agent: str = "",
+    country: str | None = None,
 ) -> SignedIn:
-    """Check the password and open a session.
+    """Check the password and open a session (from `client_ip`, `user_agent` and the IP's
+    `country`, which the account's Sessions page shows).
 
     Refused before the password is checked (LoginThrottled) when the client IP has too
     many failures, or when the address has (unless this IP signed in to it before: see
     api/accounts/throttle.py). The address's attempt is counted before the check, in its
     own transaction, so parallel attempts cannot overrun the limit; the Argon2 check runs
-    outside any write transaction. Wrong password and unknown address answer alike."""
+    outside any write transaction. Wrong password and unknown address answer alike.
+
+    The audit trail gets `account.signed_in`, or `account.sign_in_failed` with its reason
+    (a wrong password, a disabled account) when the address has an account (an unknown
+    address records nothing, nor does a throttled attempt), by the account itself from this
+    client; what was typed as the password is never recorded."""
     now = utcnow()
     address = email.strip().lower()
     key = box.digest(address)
@@ -174,42 +208,91 @@ def sign_in(
     with write_session(engine) as session:
         known = throttle.is_known_origin(session, key, origin, now)
         wait = throttle.claim_attempt(session, key, now)
-        found = session.exec(
-            select(User.id, User.role, User.password_hash, User.disabled_at).where(
-                User.email == address
-            )
+        found = session.execute(
+            sa.select(
+                col(User.id),
+                col(User.role),
+                col(User.password_hash),
+                col(User.disabled_at),
+                col(User.studio_id),
+                col(User.offerwall_id),
+            ).where(col(User.email) == address)
         ).first()
+    user = None
+    if found is not None:
+        user = User(
+            id=found[0],
+            email=address,
+            role=found[1],
+            password_hash="",
+            studio_id=found[4],
+            offerwall_id=found[5],
+        )
+    client = Client(client_ip, user_agent[:512] or None, country)
     if wait is not None and not known:
+        # Not recorded: the throttle counts these, and they are as many as anyone sends.
         raise LoginThrottled(wait)
     # Verify against a dummy hash when there is no such user: the same work either way.
-    if found is None or not verify_password(password, found[2] if found else _dummy_hash()):
+    right = verify_password(password, found[2] if found else _dummy_hash())
+    if found is None or user is None or not right:
         ip_throttle.failed(client_ip)
+        if user is not None:
+            _failed(engine, user, client, "wrong_password")
         raise AccountError("Wrong email or password.")
     # Said only to whoever knows the password, so it tells a guesser nothing.
     if found[3] is not None:
+        _failed(engine, user, client, "disabled")
         raise AccountError(ACCOUNT_DISABLED)
-    return SignedIn(found[0], found[1], _open_session(engine, found[0], key, origin, now))
+    return SignedIn(found[0], found[1], _open_session(engine, user, key, origin, client, now))
 
 
-def _open_session(engine: Engine, user_id: str, key: str, origin: str, now: datetime) -> str:
+def _failed(engine: Engine, user: User, client: Client, reason: str) -> None:
+    with (
+        audit.acting_as(events.actor_for(user, ip=client.ip, user_agent=client.user_agent)),
+        write_session(engine) as session,
+    ):
+        events.record(session, user, "account.sign_in_failed", {"reason": [None, reason]})
+
+
+def _open_session(
+    engine: Engine, user: User, key: str, origin: str, client: Client, now: datetime
+) -> str:
     """After a right password: clear the address's failures, remember the origin, and
-    store a new session; returns its token."""
+    store a new session (its password entered now); returns its token."""
     token = new_token("qw_s_")
-    with write_session(engine) as session:
+    opened = PortalSession(
+        token_digest=token_digest(token),
+        user_id=user.id,
+        created_at=now,
+        last_seen_at=now,
+        ip=(client.ip or None) and client.ip[:45],
+        user_agent=client.user_agent,
+        country=client.country,
+        password_confirmed_at=now,
+    )
+    actor = events.actor_for(user, ip=client.ip, user_agent=client.user_agent)
+    with audit.acting_as(actor), write_session(engine) as session:
         throttle.forget_failures(session, key)
         throttle.remember_origin(session, key, origin, now)
-        session.execute(sa.update(User).where(col(User.id) == user_id).values(last_login_at=now))
-        session.add(
-            PortalSession(
-                token_digest=token_digest(token), user_id=user_id, created_at=now, last_seen_at=now
-            )
-        )
+        session.execute(sa.update(User).where(col(User.id) == user.id).values(last_login_at=now))
+        session.add(opened)
+        session.flush()
+        changes = {"session_id": [None, opened.id], "ip": [None, opened.ip]}
+        if client.country:
+            changes["country"] = [None, client.country]
+        events.record(session, user, "account.signed_in", changes)
     return token
 
 
 def user_for_token(*, engine: Engine, token: str) -> User | None:
     """The account a browser's session token belongs to, if the session is still open.
     Marks the session as used (a short write, at most every few minutes)."""
+    found = session_for_token(engine=engine, token=token)
+    return found[1] if found else None
+
+
+def session_for_token(*, engine: Engine, token: str) -> tuple[PortalSession, User] | None:
+    """`user_for_token`, with the session itself."""
     if not token:
         return None
     with new_session(engine) as session:
@@ -234,7 +317,7 @@ def user_for_token(*, engine: Engine, token: str) -> User | None:
                 .where(col(PortalSession.id) == portal_session.id)
                 .values(last_seen_at=now)
             )
-    return user
+    return portal_session, user
 
 
 def session_expired(portal_session: PortalSession, now: datetime) -> bool:
@@ -244,13 +327,24 @@ def session_expired(portal_session: PortalSession, now: datetime) -> bool:
     )
 
 
-def sign_out(*, engine: Engine, token: str) -> None:
+def sign_out(
+    *, engine: Engine, token: str, ip: str | None = None, user_agent: str | None = None
+) -> None:
+    """End the session of `token`: `account.signed_out`, by the account from this client."""
     if not token:
         return
     with write_session(engine) as session:
-        session.execute(
-            sa.delete(PortalSession).where(col(PortalSession.token_digest) == token_digest(token))
-        )
+        found = session.exec(
+            select(PortalSession, User)
+            .join(User, col(User.id) == col(PortalSession.user_id))
+            .where(col(PortalSession.token_digest) == token_digest(token))
+        ).first()
+        if found is None:
+            return
+        ended, user = found
+        session.execute(sa.delete(PortalSession).where(col(PortalSession.id) == ended.id))
+        with audit.acting_as(events.actor_for(user, ip=ip, user_agent=user_agent)):
+            events.record(session, user, "account.signed_out", {"session_id": [ended.id, None]})
 
 
 def prune_sessions(*, session: Session) -> int:

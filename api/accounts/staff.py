@@ -10,7 +10,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from api.accounts import passwords
+from api.accounts import events, passwords
 from api.accounts.access import Account, Forbidden, require
 from api.accounts.sessions import AccountError
 from api.core.paging import Window, paged, searched
@@ -96,23 +96,31 @@ def _user(session: Session, account: Account, user_id: str) -> User:
 
 def disable(*, session: Session, account: Account, user_id: str) -> User:
     """Disable an account: its sessions and reset links end, and sign-in is refused with a
-    message saying so. Staff cannot disable their own account."""
+    message saying so. Staff cannot disable their own account. Recorded:
+    `account.disabled` (when it was enabled) and `session.ended` for each session."""
     user = _user(session, account, user_id)
     if user.id == account.id:
         raise AccountError("You cannot disable your own account.")
+    action = ""
     if user.disabled_at is None:
         user.disabled_at = utcnow()
         session.add(user)
-    passwords.end_sessions(session=session, user_id=user.id)
+        action = "account.disabled"
+    ended = passwords.end_sessions(session=session, user_id=user.id)
     passwords.discard_links(session=session, user_id=user.id)
+    status = {"status": ["active", "disabled"]}
+    events.record(session, user, action, status, ended=ended, how="account.disabled")
     return user
 
 
 def enable(*, session: Session, account: Account, user_id: str) -> User:
-    """Enable a disabled account again: its password signs in as before."""
+    """Enable a disabled account again: its password signs in as before
+    (`account.enabled`, when it was disabled)."""
     user = _user(session, account, user_id)
-    user.disabled_at = None
-    session.add(user)
+    if user.disabled_at is not None:
+        user.disabled_at = None
+        session.add(user)
+        events.record(session, user, "account.enabled", {"status": ["disabled", "active"]})
     return user
 
 
@@ -127,13 +135,26 @@ def send_reset(*, session: Session, account: Account, user_id: str) -> User:
 
 
 def move_to_studio(*, session: Session, account: Account, user_id: str, studio_id: str) -> str:
-    """Move a designer to another studio; returns the studio's name."""
+    """Move a designer to another studio (`account.studio_changed`, scoped to the new
+    studio); returns the studio's name."""
     user = _user(session, account, user_id)
     if user.role != Role.DESIGNER:
         raise AccountError("Only designers belong to a studio.")
     studio = session.get(Studio, studio_id) if studio_id else None
     if studio is None:
         raise AccountError("Choose a studio.", "studio")
-    user.studio_id = studio.id
-    session.add(user)
+    before = user.studio_id
+    if before != studio.id:
+        user.studio_id = studio.id
+        session.add(user)
+        events.record(session, user, "account.studio_changed", {"studio_id": [before, studio.id]})
     return studio.name
+
+
+def end_all_sessions(*, session: Session, account: Account, user_id: str) -> User:
+    """End every session of an account (`session.ended` for each); the caller gates it
+    behind the password (`reauth.confirm_password`). Raises Forbidden."""
+    user = _user(session, account, user_id)
+    ended = passwords.end_sessions(session=session, user_id=user.id)
+    events.record(session, user, "", ended=ended, how="ended_by_staff")
+    return user

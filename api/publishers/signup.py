@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from api.accounts import AccountError, account_problems, create_user
+from api.accounts import AccountError, Client, account_problems, create_user
 from api.publishers.offerwalls import create_offerwall
 from models import Role, User
 
@@ -21,9 +21,11 @@ def signup_publisher(
     email: str,
     password: str,
     confirm: str | None = None,
+    client: Client | None = None,
 ) -> User:
     """A publisher's application: a pending offerwall and its account. Refused with
-    every input's problem at once; `confirm`, when given, must repeat the password."""
+    every input's problem at once; `confirm`, when given, must repeat the password. The
+    account's creation is recorded as done by itself from `client` (the signup's)."""
     company, contact, website = company.strip(), contact.strip(), website.strip()
     problems: dict[str, str] = {}
     if not 2 <= len(company) <= 200:
@@ -51,4 +53,5 @@ def signup_publisher(
         role=Role.PUBLISHER,
         name=contact,
         offerwall_id=offerwall.id,
+        client=client,
     )

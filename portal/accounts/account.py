@@ -3,6 +3,7 @@ out everywhere. Staff's list of every account is portal/accounts/users.py."""
 
 import reflex as rx
 
+from portal import routes
 from portal.accounts.account_state import CHANGE_FORM, AccountState
 from portal.components.forms import field, form_error
 from portal.components.layout import card, page
@@ -102,22 +103,35 @@ def account() -> rx.Component:
                     id=CHANGE_FORM,
                 ),
             ),
-            card(
-                rx.heading("Sign out everywhere", size="4", as_="h2"),
-                rx.text(
-                    "Lost a device, or signed in on a shared computer? End every session of "
-                    "your account at once, this one included.",
-                    size="2",
-                    color_scheme="gray",
+            rx.vstack(
+                card(
+                    rx.heading("Sessions", size="4", as_="h2"),
+                    rx.text(
+                        "See every browser signed in to your account, and end any of them.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    rx.box(rx.link("Your sessions →", href=routes.ACCOUNT_SESSIONS)),
                 ),
-                rx.box(
-                    rx.button(
-                        "Sign out everywhere",
-                        color_scheme="red",
-                        variant="soft",
-                        on_click=s.ask_sign_out_everywhere,
-                    )
+                card(
+                    rx.heading("Sign out everywhere", size="4", as_="h2"),
+                    rx.text(
+                        "Lost a device, or signed in on a shared computer? End every session of "
+                        "your account at once, this one included.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    rx.box(
+                        rx.button(
+                            "Sign out everywhere",
+                            color_scheme="red",
+                            variant="soft",
+                            on_click=s.ask_sign_out_everywhere,
+                        )
+                    ),
                 ),
+                spacing="4",
+                width="100%",
             ),
             columns=rx.breakpoints(initial="1", md="2"),
             spacing="4",

@@ -5,9 +5,10 @@ portal/mail/page.py."""
 import reflex as rx
 
 from portal.accounts.users_state import ROLES, UsersState
-from portal.components.confirm import form_dialog
+from portal.components.confirm import confirm_button, form_dialog
 from portal.components.forms import field_error, form_error, native_select, search_box
 from portal.components.layout import card, empty_state, page
+from portal.components.reauth import reauth_dialog
 from portal.components.tables import choice_filter, data_table, pager
 from portal.state.auth import AuthState
 
@@ -31,12 +32,27 @@ def _user_actions(row) -> rx.Component:
                 rx.cond(
                     mine,
                     rx.badge("You", color_scheme="gray"),
-                    rx.button(
-                        "Disable",
-                        size="1",
-                        variant="soft",
-                        color_scheme="red",
-                        on_click=s.ask_disable(row.id, row.email),
+                    rx.fragment(
+                        confirm_button(
+                            "End sessions",
+                            title="Sign " + row.email + " out everywhere?",
+                            description=(
+                                "Every browser signed in to this account is signed out. "
+                                "They can sign in again with their password."
+                            ),
+                            confirm="End sessions",
+                            on_confirm=s.end_sessions(row.id),
+                            size="1",
+                            variant="soft",
+                            color_scheme="orange",
+                        ),
+                        rx.button(
+                            "Disable",
+                            size="1",
+                            variant="soft",
+                            color_scheme="red",
+                            on_click=s.ask_disable(row.id, row.email),
+                        ),
                     ),
                 ),
             ),
@@ -67,7 +83,7 @@ def _confirm_disable() -> rx.Component:
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(
-                    rx.button("Disable", color_scheme="red", on_click=s.disable)
+                    rx.button("Disable", color_scheme="red", on_click=s.disable(s.disabling_id))
                 ),
                 justify="end",
                 spacing="3",
@@ -127,7 +143,7 @@ def users() -> rx.Component:
                             rx.cond(r.name != "", rx.text(r.name, size="1", color_scheme="gray")),
                             spacing="1",
                         ),
-                        rx.text(r.role, text_transform="capitalize"),
+                        rx.text(r.role, text_transform="capitalize", white_space="nowrap"),
                         r.belongs_to,
                         rx.cond(
                             r.status == "disabled",
@@ -146,4 +162,5 @@ def users() -> rx.Component:
         ),
         _confirm_disable(),
         _move_dialog(),
+        reauth_dialog(s),
     )

@@ -15,6 +15,7 @@ from models import Role, User
 from portal.components.formatting import when
 from portal.state.auth import AuthState, refusals
 from portal.state.paging import Paged
+from portal.state.reauth import Reauth
 
 ROLES = [str(role) for role in staff.ROLES]
 
@@ -48,7 +49,7 @@ def user_line(row: staff.UserRow) -> UserLine:
     )
 
 
-class UsersState(Paged, AuthState):
+class UsersState(Reauth, Paged, AuthState):
     rows: list[UserLine] = []
     studios: list[staff.StudioChoice] = []
     # The account in the "disable" confirmation, and the designer in the "studio" dialog.
@@ -78,9 +79,15 @@ class UsersState(Paged, AuthState):
         found, self.studios = await self._run(work, Role.STAFF)
         self._show(found, user_line)
 
-    async def _act(self, change: Callable[[Session, Account], User], done: str):
-        """One change as staff, the list again, and a toast naming the account."""
-        user = await self._run(change, Role.STAFF, write=True)
+    async def _act(
+        self, change: Callable[[Session, Account], User], done: str, *, confirmed: bool = False
+    ):
+        """One change as staff (`confirmed`: behind the password, asked again after ten
+        minutes), the list again, and a toast naming the account."""
+        if confirmed:
+            user = await self._run_confirmed(change, Role.STAFF)
+        else:
+            user = await self._run(change, Role.STAFF, write=True)
         await self._fetch()
         return rx.toast.success(done.format(user.email))
 
@@ -94,11 +101,13 @@ class UsersState(Paged, AuthState):
 
     @rx.event
     @refusals()
-    async def disable(self):
-        user_id, self.disabling_id = self.disabling_id, ""
+    async def disable(self, user_id: str = ""):
+        user_id = user_id or self.disabling_id
+        self.disabling_id = ""
         return await self._act(
             lambda s, a: staff.disable(session=s, account=a, user_id=user_id),
             "{} is disabled and signed out everywhere.",
+            confirmed=True,
         )
 
     @rx.event
@@ -107,6 +116,17 @@ class UsersState(Paged, AuthState):
         return await self._act(
             lambda s, a: staff.enable(session=s, account=a, user_id=user_id),
             "{} can sign in again.",
+            confirmed=True,
+        )
+
+    @rx.event
+    @refusals()
+    async def end_sessions(self, user_id: str):
+        """Sign the account out of every browser (behind the password)."""
+        return await self._act(
+            lambda s, a: staff.end_all_sessions(session=s, account=a, user_id=user_id),
+            "{} is signed out everywhere.",
+            confirmed=True,
         )
 
     @rx.event

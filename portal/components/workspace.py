@@ -10,6 +10,7 @@ from portal import routes
 from portal.components.confirm import confirm_button
 from portal.components.forms import submission_count
 from portal.components.wording import counted
+from portal.state.auth import AuthState
 from portal.state.workspace import OfferwallScoped
 
 
@@ -333,12 +334,15 @@ def rotate_dialog(
 
 
 def password_input() -> rx.Component:
-    """The password a reveal or a rotation asks for again."""
+    """The password a reveal or a rotation asks for again; not needed (it may stay empty)
+    while it was entered in this session within the last ten minutes."""
     return rx.input(
         name="password",
         type="password",
-        placeholder="Your password",
-        required=True,
+        placeholder=rx.cond(
+            AuthState.password_fresh, "Entered lately: not needed", "Your password"
+        ),
+        required=~AuthState.password_fresh,
         aria_label="Your password",
         auto_complete="current-password",
         size="2",

@@ -10,6 +10,7 @@ from portal import routes
 from portal.components.confirm import confirm_button
 from portal.components.forms import field, field_error, form_error, native_select, submission_count
 from portal.components.layout import card, empty_state, page, status_badge
+from portal.components.reauth import reauth_dialog
 from portal.components.tables import data_table
 from portal.economics.payout_rules_state import PAYOUT, SHARE, PayoutRulesState
 
@@ -385,4 +386,5 @@ def payout_rules() -> rx.Component:
             _rule_form(),
         ),
         _preview(),
+        reauth_dialog(s),
     )

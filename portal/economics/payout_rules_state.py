@@ -21,6 +21,7 @@ from models import Role
 from portal import routes
 from portal.components.formatting import exact, money
 from portal.state.auth import SUBMITTED, AuthState, refusals
+from portal.state.reauth import Reauth
 
 PAYOUT, SHARE = "payout", "share"  # what a rule for one mission pays: its inputs' names
 # How many countries the preview names before it counts the rest.
@@ -158,7 +159,7 @@ def preview_line(p: Preview, company: str) -> PreviewLine:
     )
 
 
-class PayoutRulesState(AuthState):
+class PayoutRulesState(Reauth, AuthState):
     offerwall_id: str = ""
     company: str = ""
     status: str = ""
@@ -221,10 +222,10 @@ class PayoutRulesState(AuthState):
         self.preview = [] if seen is None else [preview_line(seen, shown.company)]
 
     async def _change(self, change: Any, done: str, errors: str = "") -> Any:
-        """Do `change(session, account, offerwall id)` in one transaction, then read the
-        page again and say `done`."""
+        """Do `change(session, account, offerwall id)` in one transaction, behind the
+        password (asked again after ten minutes), then read the page again and say `done`."""
         wall_id = self._requested()
-        await self._run(lambda s, a: change(s, a, wall_id), Role.STAFF, write=True)
+        await self._run_confirmed(lambda s, a: change(s, a, wall_id), Role.STAFF)
         if errors:
             setattr(self, errors, {})
         await self._fetch()

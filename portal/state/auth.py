@@ -17,7 +17,15 @@ import reflex as rx
 from sqlmodel import Session
 
 from api import audit
-from api.accounts import Account, Forbidden, NotApproved, account_for, require
+from api.accounts import (
+    Account,
+    Forbidden,
+    NotApproved,
+    PasswordRequired,
+    account_for,
+    password_fresh,
+    require,
+)
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut, refuse_nul
 from api.core.wording import sentence
@@ -73,6 +81,8 @@ def refusals(into: str = "") -> Callable[[H], H]:
                     checked(args, kwargs)
                     async for update in handler(self, *args, **kwargs):
                         yield _cleared(update)
+                except PasswordRequired as exc:
+                    yield self._password_required(exc, into, handler.__name__, args, kwargs)
                 except DomainError as exc:
                     yield self._refused(exc, into)
 
@@ -83,6 +93,8 @@ def refusals(into: str = "") -> Callable[[H], H]:
             try:
                 checked(args, kwargs)
                 return _cleared(await handler(self, *args, **kwargs))
+            except PasswordRequired as exc:
+                return self._password_required(exc, into, handler.__name__, args, kwargs)
             except DomainError as exc:
                 return self._refused(exc, into)
 
@@ -104,6 +116,9 @@ class AuthState(rx.State):
     submitted: int = 0
     # A publisher not (or no longer) approved: the navigation offers their application only.
     user_limited: bool = False
+    # The password was entered in this browser's session within the re-authentication
+    # window: a sensitive action's password input may stay empty (the server checks).
+    password_fresh: bool = False
 
     # --- for subclasses: every handler goes through _run ---------------------------
 
@@ -117,6 +132,9 @@ class AuthState(rx.State):
         self.user_name = account.name if account else ""
         self.user_role = account.role if account else ""
         self.user_limited = account.limited if account else False
+        self.password_fresh = bool(account) and password_fresh(
+            account.password_confirmed_at if account else None
+        )
         return account
 
     async def _run(
@@ -179,6 +197,21 @@ class AuthState(rx.State):
         url = self.router.url
         here = (url.path or routes.HOME) + (f"?{url.query}" if url.query else "")
         return rx.redirect(routes.login_for(here))
+
+    def _password_required(
+        self,
+        exc: PasswordRequired,
+        into: str,
+        handler: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """A sensitive action found the re-authentication window closed: a state with the
+        `Reauth` mixin (portal/state/reauth.py) asks for the password in its dialog and
+        then runs `handler` again (with `args` and `kwargs`); any other shows the refusal
+        beside its password input."""
+        self.password_fresh = False
+        return self._refused(exc, into)
 
     def _refused(self, exc: DomainError, into: str = "") -> Any:
         """How a refusal is shown; the one place that decides it (see `refusals`).

@@ -4,8 +4,11 @@ publisher whose offerwall is not approved (their application is all they reach).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from sqlmodel import select
+import sqlalchemy as sa
+from sqlmodel import col, select
 
 from api.accounts import (
     Account,
@@ -24,7 +27,8 @@ from api.postbacks import signing_secret
 from api.postbacks.endpoint import EndpointError
 from api.publishers import api_key as api_keys
 from api.publishers import offerwalls
-from models import Postback, PostbackStatus, Role, SignInThrottle
+from models import PortalSession, Postback, PostbackStatus, Role, SignInThrottle
+from models.types import utcnow
 from tests.domain.accounts.test_accounts import PASSWORD, sign_in, signup
 from tests.factories import make_paying_offerwall, make_postback
 
@@ -56,6 +60,24 @@ def test_the_right_password_reveals_the_offerwalls_key(engine, box):
     with new_session(engine) as session:
         wall = offerwalls.get_offerwall(session=session, ref=account.offerwall_id)
         assert key == api_keys.api_key(box=box, offerwall=wall)
+
+
+def test_within_ten_minutes_of_the_password_a_reveal_asks_for_it_no_more(engine, box):
+    account = _publisher(engine, box)  # signed in: the password was entered just now
+    key = _reveal(engine, box, account, "")
+    assert key == _reveal(engine, box, account, PASSWORD)
+    with write_session(engine) as session:
+        session.execute(
+            sa.update(PortalSession)
+            .where(col(PortalSession.id) == account.session_id)
+            .values(password_confirmed_at=utcnow() - timedelta(minutes=10, seconds=1))
+        )
+    with pytest.raises(AccountError) as refused:
+        _reveal(engine, box, account, "")
+    assert refused.value.field == "password"
+    # Entered again: the window opens anew.
+    _reveal(engine, box, account, PASSWORD)
+    assert _reveal(engine, box, account, "") == key
 
 
 def test_a_wrong_password_is_refused_and_counted(engine, box):
@@ -177,6 +199,12 @@ def test_a_rotation_asks_for_the_password_and_shows_the_new_value(engine, box, w
     account = _publisher(engine, box)
     assert account.offerwall_id is not None
     before = _sealed(engine, account.offerwall_id)
+    with write_session(engine) as session:  # the sign-in's password was long ago
+        session.execute(
+            sa.update(PortalSession)
+            .where(col(PortalSession.id) == account.session_id)
+            .values(password_confirmed_at=utcnow() - timedelta(hours=1))
+        )
     for password in ("", "not the password"):
         with pytest.raises(AccountError) as refused:
             _rotate(what, engine, box, account, password)

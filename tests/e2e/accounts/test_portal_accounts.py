@@ -217,6 +217,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
     send_event(mine, handler_name(UsersState, "disable"), {}, where)
     send_event(mine, handler_name(UsersState, "send_reset"), {"user_id": boss.id}, where)
     send_event(mine, handler_name(UsersState, "enable"), {"user_id": me.id}, where)
+    send_event(mine, handler_name(UsersState, "end_sessions"), {"user_id": boss.id}, where)
     send_event(mine, handler_name(MailState, "open"), {"message_id": 1}, "/staff/mail")
     send_event(
         mine,
@@ -225,7 +226,7 @@ def test_staff_handlers_refuse_events_forged_by_a_publisher(portal, new_page):
         "/staff/studios",
     )
     send_event(mine, handler_name(StudioState, "rename"), form(name="Mine Now"), "/staff/studios")
-    expect_refusals(mine, 5)
+    expect_refusals(mine, 6)
     # The account page's own handlers act on the sender's account only: still signed in.
     send_event(mine, handler_name(AccountState, "load"), {}, "/account")
     expect(mine.get_by_role("heading", name="Your account")).to_be_visible()

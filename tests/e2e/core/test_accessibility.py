@@ -92,6 +92,7 @@ def _publisher(_ids: dict[str, str]) -> dict[str, str]:
         "tickets": routes.TICKETS,
         "reports": routes.REPORTS,
         "account": routes.ACCOUNT,
+        "sessions": routes.ACCOUNT_SESSIONS,
     }
 
 

@@ -11,10 +11,10 @@ from api.accounts import account_for, throttle
 from api.accounts import sessions as accounts
 from api.app import create_api
 from api.core.db import write_session
-from models import Role, User
+from models import AuditEvent, Role, User
 from portal import routes
 from portal.session_routes import SESSION_COOKIE, add_session_routes, session_token
-from tests.factories import FixedCountries
+from tests.factories import IPHONE_UA, FixedCountries
 
 PASSWORD = "correct horse battery"
 ORIGIN = "http://localhost:8000"
@@ -216,3 +216,38 @@ def test_a_nul_byte_in_a_signup_field_is_refused_not_stored(client, engine, fiel
     assert field in {d["path"] for d in answer.json()["details"]}
     with Session(engine) as session:
         assert session.exec(select(User).where(User.email == form["email"])).first() is None
+
+
+def test_sign_in_and_out_over_http_are_recorded_as_the_account_from_its_browser(
+    client, staff, engine
+):
+    browser = {"X-Forwarded-For": "198.51.100.9", "User-Agent": IPHONE_UA}
+    assert sign_in(client, staff, "not the password", headers=browser).status_code == 401
+    assert sign_in(client, "nobody@example.com", "whatever", headers=browser).status_code == 401
+    answer = sign_in(client, staff, PASSWORD, headers=browser)
+    token = session_token(set_cookie(answer).split(";")[0])
+    client.cookies.set(SESSION_COOKIE, token)
+    assert client.post(f"{routes.AUTH}/sign-out", headers=browser).status_code == 200
+    with Session(engine) as session:
+        found = session.exec(select(AuditEvent).order_by(AuditEvent.id)).all()
+        user = session.exec(select(User).where(User.email == staff)).one()
+    assert [e.action for e in found] == [
+        "account.created",
+        "account.sign_in_failed",
+        "account.signed_in",
+        "account.signed_out",
+    ]
+    for event in found[1:]:
+        assert (event.actor_id, event.actor_ip, event.user_agent) == (
+            user.id,
+            "198.51.100.9",
+            IPHONE_UA,
+        )
+        assert (event.target_type, event.target_id, event.target_name) == (
+            "account",
+            user.id,
+            staff,
+        )
+    assert found[2].changes["country"] == [None, "DE"]
+    text = " ".join(str(e.changes) for e in found)
+    assert PASSWORD not in text and "not the password" not in text and token not in text
