@@ -6,6 +6,7 @@ from api.audit.chain import Verified, prune, verify
 from api.audit.trail import (
     REDACTED,
     Entry,
+    Target,
     changed,
     note,
     note_changed,
@@ -20,6 +21,7 @@ __all__ = [
     "SYSTEM",
     "Actor",
     "Entry",
+    "Target",
     "Verified",
     "account_actor",
     "acting_as",

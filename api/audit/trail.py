@@ -176,32 +176,45 @@ def record_all(
 _QUEUE = "audit_queue"
 
 
+@dataclass(frozen=True)
+class Target:
+    """What an event is about: its type, id and name as it is now, and whose scoped views
+    show it (a studio's or an offerwall's)."""
+
+    type: str
+    id: object
+    name: str = ""
+    scope: tuple[str, str] | None = None
+
+    @classmethod
+    def offerwall(cls, offerwall: Any) -> Target:
+        """An offerwall, in its own scope (its publisher's views)."""
+        return cls("offerwall", offerwall.id, offerwall.name, ("offerwall", offerwall.id))
+
+    @classmethod
+    def of_studio(cls, type: str, id: object, name: str, studio_id: str | None) -> Target:
+        """A studio's object (a game, a mission, an endpoint), in the studio's scope."""
+        return cls(type, id, name, ("studio", studio_id) if studio_id else None)
+
+
 def note(
     session: Session,
     action: str,
-    *,
-    target_type: str,
-    target_id: object,
-    target_name: str = "",
-    scope: tuple[str, str] | None = None,
+    target: Target,
     changes: Mapping[str, Any] | None = None,
 ) -> None:
     """Queue `action` on the target, by the current actor: recorded when `session`
     commits, as its transaction's last write; forgotten if it rolls back."""
-    entry = Entry(action, target_type, target_id, target_name, scope, changes)
+    entry = Entry(action, target.type, target.id, target.name, target.scope, changes)
     session.info.setdefault(_QUEUE, []).append(entry)
 
 
 def note_changed(
     session: Session,
     action: str,
+    target: Target,
     before: Mapping[str, Any],
     after: Mapping[str, Any],
-    *,
-    target_type: str,
-    target_id: object,
-    target_name: str = "",
-    scope: tuple[str, str] | None = None,
 ) -> bool:
     """`note` the fields of `after` whose values differ from `before`; nothing when none
     does (saving a form unchanged is no event). Returns whether something changed."""
@@ -210,15 +223,7 @@ def note_changed(
         {name: _plain(value) for name, value in after.items()},
     )
     if changes:
-        note(
-            session,
-            action,
-            target_type=target_type,
-            target_id=target_id,
-            target_name=target_name,
-            scope=scope,
-            changes=changes,
-        )
+        note(session, action, target, changes)
     return bool(changes)
 
 

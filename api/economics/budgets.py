@@ -318,15 +318,9 @@ def set_game_budget(session: Session, game_id: str, budget: Any | None) -> None:
     if row is None:
         raise EconomicsError("No such game.", field="game")
     wanted = None if budget is None else budget.model_dump(mode="json")
+    target = audit.Target.of_studio("game", row.id, row.name, row.studio_id)
     audit.note_changed(
-        session,
-        "game.budget_changed",
-        {"budget": row.budget},
-        {"budget": wanted},
-        target_type="game",
-        target_id=row.id,
-        target_name=row.name,
-        scope=("studio", row.studio_id) if row.studio_id else None,
+        session, "game.budget_changed", target, {"budget": row.budget}, {"budget": wanted}
     )
     row.budget = wanted
     session.add(row)

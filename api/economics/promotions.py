@@ -240,23 +240,12 @@ def add(session: Session, offerwall_id: str, data: PromotionIn, *, by: str) -> P
     session.add(row)
     bump(session)  # the listing's pages show it
     session.flush()
-    _note(session, row, "promotion.created", {}, data.model_dump(mode="json"))
+    audit.note_changed(session, "promotion.created", _target(row), {}, data.model_dump(mode="json"))
     return row
 
 
-def _note(
-    session: Session, row: Promotion, action: str, before: dict[str, Any], after: dict[str, Any]
-) -> None:
-    audit.note_changed(
-        session,
-        action,
-        before,
-        after,
-        target_type="promotion",
-        target_id=row.id,
-        target_name=row.name,
-        scope=("offerwall", row.offerwall_id),
-    )
+def _target(row: Promotion) -> audit.Target:
+    return audit.Target("promotion", row.id, row.name, ("offerwall", row.offerwall_id))
 
 
 def of_offerwall(session: Session, offerwall_id: str) -> list[Promotion]:
@@ -277,7 +266,8 @@ def end(session: Session, promotion_id: str, *, offerwall_id: str | None = None)
         raise EconomicsError("No such promotion.")
     now = utcnow()
     if row.ended_at is None or row.ended_at > now:
-        _note(session, row, "promotion.ended", {"ended_at": row.ended_at}, {"ended_at": now})
+        ended = ({"ended_at": row.ended_at}, {"ended_at": now})
+        audit.note_changed(session, "promotion.ended", _target(row), *ended)
         row.ended_at = now
         session.add(row)
         bump(session)

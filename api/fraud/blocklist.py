@@ -86,7 +86,8 @@ def block(*, session: Session, kind: str, value: str, note: str, actor: str) -> 
         .values(kind=kind, value=value, note=note, created_by=actor[:320], created_at=now)
         .returning(_blocked.c.id)
     ).scalar_one()
-    _note(session, "blocklist.added", new_id, value, {"kind": kind, "value": value, "note": note})
+    added = {"kind": kind, "value": value, "note": note}
+    audit.note_changed(session, "blocklist.added", _target(new_id, value), {}, added)
     return BlockRow(new_id, kind, value, note, actor, now)
 
 
@@ -97,23 +98,9 @@ def unblock(*, session: Session, entry_id: int) -> None:
         .returning(_blocked.c.kind, _blocked.c.value, _blocked.c.note)
     ).first()
     if gone is not None:
-        _note(session, "blocklist.removed", entry_id, gone.value, {}, dict(gone._mapping))
+        target = _target(entry_id, gone.value)
+        audit.note_changed(session, "blocklist.removed", target, dict(gone._mapping), {})
 
 
-def _note(
-    session: Session,
-    action: str,
-    entry_id: int,
-    value: str,
-    after: dict[str, str],
-    before: dict[str, str] | None = None,
-) -> None:
-    audit.note_changed(
-        session,
-        action,
-        before or {},
-        after,
-        target_type="blocked_entry",
-        target_id=entry_id,
-        target_name=value,
-    )
+def _target(entry_id: int, value: str) -> audit.Target:
+    return audit.Target("blocked_entry", entry_id, value)

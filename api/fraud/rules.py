@@ -76,10 +76,7 @@ def set_offerwall_rules(
     audit.note_changed(
         session,
         "offerwall.fraud_rules_changed",
+        audit.Target("offerwall", offerwall_id, before.name, ("offerwall", offerwall_id)),
         {"fraud_actions": before.fraud_actions or {}, "review_postbacks": before.review_postbacks},
         {"fraud_actions": own, "review_postbacks": review_postbacks},
-        target_type="offerwall",
-        target_id=offerwall_id,
-        target_name=before.name,
-        scope=("offerwall", offerwall_id),
     )

@@ -219,16 +219,9 @@ def _note_offer(
     """An audit event of a mission, quest or pool, in its game's studio's scope."""
     game = session.get(Game, offer.game_id)
     studio_id = game.studio_id if game is not None else None
-    audit.note_changed(
-        session,
-        action,
-        before,
-        after,
-        target_type=action.split(".")[0],
-        target_id=offer.id,
-        target_name=offer.title if isinstance(offer, Mission) else offer.name,
-        scope=("studio", studio_id) if studio_id else None,
-    )
+    name = offer.title if isinstance(offer, Mission) else offer.name
+    target = audit.Target.of_studio(action.split(".")[0], offer.id, name, studio_id)
+    audit.note_changed(session, action, target, before, after)
 
 
 def _set_missions(session: Session, quest: Quest, mission_ids: list[str]) -> None:

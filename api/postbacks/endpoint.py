@@ -83,20 +83,9 @@ def reveal_signing_secret(*, session: Session, box: SecretBox, offerwall: Offerw
     offerwall.signing_secret_shown_at = utcnow()
     session.add(offerwall)
     session.flush()
-    _note(session, offerwall, "offerwall.signing_secret_revealed")  # who saw it: never it
+    # Who saw it, and when: never the secret.
+    audit.note(session, "offerwall.signing_secret_revealed", audit.Target.offerwall(offerwall))
     return secret
-
-
-def _note(session: Session, offerwall: Offerwall, action: str, **changes: list[Any]) -> None:
-    audit.note(
-        session,
-        action,
-        target_type="offerwall",
-        target_id=offerwall.id,
-        target_name=offerwall.name,
-        scope=("offerwall", offerwall.id),
-        changes=changes,
-    )
 
 
 def rotate_signing_secret(
@@ -114,7 +103,12 @@ def rotate_signing_secret(
     session.add(offerwall)
     session.flush()
     # Recorded as rotated, with the overlap picked: neither secret is a value.
-    _note(session, offerwall, "offerwall.signing_secret_rotated", overlap=[None, overlap])
+    audit.note(
+        session,
+        "offerwall.signing_secret_rotated",
+        audit.Target.offerwall(offerwall),
+        {"overlap": [None, overlap]},
+    )
     return secret
 
 
@@ -306,12 +300,14 @@ def resume(
         )
     notice = _notice("endpoint.resumed", offerwall, now, "")
     alerts.enqueue(session, settings, notice.json())
-    _note(
+    audit.note(
         session,
-        offerwall,
         "offerwall.deliveries_resumed",
-        deliveries_paused_at=[offerwall.deliveries_paused_at.isoformat(), None],
-        requeued=[None, len(queued)],
+        audit.Target.offerwall(offerwall),
+        {
+            "deliveries_paused_at": [offerwall.deliveries_paused_at.isoformat(), None],
+            "requeued": [None, len(queued)],
+        },
     )
     offerwall.deliveries_paused_at = None
     offerwall.consecutive_failures = 0

@@ -270,33 +270,18 @@ def note_settings(
 ) -> None:
     """Record a change of the offerwall's settings (`action`), each changed field before
     and after; nothing when none changed."""
-    audit.note_changed(
-        session,
-        action,
-        before,
-        after,
-        target_type="offerwall",
-        target_id=offerwall.id,
-        target_name=offerwall.name,
-        scope=("offerwall", offerwall.id),
-    )
+    audit.note_changed(session, action, audit.Target.offerwall(offerwall), before, after)
 
 
 def _audit(session: Session, offerwall: Offerwall, action: str, **changes: list[Any]) -> None:
     """An audit event of the offerwall, in its own scope (its publisher's views); the
     values unchanged are left out."""
+    plain = {name: [getattr(v, "value", v) for v in pair] for name, pair in changes.items()}
     audit.note(
         session,
         action,
-        target_type="offerwall",
-        target_id=offerwall.id,
-        target_name=offerwall.name,
-        scope=("offerwall", offerwall.id),
-        changes={
-            name: [getattr(v, "value", v) for v in pair]
-            for name, pair in changes.items()
-            if pair[0] != pair[1]
-        },
+        audit.Target.offerwall(offerwall),
+        {name: pair for name, pair in plain.items() if pair[0] != pair[1]},
     )
 
 

@@ -53,13 +53,7 @@ def create_game(
 def _note(session: Session, game: Game, action: str, **changes: list[Any]) -> None:
     """An audit event of the game, in its studio's scope."""
     audit.note(
-        session,
-        action,
-        target_type="game",
-        target_id=game.id,
-        target_name=game.name,
-        scope=("studio", game.studio_id) if game.studio_id else None,
-        changes=changes,
+        session, action, audit.Target.of_studio("game", game.id, game.name, game.studio_id), changes
     )
 
 

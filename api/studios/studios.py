@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -43,23 +42,12 @@ def create_studio(*, session: Session, name: str) -> Studio:
     studio = Studio(name=_free_name(session, name))
     session.add(studio)
     session.flush()
-    _note(session, studio, "studio.created", {}, {"name": studio.name})
+    audit.note(session, "studio.created", _target(studio), {"name": [None, studio.name]})
     return studio
 
 
-def _note(
-    session: Session, studio: Studio, action: str, before: dict[str, Any], after: dict[str, Any]
-) -> None:
-    audit.note_changed(
-        session,
-        action,
-        before,
-        after,
-        target_type="studio",
-        target_id=studio.id,
-        target_name=studio.name,
-        scope=("studio", studio.id),
-    )
+def _target(studio: Studio) -> audit.Target:
+    return audit.Target.of_studio("studio", studio.id, studio.name, studio.id)
 
 
 def rename_studio(*, session: Session, studio_id: str, name: str) -> Studio:
@@ -68,7 +56,8 @@ def rename_studio(*, session: Session, studio_id: str, name: str) -> Studio:
     if studio is None:
         raise AccountError("No such studio.")
     wanted = _free_name(session, name, keep=studio.id)
-    _note(session, studio, "studio.renamed", {"name": studio.name}, {"name": wanted})
+    renamed = ({"name": studio.name}, {"name": wanted})
+    audit.note_changed(session, "studio.renamed", _target(studio), *renamed)
     studio.name = wanted
     session.add(studio)
     session.flush()

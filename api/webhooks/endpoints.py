@@ -134,14 +134,12 @@ def _note(session: Session, endpoint: WebhookEndpoint, action: str, **changes: l
     """An audit event of the endpoint, in its game's studio's scope (never its secret)."""
     game = session.get(Game, endpoint.game_id)
     studio_id = game.studio_id if game is not None else None
+    target = audit.Target.of_studio("webhook_endpoint", endpoint.id, endpoint.url, studio_id)
     audit.note(
         session,
         action,
-        target_type="webhook_endpoint",
-        target_id=endpoint.id,
-        target_name=endpoint.url,
-        scope=("studio", studio_id) if studio_id else None,
-        changes={name: pair for name, pair in changes.items() if pair[0] != pair[1]},
+        target,
+        {name: pair for name, pair in changes.items() if pair[0] != pair[1]},
     )
 
 
