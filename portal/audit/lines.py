@@ -1,0 +1,86 @@
+"""An audit event as the portal's tables show it: when, who (with role and IP), the
+action, the target as it was named, the request id, and each change before → after.
+
+Staff see every actor as recorded. A publisher or a designer sees their own accounts'
+actions in full, and Questwall's (staff, an operator's command, the system) without the
+person's email, address or browser."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from api import audit
+from portal.components.formatting import exact
+
+# A value longer than this is cut (a long URL stays readable in a table's cell).
+LONGEST = 300
+DASH = "—"
+
+
+@dataclass(frozen=True)
+class ChangeLine:
+    field: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class EventLine:
+    id: int
+    when: str  # to the second, UTC
+    who: str
+    role: str
+    ip: str
+    user_agent: str
+    action: str
+    target: str  # its name as it was then, or its id
+    target_ref: str  # "offerwall 3f2c…": its type and id
+    request_id: str
+    changes: list[ChangeLine]
+
+
+def _value(value: Any) -> str:
+    if value is None or value == "":
+        return DASH
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= LONGEST else text[: LONGEST - 1] + "…"
+
+
+def _change(name: str, value: Any) -> ChangeLine:
+    if isinstance(value, list) and len(value) == 2:
+        return ChangeLine(name, _value(value[0]), _value(value[1]))
+    return ChangeLine(name, DASH, _value(value))
+
+
+def _questwall(row: dict[str, Any]) -> str:
+    if row["actor_kind"] == "system":
+        return "Questwall (automatic)"
+    if row["actor_kind"] == "cli":
+        return "Questwall operator"
+    return "Questwall staff"
+
+
+def line_of(row: dict[str, Any], *, staff: bool) -> EventLine:
+    """The event of `row` as a viewer who is staff (or not) sees it."""
+    ours = row["actor_kind"] != "account" or row["actor_role"] == "staff"
+    hidden = ours and not staff
+    who = _questwall(row) if hidden else (row["actor_email"] or row["actor_kind"])
+    return EventLine(
+        id=row["id"],
+        when=exact(row["at"]),
+        who=who,
+        role="" if hidden else (row["actor_role"] or row["actor_kind"]),
+        ip="" if hidden else (row["actor_ip"] or ""),
+        user_agent="" if hidden else (row["user_agent"] or ""),
+        action=row["action"],
+        target=row["target_name"] or row["target_id"],
+        target_ref=f"{row['target_type']} {row['target_id']}",
+        request_id=row["request_id"] or "",
+        changes=[_change(name, value) for name, value in (row["changes"] or {}).items()],
+    )
+
+
+def lines_of(page: audit.Page, *, staff: bool) -> list[EventLine]:
+    return [line_of(row, staff=staff) for row in page.rows]

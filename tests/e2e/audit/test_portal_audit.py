@@ -1,0 +1,195 @@
+"""The audit trail in the real portal: staff's Audit log (filters, each change before →
+after, "Older" paging, the CSV export recorded), a game's and a mission's History tab for
+its designer and a publisher's History and Security log, at a laptop's and a phone's
+width; and the log refused to others, by the page and by its handlers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from api import audit
+from api.ops import request_context
+from api.publishers import offerwalls
+from api.studios import create_game
+from portal import routes
+from tests.e2e.conftest import STAFF_EMAIL, looked_at
+from tests.e2e.socket_events import SPY, expect_refusals, handler_name, send_event
+from tests.e2e.steps import approved_publisher_signed_in, sign_in, studio_with_designer
+from tests.factories import make_mission
+
+pytestmark = pytest.mark.e2e
+
+STAFF = audit.account_actor("staff-e2e", STAFF_EMAIL, "staff", ip="2001:db8:4:5:6:7:8:9")
+# A request id as long as the table allows: it wraps in its cell, never widens the page.
+LONG_REQUEST = "req-" + "9f86d081884c7d659a2feaa0c55ad015" * 2
+
+
+def _urls_changed(portal, name: str, times: int) -> str:
+    """An offerwall approved, then its postback URL changed `times` times, by staff."""
+    with portal.setting_up() as (session, box), audit.acting_as(STAFF):
+        wall = offerwalls.create_offerwall(session=session, name=name)
+        with request_context(LONG_REQUEST):
+            offerwalls.approve(session=session, box=box, offerwall=wall)
+        for n in range(times):
+            offerwalls.set_postback_url(
+                session=session,
+                offerwall=wall,
+                url=f"https://{name.lower().replace(' ', '-')}.example/postbacks/"
+                f"a-very-long-path-that-must-wrap/{n}?tx={{transaction_id}}",
+            )
+        return wall.id
+
+
+def test_staff_filter_page_and_export_the_audit_log(portal, page):
+    wall_id = _urls_changed(portal, "Audit Log Wall", 30)
+    sign_in(page, portal.url, *portal.staff, then=routes.STAFF_AUDIT)
+    expect(page.get_by_role("heading", name="Audit log", exact=True)).to_be_visible()
+    rows = page.get_by_test_id("audit-event")
+    expect(rows).to_have_count(25)
+
+    page.get_by_label("Target").fill(f"offerwall:{wall_id}")
+    page.get_by_label("Action").fill("offerwall.approved")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    approved = rows.first
+    expect(approved).to_contain_text("offerwall.approved")
+    expect(approved).to_contain_text("Audit Log Wall")
+    expect(approved).to_contain_text(STAFF_EMAIL)
+    expect(approved).to_contain_text("staff · 2001:db8:4:5:6:7:8:9")
+    expect(approved.get_by_test_id("audit-change")).to_have_text("status: pending → approved")
+    expect(approved).to_contain_text(LONG_REQUEST)
+    looked_at(page, "audit-log-filtered")
+
+    page.get_by_label("Action").fill("offerwall.")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(25)
+    expect(rows.first.get_by_test_id("audit-change")).to_contain_text("/29?tx=")
+    page.get_by_role("button", name="Older").click()
+    expect(rows).to_have_count(6)  # 30 URLs and the approval: 25, then 6
+    expect(rows.last).to_contain_text("offerwall.approved")
+    expect(page.get_by_role("button", name="Older")).to_be_disabled()
+    looked_at(page, "audit-log-older")
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="CSV").click()
+    assert re.fullmatch(r"questwall-audit-\d+\.csv", download.value.suggested_filename)
+    table = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
+    assert len(table) == 31 and {r["target_id"] for r in table} == {wall_id}
+    assert table[0]["action"] == "offerwall.approved"
+
+    page.get_by_role("button", name="Clear").click()
+    expect(page.get_by_label("Action")).to_have_value("")  # the form drawn again, empty
+    page.get_by_label("Action").fill("audit.exported")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text(STAFF_EMAIL)
+    expect(rows.first.get_by_test_id("audit-change").filter(has_text="rows")).to_have_text(
+        "rows: — → 31"
+    )
+
+    page.get_by_label("Since").fill("last week")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_role("alert")).to_contain_text("since must be an ISO date or time")
+
+
+def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
+    studio = studio_with_designer(
+        portal, "History Studio", "designer-history@example.com", "designer-2026"
+    )
+    with portal.setting_up() as (session, box):
+        game = create_game(session=session, box=box, name="History Game", studio_id=studio)
+    engine = portal.engine()
+    try:
+        mission_id = make_mission(engine, game.game_id, title="Reach level 10").id
+    finally:
+        engine.dispose()
+    with portal.setting_up() as (session, box):
+        designer = audit.account_actor("d-1", "designer-history@example.com", "designer")
+        with audit.acting_as(designer):
+            audit.record(
+                session,
+                "mission.changed",
+                target_type="mission",
+                target_id=mission_id,
+                target_name="Reach level 10",
+                scope=("studio", studio),
+                changes={"payout_micros": [1_000_000, 1_500_000]},
+            )
+            audit.record(
+                session,
+                "game.renamed",
+                target_type="game",
+                target_id=game.game_id,
+                target_name="History Game",
+                scope=("studio", studio),
+                changes={"name": ["History Gam", "History Game"]},
+            )
+    sign_in(
+        page,
+        portal.url,
+        "designer-history@example.com",
+        "designer-2026",
+        then=routes.game(game.game_id),
+    )
+    page.get_by_test_id("game-tabs").get_by_role("button", name="History").click()
+    rows = page.get_by_test_id("audit-event")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("game.renamed")
+    expect(rows.first.get_by_test_id("audit-change")).to_have_text(
+        "name: History Gam → History Game"
+    )
+    looked_at(page, "game-history")
+
+    page.goto(portal.url + routes.mission(game.game_id, mission_id))
+    page.get_by_role("link", name="This mission's history").click()
+    expect(page.get_by_role("heading", name="History of Reach level 10")).to_be_visible()
+    expect(rows).to_have_count(1)
+    expect(rows.first.get_by_test_id("audit-change")).to_have_text(
+        "payout_micros: 1000000 → 1500000"
+    )
+    looked_at(page, "mission-history")
+
+    # Another studio's game: refused, the same answer as a game that does not exist.
+    with portal.setting_up() as (session, box):
+        other = create_game(session=session, box=box, name="Not Theirs")
+    page.goto(portal.url + routes.with_game(routes.GAME_HISTORY, other.game_id))
+    expect(page.get_by_text("No such game.")).to_be_visible()
+
+
+def test_a_publisher_reads_their_history_and_security_log_without_staff_details(portal, page):
+    wall = approved_publisher_signed_in(portal, page, "History Wall")
+    page.get_by_test_id("workspace-records").get_by_role("link", name="History").click()
+    expect(page.get_by_role("heading", name="History", exact=True)).to_be_visible()
+    approved = page.get_by_test_id("audit-event").filter(has_text="offerwall.approved")
+    expect(approved).to_have_count(1)
+    expect(approved).to_contain_text("History Wall")
+    expect(page.get_by_test_id("audit-events")).not_to_contain_text(STAFF_EMAIL)
+    looked_at(page, "publisher-history")
+
+    page.goto(portal.url + routes.PUBLISHER_SECURITY)
+    expect(page.get_by_role("heading", name="Security log")).to_be_visible()
+    page.goto(portal.url + routes.PUBLISHER_HISTORY + routes.offerwall_query("someone-else"))
+    expect(page.get_by_text("Your account may not do this.")).to_be_visible()
+    assert wall.id
+
+
+def test_others_cannot_open_the_audit_log_nor_send_its_events(portal, new_page):
+    from portal.audit.events_state import AuditLogState
+
+    designer = new_page()
+    studio_with_designer(portal, "Audit Studio", "designer-audit@example.com", "designer-2026")
+    designer.add_init_script(SPY)
+    sign_in(designer, portal.url, "designer-audit@example.com", "designer-2026")
+    designer.goto(portal.url + routes.STAFF_AUDIT)
+    expect(designer.get_by_text("Your account cannot open that page.")).to_be_visible()
+    expect(designer).not_to_have_url(re.compile(routes.STAFF_AUDIT))
+    send_event(designer, handler_name(AuditLogState, "older_page"), {}, routes.STAFF_AUDIT)
+    expect_refusals(designer, 1)
+    answer = designer.evaluate("async () => (await fetch('/staff/audit/export?format=csv')).status")
+    assert answer == 403
