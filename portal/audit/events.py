@@ -1,5 +1,6 @@
-"""The table every list of audit events shows (when, who with role and IP, action, target
-as it was named, each change before → after, request id) and its paging."""
+"""The table every list of audit events shows (when, with the request id under it; who with
+role and IP; the action; the target as it was named; each change before → after) and its
+paging."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def _target(event: Any) -> rx.Component:
         rx.text(event.target, size="2", **WORDS),
         rx.text(event.target_ref, size="1", color_scheme="gray", **BREAK),
         spacing="0",
-        min_width=["0", "0", "9rem"],
+        min_width=["0", "0", "8rem"],
     )
 
 
@@ -59,28 +60,48 @@ def _changes(event: Any) -> rx.Component:
             rx.foreach(event.changes, _change),
             style={"margin": "0", "padding": "0", "listStyle": "none"},
             # On a laptop the values (URLs) get room enough to read; a phone's card wraps.
-            min_width=["0", "0", "16rem"],
+            min_width=["0", "0", "14rem"],
         ),
         rx.text("—", color_scheme="gray"),
     )
 
 
+def _when(event: Any) -> rx.Component:
+    """The moment, and under it the request that made the change (its id in the logs)."""
+    return rx.vstack(
+        rx.text(
+            rx.text(event.day, as_="span", white_space="nowrap"),
+            " ",
+            rx.text(event.time, as_="span", white_space="nowrap"),
+            size="2",
+        ),
+        rx.cond(
+            event.request_id != "",
+            rx.text(
+                "request ",
+                rx.code(event.request_id, size="1", variant="ghost"),
+                size="1",
+                color_scheme="gray",
+                data_testid="audit-request",
+                **BREAK,
+            ),
+        ),
+        spacing="1",
+        min_width=["0", "0", "8rem"],
+    )
+
+
 def events_table(state: Any) -> rx.Component:
     return data_table(
-        ("When", "Who", "Action", "Target", "Changes", "Request"),
+        ("When", "Who", "Action", "Target", "Changes"),
         state.events,
         lambda e: [
-            rx.text(e.when, size="2", white_space="nowrap"),
+            _when(e),
             _who(e),
             # One line in a laptop's table; a phone's card wraps it (assets/portal.css).
-            rx.code(e.action, size="2", white_space="nowrap"),
+            rx.code(e.action, size="1", white_space="nowrap"),
             _target(e),
             _changes(e),
-            rx.cond(
-                e.request_id != "",
-                rx.code(e.request_id, size="1", variant="ghost", **BREAK),
-                rx.text("—", color_scheme="gray"),
-            ),
         ],
         test_id="audit-event",
     )

@@ -30,6 +30,8 @@ class ChangeLine:
 class EventLine:
     id: int
     when: str  # to the second, UTC
+    day: str  # its day, then its time: two lines in a laptop's table
+    time: str
     who: str
     role: str
     ip: str
@@ -70,6 +72,8 @@ def line_of(row: dict[str, Any], *, staff: bool) -> EventLine:
     return EventLine(
         id=row["id"],
         when=exact(row["at"]),
+        day=exact(row["at"])[:10],
+        time=exact(row["at"])[11:],
         who=who,
         role="" if hidden else (row["actor_role"] or row["actor_kind"]),
         ip="" if hidden else (row["actor_ip"] or ""),

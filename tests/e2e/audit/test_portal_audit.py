@@ -46,6 +46,18 @@ def _urls_changed(portal, name: str, times: int) -> str:
         return wall.id
 
 
+TABLE_FITS = """() => [...document.querySelectorAll(
+  '[data-testid=audit-events] .rt-ScrollAreaViewport')].every(
+  (e) => e.scrollWidth <= e.clientWidth + 1)"""
+
+
+def _fits(page) -> None:
+    """At both widths, the page and the events' table: neither scrolls sideways."""
+    for width, height in ((1366, 768), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        assert page.evaluate(TABLE_FITS), f"the events' table scrolls sideways at {width} px"
+
+
 def test_staff_filter_page_and_export_the_audit_log(portal, page):
     wall_id = _urls_changed(portal, "Audit Log Wall", 30)
     sign_in(page, portal.url, *portal.staff, then=routes.STAFF_AUDIT)
@@ -65,6 +77,7 @@ def test_staff_filter_page_and_export_the_audit_log(portal, page):
     expect(approved.get_by_test_id("audit-change")).to_have_text("status: pending → approved")
     expect(approved).to_contain_text(LONG_REQUEST)
     looked_at(page, "audit-log-filtered")
+    _fits(page)
 
     page.get_by_label("Action").fill("offerwall.")
     page.get_by_role("button", name="Filter").click()
@@ -75,6 +88,7 @@ def test_staff_filter_page_and_export_the_audit_log(portal, page):
     expect(rows.last).to_contain_text("offerwall.approved")
     expect(page.get_by_role("button", name="Older")).to_be_disabled()
     looked_at(page, "audit-log-older")
+    _fits(page)
 
     with page.expect_download() as download:
         page.get_by_role("link", name="CSV").click()
@@ -137,6 +151,7 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
         "designer-2026",
         then=routes.game(game.game_id),
     )
+    expect(page.get_by_role("heading", name="History Game")).to_be_visible()
     page.get_by_test_id("game-tabs").get_by_role("button", name="History").click()
     rows = page.get_by_test_id("audit-event")
     expect(rows).to_have_count(1)
