@@ -30,6 +30,11 @@ class EventList(rx.State, mixin=True):
     async def _page(self, before: int | None) -> audit.Page:
         raise NotImplementedError
 
+    def _forget(self) -> None:
+        """On a page's load: nothing of the page opened before shows (a refused load
+        leaves the list empty, not another object's events)."""
+        self.events, self.older, self.before = [], 0, 0
+
     def _staff(self) -> bool:
         return getattr(self, "user_role", "") == Role.STAFF
 
@@ -99,7 +104,8 @@ class AuditLogState(EventList, AuthState):
         query = self.router.url.query_parameters
         for name in FILTERS:  # a link may open the log filtered (?action=offerwall.)
             setattr(self, name, str(query.get(name, "")))
-        self.before, self.filter_error = 0, ""
+        self._forget()
+        self.filter_error = ""
         guard = await self._guard(Role.STAFF)
         if guard is None:
             await self._filtered()

@@ -50,7 +50,7 @@ class GameHistoryState(EventList, GameScoped):
     @rx.event
     @refusals()
     async def load(self):
-        self.before = 0
+        self._forget()
         self.mission_id = self.mission_name = ""
         return await self._load_game_page()
 
@@ -66,7 +66,7 @@ class OfferwallEvents(EventList, OfferwallScoped):
         return await self._on_offerwall(lambda s, wall, _a: _read(s, self._wanted(wall.id), before))
 
     async def _load_events(self):
-        self.before = 0
+        self._forget()
         redirect, _wall = await self._open()
         if redirect is None:
             await self._fetch()
@@ -127,5 +127,6 @@ class StudioSecurityState(EventList, AuthState):
     @rx.event
     @refusals()
     async def load(self):
-        self.before = 0
+        self._forget()
+        self.studio_id = self.studio_name = ""
         return await self._load_page(Role.DESIGNER, Role.STAFF)

@@ -11,12 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from api import audit
 from api.ops import request_context
 from api.publishers import offerwalls
-from api.studios import create_game
+from api.studios import create_game, studios
+from models import User
 from portal import routes
 from tests.e2e.conftest import STAFF_EMAIL, looked_at
 from tests.e2e.socket_events import SPY, expect_refusals, handler_name, send_event
@@ -124,7 +126,10 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
     finally:
         engine.dispose()
     with portal.setting_up() as (session, box):
-        designer = audit.account_actor("d-1", "designer-history@example.com", "designer")
+        designer_id = session.execute(
+            sa.select(User.id).where(User.email == "designer-history@example.com")
+        ).scalar_one()
+        designer = audit.account_actor(designer_id, "designer-history@example.com", "designer")
         with audit.acting_as(designer):
             audit.record(
                 session,
@@ -144,6 +149,15 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
                 scope=("studio", studio),
                 changes={"name": ["History Gam", "History Game"]},
             )
+            audit.record(
+                session,
+                "account.password_changed",
+                target_type="account",
+                target_id=designer_id,
+                target_name="designer-history@example.com",
+                scope=("studio", studio),
+            )
+        elsewhere = studios.create_studio(session=session, name="Elsewhere Studio").id
     sign_in(
         page,
         portal.url,
@@ -169,6 +183,18 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
         "payout_micros: 1000000 → 1500000"
     )
     looked_at(page, "mission-history")
+
+    # The studio's security log: what happened to its accounts, and what they did.
+    page.get_by_role("link", name="Games").first.click()
+    page.get_by_role("link", name="Your studio's security log").click()
+    expect(page.get_by_role("heading", name="History Studio")).to_be_visible()
+    expect(rows).to_have_count(3)
+    expect(rows.first).to_contain_text("account.password_changed")
+    expect(rows.filter(has_text="game.renamed")).to_have_count(1)
+    looked_at(page, "studio-security")
+    page.goto(portal.url + routes.studio_security(elsewhere))
+    expect(page.get_by_text("Your account may not do this.")).to_be_visible()
+    expect(page.get_by_test_id("audit-event")).to_have_count(0)
 
     # Another studio's game: refused, the same answer as a game that does not exist.
     with portal.setting_up() as (session, box):
