@@ -3,7 +3,15 @@ value before and after; append-only and hash-chained (docs/operations.md#audit-t
 
 from api.audit.actors import SYSTEM, Actor, account_actor, acting_as, cli_actor, current_actor
 from api.audit.chain import Verified, prune, verify
-from api.audit.filters import SCOPES, FilterError, Filters, filters, parse_target, parse_time
+from api.audit.filters import (
+    SCOPES,
+    FilterError,
+    Filters,
+    accounts_in,
+    filters,
+    parse_target,
+    parse_time,
+)
 from api.audit.reading import (
     FORMATS,
     MAX_LIMIT,
@@ -31,6 +39,7 @@ __all__ = [
     "Page",
     "Verified",
     "account_actor",
+    "accounts_in",
     "acting_as",
     "changed",
     "cli_actor",

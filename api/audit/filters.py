@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from api.core.refusals import DomainError
 from models.accounts import User
@@ -148,10 +149,20 @@ def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _accounts_of(scope: tuple[str, str]) -> Any:
+def _members(scope: tuple[str, str]) -> Any:
     kind, ident = scope
     column = _user.c.studio_id if kind == "studio" else _user.c.offerwall_id
-    members = sa.select(_user.c.id).where(column == ident)
+    return sa.select(_user.c.id).where(column == ident)
+
+
+def accounts_in(session: Session | sa.Connection, scope: tuple[str, str]) -> frozenset[str]:
+    """The ids of a studio's or an offerwall's accounts (`scope`: its kind and id)."""
+    return frozenset(session.execute(_members(scope)).scalars())
+
+
+def _accounts_of(scope: tuple[str, str]) -> Any:
+    kind, ident = scope
+    members = _members(scope)
     about_them = sa.and_(
         _event.c.target_type == "account",
         _event.c.scope_type == kind,

@@ -6,11 +6,14 @@ A state lists `EventList` first among its bases and reads a page in `_page`, thr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import reflex as rx
+from sqlmodel import Session
 
 from api import audit
+from api.accounts import Account
 from models import Role
 from portal.audit.lines import EventLine, lines_of
 from portal.state.auth import AuthState, refusals
@@ -22,12 +25,34 @@ EXPORT_PATH = "/staff/audit/export"
 FILTERS = ("actor", "action", "target", "since", "until")
 
 
+@dataclass(frozen=True)
+class Read:
+    """A page of events, and whose actions the viewer sees in full: the ids of their
+    organisation's accounts, None for staff (every actor)."""
+
+    page: audit.Page
+    own: frozenset[str] | None
+
+
+def read(session: Session, account: Account, wanted: audit.Filters, before: int | None) -> Read:
+    """A page of `wanted`, for `account` to see (after the caller checked it may)."""
+    page = audit.read_page(session, wanted, before=before, limit=PAGE_SIZE)
+    if account.role == Role.STAFF:
+        return Read(page, None)
+    scope = (
+        ("studio", account.studio_id or "")
+        if account.role == Role.DESIGNER
+        else ("offerwall", account.offerwall_id or "")
+    )
+    return Read(page, audit.accounts_in(session, scope))
+
+
 class EventList(rx.State, mixin=True):
     events: list[EventLine] = []
     older: int = 0  # the cursor of the next, older page; 0: this is the last
     before: int = 0  # this page's cursor; 0: the newest
 
-    async def _page(self, before: int | None) -> audit.Page:
+    async def _page(self, before: int | None) -> Read:
         raise NotImplementedError
 
     def _forget(self) -> None:
@@ -35,13 +60,10 @@ class EventList(rx.State, mixin=True):
         leaves the list empty, not another object's events)."""
         self.events, self.older, self.before = [], 0, 0
 
-    def _staff(self) -> bool:
-        return getattr(self, "user_role", "") == Role.STAFF
-
     async def _fetch(self) -> None:
-        page = await self._page(self.before or None)
-        self.events = lines_of(page, staff=self._staff())
-        self.older = page.older or 0
+        found = await self._page(self.before or None)
+        self.events = lines_of(found.page, own=found.own)
+        self.older = found.page.older or 0
 
     @rx.event
     @refusals()
@@ -78,11 +100,9 @@ class AuditLogState(EventList, AuthState):
             until=self.until,
         )
 
-    async def _page(self, before: int | None) -> audit.Page:
+    async def _page(self, before: int | None) -> Read:
         wanted = self._filters()
-        return await self._run(
-            lambda s, _a: audit.read_page(s, wanted, before=before, limit=PAGE_SIZE), Role.STAFF
-        )
+        return await self._run(lambda s, a: read(s, a, wanted, before), Role.STAFF)
 
     @rx.var
     def export_query(self) -> str:

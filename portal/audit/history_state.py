@@ -11,14 +11,10 @@ from sqlmodel import Session
 from api import audit
 from api.accounts import Account, Forbidden
 from models import Mission, Role, Studio
-from portal.audit.events_state import PAGE_SIZE, EventList
+from portal.audit.events_state import EventList, Read, read
 from portal.state.auth import AuthState, refusals
 from portal.state.game_scope import GameScoped
 from portal.state.workspace import OfferwallScoped
-
-
-def _read(session: Session, wanted: audit.Filters, before: int | None) -> audit.Page:
-    return audit.read_page(session, wanted, before=before, limit=PAGE_SIZE)
 
 
 class GameHistoryState(EventList, GameScoped):
@@ -27,10 +23,10 @@ class GameHistoryState(EventList, GameScoped):
     mission_id: str = ""
     mission_name: str = ""
 
-    async def _page(self, before: int | None) -> audit.Page:
+    async def _page(self, before: int | None) -> Read:
         requested = self.router.url.query_parameters.get("mission", "")
 
-        def work(session: Session, game, _account: Account) -> tuple[str, str, audit.Page]:
+        def work(session: Session, game, account: Account) -> tuple[str, str, Read]:
             about = ("game", game.id)
             name = ""
             if requested:
@@ -41,7 +37,7 @@ class GameHistoryState(EventList, GameScoped):
             return (
                 about[1] if requested else "",
                 name,
-                _read(session, audit.Filters(about=about), before),
+                read(session, account, audit.Filters(about=about), before),
             )
 
         self.mission_id, self.mission_name, page = await self._on_game(work)
@@ -62,8 +58,10 @@ class OfferwallEvents(EventList, OfferwallScoped):
     def _wanted(self, offerwall_id: str) -> audit.Filters:
         raise NotImplementedError
 
-    async def _page(self, before: int | None) -> audit.Page:
-        return await self._on_offerwall(lambda s, wall, _a: _read(s, self._wanted(wall.id), before))
+    async def _page(self, before: int | None) -> Read:
+        return await self._on_offerwall(
+            lambda s, wall, a: read(s, a, self._wanted(wall.id), before)
+        )
 
     async def _load_events(self):
         self._forget()
@@ -106,10 +104,10 @@ class StudioSecurityState(EventList, AuthState):
     studio_id: str = ""
     studio_name: str = ""
 
-    async def _page(self, before: int | None) -> audit.Page:
+    async def _page(self, before: int | None) -> Read:
         requested = str(self.router.url.query_parameters.get("studio", ""))
 
-        def work(session: Session, account: Account) -> tuple[str, str, audit.Page]:
+        def work(session: Session, account: Account) -> tuple[str, str, Read]:
             wanted_id = requested
             if account.role == Role.DESIGNER:
                 if requested and requested != account.studio_id:
@@ -119,7 +117,7 @@ class StudioSecurityState(EventList, AuthState):
             if studio is None:
                 raise Forbidden("No such studio.")
             wanted = audit.Filters(accounts_of=("studio", studio.id))
-            return studio.id, studio.name, _read(session, wanted, before)
+            return studio.id, studio.name, read(session, account, wanted, before)
 
         self.studio_id, self.studio_name, page = await self._run(work, Role.DESIGNER, Role.STAFF)
         return page

@@ -1,9 +1,10 @@
 """An audit event as the portal's tables show it: when, who (with role and IP), the
 action, the target as it was named, the request id, and each change before → after.
 
-Staff see every actor as recorded. A publisher or a designer sees their own accounts'
-actions in full, and Questwall's (staff, an operator's command, the system) without the
-person's email, address or browser."""
+Staff see every actor as recorded. A publisher or a designer sees the actions of their own
+organisation's accounts in full, and anyone else's without the person's email, address or
+browser: Questwall's (staff, an operator's command, the system), or another organisation's
+(a studio's designer deciding on a publisher's conversion)."""
 
 from __future__ import annotations
 
@@ -56,19 +57,23 @@ def _change(name: str, value: Any) -> ChangeLine:
     return ChangeLine(name, DASH, _value(value))
 
 
-def _questwall(row: dict[str, Any]) -> str:
+def _anonymous(row: dict[str, Any]) -> str:
     if row["actor_kind"] == "system":
         return "Questwall (automatic)"
     if row["actor_kind"] == "cli":
         return "Questwall operator"
-    return "Questwall staff"
+    return {
+        "staff": "Questwall staff",
+        "designer": "A game studio",
+        "publisher": "A publisher",
+    }.get(row["actor_role"] or "", "Another account")
 
 
-def line_of(row: dict[str, Any], *, staff: bool) -> EventLine:
-    """The event of `row` as a viewer who is staff (or not) sees it."""
-    ours = row["actor_kind"] != "account" or row["actor_role"] == "staff"
-    hidden = ours and not staff
-    who = _questwall(row) if hidden else (row["actor_email"] or row["actor_kind"])
+def line_of(row: dict[str, Any], *, own: frozenset[str] | None) -> EventLine:
+    """The event of `row` as a viewer sees it: `own`, the ids of the viewer's
+    organisation's accounts, whose actions show in full (None: staff, who see all)."""
+    hidden = own is not None and row["actor_id"] not in own
+    who = _anonymous(row) if hidden else (row["actor_email"] or row["actor_kind"])
     return EventLine(
         id=row["id"],
         when=exact(row["at"]),
@@ -86,5 +91,5 @@ def line_of(row: dict[str, Any], *, staff: bool) -> EventLine:
     )
 
 
-def lines_of(page: audit.Page, *, staff: bool) -> list[EventLine]:
-    return [line_of(row, staff=staff) for row in page.rows]
+def lines_of(page: audit.Page, *, own: frozenset[str] | None) -> list[EventLine]:
+    return [line_of(row, own=own) for row in page.rows]

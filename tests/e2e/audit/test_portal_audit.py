@@ -203,21 +203,49 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
     expect(page.get_by_text("No such game.")).to_be_visible()
 
 
-def test_a_publisher_reads_their_history_and_security_log_without_staff_details(portal, page):
+def test_a_publisher_reads_their_history_and_security_log_without_others_details(portal, page):
     wall = approved_publisher_signed_in(portal, page, "History Wall")
+    designer = audit.account_actor(
+        "d-elsewhere", "reviewer@studio.example", "designer", ip="198.51.100.99"
+    )
+    with portal.setting_up() as (session, _box):
+        with audit.acting_as(STAFF):
+            audit.record(
+                session,
+                "offerwall.reversal_url_changed",
+                target_type="offerwall",
+                target_id=wall.id,
+                target_name=wall.name,
+                scope=("offerwall", wall.id),
+                changes={"reversal_url": [None, "https://history.example/reversal"]},
+            )
+        with audit.acting_as(designer):  # a studio deciding on this publisher's conversion
+            audit.record(
+                session,
+                "conversion.rejected",
+                target_type="conversion",
+                target_id="tx-history-1",
+                scope=("offerwall", wall.id),
+                changes={"status": ["pending", "rejected"]},
+            )
     page.get_by_test_id("workspace-records").get_by_role("link", name="History").click()
     expect(page.get_by_role("heading", name="History", exact=True)).to_be_visible()
-    approved = page.get_by_test_id("audit-event").filter(has_text="offerwall.approved")
-    expect(approved).to_have_count(1)
-    expect(approved).to_contain_text("History Wall")
-    expect(page.get_by_test_id("audit-events")).not_to_contain_text(STAFF_EMAIL)
+    rows = page.get_by_test_id("audit-event")
+    expect(rows).to_have_count(3)
+    expect(rows.filter(has_text="offerwall.approved")).to_contain_text("History Wall")
+    expect(rows.filter(has_text="offerwall.reversal_url_changed")).to_contain_text(
+        "Questwall staff"
+    )
+    expect(rows.filter(has_text="conversion.rejected")).to_contain_text("A game studio")
+    events = page.get_by_test_id("audit-events")
+    for private in (STAFF_EMAIL, "2001:db8:4:5", "reviewer@studio.example", "198.51.100.99"):
+        expect(events).not_to_contain_text(private)
     looked_at(page, "publisher-history")
 
     page.goto(portal.url + routes.PUBLISHER_SECURITY)
     expect(page.get_by_role("heading", name="Security log")).to_be_visible()
     page.goto(portal.url + routes.PUBLISHER_HISTORY + routes.offerwall_query("someone-else"))
     expect(page.get_by_text("Your account may not do this.")).to_be_visible()
-    assert wall.id
 
 
 def test_others_cannot_open_the_audit_log_nor_send_its_events(portal, new_page):
