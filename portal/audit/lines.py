@@ -73,14 +73,18 @@ def line_of(row: dict[str, Any], *, own: frozenset[str] | None) -> EventLine:
     """The event of `row` as a viewer sees it: `own`, the ids of the viewer's
     organisation's accounts, whose actions show in full (None: staff, who see all)."""
     hidden = own is not None and row["actor_id"] not in own
-    who = _anonymous(row) if hidden else (row["actor_email"] or row["actor_kind"])
+    if hidden or row["actor_kind"] == "system":
+        who, role = _anonymous(row), ""
+    else:  # an account as it was, or the operating-system user of a command
+        who = row["actor_email"] or row["actor_kind"]
+        role = row["actor_role"] or ("command line" if row["actor_kind"] == "cli" else "")
     return EventLine(
         id=row["id"],
         when=exact(row["at"]),
         day=exact(row["at"])[:10],
         time=exact(row["at"])[11:],
         who=who,
-        role="" if hidden else (row["actor_role"] or row["actor_kind"]),
+        role=role,
         ip="" if hidden else (row["actor_ip"] or ""),
         user_agent="" if hidden else (row["user_agent"] or ""),
         action=row["action"],

@@ -48,6 +48,18 @@ def test_staff_see_the_actor_as_recorded_and_each_change():
     assert note.before == "—" and len(note.after) == 300 and note.after.endswith("…")
 
 
+def test_staff_see_a_command_by_its_user_and_the_systems_own_decisions_as_such():
+    command = line_of(
+        row(actor_kind="cli", actor_id=None, actor_email="ops", actor_role=None), own=None
+    )
+    assert (command.who, command.role) == ("ops", "command line")
+    system = line_of(
+        row(actor_kind="system", actor_id=None, actor_email=None, actor_role=None, actor_ip=None),
+        own=None,
+    )
+    assert (system.who, system.role, system.ip) == ("Questwall (automatic)", "", "")
+
+
 def test_others_see_their_own_accounts_in_full_and_no_one_elses_person():
     assert line_of(row(), own=frozenset({"u-1"})).who == "dee@studio.example"
     for fields, who in [
