@@ -79,25 +79,24 @@ def _text(field: str, value: str | None, pattern: re.Pattern[str] | None = None)
 
 def parse_time(field: str, value: str | None, *, end: bool = False) -> datetime | None:
     """An ISO date (`2026-11-29`) or date and time (`2026-11-29T14:03`, `...Z`,
-    `...+02:00`; without a zone: UTC), as an aware UTC time. A date alone
-    as the end of a range (`end`) includes that whole day. Aware, in UTC."""
+    `...+02:00`; without a zone: UTC), as an aware UTC time. A date alone as the end of a
+    range (`end`) includes that whole day."""
     text = _text(field, value)
     if not text:
         return None
     try:
         if len(text) == 10:
-            day = date.fromisoformat(text)
-            moment = datetime.combine(day, time(), tzinfo=UTC)
+            moment = datetime.combine(date.fromisoformat(text), time(), tzinfo=UTC)
             return moment + timedelta(days=1) if end else moment
         moment = datetime.fromisoformat(text.replace("z", "Z"))
-    except (ValueError, OverflowError):
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # not a time, or past the calendar's ends in UTC
         raise FilterError(
             f"{field} must be an ISO date or time, such as 2026-11-29 or 2026-11-29T14:03Z.",
             field,
         ) from None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 def parse_target(value: str | None) -> tuple[str, str]:

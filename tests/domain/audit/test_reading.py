@@ -179,6 +179,9 @@ def test_the_security_log_holds_the_accounts_events_and_what_they_did(engine, bo
     ("text", "field"),
     [
         ({"since": "yesterday"}, "since"),
+        ({"until": "9999-12-31"}, "until"),  # its day's end is past the calendar's
+        ({"since": "0001-01-01T00:00+01:00"}, "since"),
+        ({"since": "2026-11-29T25:00"}, "since"),
         ({"until": "2026-13-01"}, "until"),
         ({"since": "2026-11-22", "until": "2026-11-21"}, "since"),
         ({"action": "Offerwall Approved"}, "action"),
