@@ -10,6 +10,8 @@ import io
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from api import audit
 from api.accounts import SESSION_COOKIE, IpThrottle, sign_in
@@ -146,3 +148,27 @@ def test_a_json_lines_export_by_default(staff, trail):
     lines = [json.loads(line) for line in answer.text.splitlines()]
     assert [e["action"] for e in lines] == ["mission.changed"]
     assert lines[0]["actor_ip"] == "2001:db8::1"
+
+
+PARAMETERS = ("actor", "action", "targetType", "targetId", "scopeType", "scopeId", "since")
+PARAMETERS += ("until", "cursor", "limit")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    params=st.dictionaries(
+        st.sampled_from(PARAMETERS),
+        st.one_of(
+            st.text(max_size=40),
+            st.sampled_from(["2026-11-29", "0001-01-01", "9999-12-31T23:59:59-12:00", "1e9"]),
+        ),
+        max_size=4,
+    )
+)
+def test_whatever_the_filters_say_the_answer_is_a_page_or_a_400(staff, params):
+    answer = staff.get(PATH, params=params)
+    assert answer.status_code in (200, 400), answer.text
+    if answer.status_code == 400:
+        assert answer.json()["code"] == "invalid_parameter"
