@@ -31,8 +31,8 @@ from portal.accounts.account_state import AccountState
 from portal.accounts.login_state import LoginState
 from portal.accounts.password_state import ForgotState, ResetState
 from portal.accounts.users_state import UsersState
-from portal.audit import page as audit_pages
-from portal.audit.events_state import AuditLogState
+from portal.audit import audit_log, history
+from portal.audit.audit_log_state import AuditLogState
 from portal.audit.history_state import (
     GameHistoryState,
     OfferwallHistoryState,
@@ -170,21 +170,21 @@ PAGES = [
     (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (system.system, routes.STAFF_SYSTEM, "System", SystemState.load),
-    (audit_pages.audit_log, routes.STAFF_AUDIT, "Audit log", AuditLogState.load),
-    (audit_pages.game_history, routes.GAME_HISTORY, "History", GameHistoryState.load),
+    (audit_log.audit_log, routes.STAFF_AUDIT, "Audit log", AuditLogState.load),
+    (history.game_history, routes.GAME_HISTORY, "History", GameHistoryState.load),
     (
-        audit_pages.offerwall_history,
+        history.offerwall_history,
         routes.PUBLISHER_HISTORY,
         "History",
         OfferwallHistoryState.load,
     ),
     (
-        audit_pages.publisher_security,
+        history.publisher_security,
         routes.PUBLISHER_SECURITY,
         "Security log",
         PublisherSecurityState.load,
     ),
-    (audit_pages.studio_security, routes.STUDIO_SECURITY, "Security log", StudioSecurityState.load),
+    (history.studio_security, routes.STUDIO_SECURITY, "Security log", StudioSecurityState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from api import audit
 from api.accounts import Account, Forbidden
 from models import Mission, Role, Studio
-from portal.audit.events_state import EventList, Read, read
+from portal.audit.event_list import EventList, Read, read
 from portal.state.auth import AuthState, refusals
 from portal.state.game_scope import GameScoped
 from portal.state.workspace import OfferwallScoped

@@ -249,7 +249,7 @@ def test_a_publisher_reads_their_history_and_security_log_without_others_details
 
 
 def test_others_cannot_open_the_audit_log_nor_send_its_events(portal, new_page):
-    from portal.audit.events_state import AuditLogState
+    from portal.audit.audit_log_state import AuditLogState
 
     designer = new_page()
     studio_with_designer(portal, "Audit Studio", "designer-audit@example.com", "designer-2026")
