@@ -24,7 +24,16 @@ from api.core.ratelimit import ingest_limiter, reports_limiter
 from api.fraud import Policy
 from api.ingest import RefusalRecorder
 from api.responses import OrjsonResponse
-from api.routes import events, lookup, offerwall, reports_api, staff_reports, tracking, wall
+from api.routes import (
+    events,
+    lookup,
+    offerwall,
+    reports_api,
+    staff_audit,
+    staff_reports,
+    tracking,
+    wall,
+)
 from api.routes.docs import add_raw_body_schemas, drop_unreachable_answers
 from api.routes.tracking import TRACKING_PREFIXES, page_language, unavailable_page
 from api.security_headers import install_security_headers
@@ -95,6 +104,7 @@ def create_api(
         lookup.router,
         reports_api.router,
         staff_reports.router,
+        staff_audit.router,
         wall.router,
     )
     for router in routers:

@@ -32,6 +32,14 @@ from portal.accounts.login_state import LoginState
 from portal.accounts.password_state import ForgotState, ResetState
 from portal.accounts.sessions_state import SessionsState
 from portal.accounts.users_state import UsersState
+from portal.audit import audit_log, history
+from portal.audit.audit_log_state import AuditLogState
+from portal.audit.history_state import (
+    GameHistoryState,
+    OfferwallHistoryState,
+    PublisherSecurityState,
+    StudioSecurityState,
+)
 from portal.conversions import page as conversions
 from portal.conversions.state import ConversionsState
 from portal.economics import payout_rules, promotions
@@ -164,6 +172,21 @@ PAGES = [
     (users.users, routes.STAFF_USERS, "Users", UsersState.load),
     (mail.mail_outbox, routes.STAFF_MAIL, "Mail outbox", MailState.load),
     (system.system, routes.STAFF_SYSTEM, "System", SystemState.load),
+    (audit_log.audit_log, routes.STAFF_AUDIT, "Audit log", AuditLogState.load),
+    (history.game_history, routes.GAME_HISTORY, "History", GameHistoryState.load),
+    (
+        history.offerwall_history,
+        routes.PUBLISHER_HISTORY,
+        "History",
+        OfferwallHistoryState.load,
+    ),
+    (
+        history.publisher_security,
+        routes.PUBLISHER_SECURITY,
+        "Security log",
+        PublisherSecurityState.load,
+    ),
+    (history.studio_security, routes.STUDIO_SECURITY, "Security log", StudioSecurityState.load),
     (dashboard.staff_dashboard, routes.STAFF, "Dashboard", DashboardState.load),
     (catalog.catalog, routes.PUBLISHER_OFFERS, "Offers", CatalogState.load),
     (conversions.conversions, routes.CONVERSIONS, "Conversions", ConversionsState.load),

@@ -42,6 +42,13 @@ RESET_PAGE = "/reset-password"
 STAFF_USERS = "/staff/users"
 STAFF_MAIL = "/staff/mail"
 STAFF_SYSTEM = "/staff/system"
+# The audit trail: staff's Audit log (the API's /staff/audit is its JSON), the History of
+# a publisher, a game or a mission, and a publisher's or a studio's Security log.
+STAFF_AUDIT = "/staff/audit-log"
+PUBLISHER_HISTORY = "/publisher/history"
+PUBLISHER_SECURITY = "/publisher/security"
+GAME_HISTORY = "/studio/history"
+STUDIO_SECURITY = "/studio/security"
 # The session's HTTP routes (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
 SIGN_IN = f"{AUTH}/sign-in"
@@ -78,6 +85,16 @@ def quest(game_id: Any, quest_id: Any) -> Any:
 def webhook(game_id: Any, endpoint_id: Any) -> Any:
     """One webhook endpoint of a game: its test event, secret and delivery log."""
     return with_game(WEBHOOK, game_id) + "&endpoint=" + endpoint_id
+
+
+def mission_history(game_id: Any, mission_id: Any) -> Any:
+    """A mission's History: the audit events about it."""
+    return with_game(GAME_HISTORY, game_id) + "&mission=" + mission_id
+
+
+def studio_security(studio_id: Any) -> Any:
+    """A studio's Security log as staff open it."""
+    return STUDIO_SECURITY + "?studio=" + studio_id
 
 
 def tester(game_id: Any, mission_id: Any) -> Any:

@@ -21,6 +21,7 @@ def game_tabs(state, current: str) -> rx.Component:
         tab("Rule tester", routes.TESTER),
         tab("Events", routes.EVENTS),
         tab("Webhooks", routes.WEBHOOKS),
+        tab("History", routes.GAME_HISTORY),
         spacing="2",
         wrap="wrap",
         align="center",

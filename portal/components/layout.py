@@ -22,6 +22,7 @@ NAV: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("Users", routes.STAFF_USERS, (routes.STAFF_USERS,)),
         ("Mail", routes.STAFF_MAIL, (routes.STAFF_MAIL,)),
         ("System", routes.STAFF_SYSTEM, (routes.STAFF_SYSTEM,)),
+        ("Audit log", routes.STAFF_AUDIT, (routes.STAFF_AUDIT,)),
     ],
     "designer": [
         ("Games", routes.GAMES, (routes.STUDIO,)),

@@ -42,6 +42,8 @@ def workspace_tabs(state: type[OfferwallScoped], current: str) -> rx.Component:
                 tab("Promotions", routes.PUBLISHER_PROMOTIONS),
                 tab("Postback", routes.PUBLISHER_POSTBACK),
                 tab("Deliveries", routes.PUBLISHER_DELIVERIES),
+                tab("History", routes.PUBLISHER_HISTORY),
+                tab("Security log", routes.PUBLISHER_SECURITY),
                 spacing="2",
                 wrap="wrap",
             ),

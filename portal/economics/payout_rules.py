@@ -37,6 +37,13 @@ def _header() -> rx.Component:
                 href=routes.publisher(s.offerwall_id),
             ),
         ),
+        rx.cond(
+            s.offerwall_id != "",
+            rx.link(
+                rx.button("History", size="2", variant="outline"),
+                href=routes.PUBLISHER_HISTORY + routes.offerwall_query(s.offerwall_id),
+            ),
+        ),
         gap="3",
         align="center",
         wrap="wrap",

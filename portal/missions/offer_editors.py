@@ -103,6 +103,15 @@ def editor() -> rx.Component:
     return page(
         rx.cond(s.mission_id != "", "Edit mission", "New mission"),
         game_tabs(s, routes.MISSIONS),
+        rx.cond(
+            s.mission_id != "",
+            rx.link(
+                rx.icon("history", size=14),
+                "This mission's history",
+                href=routes.mission_history(s.game_id, s.mission_id),
+                size="2",
+            ),
+        ),
         _beside_preview(
             s,
             loaded_form(

@@ -81,6 +81,19 @@ def overview() -> rx.Component:
         ),
         _api_key_card(),
         _currency_card(),
+        rx.hstack(
+            rx.link(
+                rx.icon("history", size=14), "History", href=routes.PUBLISHER_HISTORY + s.query
+            ),
+            rx.link(
+                rx.icon("shield", size=14),
+                "Security log",
+                href=routes.PUBLISHER_SECURITY + s.query,
+            ),
+            spacing="4",
+            wrap="wrap",
+            data_testid="workspace-records",
+        ),
     )
 
 

@@ -16,6 +16,7 @@ from portal.components.forms import (
 from portal.components.game_tabs import game_tabs
 from portal.components.layout import card, empty_state, page
 from portal.components.tables import data_table
+from portal.state.auth import AuthState
 from portal.studios.games_state import GamesState, GameState
 from portal.studios.state import DESIGNER_FORM, STUDIO_FORM, StudioState
 
@@ -84,11 +85,17 @@ def studios() -> rx.Component:
                         r.name,
                         r.designers,
                         r.games,
-                        rx.button(
-                            "Rename",
-                            size="1",
-                            variant="soft",
-                            on_click=s.start_rename(r.id, r.name),
+                        rx.hstack(
+                            rx.button(
+                                "Rename",
+                                size="1",
+                                variant="soft",
+                                on_click=s.start_rename(r.id, r.name),
+                            ),
+                            rx.link("Security log", href=routes.studio_security(r.id), size="2"),
+                            spacing="3",
+                            align="center",
+                            wrap="wrap",
                         ),
                     ],
                     test_id="studio-row",
@@ -124,6 +131,10 @@ def games() -> rx.Component:
     s = GamesState
     return page(
         "Games",
+        rx.cond(
+            AuthState.user_role == "designer",
+            rx.link("Your studio's security log", href=routes.STUDIO_SECURITY, size="2"),
+        ),
         rx.cond(
             s.can_create,
             card(

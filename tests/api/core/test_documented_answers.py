@@ -126,6 +126,16 @@ class World:
         self, client: TestClient | None = None, role: Role | None = Role.STAFF, **params: str
     ) -> httpx.Response:
         """The staff's margin report, with the portal session of an account of `role`."""
+        return self.staff("/staff/reports/margin", client, role, **params)
+
+    def staff(
+        self,
+        path: str,
+        client: TestClient | None = None,
+        role: Role | None = Role.STAFF,
+        **params: str,
+    ) -> httpx.Response:
+        """A staff route, with the portal session of an account of `role`."""
         headers = {}
         if role is not None:
             email = f"{role.value}-answers@example.com"
@@ -143,7 +153,7 @@ class World:
                 ip_throttle=IpThrottle(),
             ).token
             headers["cookie"] = f"{SESSION_COOKIE}={token}"
-        return (client or self.client).get("/staff/reports/margin", params=params, headers=headers)
+        return (client or self.client).get(path, params=params, headers=headers)
 
     def _offerwall_id(self) -> str:
         with new_session(self.engine) as session:  # type: ignore[arg-type]
@@ -267,6 +277,20 @@ ANSWERS: dict[tuple[str, str], dict[int, Ask]] = {
         401: lambda w: w.margin(role=None),
         403: lambda w: w.margin(role=Role.PUBLISHER),
         503: lambda w: w.margin(w.broken),
+    },
+    ("get", "/staff/audit"): {
+        200: lambda w: w.staff("/staff/audit"),
+        400: lambda w: w.staff("/staff/audit", since="never"),
+        401: lambda w: w.staff("/staff/audit", role=None),
+        403: lambda w: w.staff("/staff/audit", role=Role.PUBLISHER),
+        503: lambda w: w.staff("/staff/audit", w.broken),
+    },
+    ("get", "/staff/audit/export"): {
+        200: lambda w: w.staff("/staff/audit/export", format="csv"),
+        400: lambda w: w.staff("/staff/audit/export", format="xlsx"),
+        401: lambda w: w.staff("/staff/audit/export", role=None),
+        403: lambda w: w.staff("/staff/audit/export", role=Role.PUBLISHER),
+        503: lambda w: w.staff("/staff/audit/export", w.broken),
     },
     ("get", "/wall"): wall_page("wall"),
     ("get", "/wall/support"): wall_page("support"),

@@ -64,6 +64,8 @@ def _game_pages(ids: dict[str, str]) -> dict[str, str]:
         "events": routes.with_game(routes.EVENTS, game),
         "webhooks": routes.with_game(routes.WEBHOOKS, game),
         "webhook": routes.webhook(game, ids["endpoint"]),
+        "history": routes.with_game(routes.GAME_HISTORY, game),
+        "mission-history": routes.mission_history(game, ids["mission"]),
     }
 
 
@@ -93,6 +95,8 @@ def _publisher(_ids: dict[str, str]) -> dict[str, str]:
         "reports": routes.REPORTS,
         "account": routes.ACCOUNT,
         "sessions": routes.ACCOUNT_SESSIONS,
+        "history-offerwall": routes.PUBLISHER_HISTORY,
+        "security": routes.PUBLISHER_SECURITY,
     }
 
 
@@ -103,6 +107,7 @@ def _designer(ids: dict[str, str]) -> dict[str, str]:
         "conversions": routes.CONVERSIONS,
         "fraud": routes.FRAUD,
         "account": routes.ACCOUNT,
+        "security": routes.STUDIO_SECURITY,
     }
 
 
@@ -118,7 +123,10 @@ def _staff(ids: dict[str, str]) -> dict[str, str]:
         "publisher-wall": routes.PUBLISHER_WALL + wall,
         "publisher-promotions": routes.PUBLISHER_PROMOTIONS + wall,
         "publisher-offers": routes.PUBLISHER_OFFERS + wall,
+        "publisher-history": routes.PUBLISHER_HISTORY + wall,
+        "publisher-security": routes.PUBLISHER_SECURITY + wall,
         "studios": routes.STAFF_STUDIOS,
+        "studio-security": routes.studio_security(ids["studio"]),
         **_game_pages(ids),
         "reports": routes.REPORTS,
         "margin": routes.REPORTS_MARGIN,
@@ -128,6 +136,7 @@ def _staff(ids: dict[str, str]) -> dict[str, str]:
         "users": routes.STAFF_USERS,
         "mail": routes.STAFF_MAIL,
         "system": routes.STAFF_SYSTEM,
+        "audit-log": routes.STAFF_AUDIT,
         "account": routes.ACCOUNT,
     }
 
@@ -141,7 +150,9 @@ ROLES: dict[str, tuple[Callable[[dict[str, str]], dict[str, str]], str]] = {
     "staff": (_staff, "staff"),
 }
 # Page names only: the ids in a path are known once the rows are made.
-PLACEHOLDER_IDS = dict.fromkeys(("game", "mission", "quest", "endpoint", "offerwall"), "x")
+PLACEHOLDER_IDS = dict.fromkeys(
+    ("game", "mission", "quest", "endpoint", "offerwall", "studio"), "x"
+)
 CHECKED = [(role, name) for role, (pages, _) in ROLES.items() for name in pages(PLACEHOLDER_IDS)]
 
 
@@ -232,7 +243,12 @@ def arranged(portal) -> dict[str, str]:
             url=CLOSED_PORT + "/hooks",
             allow_private=True,
         ).endpoint.id
-        ids = {"game": game.game_id, "offerwall": wall.id, "endpoint": endpoint}
+        ids = {
+            "game": game.game_id,
+            "offerwall": wall.id,
+            "endpoint": endpoint,
+            "studio": studio.id,
+        }
         ids["owid"] = owid or ""
     credential = {
         "gameId": game.game_id,
