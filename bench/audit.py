@@ -64,7 +64,7 @@ def recording(on: bool) -> Iterator[None]:
     nothing (off)."""
     real = trail.record_all
     if not on:  # every caller's name for it: the package's and the module's
-        audit.record_all = trail.record_all = lambda session, entries, *, at=None: ""  # type: ignore[assignment]
+        audit.record_all = trail.record_all = lambda session, entries, **_: ""  # type: ignore[assignment]
     try:
         yield
     finally:

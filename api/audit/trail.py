@@ -20,13 +20,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from api.audit.actors import current_actor
+from api.audit.actors import Actor, current_actor
 from api.ops import current_request_id
 from models.audit import GENESIS, AuditChain, AuditEvent
 from models.types import utcnow
@@ -124,13 +125,19 @@ def record(
 
 
 def record_all(
-    session: Session | sa.Connection, entries: Sequence[Entry], *, at: datetime | None = None
+    session: Session | sa.Connection,
+    entries: Sequence[Entry],
+    *,
+    at: datetime | None = None,
+    actor: Actor | None = None,
+    request_id: str | None = None,
 ) -> str:
     """Record `entries` in order (a bulk decision: one event each), with one lock of the
     chain's head, one insert and one update of the head; returns the last hash. Call it
     last in the transaction: the head's lock is then held briefly, and never taken before
     a lock another writer takes after it (no deadlock)."""
-    actor, moment, request_id = current_actor(), at or utcnow(), current_request_id()
+    actor, moment = actor or current_actor(), at or utcnow()
+    request_id = request_id or current_request_id()
     head = session.execute(
         sa.select(_chain.c.last_hash).where(_chain.c.id == 1).with_for_update()
     ).scalar_one_or_none()
@@ -203,10 +210,10 @@ def note(
     target: Target,
     changes: Mapping[str, Any] | None = None,
 ) -> None:
-    """Queue `action` on the target, by the current actor: recorded when `session`
-    commits, as its transaction's last write; forgotten if it rolls back."""
+    """Queue `action` on the target, by the current actor (and request): recorded when
+    `session` commits, as its transaction's last write; forgotten if it rolls back."""
     entry = Entry(action, target.type, target.id, target.name, target.scope, changes)
-    session.info.setdefault(_QUEUE, []).append(entry)
+    session.info.setdefault(_QUEUE, []).append((entry, current_actor(), current_request_id()))
 
 
 def note_changed(
@@ -229,10 +236,13 @@ def note_changed(
 
 @event.listens_for(Session, "before_commit")
 def _record_queued(session: Session) -> None:
-    entries = session.info.pop(_QUEUE, None)
-    if entries:
-        session.flush()  # the change itself first: the trail's head is the last lock
-        record_all(session, entries)
+    queued = session.info.pop(_QUEUE, None)
+    if not queued:
+        return
+    session.flush()  # the change itself first: the trail's head is the last lock
+    # Each run of events by one actor in one request, in the order they were noted.
+    for (actor, request_id), run in groupby(queued, key=lambda q: (q[1], q[2])):
+        record_all(session, [entry for entry, _, _ in run], actor=actor, request_id=request_id)
 
 
 @event.listens_for(Session, "after_transaction_end")

@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from api import audit
-from api.accounts import SESSION_COOKIE, Account
+from api.accounts import SESSION_COOKIE, Account, password_fresh
 from api.core.db import new_session
 from api.core.errors import ApiError
 from api.core.net import client_ip, parse_networks
@@ -40,13 +40,21 @@ EXPORT_DESCRIPTION = (
     "Staff only. Every event the filters match, oldest first, as a download: CSV (one row "
     "per event, `changes` as JSON in its cell) or JSON Lines (one object per line), with "
     "the table's columns. The export itself is recorded in the trail first "
-    "(`audit.exported`, with the filters and the row count). " + _AUTH
+    "(`audit.exported`, with the filters and the row count). Like every sensitive action, "
+    "it asks for the password again: the session's password must have been entered in the "
+    "last 10 minutes (the Audit log page's Export asks for it when it was not). " + _AUTH
 )
 _DESCRIBED = {
     400: "`invalid_parameter`: a filter, the cursor, the limit or the format is not valid; "
     "`details[0].path` names the parameter.",
     401: "`not_signed_in`: no open portal session in the `questwall_session` cookie.",
     403: "`staff_only`: the session's account is not staff.",
+}
+_EXPORT_DESCRIBED = {
+    **_DESCRIBED,
+    403: "`staff_only`: the session's account is not staff; `password_required`: the "
+    "password was not entered in this session in the last 10 minutes (export from the "
+    "portal's Audit log, which asks for it).",
 }
 
 Actor = Annotated[
@@ -214,7 +222,7 @@ async def staff_audit(
                 "application/x-ndjson": {"schema": {"type": "string"}},
             },
         },
-        **error_responses(400, 401, 403, 503, described=_DESCRIBED),
+        **error_responses(400, 401, 403, 503, described=_EXPORT_DESCRIBED),
     },
 )
 async def staff_audit_export(
@@ -234,6 +242,13 @@ async def staff_audit_export(
 ) -> Response:
     def work() -> audit.Export:
         account = _staff(engine, request)
+        if not password_fresh(account.password_confirmed_at):
+            raise ApiError(
+                403,
+                "password_required",
+                "Enter your password again to export the audit trail: export it from the "
+                "Audit log page, which asks for it.",
+            )
         wanted = _filters(
             actor=actor,
             action=action,

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from portal.audit.audit_log_state import EXPORT_PATH, AuditLogState
+from portal.audit.audit_log_state import AuditLogState
 from portal.audit.events import events_card
 from portal.components.layout import card, page
-
-LINK_STYLE = {"color": "var(--accent-11)", "fontSize": "var(--font-size-2)"}
-
+from portal.components.reauth import reauth_dialog
 
 def _input(label: str, name: str, value: rx.Var, placeholder: str, hint: str = "") -> rx.Component:
     return rx.vstack(
@@ -61,25 +59,19 @@ def _filters() -> rx.Component:
     )
 
 
-def _export_link(label: str, href: rx.Var) -> rx.Component:
-    # A download from the API, not a page of the portal: the browser fetches it itself
-    # (the portal's router would look for a page at that path).
-    return rx.el.a(
-        label,
-        href=href,
-        download="",
-        style=LINK_STYLE,
-        custom_attrs={"reloadDocument": True},
+def _export_button(label: str, shape: str) -> rx.Component:
+    # A download from the API once the password is confirmed (the dialog asks for it when
+    # it was not entered in the last ten minutes).
+    return rx.button(
+        label, on_click=AuditLogState.export(shape), variant="soft", size="1", type="button"
     )
 
 
 def _exports() -> rx.Component:
-    s = AuditLogState
-    query = rx.cond(s.export_query != "", "&" + s.export_query, "")
     return rx.hstack(
         rx.text("Export these events:", size="2", color_scheme="gray"),
-        _export_link("CSV", EXPORT_PATH + "?format=csv" + query),
-        _export_link("JSON Lines", EXPORT_PATH + "?format=jsonl" + query),
+        _export_button("CSV", "csv"),
+        _export_button("JSON Lines", "jsonl"),
         spacing="3",
         align="center",
         wrap="wrap",
@@ -94,6 +86,7 @@ def audit_log() -> rx.Component:
         _filters(),
         _exports(),
         events_card(s, empty="No event matches these filters."),
+        reauth_dialog(s),
         subtitle="Every change to money and access: who made it, from where, each value "
         "before and after. Newest first; an export is recorded here too.",
     )

@@ -11,6 +11,7 @@ from api import audit
 from models import Role
 from portal.audit.event_list import EventList, Read, read
 from portal.state.auth import AuthState, refusals
+from portal.state.reauth import Reauth
 
 # The API's export route (api/routes/staff_audit.py), which the export links download.
 EXPORT_PATH = "/staff/audit/export"
@@ -18,7 +19,7 @@ EXPORT_PATH = "/staff/audit/export"
 FILTERS = ("actor", "action", "target", "since", "until")
 
 
-class AuditLogState(EventList, AuthState):
+class AuditLogState(Reauth, EventList, AuthState):
     """Staff's Audit log: every event, narrowed by the filters."""
 
     actor: str = ""
@@ -56,6 +57,17 @@ class AuditLogState(EventList, AuthState):
             "until": self.until,
         }
         return urlencode({k: v.strip() for k, v in params.items() if v.strip()})
+
+    @rx.event
+    @refusals()
+    async def export(self, shape: str):
+        """Download the events the filters match (csv or jsonl): behind the password, like
+        every sensitive action (the export route checks it again, and records the export)."""
+        if shape not in audit.FORMATS:
+            return None
+        await self._run_confirmed(lambda session, account: None, Role.STAFF)
+        query = "&".join(q for q in (f"format={shape}", self.export_query) if q)
+        return rx.download(url=f"{EXPORT_PATH}?{query}")
 
     @rx.event
     @refusals()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from api import audit
 from api.accounts import SESSION_COOKIE, IpThrottle, sign_in
 from api.core.db import new_session
-from models import Role
+from models import AuditEvent, Role
 from tests.domain.audit.test_reading import ALICE, BOB, put
 from tests.factories import PASSWORD, make_offerwall, make_user
 
@@ -172,3 +172,26 @@ def test_whatever_the_filters_say_the_answer_is_a_page_or_a_400(staff, params):
     assert answer.status_code in (200, 400), answer.text
     if answer.status_code == 400:
         assert answer.json()["code"] == "invalid_parameter"
+
+
+def test_an_export_asks_for_the_password_entered_in_the_last_ten_minutes(
+    staff, trail, engine, box, clock
+):
+    from datetime import UTC, datetime, timedelta
+
+    from api.accounts import account_for, confirm_password
+    from api.core.db import write_session
+
+    clock.set(datetime.now(UTC) + timedelta(minutes=11))  # the sign-in's password is stale
+    stale = staff.get(EXPORT, params={"format": "jsonl"})
+    assert stale.status_code == 403
+    assert stale.json()["code"] == "password_required"
+    with new_session(engine) as session:
+        assert session.query(AuditEvent).filter_by(action="audit.exported").count() == 0
+    account = account_for(engine=engine, token=staff.cookies[SESSION_COOKIE])
+    with write_session(engine) as session:  # entered again (the Audit log's dialog)
+        confirm_password(session=session, box=box, account=account, password=PASSWORD)
+    fresh = staff.get(EXPORT, params={"format": "jsonl"})
+    assert fresh.status_code == 200, fresh.text
+    actions = [json.loads(line)["action"] for line in fresh.text.splitlines()]
+    assert {"offerwall.approved", "mission.changed", "offerwall.suspended"} <= set(actions)

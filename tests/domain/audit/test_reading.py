@@ -157,13 +157,7 @@ def test_the_security_log_holds_the_accounts_events_and_what_they_did(engine, bo
         ids = dict(session.execute(sa.text("SELECT email, id FROM portal_user")).all())
     dee = audit.account_actor(ids["dee@example.com"], "dee@example.com", "designer")
     eve = audit.account_actor(ids["eve@example.com"], "eve@example.com", "designer")
-    put(
-        engine,
-        audit.SYSTEM,
-        "account.created",
-        ("account", ids["dee@example.com"]),
-        scope=("studio", studio),
-    )
+    # make_user recorded each account's `account.created`, in its studio's scope.
     put(engine, dee, "mission.changed", ("mission", "m-1"), scope=("studio", studio))
     put(
         engine, eve, "session.started", ("account", ids["eve@example.com"]), scope=("studio", other)

@@ -18,7 +18,7 @@ from api import audit
 from api.ops import request_context
 from api.publishers import offerwalls
 from api.studios import create_game, studios
-from models import User
+from models import PortalSession, User
 from portal import routes
 from tests.e2e.conftest import STAFF_EMAIL, looked_at
 from tests.e2e.socket_events import SPY, expect_refusals, handler_name, send_event
@@ -60,6 +60,14 @@ def _fits(page) -> None:
         assert page.evaluate(TABLE_FITS), f"the events' table scrolls sideways at {width} px"
 
 
+def _eleven_minutes_ago():
+    from datetime import timedelta
+
+    from models.types import utcnow
+
+    return utcnow() - timedelta(minutes=11)
+
+
 def test_staff_filter_page_and_export_the_audit_log(portal, page):
     wall_id = _urls_changed(portal, "Audit Log Wall", 30)
     sign_in(page, portal.url, *portal.staff, then=routes.STAFF_AUDIT)
@@ -86,18 +94,19 @@ def test_staff_filter_page_and_export_the_audit_log(portal, page):
     expect(rows).to_have_count(25)
     expect(rows.first.get_by_test_id("audit-change")).to_contain_text("/29?tx=")
     page.get_by_role("button", name="Older").click()
-    expect(rows).to_have_count(6)  # 30 URLs and the approval: 25, then 6
-    expect(rows.last).to_contain_text("offerwall.approved")
+    expect(rows).to_have_count(7)  # the creation, the approval and 30 URLs: 25, then 7
+    expect(rows.last).to_contain_text("offerwall.created")
     expect(page.get_by_role("button", name="Older")).to_be_disabled()
     looked_at(page, "audit-log-older")
     _fits(page)
 
+    # The password was entered at sign-in, minutes ago: the export needs nothing more.
     with page.expect_download() as download:
-        page.get_by_role("link", name="CSV").click()
+        page.get_by_role("button", name="CSV").click()
     assert re.fullmatch(r"questwall-audit-\d+\.csv", download.value.suggested_filename)
     table = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
-    assert len(table) == 31 and {r["target_id"] for r in table} == {wall_id}
-    assert table[0]["action"] == "offerwall.approved"
+    assert len(table) == 32 and {r["target_id"] for r in table} == {wall_id}
+    assert [r["action"] for r in table[:2]] == ["offerwall.created", "offerwall.approved"]
 
     page.get_by_role("button", name="Clear").click()
     expect(page.get_by_label("Action")).to_have_value("")  # the form drawn again, empty
@@ -106,8 +115,20 @@ def test_staff_filter_page_and_export_the_audit_log(portal, page):
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text(STAFF_EMAIL)
     expect(rows.first.get_by_test_id("audit-change").filter(has_text="rows")).to_have_text(
-        "rows: — → 31"
+        "rows: — → 32"
     )
+
+    # Eleven minutes later, the export asks for the password again first.
+    with portal.engine().begin() as db:
+        db.execute(sa.update(PortalSession).values(password_confirmed_at=_eleven_minutes_ago()))
+    page.get_by_role("button", name="JSON Lines").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Enter your password")
+    dialog.get_by_label("Your password").fill(portal.staff[1])
+    with page.expect_download() as download:
+        dialog.get_by_role("button", name="Continue").click()
+    assert download.value.suggested_filename.endswith(".jsonl")
+    expect(dialog).to_have_count(0)
 
     page.get_by_label("Since").fill("last week")
     page.get_by_role("button", name="Filter").click()
@@ -168,8 +189,9 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
     expect(page.get_by_role("heading", name="History Game")).to_be_visible()
     page.get_by_test_id("game-tabs").get_by_role("button", name="History").click()
     rows = page.get_by_test_id("audit-event")
-    expect(rows).to_have_count(1)
+    expect(rows).to_have_count(3)  # created with its first credential, then renamed
     expect(rows.first).to_contain_text("game.renamed")
+    expect(rows.last).to_contain_text("game.created")
     expect(rows.first.get_by_test_id("audit-change")).to_have_text(
         "name: History Gam → History Game"
     )
@@ -178,7 +200,8 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
     page.goto(portal.url + routes.mission(game.game_id, mission_id))
     page.get_by_role("link", name="This mission's history").click()
     expect(page.get_by_role("heading", name="History of Reach level 10")).to_be_visible()
-    expect(rows).to_have_count(1)
+    expect(rows).to_have_count(2)  # created, then its payout changed
+    expect(rows.last).to_contain_text("mission.created")
     expect(rows.first.get_by_test_id("audit-change")).to_have_text(
         "payout_micros: 1000000 → 1500000"
     )
@@ -188,8 +211,8 @@ def test_a_designer_reads_the_history_of_a_game_and_a_mission(portal, page):
     page.get_by_role("link", name="Games").first.click()
     page.get_by_role("link", name="Your studio's security log").click()
     expect(page.get_by_role("heading", name="History Studio")).to_be_visible()
-    expect(rows).to_have_count(3)
-    expect(rows.first).to_contain_text("account.password_changed")
+    for action in ("account.created", "account.password_changed", "account.signed_in"):
+        expect(rows.filter(has_text=action)).not_to_have_count(0)
     expect(rows.filter(has_text="game.renamed")).to_have_count(1)
     looked_at(page, "studio-security")
     page.goto(portal.url + routes.studio_security(elsewhere))
@@ -231,7 +254,7 @@ def test_a_publisher_reads_their_history_and_security_log_without_others_details
     page.get_by_test_id("workspace-records").get_by_role("link", name="History").click()
     expect(page.get_by_role("heading", name="History", exact=True)).to_be_visible()
     rows = page.get_by_test_id("audit-event")
-    expect(rows).to_have_count(3)
+    expect(rows.filter(has_text="publisher.signed_up")).to_have_count(1)
     expect(rows.filter(has_text="offerwall.approved")).to_contain_text("History Wall")
     expect(rows.filter(has_text="offerwall.reversal_url_changed")).to_contain_text(
         "Questwall staff"
