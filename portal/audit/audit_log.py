@@ -9,6 +9,7 @@ from portal.audit.events import events_card
 from portal.components.layout import card, page
 from portal.components.reauth import reauth_dialog
 
+
 def _input(label: str, name: str, value: rx.Var, placeholder: str, hint: str = "") -> rx.Component:
     return rx.vstack(
         rx.el.label(rx.text(label, size="2", weight="medium"), html_for=f"audit-{name}"),
