@@ -41,7 +41,7 @@ from api.missions import offers
 from api.publishers import offerwalls
 from api.studios import games
 from api.tracking import ClickIn, record_click
-from bench.common import add_target_arguments, emit, target_label, temp_dir, throwaway_database
+from bench.common import add_target_arguments, emit, is_postgres, temp_dir, throwaway_database
 from models import AuditEvent, Offerwall, Role
 from models.offer_schemas import MissionIn
 from models.tables import conversion as _conversion
@@ -230,7 +230,8 @@ def run(args: argparse.Namespace, data: Path) -> None:
         engine.dispose()
     on, off = statistics.median(action["on"]), statistics.median(action["off"])
     a_on, a_off = statistics.median(approval["on"]), statistics.median(approval["off"])
-    print(f"Audit trail on {target_label(args)}, medians of {args.rounds} alternating rounds:")
+    where = "PostgreSQL" if is_postgres(args.database_url) else "SQLite"
+    print(f"Audit trail on {where} (in process), medians of {args.rounds} alternating rounds:")
     print(
         f"  signed-in portal action (save currency): {on * 1e3:.2f} ms recorded, "
         f"{off * 1e3:.2f} ms without; recording costs {(on - off) * 1e3:+.2f} ms "
