@@ -186,6 +186,7 @@ def test_a_publisher_previews_adds_and_ends_promotions_and_the_wall_shows_them(
         assert row_db is not None
         row_db.ends_at = datetime.now(UTC) + timedelta(minutes=3)
         session.add(row_db)
+        session.flush()  # the test's own change (not the service's: tests/audit_guard.py)
         bump(session)  # as every change of a promotion does: listings read it again
     context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     player = context.new_page()
