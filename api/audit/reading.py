@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from api.audit.filters import Filters, condition
-from api.audit.trail import record
+from api.audit.trail import HASHED, record
 from api.core.db import new_session, write_session
 from models.audit import AuditEvent
 
@@ -28,26 +28,7 @@ MAX_LIMIT = 200
 EXPORT_BATCH = 1000
 FORMATS = ("csv", "jsonl")
 # Every column, in the table's order: what the CSV's header names and each line holds.
-COLUMNS = (
-    "id",
-    "at",
-    "actor_kind",
-    "actor_id",
-    "actor_email",
-    "actor_role",
-    "actor_ip",
-    "user_agent",
-    "action",
-    "target_type",
-    "target_id",
-    "target_name",
-    "scope_type",
-    "scope_id",
-    "request_id",
-    "changes",
-    "previous_hash",
-    "hash",
-)
+COLUMNS = ("id", *HASHED, "hash")
 
 
 @dataclass(frozen=True)
