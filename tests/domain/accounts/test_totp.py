@@ -318,3 +318,34 @@ def test_no_secret_or_code_in_any_audit_row(engine, box, at_step):
         "account.recovery_codes_regenerated",
         "account.mfa_reset",
     } <= set(_actions(engine))
+
+
+@pytest.fixture
+def questwall(db_url, tmp_path, monkeypatch):
+    """`questwall …` in this process on this test's database (as in test_review.py)."""
+    from click.testing import CliRunner
+
+    from api.cli import main
+    from tests.live import forget_process_settings as clear
+
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("SECRET_KEY", MASTER_KEY)
+    monkeypatch.setenv("QUESTWALL_DATA_DIR", str(tmp_path / "data"))
+    clear()
+    yield lambda *args: CliRunner().invoke(main, list(args), catch_exceptions=False)
+    clear()
+
+
+def test_the_command_resets_an_accounts_factors(engine, box, at_step, questwall):
+    make_user(engine)
+    _enrol(engine, box, _signed(engine, box), at_step)
+    done = questwall("user", "mfa-reset", "Owner@Example.com")
+    assert done.exit_code == 0 and "is off" in done.output
+    again = questwall("user", "mfa-reset", EMAIL)
+    assert again.exit_code == 0 and "nothing changed" in again.output
+    missing = questwall("user", "mfa-reset", "nobody@example.com")
+    assert missing.exit_code == 1 and "No account uses nobody@example.com" in missing.output
+    reset = [e for e in _events(engine) if e["action"] == "account.mfa_reset"]
+    assert len(reset) == 1 and reset[0]["actor_kind"] == "cli"
+    with new_session(engine) as session:
+        assert not totp.enrolled(session, _user(engine).id)
