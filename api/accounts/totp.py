@@ -83,14 +83,15 @@ class ChallengeEnded(AccountError):
 
 @dataclass(frozen=True)
 class Enrolment:
-    """What the account page shows while enrolling: the secret in text, the QR code (an
-    SVG data URL, made here: no request leaves the server) and the sealed secret that
+    """What the account page shows while enrolling: the secret in text, the QR code (SVG
+    markup to place inline, made here: no request leaves the server, and the page's
+    Content-Security-Policy needs no data: images) and the sealed secret that
     `confirm_enrolment` takes back."""
 
     secret: str
     sealed: str
     uri: str
-    qr_data_url: str
+    qr_svg: str
 
 
 def enrolled(session: Session, user_id: str) -> bool:
@@ -112,8 +113,13 @@ def begin_enrolment(*, box: SecretBox, user: User) -> Enrolment:
     uri = pyotp.TOTP(secret, digits=DIGITS, interval=STEP_SECONDS).provisioning_uri(
         name=user.email, issuer_name=ISSUER
     )
-    qr = segno.make(uri, error="m").svg_data_uri(scale=5, border=2)
+    qr = segno.make(uri, error="m").svg_inline(scale=5, border=2, omitsize=False)
     return Enrolment(secret, seal_totp_secret(box, secret, user_id=user.id), uri, qr)
+
+
+def start_enrolment(*, session: Session, box: SecretBox, account: Signed) -> Enrolment:
+    """`begin_enrolment` for the signed-in account."""
+    return begin_enrolment(box=box, user=_user(session, account))
 
 
 def confirm_enrolment(
