@@ -1,8 +1,10 @@
 """SQLModel tables shared by the API and the portal. Imports no web framework."""
 
 from models.accounts import (
+    AccountTotp,
     PasswordReset,
     PortalSession,
+    RecoveryCode,
     Role,
     SignInOrigin,
     SignInThrottle,
@@ -43,6 +45,7 @@ from models.webhooks import (
 )
 
 __all__ = [
+    "AccountTotp",
     "AlertAttempt",
     "AlertMessage",
     "AuditChain",
@@ -85,6 +88,7 @@ __all__ = [
     "Promotion",
     "PruneRun",
     "Quest",
+    "RecoveryCode",
     "RefusalReason",
     "RefusedClick",
     "Role",

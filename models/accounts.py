@@ -105,3 +105,34 @@ class SignInOrigin(SQLModel, table=True):
     email_digest: str = Field(primary_key=True, max_length=64)
     origin_digest: str = Field(primary_key=True, max_length=64)
     last_success_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class AccountTotp(SQLModel, table=True):
+    """An account's authenticator app (two-factor sign-in, RFC 6238), once confirmed by a
+    first valid code. The secret is sealed (api/core/crypto.py `seal_totp_secret`, bound to
+    the account's id); `last_step` is the time step of the last code accepted, so a code is
+    accepted once (a replay within its window is refused)."""
+
+    __tablename__ = "account_totp"
+
+    user_id: str = Field(
+        foreign_key="portal_user.id", primary_key=True, max_length=36, ondelete="CASCADE"
+    )
+    secret_sealed: str = Field(sa_type=sa.Text)
+    enrolled_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    last_step: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class RecoveryCode(SQLModel, table=True):
+    """A recovery code of an account with two-factor sign-in: Argon2-hashed, used once
+    (`used_at`) instead of a code from the app."""
+
+    __tablename__ = "account_recovery_code"
+
+    id: str = Field(default_factory=new_uuid, primary_key=True, max_length=36)
+    user_id: str = Field(
+        foreign_key="portal_user.id", index=True, max_length=36, ondelete="CASCADE"
+    )
+    code_hash: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    used_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

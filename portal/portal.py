@@ -28,7 +28,7 @@ from api.worker import (
 from portal import activity, home, routes
 from portal.accounts import account, login, sessions, users
 from portal.accounts.account_state import AccountState
-from portal.accounts.login_state import LoginState
+from portal.accounts.login_state import LoginCodeState, LoginState
 from portal.accounts.password_state import ForgotState, ResetState
 from portal.accounts.sessions_state import SessionsState
 from portal.accounts.users_state import UsersState
@@ -144,6 +144,7 @@ app = QuestwallApp(
 PAGES = [
     (home.home, routes.HOME, "", AuthState.load_home),
     (login.login, routes.LOGIN, "Sign in", LoginState.load),
+    (login.login_code, routes.LOGIN_CODE, "Enter your code", LoginCodeState.load),
     (login.signup, routes.SIGNUP, "Become a publisher", None),
     (publisher.application, routes.APPLICATION, "Your application", ApplicationState.load),
     (publisher.overview, routes.PUBLISHER, "Offerwall", WorkspaceState.load),

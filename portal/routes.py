@@ -8,6 +8,8 @@ from urllib.parse import quote
 
 HOME = "/"
 LOGIN = "/login"
+# The sign-in's second step, for an account with two-factor sign-in.
+LOGIN_CODE = "/login/code"
 SIGNUP = "/signup"
 APPLICATION = "/account/application"
 PUBLISHER = "/publisher"
@@ -52,6 +54,7 @@ STUDIO_SECURITY = "/studio/security"
 # The session's HTTP routes (portal/session_routes.py): sign-in, sign-up, sign-out.
 AUTH = "/auth"
 SIGN_IN = f"{AUTH}/sign-in"
+SIGN_IN_CODE = f"{AUTH}/sign-in/code"
 SIGN_UP = f"{AUTH}/sign-up"
 SIGN_OUT = f"{AUTH}/sign-out"
 FORGOT = f"{AUTH}/forgot-password"

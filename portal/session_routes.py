@@ -1,5 +1,10 @@
-"""The portal's session over plain HTTP: sign-in, publisher signup, sign-out, and the
-forgotten password (ask for a reset link, set the new password with it).
+"""The portal's session over plain HTTP: sign-in (and its second step, a code, for an
+account with two-factor sign-in), publisher signup, sign-out, and the forgotten password
+(ask for a reset link, set the new password with it).
+
+After a right password, an account with two-factor sign-in gets no session but a
+short-lived challenge in an HttpOnly cookie (`CHALLENGE_COOKIE`, only sent to /auth), and
+the page goes to the code's page; the session is opened when the code is right.
 
 The session token lives in an HttpOnly, SameSite=Lax cookie (Secure when `BASE_URL` is
 https) that these routes set and delete; no script on the page can read it. The
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -23,6 +28,7 @@ from api.accounts import (
     SESSION_COOKIE,
     SESSION_MAX,
     AccountError,
+    ChallengeEnded,
     Client,
     IpThrottle,
     LoginThrottled,
@@ -31,8 +37,10 @@ from api.accounts import (
     reset_password,
     reset_throttle,
     sign_in,
+    sign_in_with_code,
     sign_out,
 )
+from api.accounts.challenge import LIFETIME
 from api.core.config import Settings
 from api.core.db import write_session
 from api.core.errors import ApiError, error_body, json_object, validation_failed
@@ -46,6 +54,8 @@ from portal import routes
 
 MAX_BODY = 16 * 1024
 SIGN_IN_FIELDS = frozenset({"email", "password", "next"})
+CODE_FIELDS = frozenset({"code", "next"})
+CHALLENGE_COOKIE = "questwall_sign_in"
 # The page's script posts `next` with every form; signup goes to the application page.
 SIGN_UP_FIELDS = frozenset(
     {"company", "website", "contact", "email", "password", "confirm", "next"}
@@ -119,7 +129,47 @@ async def _sign_in(
     except AccountError as exc:
         raise ApiError(401, "invalid_credentials", str(exc)) from None
     location = routes.safe_next(next_path, routes.home_for(signed.role))
+    if signed.challenge:
+        response = _go(f"{routes.LOGIN_CODE}?next={quote(location, safe='/')}")
+        response.set_cookie(
+            CHALLENGE_COOKIE,
+            signed.challenge,
+            max_age=int(LIFETIME.total_seconds()),
+            path=routes.AUTH,
+            **_cookie_flags(settings),
+        )
+        return response
     return _signed_in(settings, signed.token, location)
+
+
+@router.post("/sign-in/code")
+async def sign_in_code_route(request: Request) -> Response:
+    """The second step: the code from the app, or a recovery code; opens the session."""
+    settings = _checked_origin(request)
+    data = await _form(request, CODE_FIELDS)
+    client = _client(request, settings)
+    try:
+        signed = await run_in_threadpool(
+            sign_in_with_code,
+            engine=request.app.state.engine,
+            box=request.app.state.box,
+            challenge_token=request.cookies.get(CHALLENGE_COOKIE, ""),
+            code=data["code"],
+            client_ip=client.ip or "",
+            ip_throttle=request.app.state.ip_throttle,
+            user_agent=client.user_agent or "",
+            country=client.country,
+        )
+    except LoginThrottled as exc:
+        raise _rate_limited(exc.retry_after, str(exc)) from None
+    except ChallengeEnded as exc:
+        raise ApiError(401, "sign_in_expired", str(exc)) from None
+    except AccountError as exc:
+        raise ApiError(401, "invalid_code", str(exc)) from None
+    location = routes.safe_next(data["next"], routes.home_for(signed.role))
+    response = _signed_in(settings, signed.token, location)
+    response.delete_cookie(CHALLENGE_COOKIE, path=routes.AUTH, **_cookie_flags(settings))
+    return response
 
 
 @router.post("/sign-up")

@@ -61,6 +61,9 @@ def _updates_of(*watched: str) -> Callable[[str, frozenset[str]], bool]:
 RULES: dict[str, Callable[[str, frozenset[str]], bool]] = {
     "offerwall": _unless(*HEALTH, "signing_secret_shown_at"),
     "portal_user": _unless("last_login_at"),
+    # Two-factor sign-in: the step of the last code accepted is bookkeeping (anti-replay).
+    "account_totp": _unless("last_step"),
+    "account_recovery_code": _all,
     "studio": _all,
     "game": _all,
     "game_credential": _unless("last_used_at"),

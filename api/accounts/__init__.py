@@ -30,13 +30,16 @@ from api.accounts.sessions import (
     sign_out,
 )
 from api.accounts.throttle import IpThrottle
+from api.accounts.totp import ChallengeEnded, CodeRefused, sign_in_with_code
 
 __all__ = [
     "SESSION_COOKIE",
     "SESSION_MAX",
     "Account",
     "AccountError",
+    "ChallengeEnded",
     "Client",
+    "CodeRefused",
     "Forbidden",
     "IpThrottle",
     "LoginThrottled",
@@ -62,5 +65,6 @@ __all__ = [
     "reset_password",
     "reset_throttle",
     "sign_in",
+    "sign_in_with_code",
     "sign_out",
 ]

@@ -18,12 +18,12 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from api import audit
-from api.accounts import events, throttle
+from api.accounts import challenge, events, throttle
 from api.accounts.throttle import IpThrottle
 from api.core.crypto import SecretBox, hash_password, new_token, token_digest, verify_password
 from api.core.db import new_session, write_session
 from api.core.refusals import DomainError, SignedOut
-from models import PortalSession, Role, User
+from models import AccountTotp, PortalSession, Role, User
 from models.schemas import email_problem
 from models.types import utcnow
 
@@ -73,9 +73,13 @@ class LoginThrottled(AccountError):
 
 @dataclass(frozen=True)
 class SignedIn:
+    """A right password: a session's `token`, or for an account with two-factor sign-in
+    no token yet but a `challenge` to answer with a code (api/accounts/totp.py)."""
+
     user_id: str
     role: str
     token: str
+    challenge: str = ""
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,8 @@ def sign_in(
     many failures, or when the address has (unless this IP signed in to it before: see
     api/accounts/throttle.py). The address's attempt is counted before the check, in its
     own transaction, so parallel attempts cannot overrun the limit; the Argon2 check runs
-    outside any write transaction. Wrong password and unknown address answer alike.
+    outside any write transaction. Wrong password and unknown address answer alike. An
+    account with two-factor sign-in gets no session yet, but a challenge for its code.
 
     The audit trail gets `account.signed_in`, or `account.sign_in_failed` with its reason
     (a wrong password, a disabled account) when the address has an account (an unknown
@@ -216,6 +221,7 @@ def sign_in(
                 col(User.disabled_at),
                 col(User.studio_id),
                 col(User.offerwall_id),
+                sa.exists().where(col(AccountTotp.user_id) == col(User.id)),
             ).where(col(User.email) == address)
         ).first()
     user = None
@@ -243,6 +249,9 @@ def sign_in(
     if found[3] is not None:
         _failed(engine, user, client, "disabled")
         raise AccountError(ACCOUNT_DISABLED)
+    if found[6]:
+        # The address's count is cleared when the code is right, not before.
+        return SignedIn(found[0], found[1], "", challenge.issue(box, found[0], now))
     return SignedIn(found[0], found[1], _open_session(engine, user, key, origin, client, now))
 
 

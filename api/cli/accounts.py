@@ -43,3 +43,26 @@ def user_create_staff(email: str, name: str, password_stdin: bool) -> None:
     except AccountError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"Staff account {created} created. Sign in at {get_settings().base_url}/login.")
+
+
+@user_group.command("mfa-reset")
+@click.argument("email")
+def user_mfa_reset(email: str) -> None:
+    """Clear an account's two-factor sign-in (its app and its recovery codes), for an
+    owner who lost both: its next sign-in asks for the password only."""
+    from sqlmodel import col, select
+
+    from api.accounts import totp
+    from models import User
+
+    _require_ready()
+    address = email.strip().lower()
+    with write_session() as session:
+        user = session.exec(select(User).where(col(User.email) == address)).first()
+        if user is None:
+            raise click.ClickException(f"No account uses {address}.")
+        cleared = totp.reset(session=session, user=user)
+    if cleared:
+        click.echo(f"Two-factor sign-in of {address} is off; it signs in with its password.")
+    else:
+        click.echo(f"{address} has no two-factor sign-in; nothing changed.")

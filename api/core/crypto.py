@@ -153,6 +153,8 @@ GAME_CREDENTIAL = "game_credential"
 OFFERWALL_API_KEY = "offerwall_api_key"
 POSTBACK_SIGNING_SECRET = "postback_signing_secret"  # noqa: S105 (a context name)
 WEBHOOK_SECRET = "webhook_secret"  # noqa: S105 (a context name)
+TOTP_SECRET = "totp_secret"  # noqa: S105 (a context name)
+SIGN_IN_CHALLENGE = "sign_in_challenge"
 
 
 def seal_client_secret(box: SecretBox, secret: str, *, client_id: str) -> str:
@@ -194,6 +196,16 @@ def seal_webhook_secret(box: SecretBox, secret: str, *, endpoint_id: str) -> str
 def open_webhook_secret(box: SecretBox, sealed: str, *, endpoint_id: str) -> str:
     """Open a webhook endpoint's signing secret."""
     return box.open(sealed, context=WEBHOOK_SECRET, row=endpoint_id)
+
+
+def seal_totp_secret(box: SecretBox, secret: str, *, user_id: str) -> str:
+    """Seal an account's TOTP secret (two-factor sign-in), bound to the account's id."""
+    return box.seal(secret, context=TOTP_SECRET, row=user_id)
+
+
+def open_totp_secret(box: SecretBox, sealed: str, *, user_id: str) -> str:
+    """Open an account's TOTP secret; it opens only for the account it was sealed for."""
+    return box.open(sealed, context=TOTP_SECRET, row=user_id)
 
 
 def token_digest(token: str) -> str:

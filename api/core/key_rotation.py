@@ -16,10 +16,12 @@ from api.core.crypto import (
     open_api_key,
     open_client_secret,
     open_signing_secret,
+    open_totp_secret,
     open_webhook_secret,
     seal_api_key,
     seal_client_secret,
     seal_signing_secret,
+    seal_totp_secret,
     seal_webhook_secret,
 )
 from api.core.db import write_connection
@@ -29,7 +31,7 @@ from api.core.keycheck import (
     record_current_key,
     unreadable_key_ids,
 )
-from models import SignInOrigin, SignInThrottle, User
+from models import AccountTotp, SignInOrigin, SignInThrottle, User
 from models.tables import game_credential as _credential
 from models.tables import offerwall as _offerwall
 from models.tables import webhook_endpoint as _webhook_endpoint
@@ -37,6 +39,7 @@ from models.tables import webhook_endpoint as _webhook_endpoint
 _throttle: sa.Table = SignInThrottle.__table__  # type: ignore[attr-defined]
 _origin: sa.Table = SignInOrigin.__table__  # type: ignore[attr-defined]
 _user: sa.Table = User.__table__  # type: ignore[attr-defined]
+_totp: sa.Table = AccountTotp.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ def rotate_secrets(
         more_digests += previous_digests
         more_resealed += _reseal_signing_secrets(conn, box)
         more_resealed += _reseal_webhook_secrets(conn, box)
+        more_resealed += _reseal_totp_secrets(conn, box)
         failures = _rotate_sign_in_digests(conn, box)
         record_current_key(conn, box)
         forget_other_keys(conn, box)
@@ -168,6 +172,22 @@ def _reseal_webhook_secrets(conn: Connection, box: SecretBox) -> int:
             box, open_webhook_secret(box, sealed, endpoint_id=endpoint), endpoint_id=endpoint
         ),
     )
+
+
+def _reseal_totp_secrets(conn: Connection, box: SecretBox) -> int:
+    """Reseal accounts' TOTP secrets (two-factor sign-in) an earlier key sealed; the
+    table's key is the account's id, which each secret is bound to."""
+    c, resealed = _totp.c, 0
+    for user_id, sealed in conn.execute(sa.select(c.user_id, c.secret_sealed)).all():
+        if box.needs_reseal(sealed):
+            secret = open_totp_secret(box, sealed, user_id=user_id)
+            conn.execute(
+                sa.update(_totp)
+                .where(c.user_id == user_id)
+                .values(secret_sealed=seal_totp_secret(box, secret, user_id=user_id))
+            )
+            resealed += 1
+    return resealed
 
 
 def _reseal(

@@ -3,7 +3,14 @@
 import reflex as rx
 
 from portal import routes
-from portal.accounts.login_state import SIGN_IN_JS, SIGN_UP_JS, LoginState, SignupState
+from portal.accounts.login_state import (
+    SIGN_IN_CODE_JS,
+    SIGN_IN_JS,
+    SIGN_UP_JS,
+    LoginCodeState,
+    LoginState,
+    SignupState,
+)
 from portal.accounts.password_state import FORGOT_JS, RESET_JS, ForgotState, ResetState
 from portal.components.forms import field, form_error
 
@@ -74,6 +81,40 @@ def login() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
+    )
+
+
+def login_code() -> rx.Component:
+    """The second step for an account with two-factor sign-in."""
+    return _panel(
+        "Enter your code",
+        rx.text(
+            "Open your authenticator app and enter the 6-digit code it shows for Questwall. "
+            "Lost your phone? Enter one of your recovery codes instead.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.form(
+            rx.vstack(
+                form_error(LoginCodeState.error),
+                field(
+                    "Code",
+                    "code",
+                    auto_complete="one-time-code",
+                    auto_focus=True,
+                    input_mode="text",
+                    spell_check=False,
+                    max_length=20,
+                ),
+                _submit("Verify"),
+                spacing="3",
+                width="100%",
+            ),
+            on_submit=rx.call_script(SIGN_IN_CODE_JS, callback=LoginCodeState.refused),
+            id="sign-in-code-form",
+            width="100%",
+        ),
+        _back_to_sign_in(),
     )
 
 

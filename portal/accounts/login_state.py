@@ -43,6 +43,7 @@ def post_form_js(form_id: str, path: str, *, extra: str = "") -> str:
 
 
 SIGN_IN_JS = post_form_js("sign-in-form", routes.SIGN_IN)
+SIGN_IN_CODE_JS = post_form_js("sign-in-code-form", routes.SIGN_IN_CODE)
 SIGN_UP_JS = post_form_js("sign-up-form", routes.SIGN_UP)
 SIGN_UP_INPUTS = frozenset({"company", "website", "contact", "email", "password", "confirm"})
 
@@ -70,6 +71,11 @@ class LoginState(AuthState):
         """The route's error answer (None: signed in, the page is already leaving)."""
         if answer:
             self.error = str(answer.get("message", ""))
+
+
+class LoginCodeState(LoginState):
+    """The second step of the sign-in: the code from the app, or a recovery code. The
+    challenge of the password step is an HttpOnly cookie, which this page never reads."""
 
 
 class SignupState(AuthState):

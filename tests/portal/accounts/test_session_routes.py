@@ -3,6 +3,8 @@ the throttles with the client IP (through trusted proxies), signup and sign-out.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
@@ -251,3 +253,47 @@ def test_sign_in_and_out_over_http_are_recorded_as_the_account_from_its_browser(
     assert found[2].changes["country"] == [None, "DE"]
     text = " ".join(str(e.changes) for e in found)
     assert PASSWORD not in text and "not the password" not in text and token not in text
+
+
+def test_an_account_with_two_factor_sign_in_gets_its_session_after_the_code(
+    client, staff, engine, box, clock
+):
+    import pyotp
+
+    from api.accounts import totp
+    from portal.session_routes import CHALLENGE_COOKIE
+
+    moment = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)  # a step's start
+    clock.set(moment)
+    token = session_token(set_cookie(sign_in(client, staff, PASSWORD)).split(";")[0])
+    account = account_for(engine=engine, token=token)
+    client.cookies.clear()
+    earlier = moment - timedelta(seconds=90)
+    with write_session(engine) as session:
+        user = session.exec(select(User).where(User.email == staff)).one()
+        started = totp.begin_enrolment(box=box, user=user)
+        secret = pyotp.TOTP(started.secret)
+        totp.confirm_enrolment(
+            session=session, box=box, account=account, sealed=started.sealed,
+            code=secret.at(earlier), now=earlier,
+        )  # fmt: skip
+
+    answer = sign_in(client, staff, PASSWORD, params={})
+    assert answer.status_code == 200
+    assert answer.json()["location"] == f"{routes.LOGIN_CODE}?next=/staff"
+    cookie = set_cookie(answer)
+    assert cookie.startswith(f"{CHALLENGE_COOKIE}=") and "HttpOnly" in cookie
+    assert "Path=/auth" in cookie and SESSION_COOKIE not in cookie
+    code_url = f"{routes.AUTH}/sign-in/code"
+    wrong = client.post(code_url, json={"code": "000000"})
+    assert wrong.status_code == 401 and wrong.json()["code"] == "invalid_code"
+    bad = client.post(code_url, json={"code": 123456})
+    assert bad.status_code == 422
+    right = client.post(code_url, json={"code": secret.at(moment), "next": "/reports"})
+    assert right.status_code == 200 and right.json()["location"] == "/reports"
+    assert account_for(engine=engine, token=client.cookies[SESSION_COOKIE]).email == staff
+    replayed = client.post(code_url, json={"code": secret.at(moment)})
+    assert replayed.status_code == 401  # the cookie went with the session; the code too
+    client.cookies.clear()
+    expired = client.post(code_url, json={"code": secret.at(moment)})
+    assert expired.status_code == 401 and expired.json()["code"] == "sign_in_expired"
