@@ -73,6 +73,7 @@ def _signed_out(_ids: dict[str, str]) -> dict[str, str]:
     return {
         "home": routes.HOME,
         "login": routes.LOGIN,
+        "login-code": routes.LOGIN_CODE,
         "signup": routes.SIGNUP,
         "forgot": routes.FORGOT_PAGE,
         "reset": routes.RESET_PAGE + "#token=qw_r_not-a-real-link",
