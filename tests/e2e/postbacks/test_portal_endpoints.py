@@ -165,6 +165,9 @@ def test_a_paused_endpoint_shows_its_errors_and_resumes_once_the_url_is_fixed(po
         # The publisher fixes the URL, tests it, and resumes.
         publisher.goto(portal.url + routes.PUBLISHER_POSTBACK)
         expect(publisher.get_by_test_id("paused-banner")).to_be_visible()
+        # The page has loaded the saved URL: typed sooner, the load would draw the saved
+        # one over it, and Save would save the broken URL again.
+        expect(publisher.get_by_label("URL", exact=True)).to_have_value(template(broken))
         save_postback_url(publisher, template(fixed))
         send_test_postback(publisher, fixed)
         assert "tx=test-" in fixed.requests[0]
