@@ -19,6 +19,7 @@ Each change is an audit event on the account; a secret or a code is never a valu
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -79,6 +80,9 @@ class ChallengeEnded(AccountError):
 
     def __init__(self) -> None:
         super().__init__("This sign-in took too long. Enter your password again.")
+
+
+log = logging.getLogger("questwall.accounts")
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,7 @@ def sign_in_with_code(
     if not right:
         ip_throttle.failed(client_ip)
         _failed(engine, user, client, "wrong_code")
+        log.info("second factor refused for account %s", user.id)
         raise CodeRefused()
     origin = box.digest(f"{user.email}\n{client_ip}")
     return SignedIn(user.id, user.role, _open_session(engine, user, key, origin, client, now))

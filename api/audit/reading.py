@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from models.audit import AuditEvent
 
 _event = AuditEvent.__table__  # type: ignore[attr-defined]
 
+log = logging.getLogger("questwall.audit")
 PAGE_LIMIT = 50
 MAX_LIMIT = 200
 EXPORT_BATCH = 1000
@@ -138,6 +140,7 @@ def export(engine: Engine, wanted: Filters, fmt: str) -> Export:
                 "rows": [None, count],
             },
         )
+    log.info("audit trail exported: %s, %d event(s) up to id %d", fmt, count, last)
     return Export(fmt, count, last, _lines(engine, where, last, fmt))
 
 
