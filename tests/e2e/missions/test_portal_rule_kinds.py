@@ -301,7 +301,8 @@ def test_the_tester_replays_a_real_players_events(portal, new_page):
 
 def test_a_draft_mission_is_tried_on_the_games_history(portal, new_page):
     designer, game_id, _, _ = designer_with_game(portal, new_page, "History Game")
-    start = datetime.now(UTC) - timedelta(days=2)
+    # Noon two days ago: the kills a few minutes apart fall on one UTC day at any hour.
+    start = (datetime.now(UTC) - timedelta(days=2)).replace(hour=12, minute=0)
     with portal.setting_up() as (session, _):
         # ann kills twice in 10 minutes, bob three times, cat once; an old kill is not read.
         for user_id, minutes in [("ann", 0), ("ann", 10), ("bob", 0), ("bob", 5), ("bob", 6)]:
